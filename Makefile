@@ -1,0 +1,29 @@
+# The README's two commands: `make bench` (the main job) and `make test`.
+# Both create the virtual environment on first use and reinstall when the
+# package metadata changes.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+ARGS ?=
+
+.PHONY: bench test install clean
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all]"
+	touch $@
+
+install: $(BIN)/.installed
+
+bench: $(BIN)/.installed
+	$(BIN)/fedbandit bench $(ARGS)
+
+test: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest $(ARGS)
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache *.egg-info

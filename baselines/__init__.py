@@ -1,0 +1,28 @@
+"""Reference policies and plain baselines, using only ``fedbandit_env``'s public API.
+
+Example:
+    >>> from baselines import LocalUCB1, OracleUCB, make_team
+    >>> make_team("oracle_ucb").name
+    'oracle_ucb'
+"""
+
+from baselines.index_policies import (
+    IndexPolicy,
+    LocalUCB1,
+    RandomPolicy,
+    argmax_random_tie,
+    ucb1_bonus,
+)
+from baselines.oracle import OracleUCB
+from baselines.registry import POLICIES, make_team
+
+__all__ = [
+    "POLICIES",
+    "IndexPolicy",
+    "LocalUCB1",
+    "OracleUCB",
+    "RandomPolicy",
+    "argmax_random_tie",
+    "make_team",
+    "ucb1_bonus",
+]

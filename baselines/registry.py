@@ -1,0 +1,35 @@
+"""Policies by id, as ``fedbandit bench --policies`` names them.
+
+Example:
+    >>> sorted(POLICIES)
+    ['local_ucb', 'oracle_ucb', 'random']
+    >>> make_team("local_ucb").name
+    'local_ucb'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from baselines.index_policies import LocalUCB1, RandomPolicy
+from baselines.oracle import OracleUCB
+from fedbandit_env.policies import IndependentTeam, Team
+
+POLICIES: dict[str, Callable[..., Team]] = {
+    "local_ucb": lambda **kw: IndependentTeam(lambda: LocalUCB1(**kw), name="local_ucb"),
+    "oracle_ucb": lambda **kw: OracleUCB(**kw),
+    "random": lambda **kw: IndependentTeam(RandomPolicy, name="random"),
+}
+"""Team factories by id; keyword arguments go to the policy's constructor."""
+
+
+def make_team(policy_id: str, **kwargs: Any) -> Team:
+    """Build the team of a policy id (see :data:`POLICIES`).
+
+    Raises:
+        ValueError: For an unknown id, listing the known ones.
+    """
+    if policy_id not in POLICIES:
+        raise ValueError(f"unknown policy id {policy_id!r}; known ids: {sorted(POLICIES)}")
+    return POLICIES[policy_id](**kwargs)

@@ -1,0 +1,177 @@
+"""The ``fedbandit`` command.
+
+``fedbandit bench`` runs reference policies on a scenario and writes a table, a regret
+plot, the raw per-agent curves (CSV) and the configuration.
+
+Example:
+    >>> parser = build_parser()
+    >>> args = parser.parse_args(["bench", "--policies", "random", "--horizon", "10"])
+    >>> args.policies, args.horizon
+    ('random', 10)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fedbandit_env.network.graph import GRAPH_KINDS
+from fedbandit_env.problems.mab import NOISE_KINDS
+from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
+from fedbandit_env.runner.rollout import RegretCurves, run_trials
+from fedbandit_env.runner.scenario import INSTANCES, Scenario
+
+DEFAULT_POLICIES = "local_ucb,oracle_ucb,random"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``fedbandit`` (subcommand ``bench``)."""
+    parser = argparse.ArgumentParser(
+        prog="fedbandit", description="Federated bandit environments and benchmarks."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser(
+        "bench",
+        help="benchmark policies on one scenario",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    d = Scenario()
+    b.add_argument("--policies", default=DEFAULT_POLICIES, help="comma-separated policy ids")
+    b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
+    b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
+    b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
+    b.add_argument(
+        "--conflict-fraction",
+        type=float,
+        default=d.conflict_fraction,
+        help="share of misled agents (conflicting instance)",
+    )
+    b.add_argument(
+        "--gap", type=float, default=d.gap, help="guaranteed global gap (conflicting instance)"
+    )
+    b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
+    b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
+    b.add_argument(
+        "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"
+    )
+    b.add_argument("--horizon", type=int, default=d.horizon, help="steps T")
+    b.add_argument("--trials", type=int, default=10, help="independent runs per policy")
+    b.add_argument("--seed", type=int, default=0, help="seed of instance, graph and runs")
+    b.add_argument(
+        "--record-every", type=int, default=0, help="record regret every k steps (0: horizon / 100)"
+    )
+    b.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/bench"),
+        help="output folder (table, plot, CSV, config)",
+    )
+    b.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    b.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return parser
+
+
+def bench(args: argparse.Namespace) -> list[RegretCurves]:
+    """Run ``fedbandit bench`` from parsed arguments; returns the curves."""
+    from baselines.registry import POLICIES, make_team
+
+    ids = [p.strip() for p in args.policies.split(",") if p.strip()]
+    unknown = [p for p in ids if p not in POLICIES]
+    if not ids or unknown:
+        raise ValueError(
+            f"--policies must name known ids {sorted(POLICIES)}, got {args.policies!r}"
+        )
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}")
+    scenario = Scenario(
+        n_agents=args.agents,
+        n_arms=args.arms,
+        instance=args.instance,
+        conflict_fraction=args.conflict_fraction,
+        gap=args.gap,
+        noise=args.noise,
+        sigma=args.sigma,
+        graph=args.graph,
+        horizon=args.horizon,
+        seed=args.seed,
+    )
+    problem = scenario.problem()
+    network = scenario.network()
+    record_every = args.record_every or max(1, scenario.horizon // 100)
+    print(
+        f"scenario: N={scenario.n_agents} agents, M={scenario.n_arms} arms, "
+        f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
+        f"min gap {problem.min_gap:.3f}), {scenario.noise} noise, {scenario.graph} graph "
+        f"(lambda_2={network.lambda_2:.4f}), T={scenario.horizon}, {args.trials} trials"
+    )
+    curves = []
+    start = time.perf_counter()
+    for pid in ids:
+        dim = make_team(pid).message_dim(scenario.n_agents, scenario.n_arms)
+        c = run_trials(
+            functools.partial(scenario.make_env, message_dim=dim),
+            functools.partial(make_team, pid),
+            n_trials=args.trials,
+            seed=args.seed,
+            record_every=record_every,
+            label=pid,
+            progress=not args.no_progress,
+        )
+        c.meta["lambda_2"] = network.lambda_2
+        curves.append(c)
+    elapsed = time.perf_counter() - start
+    print(format_table(curves))
+    out: Path = args.out
+    config: dict[str, Any] = {
+        "command": "bench",
+        "policies": ids,
+        "scenario": scenario.to_dict(),
+        "trials": args.trials,
+        "seed": args.seed,
+        "record_every": record_every,
+        "local_means": problem.local_means.tolist(),
+        "global_means": problem.global_means.tolist(),
+        "best_arm": problem.best_arm,
+        "lambda_2": network.lambda_2,
+        "summary": summary_rows(curves),
+        "seconds": elapsed,
+        "argv": sys.argv[1:],
+    }
+    write_csv(curves, out / "regret.csv")
+    write_config(config, out / "config.json")
+    written = ["regret.csv", "config.json"]
+    if not args.no_plot:
+        from fedbandit_env.runner.plot import plot_regret
+
+        title = (
+            f"{scenario.instance}: N={scenario.n_agents}, M={scenario.n_arms}, "
+            f"{scenario.graph}, {args.trials} trials"
+        )
+        plot_regret(curves, out / "regret.png", title=title)
+        written.append("regret.png")
+    print(f"wrote {', '.join(str(out / w) for w in written)} in {elapsed:.1f}s")
+    return curves
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fedbandit`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "bench":
+            bench(args)
+    except (ValueError, TypeError) as err:
+        parser.exit(2, f"fedbandit: error: {err}\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+
+__all__ = ["bench", "build_parser", "main"]

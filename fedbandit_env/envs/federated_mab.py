@@ -1,0 +1,375 @@
+"""The federated multi-armed bandit as a PettingZoo ``ParallelEnv``.
+
+=================  ===========================================================================
+Import             ``from fedbandit_env import federated_mab_v0``
+Make               ``federated_mab_v0.parallel_env(problem=..., network=..., horizon=...)``
+                   or ``pettingzoo.make("parallel", "fedbandit/federated_mab-v0", ...)``
+Agents             ``agent_0 .. agent_{N-1}``, all act every step
+Action space       ``Discrete(M)`` (the arm); with ``message_dim = D > 0``:
+                   ``Dict(arm=Discrete(M), message=Box(lo, hi, (D,), float32))``
+Observation space  ``Dict(arm=Discrete(M), reward=Box(r_lo, r_hi, (1,)), step=Box(0, T, (1,)))``
+                   and, with messages, ``messages=Box(lo, hi, (N, D))`` indexed by sender
+                   and ``mask=MultiBinary(N)`` (1 where that sender's message arrived)
+Reset observation  ``arm = 0``, ``reward = 0``, ``step = 0``, no messages: nothing pulled yet
+Rewards            The agent's own *local* reward, drawn around ``mu[i, arm]``
+Infos              ``regret``: pseudo-regret increment ``max_k mu[k] - mu[arm]`` against the
+                   *global* means; ``cumulative_regret``; ``peer_links``/``server_links``:
+                   links the protocol used this step (whole network)
+Truncation         All agents at ``step == horizon``; never terminated
+Arguments          ``problem`` (:class:`~fedbandit_env.problems.MABProblem`), ``network``
+                   (:class:`~fedbandit_env.network.Network` or networkx graph; default
+                   complete), ``protocol`` (default :class:`~fedbandit_env.protocols.Broadcast`),
+                   ``horizon``, ``message_dim``, ``message_bounds``, ``render_mode``
+=================  ===========================================================================
+
+Order of events in ``step(actions)``: every agent pulls its arm and sends its message;
+the env draws the local rewards (one generator per episode, spawned from the seed); the
+protocol routes the messages (its own spawned generator); each agent observes its own
+arm and reward and what was delivered to it.  Messages sent at step ``t`` are therefore
+seen when choosing the action of step ``t + 1``.
+
+Extension points (how later envs fit without redesign): a contextual env adds a
+``contexts`` key (the per-step decision set, ``(K, d)``) to the observation and keeps the
+same action/message layout; server and hybrid topologies are protocols (a server is a
+router that aggregates, with ``server_links`` counted), not new envs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import networkx as nx
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.network.graph import Network
+from fedbandit_env.problems.mab import MABProblem
+from fedbandit_env.protocols.base import Delivery, Protocol
+from fedbandit_env.protocols.broadcast import Broadcast
+from fedbandit_env.type_aliases import Action, AgentID, FloatArray, IntArray, Observation
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
+    """N agents each pull one of M arms per step and see locally biased rewards.
+
+    See the module docstring for the spaces, rewards, infos and arguments.
+
+    Args:
+        problem: The reward model (local means and noise).
+        network: Communication graph over the ``problem.n_agents`` agents; a
+            :class:`Network`, a networkx graph, or ``None`` for the complete graph.
+        protocol: Delivery rule for messages (default :class:`Broadcast`).
+        horizon: Number of steps ``T`` before truncation (>= 1).
+        message_dim: Length ``D`` of the message each agent sends per step; 0 disables
+            messages (the action is then just the arm).
+        message_bounds: ``(low, high)`` of every message entry; messages outside raise.
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"``
+            (prints it).
+
+    Example:
+        >>> from fedbandit_env.problems import conflicting
+        >>> env = FederatedMABEnv(conflicting(4, 3, seed=0), horizon=5)
+        >>> obs, infos = env.reset(seed=42)
+        >>> sorted(obs["agent_0"])
+        ['arm', 'reward', 'step']
+        >>> obs, rewards, terms, truncs, infos = env.step({a: 1 for a in env.agents})
+        >>> int(obs["agent_0"]["arm"]), float(obs["agent_0"]["step"][0])
+        (1, 1.0)
+        >>> round(infos["agent_0"]["regret"], 6) == round(float(env.problem.gaps[1]), 6)
+        True
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "federated_mab_v0",
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        problem: MABProblem,
+        network: Network | nx.Graph | None = None,
+        protocol: Protocol | None = None,
+        horizon: int = 1000,
+        message_dim: int = 0,
+        message_bounds: tuple[float, float] = (-np.inf, np.inf),
+        render_mode: str | None = None,
+    ) -> None:
+        if not isinstance(problem, MABProblem):
+            raise TypeError(f"problem must be a MABProblem, got {type(problem).__name__}")
+        n = problem.n_agents
+        if n < 2:
+            raise ValueError(f"problem must have at least 2 agents for a federated env, got {n}")
+        if network is None:
+            network = Network.complete(n)
+        elif isinstance(network, nx.Graph):
+            network = Network(network, require_connected=False)
+        elif not isinstance(network, Network):
+            raise TypeError(
+                f"network must be a Network, a networkx.Graph or None, got {type(network).__name__}"
+            )
+        if network.n_agents != n:
+            raise ValueError(
+                f"network has {network.n_agents} nodes but problem has {n} agents; they must agree"
+            )
+        protocol = Broadcast() if protocol is None else protocol
+        if not isinstance(protocol, Protocol):
+            raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
+        protocol.check_network(network)
+        self.horizon = _check_int("horizon", horizon, 1)
+        self.message_dim = _check_int("message_dim", message_dim, 0)
+        lo, hi = (float(b) for b in message_bounds)
+        if not lo < hi:
+            raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.problem = problem
+        self.network = network
+        self.protocol = protocol
+        self.message_bounds = (lo, hi)
+        self.render_mode = render_mode
+        self.n_agents = n
+        self.n_arms = problem.n_arms
+        self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(n)]
+        self.agents: list[AgentID] = []
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._gaps: FloatArray = problem.gaps
+        self._np_random: np.random.Generator | None = None
+        self._np_random_seed: int | None = None
+        self._reward_rng = np.random.default_rng()
+        self._t = 0
+        self._cum_regret = np.zeros(n)
+        self._last_arms: IntArray = np.zeros(n, dtype=np.int64)
+        self._last_rewards: FloatArray = np.zeros(n)
+        r_lo, r_hi = problem.reward_bounds
+        obs: dict[str, spaces.Space[Any]] = {
+            "arm": spaces.Discrete(self.n_arms),
+            "reward": spaces.Box(r_lo, r_hi, shape=(1,), dtype=np.float32),
+            "step": spaces.Box(0.0, float(self.horizon), shape=(1,), dtype=np.float32),
+        }
+        if self.message_dim:
+            obs["messages"] = spaces.Box(lo, hi, shape=(n, self.message_dim), dtype=np.float32)
+            obs["mask"] = spaces.MultiBinary(n)
+        self._obs_spaces = {a: spaces.Dict(obs) for a in self.possible_agents}
+        self._act_spaces: dict[AgentID, spaces.Space[Any]] = {
+            a: self._make_action_space() for a in self.possible_agents
+        }
+
+    def _make_action_space(self) -> spaces.Space[Any]:
+        arm = spaces.Discrete(self.n_arms)
+        if not self.message_dim:
+            return arm
+        lo, hi = self.message_bounds
+        msg = spaces.Box(lo, hi, shape=(self.message_dim,), dtype=np.float32)
+        return spaces.Dict({"arm": arm, "message": msg})
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: AgentID) -> spaces.Space[Any]:
+        """The observation space of ``agent`` (the same object on every call)."""
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: AgentID) -> spaces.Space[Any]:
+        """The action space of ``agent`` (the same object on every call)."""
+        return self._act_spaces[agent]
+
+    # ------------------------------------------------------------------ seeding
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's master generator (seeded by ``reset(seed=...)``)."""
+        if self._np_random is None:
+            self._np_random, self._np_random_seed = seeding.np_random()
+        return self._np_random
+
+    @property
+    def t(self) -> int:
+        """Steps taken in this episode."""
+        return self._t
+
+    @property
+    def cumulative_regret(self) -> FloatArray:
+        """Per-agent cumulative pseudo-regret so far (a copy)."""
+        return self._cum_regret.copy()
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Start an episode; ``seed`` reseeds the master generator.
+
+        The reward and protocol generators of the episode are spawned from the master
+        generator, so ``reset(seed=s)`` replays an episode exactly and ``reset()``
+        continues with fresh draws.
+        """
+        if seed is not None or self._np_random is None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+        reward_rng, protocol_rng = self.np_random.spawn(2)
+        self._reward_rng = reward_rng
+        self.protocol.reset(self.network, protocol_rng)
+        self.agents = list(self.possible_agents)
+        self._t = 0
+        self._cum_regret = np.zeros(self.n_agents)
+        self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
+        self._last_rewards = np.zeros(self.n_agents)
+        observations = self._observations(None)
+        infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.agents}
+        return observations, infos
+
+    def step(
+        self, actions: dict[AgentID, Action]
+    ) -> tuple[
+        dict[AgentID, Observation],
+        dict[AgentID, float],
+        dict[AgentID, bool],
+        dict[AgentID, bool],
+        dict[AgentID, dict[str, Any]],
+    ]:
+        """Pull every agent's arm, route the messages, return the parallel-API tuple."""
+        if not self.agents:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        arms, messages = self._parse_actions(actions)
+        rewards = self.problem.sample(arms, self._reward_rng)
+        self._t += 1
+        regret = self._gaps[arms]
+        self._cum_regret += regret
+        self._last_arms, self._last_rewards = arms, rewards
+        delivery = self.protocol.route(messages, self._t) if self.message_dim else None
+        observations = self._observations(delivery)
+        done = self._t >= self.horizon
+        peer = delivery.peer_links if delivery else 0
+        server = delivery.server_links if delivery else 0
+        agents = self.agents
+        rew = {a: float(rewards[i]) for i, a in enumerate(agents)}
+        infos = {
+            a: {
+                "regret": float(regret[i]),
+                "cumulative_regret": float(self._cum_regret[i]),
+                "peer_links": peer,
+                "server_links": server,
+            }
+            for i, a in enumerate(agents)
+        }
+        terminations = dict.fromkeys(agents, False)
+        truncations = dict.fromkeys(agents, done)
+        if done:
+            self.agents = []
+        if self.render_mode == "human":
+            print(self._render_text())
+        return observations, rew, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        """``"ansi"``: a text summary of the last step; ``"human"``: print it."""
+        if self.render_mode is None:
+            return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ helpers
+    def _render_text(self) -> str:
+        lines = [f"step {self._t}/{self.horizon}  best arm {self.problem.best_arm}"]
+        for i, a in enumerate(self.possible_agents):
+            lines.append(
+                f"  {a}: arm {int(self._last_arms[i])} reward {self._last_rewards[i]:+.3f} "
+                f"regret {self._cum_regret[i]:.2f}"
+            )
+        return "\n".join(lines)
+
+    def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
+        arms = self._last_arms
+        rewards = self._last_rewards.astype(np.float32)
+        step = np.array([self._t], dtype=np.float32)
+        out: dict[AgentID, Observation] = {}
+        if self.message_dim:
+            if delivery is None:
+                n, d = self.n_agents, self.message_dim
+                inbox = np.zeros((n, n, d), dtype=np.float32)
+                mask = np.zeros((n, n), dtype=np.int8)
+            else:
+                inbox = delivery.messages.astype(np.float32)
+                mask = delivery.mask.astype(np.int8)
+        for i, a in enumerate(self.agents):
+            obs: Observation = {
+                "arm": np.int64(arms[i]),
+                "reward": rewards[i : i + 1].copy(),
+                "step": step.copy(),
+            }
+            if self.message_dim:
+                obs["messages"] = inbox[i]
+                obs["mask"] = mask[i]
+            out[a] = obs
+        return out
+
+    def _parse_actions(self, actions: dict[AgentID, Action]) -> tuple[IntArray, FloatArray]:
+        if not isinstance(actions, dict):
+            raise TypeError(f"actions must be a dict agent -> action, got {type(actions).__name__}")
+        missing = [a for a in self.agents if a not in actions]
+        unknown = [a for a in actions if a not in self._index or a not in self.agents]
+        if missing or unknown:
+            raise ValueError(
+                f"actions must have exactly one entry per live agent; missing {missing}, "
+                f"unexpected {unknown}"
+            )
+        arms = np.empty(self.n_agents, dtype=np.int64)
+        messages = np.zeros((self.n_agents, self.message_dim), dtype=np.float64)
+        for agent, action in actions.items():
+            i = self._index[agent]
+            arm = action
+            if self.message_dim:
+                if not isinstance(action, dict) or set(action) != {"arm", "message"}:
+                    raise TypeError(
+                        f"action of {agent} must be a dict with keys 'arm' and 'message' "
+                        f"(message_dim={self.message_dim}), got {action!r}"
+                    )
+                arm = action["arm"]
+                messages[i] = self._check_message(agent, action["message"])
+            arms[i] = self._check_arm(agent, arm)
+        return arms, messages
+
+    def _check_arm(self, agent: AgentID, arm: object) -> int:
+        value = arm
+        if isinstance(value, np.ndarray) and value.size == 1:
+            value = value.reshape(()).item() if value.dtype.kind in "iu" else value
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise TypeError(
+                f"arm of {agent} must be an int in [0, {self.n_arms}), "
+                f"got {type(arm).__name__} {arm!r}"
+            )
+        if not 0 <= value < self.n_arms:
+            raise ValueError(f"arm of {agent} must lie in [0, {self.n_arms}), got {value}")
+        return int(value)
+
+    def _check_message(self, agent: AgentID, message: object) -> FloatArray:
+        try:
+            msg = np.asarray(message, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"message of {agent} must be an array of floats, got {message!r}"
+            ) from err
+        if msg.shape != (self.message_dim,):
+            raise ValueError(
+                f"message of {agent} must have shape ({self.message_dim},), got {msg.shape}"
+            )
+        lo, hi = self.message_bounds
+        if not np.all(np.isfinite(msg)) or msg.min() < lo or msg.max() > hi:
+            raise ValueError(
+                f"message of {agent} must be finite and within [{lo}, {hi}], got {msg!r}"
+            )
+        return msg

@@ -1,0 +1,299 @@
+"""Communication graphs: networkx in, compact arrays out.
+
+A :class:`Network` wraps an undirected networkx graph whose nodes are relabelled
+``0 .. N-1`` (in sorted order of the original labels) and exposes what fast code and the
+papers need: neighbour tables padded with ``-1``, degrees, the edge list, Zhu et al.'s
+gossip matrix ``W = I - L / (2|E|)`` with its second largest eigenvalue ``lambda_2``, the
+diameter and the eccentricities (Li & Song choose sinks of least eccentricity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray, SeedLike
+
+
+def _check_nodes(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _frozen(a: np.ndarray) -> Any:
+    a.setflags(write=False)
+    return a
+
+
+class Network:
+    """An undirected communication graph over agents ``0 .. N-1``.
+
+    Args:
+        graph: Any networkx graph with at least 2 nodes (directed graphs are made
+            undirected, self-loops dropped). Nodes are relabelled in sorted order.
+        require_connected: Raise ``ValueError`` if the graph is disconnected.
+
+    Example:
+        >>> net = Network.complete(3)
+        >>> net.n_agents, net.n_edges, round(net.lambda_2, 6)
+        (3, 3, 0.5)
+        >>> net.neighbors.tolist()
+        [[1, 2], [0, 2], [0, 1]]
+        >>> round(Network.path(10).lambda_2, 3)
+        0.995
+    """
+
+    def __init__(self, graph: nx.Graph, require_connected: bool = True) -> None:
+        if not isinstance(graph, nx.Graph):
+            raise TypeError(f"graph must be a networkx.Graph, got {type(graph).__name__}")
+        g = nx.Graph(graph)  # undirected simple copy
+        g.remove_edges_from(nx.selfloop_edges(g))
+        n = g.number_of_nodes()
+        if n < 2:
+            raise ValueError(f"graph must have at least 2 nodes (agents), got {n}")
+        try:
+            order = sorted(g.nodes)
+        except TypeError:
+            order = list(g.nodes)
+        g = nx.relabel_nodes(g, {node: i for i, node in enumerate(order)})
+        self.is_connected: bool = bool(nx.is_connected(g))
+        if require_connected and not self.is_connected:
+            parts = nx.number_connected_components(g)
+            raise ValueError(
+                f"graph must be connected, got {parts} components over {n} nodes "
+                "(pass require_connected=False where isolated groups are intended)"
+            )
+        self.graph: nx.Graph = nx.freeze(g)
+        self.n_agents: int = n
+        adj = np.zeros((n, n), dtype=bool)
+        edges = np.array(sorted((min(u, v), max(u, v)) for u, v in g.edges), dtype=np.int64)
+        edges = edges.reshape(-1, 2)
+        adj[edges[:, 0], edges[:, 1]] = True
+        adj[edges[:, 1], edges[:, 0]] = True
+        self.adjacency: BoolArray = _frozen(adj)
+        self.edges: IntArray = _frozen(edges)
+        self.degrees: IntArray = _frozen(adj.sum(axis=1).astype(np.int64))
+        width = int(self.degrees.max()) if n else 0
+        nbrs = np.full((n, width), -1, dtype=np.int64)
+        for i in range(n):
+            row = np.flatnonzero(adj[i])
+            nbrs[i, : row.size] = row
+        self.neighbors: IntArray = _frozen(nbrs)
+
+    # ----------------------------------------------------------------- builders
+    @classmethod
+    def complete(cls, n: int) -> Network:
+        """Every agent talks to every other agent.
+
+        Example:
+            >>> Network.complete(4).n_edges
+            6
+        """
+        return cls(nx.complete_graph(_check_nodes("n", n, 2)))
+
+    @classmethod
+    def ring(cls, n: int) -> Network:
+        """A cycle ``0 - 1 - ... - (n-1) - 0`` (needs ``n >= 3``).
+
+        Example:
+            >>> Network.ring(5).degrees.tolist()
+            [2, 2, 2, 2, 2]
+        """
+        return cls(nx.cycle_graph(_check_nodes("n", n, 3)))
+
+    @classmethod
+    def path(cls, n: int) -> Network:
+        """A line ``0 - 1 - ... - (n-1)``.
+
+        Example:
+            >>> Network.path(4).diameter
+            3
+        """
+        return cls(nx.path_graph(_check_nodes("n", n, 2)))
+
+    @classmethod
+    def star(cls, n: int) -> Network:
+        """Agent 0 is the hub, linked to each of the other ``n - 1`` agents.
+
+        Example:
+            >>> Network.star(5).degrees.tolist()
+            [4, 1, 1, 1, 1]
+        """
+        return cls(nx.star_graph(_check_nodes("n", n, 2) - 1))
+
+    @classmethod
+    def grid(cls, rows: int, cols: int) -> Network:
+        """A ``rows x cols`` lattice, agents numbered row by row.
+
+        Example:
+            >>> Network.grid(2, 3).n_agents, Network.grid(2, 3).n_edges
+            (6, 7)
+        """
+        rows = _check_nodes("rows", rows, 1)
+        cols = _check_nodes("cols", cols, 1)
+        if rows * cols < 2:
+            raise ValueError(f"grid must have at least 2 nodes, got rows={rows}, cols={cols}")
+        return cls(nx.grid_2d_graph(rows, cols))
+
+    @classmethod
+    def erdos_renyi(cls, n: int, p: float, seed: SeedLike = None, max_tries: int = 1000) -> Network:
+        """A connected Erdős-Rényi graph ``G(n, p)``: redrawn until connected.
+
+        Args:
+            n: Number of agents (>= 2).
+            p: Edge probability in (0, 1].
+            seed: Seed of the draw.
+            max_tries: Draws before giving up with a ``ValueError``.
+
+        Example:
+            >>> net = Network.erdos_renyi(20, 0.3, seed=0)
+            >>> net.n_agents, net.is_connected
+            (20, True)
+        """
+        n = _check_nodes("n", n, 2)
+        if not 0.0 < p <= 1.0:
+            raise ValueError(f"p must lie in (0, 1], got {p!r}")
+        rng = np.random.default_rng(seed)
+        for _ in range(max_tries):
+            g = nx.gnp_random_graph(n, p, seed=int(rng.integers(2**31)))
+            if nx.is_connected(g):
+                return cls(g)
+        raise ValueError(
+            f"no connected G(n={n}, p={p}) graph in {max_tries} draws; raise p above "
+            f"about log(n)/n = {np.log(n) / n:.3f}"
+        )
+
+    @classmethod
+    def random_regular(
+        cls, n: int, d: int, seed: SeedLike = None, max_tries: int = 1000
+    ) -> Network:
+        """A connected random ``d``-regular graph (``n * d`` must be even, ``d < n``).
+
+        Example:
+            >>> Network.random_regular(10, 3, seed=0).degrees.tolist() == [3] * 10
+            True
+        """
+        n = _check_nodes("n", n, 2)
+        d = _check_nodes("d", d, 1)
+        if d >= n or (n * d) % 2:
+            raise ValueError(f"need 1 <= d < n and n * d even, got n={n}, d={d}")
+        rng = np.random.default_rng(seed)
+        for _ in range(max_tries):
+            g = nx.random_regular_graph(d, n, seed=int(rng.integers(2**31)))
+            if nx.is_connected(g):
+                return cls(g)
+        raise ValueError(f"no connected {d}-regular graph on {n} nodes in {max_tries} draws")
+
+    @classmethod
+    def from_networkx(cls, graph: nx.Graph, require_connected: bool = True) -> Network:
+        """Wrap any networkx graph (nodes relabelled ``0 .. N-1`` in sorted order).
+
+        Example:
+            >>> import networkx as nx
+            >>> Network.from_networkx(nx.petersen_graph()).n_agents
+            10
+        """
+        return cls(graph, require_connected=require_connected)
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def n_edges(self) -> int:
+        """Number of undirected edges ``|E|``."""
+        return int(self.edges.shape[0])
+
+    @cached_property
+    def laplacian(self) -> FloatArray:
+        """Graph Laplacian ``L = D - A``."""
+        return _frozen(np.diag(self.degrees.astype(np.float64)) - self.adjacency.astype(float))
+
+    @cached_property
+    def gossip_matrix(self) -> FloatArray:
+        """Zhu et al.'s expected gossip matrix ``W = I - L / (2|E|)``.
+
+        It is the mean over edges of the averaging matrices
+        ``I - (e_i - e_j)(e_i - e_j)^T / 2`` when one uniformly random edge is
+        activated per step.
+        """
+        if self.n_edges == 0:
+            raise ValueError("the gossip matrix needs at least one edge")
+        w = np.eye(self.n_agents) - self.laplacian / (2.0 * self.n_edges)
+        return _frozen(w)
+
+    @cached_property
+    def lambda_2(self) -> float:
+        """Second largest eigenvalue of :attr:`gossip_matrix` (mixing speed: smaller is faster)."""
+        eig = np.sort(np.linalg.eigvalsh(self.gossip_matrix))[::-1]
+        return float(eig[1])
+
+    @cached_property
+    def eccentricities(self) -> IntArray:
+        """Eccentricity of each agent (max hop distance to any other agent).
+
+        Example:
+            >>> Network.star(4).eccentricities.tolist()
+            [1, 2, 2, 2]
+        """
+        if not self.is_connected:
+            raise ValueError("eccentricities are undefined on a disconnected graph")
+        ecc = nx.eccentricity(self.graph)
+        return _frozen(np.array([ecc[i] for i in range(self.n_agents)], dtype=np.int64))
+
+    @property
+    def diameter(self) -> int:
+        """Largest eccentricity: the flooding delay bound in Li & Song."""
+        return int(self.eccentricities.max())
+
+    @cached_property
+    def hop_distances(self) -> IntArray:
+        """All-pairs hop distances, ``-1`` where unreachable."""
+        dist = np.full((self.n_agents, self.n_agents), -1, dtype=np.int64)
+        for src, lengths in nx.all_pairs_shortest_path_length(self.graph):
+            for dst, d in lengths.items():
+                dist[src, dst] = d
+        return _frozen(dist)
+
+    def __repr__(self) -> str:
+        return f"Network(n_agents={self.n_agents}, n_edges={self.n_edges})"
+
+
+GRAPH_KINDS: dict[str, Callable[..., Network]] = {
+    "complete": lambda n, seed=None: Network.complete(n),
+    "ring": lambda n, seed=None: Network.ring(n),
+    "path": lambda n, seed=None: Network.path(n),
+    "star": lambda n, seed=None: Network.star(n),
+    "grid": lambda n, seed=None: _square_grid(n),
+    "erdos_renyi": lambda n, seed=None, p=None: Network.erdos_renyi(
+        n, p if p is not None else min(1.0, 2.0 * np.log(n) / n), seed
+    ),
+    "random_regular": lambda n, seed=None, d=3: Network.random_regular(n, d, seed),
+}
+"""Graph builders by name, each taking the agent count (and a seed where random)."""
+
+
+def _square_grid(n: int) -> Network:
+    rows = max(r for r in range(1, int(np.sqrt(n)) + 1) if n % r == 0)
+    return Network.grid(rows, n // rows)
+
+
+def make_network(kind: str, n_agents: int, seed: SeedLike = None, **kwargs: Any) -> Network:
+    """Build a network by name (see :data:`GRAPH_KINDS`): the command line's entry point.
+
+    ``grid`` picks the most square ``rows x cols = n_agents`` factorisation;
+    ``erdos_renyi`` defaults to ``p = 2 log(n) / n``; ``random_regular`` to ``d = 3``.
+
+    Example:
+        >>> make_network("ring", 6).n_edges
+        6
+        >>> make_network("grid", 6).n_edges
+        7
+    """
+    if kind not in GRAPH_KINDS:
+        raise ValueError(f"graph kind must be one of {sorted(GRAPH_KINDS)}, got {kind!r}")
+    return GRAPH_KINDS[kind](n_agents, seed=seed, **kwargs)

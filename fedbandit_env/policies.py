@@ -1,0 +1,203 @@
+"""The policy contract: what the runner needs from anything that acts.
+
+Two levels, both tiny (the SMPyBandits habit):
+
+- a :class:`Policy` acts for one agent: ``reset(spec, seed)`` then ``act(observation)``
+  per step, returning an arm (or ``{"arm", "message"}`` when it talks);
+- a :class:`Team` acts for all agents at once: ``reset(env, seed)`` then
+  ``act(observations) -> actions``.  :class:`IndependentTeam` runs one policy per agent,
+  each seeing only its own observation; a centralized team (the oracle) is a Team too.
+
+Anything that maps observations to actions, a stable-baselines3 model included, fits
+behind one of the two.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.seeding import spawn
+from fedbandit_env.type_aliases import Action, AgentID, Observation, SeedLike
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """The public facts a per-agent policy may know about its setting.
+
+    Attributes:
+        index: This agent's index ``i`` (its name is ``agent_{i}``).
+        n_agents: Number of agents ``N``.
+        n_arms: Number of arms ``M``.
+        horizon: Episode length ``T``.
+        message_dim: Length of the message the env expects (0: no messages).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=10)
+        >>> AgentSpec.from_env(env, "agent_2")
+        AgentSpec(index=2, n_agents=3, n_arms=4, horizon=10, message_dim=0)
+    """
+
+    index: int
+    n_agents: int
+    n_arms: int
+    horizon: int
+    message_dim: int = 0
+
+    @classmethod
+    def from_env(cls, env: ParallelEnv[Any, Any, Any], agent: AgentID) -> AgentSpec:
+        """Read the spec of ``agent`` from an env's spaces (works through wrappers)."""
+        space = env.action_space(agent)
+        message_dim = 0
+        if isinstance(space, spaces.Dict):
+            message_dim = int(np.prod(space["message"].shape or (0,)))
+            space = space["arm"]
+        if not isinstance(space, spaces.Discrete):
+            raise TypeError(f"expected a Discrete arm space, got {space!r}")
+        horizon = int(getattr(env.unwrapped, "horizon", 0))
+        return cls(
+            index=env.possible_agents.index(agent),
+            n_agents=len(env.possible_agents),
+            n_arms=int(space.n),
+            horizon=horizon,
+            message_dim=message_dim,
+        )
+
+
+class Policy(ABC):
+    """One agent's decision rule.
+
+    Subclasses implement :meth:`reset` and :meth:`act`; :meth:`message_dim` says how
+    long a message the policy sends (0 if it never talks), so the runner can build an
+    env that carries it.
+
+    Example:
+        >>> class AlwaysZero(Policy):
+        ...     def reset(self, spec, seed=None): pass
+        ...     def act(self, observation): return 0
+        >>> AlwaysZero().act({"arm": 0, "reward": [0.0], "step": [0.0]})
+        0
+    """
+
+    @classmethod
+    def message_dim(cls, n_agents: int, n_arms: int) -> int:
+        """Length of the messages this policy sends in a setting of this size."""
+        return 0
+
+    @abstractmethod
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Forget everything and prepare for a new episode as agent ``spec.index``."""
+
+    @abstractmethod
+    def act(self, observation: Observation) -> Action:
+        """Read the newest observation and return this step's action."""
+
+
+class Team(ABC):
+    """A joint decision rule for all agents of an env.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> class Zeros(Team):
+        ...     def reset(self, env, seed=None): self.agents = env.possible_agents
+        ...     def act(self, observations): return {a: 0 for a in observations}
+        >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=3)
+        >>> team = Zeros()
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> team.act(obs)
+        {'agent_0': 0, 'agent_1': 0}
+    """
+
+    name: str = "team"
+
+    def message_dim(self, n_agents: int, n_arms: int) -> int:
+        """Length of the messages this team's agents send (0 if none)."""
+        return 0
+
+    @abstractmethod
+    def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
+        """Prepare for a new episode of ``env`` (already reset)."""
+
+    @abstractmethod
+    def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
+        """Map every live agent's observation to its action."""
+
+
+def _pack(action: Action, message_dim: int) -> Action:
+    """Wrap a bare arm as ``{"arm", "message"}`` with a zero message when the env talks."""
+    if message_dim and not isinstance(action, dict):
+        return {"arm": action, "message": np.zeros(message_dim, dtype=np.float32)}
+    return action
+
+
+class IndependentTeam(Team):
+    """One :class:`Policy` per agent; agent ``i`` sees only its own observation.
+
+    Args:
+        policies: One policy per agent, or a factory called once per agent at reset.
+        name: Label in result tables.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from baselines import LocalUCB1
+        >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=5)
+        >>> team = IndependentTeam(LocalUCB1)
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> sorted(team.act(obs).values())   # every agent starts with arm 0
+        [0, 0, 0]
+    """
+
+    def __init__(
+        self,
+        policies: Sequence[Policy] | Callable[[], Policy],
+        name: str | None = None,
+    ) -> None:
+        if callable(policies) and not isinstance(policies, Sequence):
+            self._factory: Callable[[], Policy] | None = policies
+            self.policies: list[Policy] = []
+            default = getattr(policies, "__name__", type(policies).__name__)
+        else:
+            self._factory = None
+            self.policies = list(policies)
+            if not all(isinstance(p, Policy) for p in self.policies):
+                raise TypeError("policies must be Policy instances or a Policy factory")
+            default = type(self.policies[0]).__name__ if self.policies else "team"
+        self.name = name or default
+        self._by_agent: dict[AgentID, Policy] = {}
+        self._message_dim = 0
+
+    def message_dim(self, n_agents: int, n_arms: int) -> int:
+        """The longest message any member sends."""
+        members = self.policies or ([self._factory()] if self._factory else [])
+        return max((p.message_dim(n_agents, n_arms) for p in members), default=0)
+
+    def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
+        """Give each agent a fresh policy (or reset the given ones) with its own seed."""
+        agents = list(env.possible_agents)
+        if self._factory is not None:
+            self.policies = [self._factory() for _ in agents]
+        elif len(self.policies) != len(agents):
+            raise ValueError(
+                f"IndependentTeam has {len(self.policies)} policies but the env has "
+                f"{len(agents)} agents"
+            )
+        seeds: list[SeedLike] = (
+            list(spawn(seed, len(agents))) if seed is not None else [None] * len(agents)
+        )
+        for agent, policy, s in zip(agents, self.policies, seeds, strict=True):
+            spec = AgentSpec.from_env(env, agent)
+            policy.reset(spec, s)
+        self._by_agent = dict(zip(agents, self.policies, strict=True))
+        self._message_dim = AgentSpec.from_env(env, agents[0]).message_dim
+
+    def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
+        """Ask each live agent's policy for its action."""
+        pol, dim = self._by_agent, self._message_dim
+        return {a: _pack(pol[a].act(obs), dim) for a, obs in observations.items()}

@@ -1,0 +1,117 @@
+"""Protocols: who hears whom at each step, and what that costs.
+
+A protocol is the only place that decides delivery.  Each step the env hands it the
+messages every agent sent, shape ``(N, D)``, and gets back a :class:`Delivery`: an inbox
+of shape ``(N, N, D)`` indexed ``[receiver, sender]`` with a boolean mask of the same
+first two axes.  Slots the mask leaves off are zero, so an observation can never carry
+what was not delivered.  Protocols with delays (flooding, server rounds) keep their
+own queues in their state; protocols with randomness (gossip) draw from the generator
+the env passes at ``reset``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from fedbandit_env.network.graph import Network
+from fedbandit_env.type_aliases import BoolArray, FloatArray
+
+
+@dataclass(frozen=True, eq=False)
+class Delivery:
+    """What a protocol delivered in one step.
+
+    Attributes:
+        messages: ``(N, N, D)`` float array, ``messages[r, s]`` is what receiver ``r``
+            got from sender ``s`` (zeros where nothing arrived).
+        mask: ``(N, N)`` bool array, ``mask[r, s]`` is True iff ``r`` got a message
+            from ``s`` this step.
+        peer_links: Agent-agent links used this step (Li & Song's ``c2`` links).
+        server_links: Agent-server links used this step (``c1`` links).
+
+    Example:
+        >>> d = Delivery(np.zeros((2, 2, 1)), np.eye(2, dtype=bool)[::-1], 1, 0)
+        >>> d.mask.sum(axis=1).tolist()
+        [1, 1]
+    """
+
+    messages: FloatArray
+    mask: BoolArray
+    peer_links: int = 0
+    server_links: int = 0
+
+
+class Protocol(ABC):
+    """Base class of delivery rules.
+
+    Subclasses set :attr:`requires_connected` and implement :meth:`route`; stateful
+    ones also override :meth:`reset`.
+
+    Example:
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> from fedbandit_env.network import Network
+        >>> proto = Broadcast()
+        >>> proto.reset(Network.path(3), np.random.default_rng(0))
+        >>> proto.route(np.arange(3.0).reshape(3, 1), t=1).mask.astype(int).tolist()
+        [[0, 1, 0], [1, 0, 1], [0, 1, 0]]
+    """
+
+    requires_connected: bool = True
+    """Whether the env must refuse a disconnected network for this protocol."""
+
+    name: str = "protocol"
+    """Short name used in logs and result tables."""
+
+    def __init__(self) -> None:
+        self._network: Network | None = None
+        self._rng: np.random.Generator = np.random.default_rng()
+
+    @property
+    def network(self) -> Network:
+        """The network bound at :meth:`reset`."""
+        if self._network is None:
+            raise RuntimeError(f"{type(self).__name__} used before reset(network, rng)")
+        return self._network
+
+    def check_network(self, network: Network) -> None:
+        """Raise ``ValueError`` if this protocol cannot run on ``network``."""
+        if self.requires_connected and not network.is_connected:
+            raise ValueError(
+                f"protocol {self.name!r} needs a connected network, got one with "
+                f"{network.n_agents} agents that is disconnected"
+            )
+
+    def reset(self, network: Network, rng: np.random.Generator) -> None:
+        """Bind to ``network`` and a dedicated generator; clear any queued messages."""
+        self.check_network(network)
+        self._network = network
+        self._rng = rng
+
+    @abstractmethod
+    def route(self, messages: FloatArray, t: int) -> Delivery:
+        """Deliver the messages sent at step ``t`` (1-based).
+
+        Args:
+            messages: ``(N, D)`` messages, row ``s`` sent by agent ``s``.
+            t: The step the messages were sent at.
+        """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def deliver_mask(
+    messages: FloatArray, mask: BoolArray, peer_links: int = 0, server_links: int = 0
+) -> Delivery:
+    """Build a :class:`Delivery` that hands ``messages[s]`` to every ``r`` with ``mask[r, s]``.
+
+    Example:
+        >>> d = deliver_mask(np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]], bool))
+        >>> d.messages[:, :, 0].tolist()
+        [[0.0, 2.0], [0.0, 0.0]]
+    """
+    inbox = np.where(mask[:, :, None], messages[None, :, :], 0.0)
+    return Delivery(inbox, mask, peer_links, server_links)

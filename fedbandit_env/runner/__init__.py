@@ -1,0 +1,26 @@
+"""Run (scenario, policy, seed) grids and turn them into tables and plots."""
+
+from fedbandit_env.runner.plot import plot_regret
+from fedbandit_env.runner.results import (
+    CSV_COLUMNS,
+    format_table,
+    read_csv,
+    summary_rows,
+    write_config,
+    write_csv,
+)
+from fedbandit_env.runner.rollout import RegretCurves, record_steps, rollout, run_trials
+
+__all__ = [
+    "CSV_COLUMNS",
+    "RegretCurves",
+    "format_table",
+    "plot_regret",
+    "read_csv",
+    "record_steps",
+    "rollout",
+    "run_trials",
+    "summary_rows",
+    "write_config",
+    "write_csv",
+]

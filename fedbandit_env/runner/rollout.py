@@ -1,0 +1,175 @@
+"""Run teams on envs and collect regret curves.
+
+Seeding: one ``SeedSequence(seed)`` per experiment, spawned once per trial and again
+into an env seed and a team seed, so every (configuration, seed) pair reproduces and
+trials are independent streams.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+from tqdm.auto import tqdm
+
+from fedbandit_env.policies import Team
+from fedbandit_env.seeding import int_seed, spawn
+from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
+
+
+def record_steps(horizon: int, record_every: int) -> IntArray:
+    """The steps at which cumulative regret is recorded: every ``k``-th and the last.
+
+    Example:
+        >>> record_steps(10, 4).tolist()
+        [4, 8, 10]
+    """
+    if record_every < 1:
+        raise ValueError(f"record_every must be >= 1, got {record_every}")
+    steps = np.arange(record_every, horizon + 1, record_every, dtype=np.int64)
+    if steps.size == 0 or steps[-1] != horizon:
+        steps = np.append(steps, horizon)
+    return steps
+
+
+@dataclass
+class RegretCurves:
+    """Cumulative pseudo-regret of one policy over trials.
+
+    Attributes:
+        policy: Policy label.
+        t: Recorded steps, shape ``(R,)``.
+        regret: Per-agent cumulative pseudo-regret, shape ``(trials, N, R)``.
+        seconds: Wall time of each trial.
+        meta: Free-form extras (lambda_2, epsilon, ...).
+
+    Example:
+        >>> c = RegretCurves("x", np.array([1, 2]), np.ones((3, 2, 2)))
+        >>> c.group.shape, float(c.final_per_agent.mean())
+        ((3, 2), 1.0)
+    """
+
+    policy: str
+    t: IntArray
+    regret: FloatArray
+    seconds: FloatArray = field(default_factory=lambda: np.zeros(0))
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_trials(self) -> int:
+        """Number of trials."""
+        return int(self.regret.shape[0])
+
+    @property
+    def n_agents(self) -> int:
+        """Number of agents."""
+        return int(self.regret.shape[1])
+
+    @property
+    def per_agent(self) -> FloatArray:
+        """Mean over agents of the per-agent regret, shape ``(trials, R)``."""
+        return self.regret.mean(axis=1)
+
+    @property
+    def group(self) -> FloatArray:
+        """Group regret (sum over agents), shape ``(trials, R)``."""
+        return self.regret.sum(axis=1)
+
+    @property
+    def final_per_agent(self) -> FloatArray:
+        """Mean per-agent regret at the horizon, one value per trial."""
+        return self.per_agent[:, -1]
+
+    @property
+    def final_group(self) -> FloatArray:
+        """Group regret at the horizon, one value per trial."""
+        return self.group[:, -1]
+
+
+def rollout(
+    env: ParallelEnv[Any, Any, Any],
+    team: Team,
+    seed: SeedLike = None,
+    record_every: int = 1,
+) -> tuple[IntArray, FloatArray]:
+    """Play one episode of ``team`` on ``env``; return the recorded steps and regret.
+
+    Regret is read from ``infos[agent]["cumulative_regret"]``, which the env computes
+    against the global means and every wrapper passes through untouched.
+
+    Args:
+        env: A reset-able parallel env (possibly wrapped) with a finite horizon.
+        team: The joint policy.
+        seed: Seeds both the env (an int drawn from it) and the team.
+        record_every: Record every ``k`` steps (and at the last step).
+
+    Returns:
+        ``(t, regret)``: recorded steps ``(R,)`` and per-agent cumulative regret ``(N, R)``.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from baselines import make_team
+        >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=6)
+        >>> t, reg = rollout(env, make_team("random"), seed=0, record_every=3)
+        >>> t.tolist(), reg.shape
+        ([3, 6], (2, 2))
+    """
+    env_ss, team_ss = spawn(seed, 2)
+    horizon = int(env.unwrapped.horizon)
+    steps = record_steps(horizon, record_every)
+    agents = list(env.possible_agents)
+    out = np.zeros((len(agents), steps.size))
+    observations, _ = env.reset(seed=int_seed(env_ss))
+    team.reset(env, seed=team_ss)
+    t, r = 0, 0
+    while env.agents:
+        observations, _, _, _, infos = env.step(team.act(observations))
+        t += 1
+        if r < steps.size and t == steps[r]:
+            out[:, r] = [infos[a]["cumulative_regret"] for a in agents]
+            r += 1
+    if r != steps.size:
+        raise RuntimeError(f"episode ended after {t} steps, before the horizon {horizon}")
+    return steps, out
+
+
+def run_trials(
+    make_env: Callable[[], ParallelEnv[Any, Any, Any]],
+    make_team: Callable[[], Team],
+    n_trials: int,
+    seed: int = 0,
+    record_every: int = 1,
+    label: str | None = None,
+    progress: bool = True,
+) -> RegretCurves:
+    """Run ``n_trials`` independent episodes and stack their regret curves.
+
+    The env and the team are built once and reset per trial; trial ``j`` uses the
+    ``j``-th child of ``SeedSequence(seed)``.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from baselines import make_team
+        >>> curves = run_trials(lambda: federated_mab_v0.parallel_env(horizon=20),
+        ...                     lambda: make_team("local_ucb"), n_trials=2, progress=False)
+        >>> curves.regret.shape
+        (2, 4, 20)
+    """
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+    env, team = make_env(), make_team()
+    name = label or team.name
+    runs, seconds = [], []
+    t: IntArray = np.zeros(0, dtype=np.int64)
+    children = spawn(seed, n_trials)
+    for child in tqdm(children, desc=name, unit="trial", disable=not progress, leave=False):
+        start = time.perf_counter()
+        t, reg = rollout(env, team, seed=child, record_every=record_every)
+        seconds.append(time.perf_counter() - start)
+        runs.append(reg)
+    env.close()
+    return RegretCurves(name, t, np.stack(runs), np.array(seconds))

@@ -1,0 +1,6 @@
+"""Wrappers, one concern each, composable like Gymnasium's and PettingZoo's."""
+
+from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.local_statistics import LocalStatistics
+
+__all__ = ["LocalStatistics", "ParallelWrapper"]

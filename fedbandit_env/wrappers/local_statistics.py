@@ -1,0 +1,108 @@
+"""Add each agent's own per-arm pull counts and sample means to its observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation
+from fedbandit_env.wrappers.base import ParallelWrapper
+
+
+class LocalStatistics(ParallelWrapper):
+    """Observation gains ``counts`` and ``means``: the agent's own sufficient statistics.
+
+    Both are computed from what the agent already observes (its own arm and reward),
+    so the wrapper adds no information, only memory: a memoryless learned policy can
+    then act on the same statistics an index policy keeps.  Unpulled arms have count 0
+    and mean 0 (never NaN).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = LocalStatistics(federated_mab_v0.parallel_env(n_arms=3, horizon=5))
+        >>> obs, _ = env.reset(seed=0)
+        >>> obs, *_ = env.step({a: 2 for a in env.agents})
+        >>> obs["agent_0"]["counts"].tolist()
+        [0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
+        super().__init__(env)
+        self._spaces: dict[AgentID, spaces.Dict] = {}
+        for agent in env.possible_agents:
+            base = env.observation_space(agent)
+            if not isinstance(base, spaces.Dict) or not {"arm", "reward", "step"} <= set(base):
+                raise TypeError(
+                    f"LocalStatistics needs Dict observations with 'arm', 'reward' and 'step', "
+                    f"got {base!r} for {agent}"
+                )
+            arm_space = base["arm"]
+            reward_space = base["reward"]
+            step_space = base["step"]
+            assert isinstance(arm_space, spaces.Discrete)
+            assert isinstance(reward_space, spaces.Box) and isinstance(step_space, spaces.Box)
+            m = int(arm_space.n)
+            horizon = float(step_space.high[0])
+            lo, hi = float(reward_space.low[0]), float(reward_space.high[0])
+            self._spaces[agent] = spaces.Dict(
+                {
+                    **base.spaces,
+                    "counts": spaces.Box(0.0, horizon, shape=(m,), dtype=np.float32),
+                    "means": spaces.Box(lo, hi, shape=(m,), dtype=np.float32),
+                }
+            )
+        n, m = len(env.possible_agents), self._n_arms()
+        self._counts: FloatArray = np.zeros((n, m))
+        self._sums: FloatArray = np.zeros((n, m))
+        self._row = {a: i for i, a in enumerate(env.possible_agents)}
+
+    def _n_arms(self) -> int:
+        first = next(iter(self._spaces.values()))
+        return int(first["counts"].shape[0])  # type: ignore[index]
+
+    def observation_space(self, agent: AgentID) -> spaces.Space[Any]:
+        """The wrapped space plus ``counts`` and ``means`` boxes."""
+        return self._spaces[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset the env and the statistics."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        self._counts[:] = 0.0
+        self._sums[:] = 0.0
+        return self._augment(obs), infos
+
+    def step(
+        self, actions: dict[AgentID, Action]
+    ) -> tuple[
+        dict[AgentID, Observation],
+        dict[AgentID, float],
+        dict[AgentID, bool],
+        dict[AgentID, bool],
+        dict[AgentID, dict[str, Any]],
+    ]:
+        """Step, then fold each agent's observed (arm, reward) into its statistics."""
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        for agent, o in obs.items():
+            i, arm = self._row[agent], int(o["arm"])
+            self._counts[i, arm] += 1.0
+            self._sums[i, arm] += float(o["reward"][0])
+        return self._augment(obs), rewards, terms, truncs, infos
+
+    def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        means = np.divide(
+            self._sums, self._counts, out=np.zeros_like(self._sums), where=self._counts > 0
+        )
+        out = {}
+        for agent, o in obs.items():
+            i = self._row[agent]
+            out[agent] = {
+                **o,
+                "counts": self._counts[i].astype(np.float32),
+                "means": means[i].astype(np.float32),
+            }
+        return out

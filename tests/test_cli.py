@@ -1,0 +1,71 @@
+"""The ``fedbandit bench`` main job."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from fedbandit_env.cli import main
+from fedbandit_env.runner import read_csv
+
+
+def test_bench_writes_table_plot_csv_and_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "b"
+    code = main(
+        [
+            "bench",
+            "--horizon",
+            "300",
+            "--trials",
+            "3",
+            "--agents",
+            "6",
+            "--arms",
+            "4",
+            "--record-every",
+            "50",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    for policy in ("local_ucb", "oracle_ucb", "random"):
+        assert policy in text
+    assert (out / "regret.png").stat().st_size > 10_000
+    with (out / "regret.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == ["policy", "trial", "agent", "t", "regret"]
+    assert len(rows) == 3 * 3 * 6 * 6
+    config = json.loads((out / "config.json").read_text())
+    assert config["scenario"]["horizon"] == 300 and config["trials"] == 3
+    curves = {c.policy: c for c in read_csv(out / "regret.csv")}
+    assert curves["oracle_ucb"].final_per_agent.mean() < curves["local_ucb"].final_per_agent.mean()
+    summary = {r["policy"]: r for r in config["summary"]}
+    assert summary["random"]["per_agent_mean"] == pytest.approx(
+        curves["random"].final_per_agent.mean()
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--policies", "nope"], "--policies must name known ids"),
+        (["--horizon", "0"], "horizon must be >= 1, got 0"),
+        (["--agents", "1"], "n_agents"),
+        (["--trials", "0"], "--trials must be >= 1"),
+    ],
+)
+def test_bench_reports_bad_options(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--out", str(tmp_path), "--no-progress", "--no-plot", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,121 @@
+"""Every public constructor and ``step`` reject bad input with a precise error."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from fedbandit_env import FederatedMABEnv, MABProblem, Network, federated_mab_v0
+from fedbandit_env.problems import conflicting
+
+PROBLEM = conflicting(4, 3, seed=0)
+
+
+def test_disconnected_graph_where_protocol_needs_connection() -> None:
+    g = nx.union(nx.path_graph(2), nx.path_graph([2, 3]))
+    with pytest.raises(ValueError, match="'broadcast' needs a connected network"):
+        FederatedMABEnv(PROBLEM, g)
+    with pytest.raises(ValueError, match="must be connected"):
+        FederatedMABEnv(PROBLEM, Network(g))
+
+
+def test_graph_size_disagrees_with_agent_count() -> None:
+    with pytest.raises(ValueError, match="network has 5 nodes but problem has 4 agents"):
+        FederatedMABEnv(PROBLEM, Network.ring(5))
+
+
+def test_zero_arms() -> None:
+    with pytest.raises(ValueError, match="local_means must have at least 1 arm.*got 0"):
+        FederatedMABEnv(MABProblem(np.zeros((4, 0))))
+
+
+def test_one_agent_where_two_are_needed() -> None:
+    with pytest.raises(ValueError, match="at least 2 agents for a federated env, got 1"):
+        FederatedMABEnv(MABProblem([[0.5, 0.1]]))
+    with pytest.raises(ValueError, match="n must be >= 2, got 1"):
+        Network.complete(1)
+
+
+def test_negative_noise() -> None:
+    with pytest.raises(ValueError, match="sigma must be a finite number >= 0, got -0.5"):
+        federated_mab_v0.parallel_env(problem=MABProblem([[0.1], [0.2]], "gaussian", -0.5))
+
+
+@pytest.mark.parametrize(
+    ("horizon", "error"), [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError)]
+)
+def test_horizon_below_one_or_not_an_int(horizon: object, error: type) -> None:
+    with pytest.raises(error, match="horizon must be"):
+        FederatedMABEnv(PROBLEM, horizon=horizon)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("arm", "error", "match"),
+    [
+        (3, ValueError, r"arm of agent_0 must lie in \[0, 3\), got 3"),
+        (-1, ValueError, r"must lie in \[0, 3\), got -1"),
+        (1.0, TypeError, "arm of agent_0 must be an int.*got float"),
+        ("1", TypeError, "got str"),
+        (True, TypeError, "got bool"),
+        (np.array([0.5]), TypeError, "got ndarray"),
+    ],
+)
+def test_bad_arm_in_step(arm: object, error: type, match: str) -> None:
+    env = FederatedMABEnv(PROBLEM, horizon=5)
+    env.reset(seed=0)
+    actions = {a: 0 for a in env.agents}
+    actions["agent_0"] = arm
+    with pytest.raises(error, match=match):
+        env.step(actions)
+
+
+def test_numpy_integer_arms_are_accepted() -> None:
+    env = FederatedMABEnv(PROBLEM, horizon=5)
+    env.reset(seed=0)
+    obs, *_ = env.step(
+        {"agent_0": np.int32(2), "agent_1": np.array(1), "agent_2": np.array([0]), "agent_3": 0}
+    )
+    assert [int(obs[a]["arm"]) for a in env.possible_agents] == [2, 1, 0, 0]
+
+
+def test_missing_or_unknown_agents_in_step() -> None:
+    env = FederatedMABEnv(PROBLEM, horizon=5)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"missing \['agent_3'\]"):
+        env.step({"agent_0": 0, "agent_1": 0, "agent_2": 0})
+    with pytest.raises(ValueError, match=r"unexpected \['agent_9'\]"):
+        env.step({**{a: 0 for a in env.agents}, "agent_9": 0})
+
+
+def test_bad_messages() -> None:
+    env = FederatedMABEnv(PROBLEM, horizon=5, message_dim=2, message_bounds=(0.0, 1.0))
+    env.reset(seed=0)
+    good = {"arm": 0, "message": np.zeros(2)}
+    for bad, error, match in [
+        (0, TypeError, "must be a dict with keys 'arm' and 'message'"),
+        ({"arm": 0, "message": np.zeros(3)}, ValueError, r"shape \(2,\), got \(3,\)"),
+        ({"arm": 0, "message": [0.5, 2.0]}, ValueError, r"within \[0.0, 1.0\]"),
+        ({"arm": 0, "message": [np.nan, 0.0]}, ValueError, "finite"),
+    ]:
+        actions = {a: good for a in env.agents}
+        actions["agent_2"] = bad
+        with pytest.raises(error, match=match):
+            env.step(actions)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"problem": "x"}, TypeError, "problem must be a MABProblem"),
+        ({"network": "ring"}, TypeError, "network must be a Network"),
+        ({"protocol": object()}, TypeError, "protocol must be a Protocol"),
+        ({"message_dim": -1}, ValueError, "message_dim must be >= 0, got -1"),
+        ({"message_bounds": (1.0, 1.0)}, ValueError, "low < high"),
+        ({"render_mode": "rgb_array"}, ValueError, "render_mode must be None or one of"),
+    ],
+)
+def test_constructor_rejects_bad_arguments(kwargs: dict, error: type, match: str) -> None:
+    args = {"problem": PROBLEM, **kwargs}
+    with pytest.raises(error, match=match):
+        FederatedMABEnv(**args)
