@@ -29,3 +29,11 @@ Observation: TypeAlias = dict[str, Any]
 """One agent's observation: a dict matching its ``observation_space``."""
 Action: TypeAlias = Any
 """One agent's action: an arm (int) or ``{"arm": int, "message": array}``."""
+StepResult: TypeAlias = tuple[
+    dict[AgentID, Observation],
+    dict[AgentID, float],
+    dict[AgentID, bool],
+    dict[AgentID, bool],
+    dict[AgentID, dict[str, Any]],
+]
+"""What ``ParallelEnv.step`` returns: observations, rewards, terminations, truncations, infos."""

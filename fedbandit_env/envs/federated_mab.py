@@ -48,15 +48,15 @@ from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
-from fedbandit_env.type_aliases import Action, AgentID, FloatArray, IntArray, Observation
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
+from fedbandit_env.type_aliases import (
+    Action,
+    AgentID,
+    FloatArray,
+    IntArray,
+    Observation,
+    StepResult,
+)
+from fedbandit_env.validation import check_int
 
 
 class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -126,8 +126,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         if not isinstance(protocol, Protocol):
             raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
         protocol.check_network(network)
-        self.horizon = _check_int("horizon", horizon, 1)
-        self.message_dim = _check_int("message_dim", message_dim, 0)
+        self.horizon = check_int("horizon", horizon, 1)
+        self.message_dim = check_int("message_dim", message_dim, 0)
         lo, hi = (float(b) for b in message_bounds)
         if not lo < hi:
             raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
@@ -227,15 +227,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.agents}
         return observations, infos
 
-    def step(
-        self, actions: dict[AgentID, Action]
-    ) -> tuple[
-        dict[AgentID, Observation],
-        dict[AgentID, float],
-        dict[AgentID, bool],
-        dict[AgentID, bool],
-        dict[AgentID, dict[str, Any]],
-    ]:
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Pull every agent's arm, route the messages, return the parallel-API tuple."""
         if not self.agents:
             raise RuntimeError("step() called on a finished episode; call reset() first")

@@ -17,14 +17,7 @@ import networkx as nx
 import numpy as np
 
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray, SeedLike
-
-
-def _check_nodes(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
+from fedbandit_env.validation import check_int
 
 
 def _frozen(a: np.ndarray) -> Any:
@@ -96,7 +89,7 @@ class Network:
             >>> Network.complete(4).n_edges
             6
         """
-        return cls(nx.complete_graph(_check_nodes("n", n, 2)))
+        return cls(nx.complete_graph(check_int("n", n, 2)))
 
     @classmethod
     def ring(cls, n: int) -> Network:
@@ -106,7 +99,7 @@ class Network:
             >>> Network.ring(5).degrees.tolist()
             [2, 2, 2, 2, 2]
         """
-        return cls(nx.cycle_graph(_check_nodes("n", n, 3)))
+        return cls(nx.cycle_graph(check_int("n", n, 3)))
 
     @classmethod
     def path(cls, n: int) -> Network:
@@ -116,7 +109,7 @@ class Network:
             >>> Network.path(4).diameter
             3
         """
-        return cls(nx.path_graph(_check_nodes("n", n, 2)))
+        return cls(nx.path_graph(check_int("n", n, 2)))
 
     @classmethod
     def star(cls, n: int) -> Network:
@@ -126,7 +119,7 @@ class Network:
             >>> Network.star(5).degrees.tolist()
             [4, 1, 1, 1, 1]
         """
-        return cls(nx.star_graph(_check_nodes("n", n, 2) - 1))
+        return cls(nx.star_graph(check_int("n", n, 2) - 1))
 
     @classmethod
     def grid(cls, rows: int, cols: int) -> Network:
@@ -136,8 +129,8 @@ class Network:
             >>> Network.grid(2, 3).n_agents, Network.grid(2, 3).n_edges
             (6, 7)
         """
-        rows = _check_nodes("rows", rows, 1)
-        cols = _check_nodes("cols", cols, 1)
+        rows = check_int("rows", rows, 1)
+        cols = check_int("cols", cols, 1)
         if rows * cols < 2:
             raise ValueError(f"grid must have at least 2 nodes, got rows={rows}, cols={cols}")
         return cls(nx.grid_2d_graph(rows, cols))
@@ -157,7 +150,7 @@ class Network:
             >>> net.n_agents, net.is_connected
             (20, True)
         """
-        n = _check_nodes("n", n, 2)
+        n = check_int("n", n, 2)
         if not 0.0 < p <= 1.0:
             raise ValueError(f"p must lie in (0, 1], got {p!r}")
         rng = np.random.default_rng(seed)
@@ -180,8 +173,8 @@ class Network:
             >>> Network.random_regular(10, 3, seed=0).degrees.tolist() == [3] * 10
             True
         """
-        n = _check_nodes("n", n, 2)
-        d = _check_nodes("d", d, 1)
+        n = check_int("n", n, 2)
+        d = check_int("d", d, 1)
         if d >= n or (n * d) % 2:
             raise ValueError(f"need 1 <= d < n and n * d even, got n={n}, d={d}")
         rng = np.random.default_rng(seed)

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
+from fedbandit_env.validation import check_int
 
 NoiseKind = Literal["bernoulli", "gaussian", "clipped_gaussian"]
 NOISE_KINDS: tuple[str, ...] = get_args(NoiseKind)
@@ -193,14 +194,6 @@ def _rng(seed: SeedLike) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _check_count(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def zhu_synthetic(
     n_agents: int,
     n_arms: int,
@@ -223,8 +216,8 @@ def zhu_synthetic(
         >>> len({tuple(np.argsort(row)) for row in p.local_means})
         3
     """
-    n_agents = _check_count("n_agents", n_agents, 1)
-    n_arms = _check_count("n_arms", n_arms, 1)
+    n_agents = check_int("n_agents", n_agents, 1)
+    n_arms = check_int("n_arms", n_arms, 1)
     rng = _rng(seed)
     means = rng.random((n_agents, n_arms))
     for _ in range(max_tries):
@@ -248,8 +241,8 @@ def homogeneous(
         >>> bool(np.all(p.local_means == p.local_means[0]))
         True
     """
-    n_agents = _check_count("n_agents", n_agents, 1)
-    n_arms = _check_count("n_arms", n_arms, 1)
+    n_agents = check_int("n_agents", n_agents, 1)
+    n_arms = check_int("n_arms", n_arms, 1)
     means = np.repeat(_rng(seed).random((1, n_arms)), n_agents, axis=0)
     return MABProblem(means, noise, sigma)
 
@@ -290,8 +283,8 @@ def conflicting(
         >>> len(p.conflicting_agents), bool(p.min_gap >= 0.1)
         (5, True)
     """
-    n_agents = _check_count("n_agents", n_agents, 1)
-    n_arms = _check_count("n_arms", n_arms, 2)
+    n_agents = check_int("n_agents", n_agents, 1)
+    n_arms = check_int("n_arms", n_arms, 2)
     if not 0.0 <= conflict_fraction <= 1.0:
         raise ValueError(f"conflict_fraction must lie in [0, 1], got {conflict_fraction!r}")
     if not 0.0 < gap <= 0.25:

@@ -14,6 +14,7 @@ from fedbandit_env.problems.mab import (
     homogeneous,
     zhu_synthetic,
 )
+from fedbandit_env.validation import check_int
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous"]
 INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous")
@@ -57,11 +58,7 @@ class Scenario:
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value < minimum:
-                raise ValueError(f"{name} must be >= {minimum}, got {value}")
+            check_int(name, getattr(self, name), minimum)
         if self.instance not in INSTANCES:
             raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
 

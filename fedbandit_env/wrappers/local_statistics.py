@@ -8,7 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation
+from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import ParallelWrapper
 
 
@@ -76,15 +76,7 @@ class LocalStatistics(ParallelWrapper):
         self._sums[:] = 0.0
         return self._augment(obs), infos
 
-    def step(
-        self, actions: dict[AgentID, Action]
-    ) -> tuple[
-        dict[AgentID, Observation],
-        dict[AgentID, float],
-        dict[AgentID, bool],
-        dict[AgentID, bool],
-        dict[AgentID, dict[str, Any]],
-    ]:
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Step, then fold each agent's observed (arm, reward) into its statistics."""
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         for agent, o in obs.items():
