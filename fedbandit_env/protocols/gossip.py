@@ -1,0 +1,66 @@
+"""Gossip protocols: which pairs exchange messages at each step.
+
+Zhu et al. (Sec. 2, "gossip model") activate exactly one edge ``(i, j)`` of ``E`` per
+step, uniformly at random, and its two agents exchange their estimates.  The variant in
+which every agent contacts one uniformly random neighbour (and that neighbour answers)
+is also common.  A receiver learns its gossip partner(s) from the delivery mask: the
+senders whose bit is set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
+from fedbandit_env.type_aliases import FloatArray
+
+
+class RandomEdgeGossip(Protocol):
+    """One uniformly random edge per step; its two agents swap messages.
+
+    Example:
+        >>> from fedbandit_env.network import Network
+        >>> g = RandomEdgeGossip()
+        >>> g.reset(Network.ring(5), np.random.default_rng(0))
+        >>> d = g.route(np.zeros((5, 1)), t=1)
+        >>> int(d.mask.sum()), d.peer_links
+        (2, 1)
+    """
+
+    name = "random_edge_gossip"
+
+    def route(self, messages: FloatArray, t: int) -> Delivery:
+        """Activate one edge drawn uniformly from ``E``."""
+        net = self.network
+        i, j = net.edges[self._rng.integers(net.n_edges)]
+        mask = np.zeros((net.n_agents, net.n_agents), dtype=bool)
+        mask[i, j] = mask[j, i] = True
+        return deliver_mask(messages, mask, peer_links=1)
+
+
+class NeighbourGossip(Protocol):
+    """Every agent calls one uniformly random neighbour; both ends of a call exchange.
+
+    An agent may therefore hear from several agents in one step (its own callee and
+    whoever called it).  Each distinct call is one peer link.
+
+    Example:
+        >>> from fedbandit_env.network import Network
+        >>> g = NeighbourGossip()
+        >>> g.reset(Network.star(4), np.random.default_rng(0))
+        >>> g.route(np.zeros((4, 1)), t=1).mask.astype(int).tolist()[0]
+        [0, 1, 1, 1]
+    """
+
+    name = "neighbour_gossip"
+
+    def route(self, messages: FloatArray, t: int) -> Delivery:
+        """Each agent picks one neighbour uniformly; calls are symmetric."""
+        net = self.network
+        n = net.n_agents
+        picks = (self._rng.random(n) * net.degrees).astype(np.int64)
+        callee = net.neighbors[np.arange(n), picks]
+        mask = np.zeros((n, n), dtype=bool)
+        mask[np.arange(n), callee] = True
+        mask |= mask.T
+        return deliver_mask(messages, mask, peer_links=int(np.triu(mask).sum()))
