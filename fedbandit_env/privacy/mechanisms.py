@@ -1,0 +1,240 @@
+"""Differentially private mechanisms: vectorized, seeded, with their epsilon.
+
+Threat model: an agent's own reward stream is the secret. Two streams are neighbours
+when they differ in one observation (one step's reward, by at most ``sensitivity``);
+whatever leaves the mechanism (released sums, and everything computed from them:
+means, indices, arms, messages) must be ``epsilon``-DP with respect to that change.
+
+These are *idealised* floating-point mechanisms: noise is drawn with NumPy's
+``Generator.laplace`` / ``normal`` in double precision. They are not hardened against
+floating-point attacks on the low-order bits (Mironov, CCS 2012); use them to study
+privacy-utility trade-offs, not to protect real data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from fedbandit_env.type_aliases import BoolArray, FloatArray
+from fedbandit_env.validation import check_int
+
+
+def _check_positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__} {value!r}")
+    if not (value > 0 and np.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def tree_levels(horizon: int) -> int:
+    """Number of tree nodes that cover one item over ``horizon`` steps: ``floor(log2 T) + 1``.
+
+    Zhu et al. calibrate with ``ceil(log T)``, one level short when ``T`` is a power of
+    two (``ALGORITHMS.md``, section 1); we calibrate with this exact count.
+
+    Example:
+        >>> [tree_levels(t) for t in (1, 2, 3, 4, 7, 8, 1000, 1024)]
+        [1, 2, 2, 3, 3, 4, 10, 11]
+    """
+    return int(check_int("horizon", horizon, 1)).bit_length()
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    """Adds ``Lap(sensitivity / epsilon)`` noise: ``epsilon``-DP for one release.
+
+    Example:
+        >>> mech = LaplaceMechanism(epsilon=1.0)
+        >>> mech.scale
+        1.0
+        >>> mech.release(np.zeros(3), np.random.default_rng(0)).shape
+        (3,)
+    """
+
+    epsilon: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_positive("epsilon", self.epsilon)
+        _check_positive("sensitivity", self.sensitivity)
+
+    @property
+    def scale(self) -> float:
+        """Laplace scale ``b = sensitivity / epsilon``."""
+        return self.sensitivity / self.epsilon
+
+    def release(self, values: FloatArray, rng: np.random.Generator) -> FloatArray:
+        """``values`` plus independent Laplace noise of scale :attr:`scale`."""
+        values = np.asarray(values, dtype=np.float64)
+        return values + rng.laplace(0.0, self.scale, size=values.shape)
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    """Adds ``N(0, sigma^2)`` with the classical calibration for ``(epsilon, delta)``-DP.
+
+    ``sigma = sensitivity * sqrt(2 log(1.25 / delta)) / epsilon`` (Dwork & Roth, Thm A.1,
+    valid for ``epsilon < 1``).
+
+    Example:
+        >>> round(GaussianMechanism(epsilon=0.5, delta=1e-5).sigma, 3)
+        9.69
+    """
+
+    epsilon: float
+    delta: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_positive("epsilon", self.epsilon)
+        _check_positive("sensitivity", self.sensitivity)
+        if not 0.0 < self.delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        if self.epsilon >= 1.0:
+            raise ValueError(
+                f"the classical Gaussian calibration needs epsilon < 1, got {self.epsilon}"
+            )
+
+    @property
+    def sigma(self) -> float:
+        """Standard deviation of the noise."""
+        return float(self.sensitivity * np.sqrt(2.0 * np.log(1.25 / self.delta)) / self.epsilon)
+
+    def release(self, values: FloatArray, rng: np.random.Generator) -> FloatArray:
+        """``values`` plus independent Gaussian noise of standard deviation :attr:`sigma`."""
+        values = np.asarray(values, dtype=np.float64)
+        return values + rng.normal(0.0, self.sigma, size=values.shape)
+
+
+Estimator = Literal["dyadic", "honaker"]
+
+
+class TreeMechanism:
+    """Binary-tree continual counting (Zhu et al., Algorithms 2-3) over many streams at once.
+
+    Each of ``n_streams`` streams receives one value per step; after step ``t`` the
+    mechanism releases a private prefix sum of every stream. The prefix ``[1, t]`` is
+    the union of the dyadic blocks ``(q(t'), t']`` obtained by clearing the lowest set
+    bit of ``t`` repeatedly (Algorithm 2). Each block gets one ``Lap(b)`` draw when it
+    is completed, reused afterwards (Algorithm 3's map ``P``), and only if the block
+    holds at least one observation (``present``); a block with none is exactly 0.
+
+    Calibration: one item lies in at most ``L = floor(log2 T) + 1`` blocks (one per
+    level), so ``b = L * sensitivity / epsilon`` makes the whole released stream
+    ``epsilon``-DP. ``levels`` can be set lower only to build deliberately broken
+    mechanisms for audits.
+
+    ``estimator="honaker"`` noises *every* node of the tree (still one node per level
+    per item, so the same privacy) and replaces each completed node by the inverse-
+    variance combination of its own noisy value and the sum of its children's
+    estimates (Honaker 2015, bottom-up pass), before summing the dyadic cover.
+
+    Args:
+        n_streams: Number of independent streams ``S``.
+        horizon: Largest step ``T`` (fixes the number of levels).
+        epsilon: Privacy of each whole stream.
+        rng: Generator of the noise.
+        sensitivity: Largest change of one item between neighbouring streams.
+        estimator: ``"dyadic"`` (the paper) or ``"honaker"`` (lower variance).
+        levels: Override of the calibration level count (audits only).
+
+    Example:
+        >>> tree = TreeMechanism(2, horizon=8, epsilon=1.0, rng=np.random.default_rng(0))
+        >>> tree.levels, tree.scale
+        (4, 4.0)
+        >>> out = [tree.step(np.array([1.0, 0.0]), np.array([True, False])) for _ in range(3)]
+        >>> [float(o[1]) for o in out]          # stream 1 never observed: exact zeros
+        [0.0, 0.0, 0.0]
+    """
+
+    def __init__(
+        self,
+        n_streams: int,
+        horizon: int,
+        epsilon: float,
+        rng: np.random.Generator,
+        sensitivity: float = 1.0,
+        estimator: Estimator = "dyadic",
+        levels: int | None = None,
+    ) -> None:
+        self.n_streams = check_int("n_streams", n_streams, 1)
+        self.horizon = check_int("horizon", horizon, 1)
+        self.epsilon = _check_positive("epsilon", epsilon)
+        self.sensitivity = _check_positive("sensitivity", sensitivity)
+        if estimator not in ("dyadic", "honaker"):
+            raise ValueError(f"estimator must be 'dyadic' or 'honaker', got {estimator!r}")
+        self.estimator: Estimator = estimator
+        self.depth = tree_levels(self.horizon)
+        self.levels = self.depth if levels is None else check_int("levels", levels, 1)
+        self.scale = self.levels * self.sensitivity / self.epsilon
+        self.rng = rng
+        shape = (self.n_streams, self.depth)
+        self._acc = np.zeros(shape)
+        self._seen = np.zeros(shape, dtype=bool)
+        self._node = np.zeros(shape)
+        self._var = np.zeros(shape)
+        self.t = 0
+
+    def step(self, values: FloatArray, present: BoolArray | None = None) -> FloatArray:
+        """Add this step's value of every stream; return the private prefix sums.
+
+        Args:
+            values: ``(n_streams,)`` values of this step (0 where nothing observed).
+            present: ``(n_streams,)`` whether each stream holds an observation this step
+                (default: all).
+        """
+        if self.t >= self.horizon:
+            raise RuntimeError(f"TreeMechanism is past its horizon {self.horizon}")
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (self.n_streams,):
+            raise ValueError(f"values must have shape ({self.n_streams},), got {values.shape}")
+        seen = np.ones(self.n_streams, bool) if present is None else np.asarray(present, bool)
+        self.t += 1
+        t = self.t
+        self._acc += values[:, None]
+        self._seen |= seen[:, None]
+        top = (t & -t).bit_length() - 1  # level of the block (q(t), t]
+        var_unit = 2.0 * self.scale**2
+        if self.estimator == "dyadic":
+            noise = self.rng.laplace(0.0, self.scale, self.n_streams)
+            self._node[:, top] = self._acc[:, top] + noise * self._seen[:, top]
+        else:
+            prev = self._node.copy()
+            prev_var = self._var.copy()
+            noise = self.rng.laplace(0.0, self.scale, (self.n_streams, top + 1))
+            for lvl in range(top + 1):
+                own = self._acc[:, lvl] + noise[:, lvl] * self._seen[:, lvl]
+                own_var = var_unit * self._seen[:, lvl]
+                if lvl == 0:
+                    est, var = own, own_var
+                else:
+                    kids = prev[:, lvl - 1] + self._node[:, lvl - 1]
+                    kids_var = prev_var[:, lvl - 1] + self._var[:, lvl - 1]
+                    total = own_var + kids_var
+                    w = np.divide(kids_var, total, out=np.zeros_like(total), where=total > 0)
+                    est = w * own + (1.0 - w) * kids
+                    var = np.divide(
+                        own_var * kids_var, total, out=np.zeros_like(total), where=total > 0
+                    )
+                self._node[:, lvl], self._var[:, lvl] = est, var
+        self._acc[:, : top + 1] = 0.0
+        self._seen[:, : top + 1] = False
+        return self.prefix()
+
+    def prefix(self) -> FloatArray:
+        """The current private prefix sums (sum of the dyadic cover of ``t``)."""
+        bits = [lvl for lvl in range(self.depth) if (self.t >> lvl) & 1]
+        return self._node[:, bits].sum(axis=1)
+
+    def epsilon_spent(self) -> float:
+        """Privacy spent so far by each stream: ``epsilon' * (levels any item touched)``.
+
+        An item released by step ``t`` lies in at most ``floor(log2 t) + 1`` completed
+        blocks, each costing ``sensitivity / scale``.
+        """
+        touched = min(self.depth, max(self.t, 1).bit_length()) if self.t else 0
+        return touched * self.sensitivity / self.scale
