@@ -79,3 +79,37 @@ def test_gossip_in_the_env_is_seeded_and_reports_links(protocol: type) -> None:
 
     assert partners(3) == partners(3)
     assert partners(3) != partners(4)
+
+
+def test_public_prefix_reaches_all_neighbours_and_the_rest_only_the_partner() -> None:
+    net = Network.ring(5)
+    g = RandomEdgeGossip(public_dim=2)
+    g.reset(net, np.random.default_rng(3))
+    msgs = np.arange(5.0)[:, None] * np.array([1.0, 1.0, 100.0])  # (5, 3): 2 public + 1 private
+    d = g.route(msgs, t=1)
+    assert d.public_mask is not None
+    np.testing.assert_array_equal(d.public_mask, net.adjacency)
+    r, s = np.nonzero(net.adjacency)
+    np.testing.assert_array_equal(d.messages[r, s, :2], msgs[s, :2])
+    private = d.messages[:, :, 2]
+    np.testing.assert_array_equal(private != 0, d.mask & (msgs[None, :, 2] != 0))
+    assert int(np.triu(d.mask).sum()) == 1 and d.peer_links == 1 + net.n_edges
+    assert np.all(d.messages[~net.adjacency] == 0)
+
+
+def test_env_exposes_public_mask_and_refuses_a_too_long_public_prefix() -> None:
+    env = federated_mab_v0.parallel_env(
+        horizon=5,
+        message_dim=3,
+        network="ring",
+        n_agents=5,
+        protocol=RandomEdgeGossip(public_dim=2),
+    )
+    env.reset(seed=0)
+    obs, *_ = env.step({a: {"arm": 0, "message": [1.0, 2.0, 3.0]} for a in env.agents})
+    for a in env.possible_agents:
+        assert obs[a]["public_mask"].sum() == 2  # ring: two neighbours
+        private = obs[a]["messages"][:, 2]
+        np.testing.assert_array_equal(private != 0, obs[a]["mask"] == 1)
+    with pytest.raises(ValueError, match="public_dim=4 exceeds message_dim=3"):
+        federated_mab_v0.parallel_env(message_dim=3, protocol=RandomEdgeGossip(public_dim=4))

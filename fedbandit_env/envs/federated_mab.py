@@ -9,7 +9,9 @@ Action space       ``Discrete(M)`` (the arm); with ``message_dim = D > 0``:
                    ``Dict(arm=Discrete(M), message=Box(lo, hi, (D,), float32))``
 Observation space  ``Dict(arm=Discrete(M), reward=Box(r_lo, r_hi, (1,)), step=Box(0, T, (1,)))``
                    and, with messages, ``messages=Box(lo, hi, (N, D))`` indexed by sender
-                   and ``mask=MultiBinary(N)`` (1 where that sender's message arrived)
+                   and ``mask=MultiBinary(N)`` (1 where that sender's message arrived);
+                   with a protocol whose ``public_dim > 0`` also ``public_mask=MultiBinary(N)``
+                   (1 where only the sender's public prefix arrived, e.g. gossip counts)
 Reset observation  ``arm = 0``, ``reward = 0``, ``step = 0``, no messages: nothing pulled yet
 Rewards            The agent's own *local* reward, drawn around ``mu[i, arm]``
 Infos              ``regret``: pseudo-regret increment ``max_k mu[k] - mu[arm]`` against the
@@ -128,6 +130,10 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         protocol.check_network(network)
         self.horizon = check_int("horizon", horizon, 1)
         self.message_dim = check_int("message_dim", message_dim, 0)
+        if protocol.public_dim > message_dim:
+            raise ValueError(
+                f"protocol public_dim={protocol.public_dim} exceeds message_dim={message_dim}"
+            )
         lo, hi = (float(b) for b in message_bounds)
         if not lo < hi:
             raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
@@ -163,6 +169,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         if self.message_dim:
             obs["messages"] = spaces.Box(lo, hi, shape=(n, self.message_dim), dtype=np.float32)
             obs["mask"] = spaces.MultiBinary(n)
+            if protocol.public_dim:
+                obs["public_mask"] = spaces.MultiBinary(n)
         self._obs_spaces = {a: spaces.Dict(obs) for a in self.possible_agents}
         self._act_spaces: dict[AgentID, spaces.Space[Any]] = {
             a: self._make_action_space() for a in self.possible_agents
@@ -294,9 +302,12 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 n, d = self.n_agents, self.message_dim
                 inbox = np.zeros((n, n, d), dtype=np.float32)
                 mask = np.zeros((n, n), dtype=np.int8)
+                public = mask
             else:
                 inbox = delivery.messages.astype(np.float32)
                 mask = delivery.mask.astype(np.int8)
+                pm = delivery.public_mask
+                public = mask if pm is None else pm.astype(np.int8)
         for i, a in enumerate(self.agents):
             obs: Observation = {
                 "arm": np.int64(arms[i]),
@@ -306,6 +317,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             if self.message_dim:
                 obs["messages"] = inbox[i]
                 obs["mask"] = mask[i]
+                if self.protocol.public_dim:
+                    obs["public_mask"] = public[i]
             out[a] = obs
         return out
 

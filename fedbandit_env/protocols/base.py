@@ -31,6 +31,9 @@ class Delivery:
             from ``s`` this step.
         peer_links: Agent-agent links used this step (Li & Song's ``c2`` links).
         server_links: Agent-server links used this step (``c1`` links).
+        public_mask: ``(N, N)`` bool array or ``None``: where only the *public* prefix of
+            a message (its first ``Protocol.public_dim`` entries) arrived, e.g. the pull
+            counts Zhu et al. let every neighbour see while estimates travel by gossip.
 
     Example:
         >>> d = Delivery(np.zeros((2, 2, 1)), np.eye(2, dtype=bool)[::-1], 1, 0)
@@ -42,6 +45,7 @@ class Delivery:
     mask: BoolArray
     peer_links: int = 0
     server_links: int = 0
+    public_mask: BoolArray | None = None
 
 
 class Protocol(ABC):
@@ -64,6 +68,9 @@ class Protocol(ABC):
 
     name: str = "protocol"
     """Short name used in logs and result tables."""
+
+    public_dim: int = 0
+    """Length of the message prefix delivered to every neighbour each step (0: none)."""
 
     def __init__(self) -> None:
         self._network: Network | None = None
@@ -104,14 +111,28 @@ class Protocol(ABC):
 
 
 def deliver_mask(
-    messages: FloatArray, mask: BoolArray, peer_links: int = 0, server_links: int = 0
+    messages: FloatArray,
+    mask: BoolArray,
+    peer_links: int = 0,
+    server_links: int = 0,
+    public_mask: BoolArray | None = None,
+    public_dim: int = 0,
 ) -> Delivery:
-    """Build a :class:`Delivery` that hands ``messages[s]`` to every ``r`` with ``mask[r, s]``.
+    """Hand ``messages[s]`` to every ``r`` with ``mask[r, s]``, and only its first
+    ``public_dim`` entries to every ``r`` with ``public_mask[r, s]`` but not ``mask[r, s]``.
 
     Example:
         >>> d = deliver_mask(np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]], bool))
         >>> d.messages[:, :, 0].tolist()
         [[0.0, 2.0], [0.0, 0.0]]
+        >>> msgs = np.array([[1.0, 10.0], [2.0, 20.0]])
+        >>> nobody = np.zeros((2, 2), bool)
+        >>> everyone = ~np.eye(2, dtype=bool)
+        >>> deliver_mask(msgs, nobody, public_mask=everyone, public_dim=1).messages[0].tolist()
+        [[0.0, 0.0], [2.0, 0.0]]
     """
     inbox = np.where(mask[:, :, None], messages[None, :, :], 0.0)
-    return Delivery(inbox, mask, peer_links, server_links)
+    if public_mask is not None and public_dim:
+        reached = (mask | public_mask)[:, :, None]
+        inbox[:, :, :public_dim] = np.where(reached, messages[None, :, :public_dim], 0.0)
+    return Delivery(inbox, mask, peer_links, server_links, public_mask)

@@ -5,6 +5,11 @@ step, uniformly at random, and its two agents exchange their estimates.  The var
 which every agent contacts one uniformly random neighbour (and that neighbour answers)
 is also common.  A receiver learns its gossip partner(s) from the delivery mask: the
 senders whose bit is set.
+
+Zhu et al. also let every agent see its neighbours' pull-count estimates every step
+(Algorithm 1, line 5), while estimates travel only over the activated edge.  Both
+protocols carry that with ``public_dim``: the first ``public_dim`` entries of every
+message reach all neighbours each step (``public_mask``), the rest only the partners.
 """
 
 from __future__ import annotations
@@ -12,10 +17,29 @@ from __future__ import annotations
 import numpy as np
 
 from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
-from fedbandit_env.type_aliases import FloatArray
+from fedbandit_env.type_aliases import BoolArray, FloatArray
+from fedbandit_env.validation import check_int
 
 
-class RandomEdgeGossip(Protocol):
+class _Gossip(Protocol):
+    """Shared constructor and delivery of the gossip schedules."""
+
+    def __init__(self, public_dim: int = 0) -> None:
+        super().__init__()
+        self.public_dim = check_int("public_dim", public_dim, 0)
+
+    def _deliver(self, messages: FloatArray, mask: BoolArray, calls: int) -> Delivery:
+        net = self.network
+        if not self.public_dim:
+            return deliver_mask(messages, mask, peer_links=calls)
+        links = calls + net.n_edges  # the public prefix uses every edge as well
+        return deliver_mask(messages, mask, links, 0, net.adjacency, self.public_dim)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(public_dim={self.public_dim})"
+
+
+class RandomEdgeGossip(_Gossip):
     """One uniformly random edge per step; its two agents swap messages.
 
     Example:
@@ -35,10 +59,10 @@ class RandomEdgeGossip(Protocol):
         i, j = net.edges[self._rng.integers(net.n_edges)]
         mask = np.zeros((net.n_agents, net.n_agents), dtype=bool)
         mask[i, j] = mask[j, i] = True
-        return deliver_mask(messages, mask, peer_links=1)
+        return self._deliver(messages, mask, 1)
 
 
-class NeighbourGossip(Protocol):
+class NeighbourGossip(_Gossip):
     """Every agent calls one uniformly random neighbour; both ends of a call exchange.
 
     An agent may therefore hear from several agents in one step (its own callee and
@@ -63,4 +87,4 @@ class NeighbourGossip(Protocol):
         mask = np.zeros((n, n), dtype=bool)
         mask[np.arange(n), callee] = True
         mask |= mask.T
-        return deliver_mask(messages, mask, peer_links=int(np.triu(mask).sum()))
+        return self._deliver(messages, mask, int(np.triu(mask).sum()))
