@@ -6,6 +6,7 @@ Example:
     'oracle_ucb'
 """
 
+from baselines.gossip_ucb import FedUCB, GossipUCB
 from baselines.index_policies import (
     IndexPolicy,
     LocalUCB1,
@@ -18,6 +19,8 @@ from baselines.registry import POLICIES, make_team
 
 __all__ = [
     "POLICIES",
+    "FedUCB",
+    "GossipUCB",
     "IndexPolicy",
     "LocalUCB1",
     "OracleUCB",

@@ -2,7 +2,7 @@
 
 Example:
     >>> sorted(POLICIES)
-    ['local_ucb', 'oracle_ucb', 'random']
+    ['fed_ucb', 'gossip_ucb', 'local_ucb', 'oracle_ucb', 'random']
     >>> make_team("local_ucb").name
     'local_ucb'
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from baselines.gossip_ucb import FedUCB, GossipUCB
 from baselines.index_policies import LocalUCB1, RandomPolicy
 from baselines.oracle import OracleUCB
 from fedbandit_env.policies import IndependentTeam, Team
@@ -20,6 +21,10 @@ POLICIES: dict[str, Callable[..., Team]] = {
     "local_ucb": lambda **kw: IndependentTeam(lambda: LocalUCB1(**kw), name="local_ucb"),
     "oracle_ucb": lambda **kw: OracleUCB(**kw),
     "random": lambda **kw: IndependentTeam(RandomPolicy, name="random"),
+    "gossip_ucb": lambda **kw: IndependentTeam(lambda: GossipUCB(**kw), name="gossip_ucb"),
+    "fed_ucb": lambda epsilon=1.0, **kw: IndependentTeam(
+        lambda: FedUCB(epsilon, **kw), name="fed_ucb"
+    ),
 }
 """Team factories by id; keyword arguments go to the policy's constructor."""
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
+from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import INSTANCES, Scenario
@@ -58,6 +59,24 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
     b.add_argument(
         "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"
+    )
+    b.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default=d.protocol,
+        help="delivery rule for policies that talk",
+    )
+    b.add_argument(
+        "--epsilon",
+        type=float,
+        default=1.0,
+        help="privacy level of fed_ucb (inf: no privacy)",
+    )
+    b.add_argument(
+        "--estimator",
+        choices=("dyadic", "honaker"),
+        default=d.estimator,
+        help="tree estimator of the privacy wrapper",
     )
     b.add_argument("--horizon", type=int, default=d.horizon, help="steps T")
     b.add_argument("--trials", type=int, default=10, help="independent runs per policy")
@@ -112,10 +131,11 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     curves = []
     start = time.perf_counter()
     for pid in ids:
-        dim = make_team(pid).message_dim(scenario.n_agents, scenario.n_arms)
+        kwargs = {"epsilon": args.epsilon} if pid == "fed_ucb" else {}
+        needs = make_team(pid, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
         c = run_trials(
-            functools.partial(scenario.make_env, message_dim=dim),
-            functools.partial(make_team, pid),
+            functools.partial(scenario.make_env, needs),
+            functools.partial(make_team, pid, **kwargs),
             n_trials=args.trials,
             seed=args.seed,
             record_every=record_every,
@@ -123,6 +143,8 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             progress=not args.no_progress,
         )
         c.meta["lambda_2"] = network.lambda_2
+        if needs.epsilon is not None:
+            c.meta["epsilon"] = needs.epsilon
         curves.append(c)
     elapsed = time.perf_counter() - start
     print(format_table(curves))
@@ -130,6 +152,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     config: dict[str, Any] = {
         "command": "bench",
         "policies": ids,
+        "epsilon": args.epsilon,
         "scenario": scenario.to_dict(),
         "trials": args.trials,
         "seed": args.seed,

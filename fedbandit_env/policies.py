@@ -71,12 +71,41 @@ class AgentSpec:
         )
 
 
+@dataclass(frozen=True)
+class Requirements:
+    """What a policy needs from the env it runs on.
+
+    Attributes:
+        message_dim: Length of the message each agent sends (0: none).
+        public_dim: Length of the message prefix every neighbour must see each step.
+        epsilon: If set, agents must see their rewards only through
+            :class:`~fedbandit_env.wrappers.PrivateRewards` with this epsilon.
+
+    Example:
+        >>> Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
+        Requirements(message_dim=4, public_dim=2, epsilon=1.0)
+    """
+
+    message_dim: int = 0
+    public_dim: int = 0
+    epsilon: float | None = None
+
+    def merge(self, other: Requirements) -> Requirements:
+        """The requirements of running both (longest messages, smallest epsilon)."""
+        eps = [e for e in (self.epsilon, other.epsilon) if e is not None]
+        return Requirements(
+            max(self.message_dim, other.message_dim),
+            max(self.public_dim, other.public_dim),
+            min(eps) if eps else None,
+        )
+
+
 class Policy(ABC):
     """One agent's decision rule.
 
-    Subclasses implement :meth:`reset` and :meth:`act`; :meth:`message_dim` says how
-    long a message the policy sends (0 if it never talks), so the runner can build an
-    env that carries it.
+    Subclasses implement :meth:`reset` and :meth:`act`; :meth:`requirements` says what
+    the env must carry (messages, a public prefix, private rewards), so the runner can
+    build an env that fits.
 
     Example:
         >>> class AlwaysZero(Policy):
@@ -86,10 +115,9 @@ class Policy(ABC):
         0
     """
 
-    @classmethod
-    def message_dim(cls, n_agents: int, n_arms: int) -> int:
-        """Length of the messages this policy sends in a setting of this size."""
-        return 0
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """What the env must provide in a setting of this size (default: nothing)."""
+        return Requirements()
 
     @abstractmethod
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
@@ -117,9 +145,9 @@ class Team(ABC):
 
     name: str = "team"
 
-    def message_dim(self, n_agents: int, n_arms: int) -> int:
-        """Length of the messages this team's agents send (0 if none)."""
-        return 0
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """What the env must provide for this team (default: nothing)."""
+        return Requirements()
 
     @abstractmethod
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
@@ -173,10 +201,13 @@ class IndependentTeam(Team):
         self._by_agent: dict[AgentID, Policy] = {}
         self._message_dim = 0
 
-    def message_dim(self, n_agents: int, n_arms: int) -> int:
-        """The longest message any member sends."""
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """The merged requirements of the members."""
         members = self.policies or ([self._factory()] if self._factory else [])
-        return max((p.message_dim(n_agents, n_arms) for p in members), default=0)
+        out = Requirements()
+        for p in members:
+            out = out.merge(p.requirements(n_agents, n_arms))
+        return out
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Give each agent a fresh policy (or reset the given ones) with its own seed."""

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from pettingzoo import ParallelEnv
+
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_network
+from fedbandit_env.policies import Requirements
 from fedbandit_env.problems.mab import (
     MABProblem,
     NoiseKind,
@@ -14,7 +17,9 @@ from fedbandit_env.problems.mab import (
     homogeneous,
     zhu_synthetic,
 )
+from fedbandit_env.protocols import make_protocol
 from fedbandit_env.validation import check_int
+from fedbandit_env.wrappers.privacy import PrivateRewards
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous"]
 INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous")
@@ -37,12 +42,19 @@ class Scenario:
         graph: Graph kind, see :data:`~fedbandit_env.network.GRAPH_KINDS`.
         horizon: Steps ``T``.
         seed: Seed of the instance and of a random graph (not of the runs).
+        protocol: Delivery rule for policies that talk
+            (:data:`~fedbandit_env.protocols.PROTOCOLS`).
+        estimator: Tree estimator of the privacy wrapper (``"dyadic"``, ``"honaker"``).
+        clip: Reward range of the privacy wrapper (default: the problem's bounds).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
         >>> env = s.make_env()
         >>> env.n_agents, env.horizon, s.network().n_edges
         (4, 50, 6)
+        >>> private = s.make_env(Requirements(message_dim=6, public_dim=3, epsilon=1.0))
+        >>> type(private).__name__, private.unwrapped.protocol
+        ('PrivateRewards', RandomEdgeGossip(public_dim=3))
     """
 
     n_agents: int = 10
@@ -55,6 +67,9 @@ class Scenario:
     graph: str = "complete"
     horizon: int = 5000
     seed: int = 0
+    protocol: str = "random_edge_gossip"
+    estimator: str = "dyadic"
+    clip: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -84,11 +99,27 @@ class Scenario:
         """Build the (seeded) communication graph."""
         return make_network(self.graph, self.n_agents, seed=self.seed)
 
-    def make_env(self, message_dim: int = 0, **kwargs: Any) -> FederatedMABEnv:
-        """Build the env, carrying messages of length ``message_dim``."""
-        return FederatedMABEnv(
-            self.problem(), self.network(), horizon=self.horizon, message_dim=message_dim, **kwargs
+    def make_env(
+        self, needs: Requirements | None = None, **kwargs: Any
+    ) -> ParallelEnv[Any, Any, Any]:
+        """Build the env (and wrapper stack) that a policy with ``needs`` runs on.
+
+        Messages of ``needs.message_dim`` go through :attr:`protocol` (with the public
+        prefix it asks for); ``needs.epsilon`` wraps the env in ``PrivateRewards``.
+        """
+        needs = needs or Requirements()
+        protocol = make_protocol(self.protocol, needs.public_dim) if needs.message_dim else None
+        env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
+            self.problem(),
+            self.network(),
+            protocol,
+            horizon=self.horizon,
+            message_dim=needs.message_dim,
+            **kwargs,
         )
+        if needs.epsilon is not None:
+            env = PrivateRewards(env, needs.epsilon, self.estimator, self.clip)  # type: ignore[arg-type]
+        return env
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for JSON)."""

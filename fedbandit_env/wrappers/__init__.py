@@ -2,5 +2,6 @@
 
 from fedbandit_env.wrappers.base import ParallelWrapper
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
+from fedbandit_env.wrappers.privacy import PrivateRewards
 
-__all__ = ["LocalStatistics", "ParallelWrapper"]
+__all__ = ["LocalStatistics", "ParallelWrapper", "PrivateRewards"]

@@ -1,0 +1,342 @@
+"""Gossip_UCB and Fed_UCB (Zhu, Zhu, Liu, Liu 2021, Algorithms 1 and 4).
+
+The mathematics is written once, as small functions on arrays (confidence bounds
+eq. 11 and eq. 12, the consistency set of line 6, the count estimate of line 5, the
+gossip update of lines 20/22), and the per-agent policies only orchestrate them around
+the env's observations. The fast path (a later issue) calls the same functions.
+
+Timing. Messages sent at env step ``s`` are read when choosing the action of step
+``s + 1``. Algorithm 1 only ever uses neighbours' values from the previous algorithm
+step (``n~_j(t)`` in line 5, ``theta_j(t-1)`` in line 19), so the one-step latency is
+exactly the paper's indexing: at algorithm step ``t`` an agent sends
+``[n~_i(t+1), theta_i(t-1)]``, the first half public (every neighbour sees it, the
+paper's assumption), the second half private to its gossip partner.
+
+Initialisation (line 1) takes the first ``M`` env steps: every agent pulls arms
+``0 .. M-1`` in order. Algorithm time ``t`` starts at 1 on env step ``M + 1``.
+
+Readings chosen:
+- eq. 11 is ``sqrt(2 N log(t) / n + alpha_1)`` (``alpha_1`` inside the root, as in the
+  slides); eq. 12 is ``alpha_1 + sqrt(2N (128 N log^2(T) log(t) log(n) / (n^2 eps^2)
+  + 1/n) log t)`` as printed; natural logarithms.
+- ``alpha_1`` is printed ``64 / N^(1/7)`` in the slides and ``64 / N^17`` in the journal
+  (a lost superscript). The first exceeds every reward gap (agents would explore
+  uniformly forever); the default here is the journal's ``64 / N**17``, which is
+  numerically 0 for ``N >= 3``. Pass ``alpha_1`` to choose.
+- With several gossip partners in one step (the every-agent-calls-a-neighbour
+  variant, or plain broadcast) the update averages over the agent and all partners,
+  ``(theta_i + sum_j theta_j) / (1 + |P|)``; with one partner this is line 20.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from baselines.index_policies import argmax_random_tie
+from fedbandit_env.policies import AgentSpec, Policy, Requirements
+from fedbandit_env.type_aliases import FloatArray, IntArray, Observation, SeedLike
+
+
+def default_alpha_1(n_agents: int) -> float:
+    """The journal's ``alpha_1 = 64 / N^17`` (see the module docstring for the erratum).
+
+    Example:
+        >>> default_alpha_1(3) < 1e-6
+        True
+    """
+    return 64.0 / float(n_agents) ** 17
+
+
+def gossip_ucb_bonus(counts: FloatArray, t: int, n_agents: int, alpha_1: float) -> FloatArray:
+    """Confidence bound of Gossip_UCB, eq. (11): ``sqrt(2 N log(t) / n + alpha_1)``.
+
+    Example:
+        >>> gossip_ucb_bonus(np.array([1.0, 4.0]), t=1, n_agents=3, alpha_1=0.25).tolist()
+        [0.5, 0.5]
+    """
+    return np.sqrt(2.0 * n_agents * np.log(max(t, 1)) / counts + alpha_1)
+
+
+def fed_ucb_bonus(
+    counts: FloatArray,
+    t: int,
+    n_agents: int,
+    horizon: int,
+    epsilon: float,
+    alpha_1: float,
+    c_privacy: float = 128.0,
+) -> FloatArray:
+    """Confidence bound of Fed_UCB, eq. (12).
+
+    ``alpha_1 + sqrt(2N (128 N log^2(T) log(t) log(n) / (n^2 eps^2) + 1/n) log t)``;
+    with ``epsilon = inf`` it is eq. (11) with ``alpha_1`` outside the root.
+
+    Example:
+        >>> b = fed_ucb_bonus(np.array([10.0]), t=100, n_agents=2, horizon=1000,
+        ...                   epsilon=np.inf, alpha_1=0.0)
+        >>> bool(np.isclose(b[0], gossip_ucb_bonus(np.array([10.0]), 100, 2, 0.0)[0]))
+        True
+    """
+    n = counts
+    log_t = np.log(max(t, 1))
+    privacy = c_privacy * n_agents * np.log(horizon) ** 2 * log_t * np.log(n) / (n**2 * epsilon**2)
+    return alpha_1 + np.sqrt(2.0 * n_agents * (privacy + 1.0 / n) * log_t)
+
+
+def fed_ucb_calibrated_bonus(
+    counts: FloatArray,
+    t: int,
+    n_agents: int,
+    horizon: int,
+    epsilon: float,
+    alpha_1: float,
+    sensitivity: float = 1.0,
+) -> FloatArray:
+    """Eq. (12) with its privacy term replaced by the tree noise's actual variance.
+
+    The private mean is ``(S + Z) / n`` where ``Z`` sums at most ``L = floor(log2 T) + 1``
+    Laplace draws of scale ``b = L * sensitivity / epsilon``, so ``Var(Z / n) <=
+    2 L b^2 / n^2``. This replaces ``128 N log^2(T) log(t) log(n) / (n^2 eps^2)``
+    (a union-bound proxy that exceeds every reward gap until ``t`` is about 1e7):
+    ``alpha_1 + sqrt(2N (2 L b^2 / n^2 + 1/n) log t)``.
+
+    Example:
+        >>> b = fed_ucb_calibrated_bonus(np.array([100.0]), 1000, 3, 1024, 1.0, 0.0)
+        >>> round(float(b[0]), 3)
+        3.383
+    """
+    levels = int(horizon).bit_length()
+    b = levels * sensitivity / epsilon
+    n = counts
+    return alpha_1 + np.sqrt(
+        2.0 * n_agents * (2.0 * levels * b**2 / n**2 + 1.0 / n) * np.log(max(t, 1))
+    )
+
+
+def consistency_set(counts: FloatArray, n_tilde: FloatArray, n_agents: int) -> IntArray:
+    """Line 6: the arms an agent must pull to stay consistent, ``n < n~ - N``.
+
+    Example:
+        >>> consistency_set(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3).tolist()
+        [0]
+    """
+    return np.flatnonzero(counts < n_tilde - n_agents)
+
+
+def update_n_tilde(counts: FloatArray, neighbour_n_tilde: FloatArray) -> FloatArray:
+    """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the neighbours heard from.
+
+    Example:
+        >>> update_n_tilde(np.array([3.0, 1.0]), np.array([[2.0, 5.0], [1.0, 4.0]])).tolist()
+        [3.0, 5.0]
+    """
+    if neighbour_n_tilde.size == 0:
+        return counts.copy()
+    return np.maximum(counts, neighbour_n_tilde.max(axis=0))
+
+
+def gossip_update(
+    theta: FloatArray, partner_theta: FloatArray, xbar_new: FloatArray, xbar_old: FloatArray
+) -> FloatArray:
+    """Lines 20/22: average with the partners (if any), then add the local mean's change.
+
+    Example:
+        >>> gossip_update(np.array([0.2]), np.array([[0.6]]), np.array([0.5]), np.array([0.4]))
+        array([0.5])
+        >>> gossip_update(np.array([0.2]), np.zeros((0, 1)), np.array([0.5]), np.array([0.4]))
+        array([0.3])
+    """
+    if partner_theta.shape[0]:
+        theta = (theta + partner_theta.sum(axis=0)) / (1 + partner_theta.shape[0])
+    return theta + xbar_new - xbar_old
+
+
+class GossipUCB(Policy):
+    """Gossip_UCB (Algorithm 1, confidence eq. 11) for one agent.
+
+    Needs an env whose messages carry ``2 M`` numbers, the first ``M`` public (use
+    :class:`~fedbandit_env.protocols.RandomEdgeGossip` with ``public_dim=M``).
+
+    Args:
+        alpha_1: The additive constant of the confidence bound; default
+            :func:`default_alpha_1`.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from fedbandit_env.policies import IndependentTeam
+        >>> from fedbandit_env.protocols import RandomEdgeGossip
+        >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=5,
+        ...     message_dim=4, protocol=RandomEdgeGossip(public_dim=2))
+        >>> team = IndependentTeam(GossipUCB)
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> team.act(obs)["agent_0"]["arm"]
+        0
+    """
+
+    def __init__(self, alpha_1: float | None = None) -> None:
+        if alpha_1 is not None and not alpha_1 >= 0:
+            raise ValueError(f"alpha_1 must be >= 0, got {alpha_1!r}")
+        self.alpha_1_arg = alpha_1
+        self.alpha_1 = 0.0
+        self.spec = AgentSpec(0, 2, 1, 1)
+        self.rng = np.random.default_rng()
+        self.counts: FloatArray = np.zeros(0)
+        self.sums: FloatArray = np.zeros(0)
+        self.xbar: FloatArray = np.zeros(0)
+        self.theta: FloatArray = np.zeros(0)
+        self.n_tilde: FloatArray = np.zeros(0)
+        self.n_tilde_next: FloatArray = np.zeros(0)
+        self.t = 0
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """``2 M`` message entries, the first ``M`` (the count estimates) public."""
+        return Requirements(message_dim=2 * n_arms, public_dim=n_arms)
+
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Start Algorithm 1 afresh as agent ``spec.index``."""
+        if spec.message_dim < 2 * spec.n_arms:
+            raise ValueError(
+                f"{type(self).__name__} needs message_dim >= 2 * n_arms = {2 * spec.n_arms}, "
+                f"got {spec.message_dim}"
+            )
+        m = spec.n_arms
+        self.spec = spec
+        self.alpha_1 = (
+            default_alpha_1(spec.n_agents) if self.alpha_1_arg is None else self.alpha_1_arg
+        )
+        self.rng = np.random.default_rng(seed)
+        self.counts, self.sums, self.xbar, self.theta = (np.zeros(m) for _ in range(4))
+        self.n_tilde, self.n_tilde_next = np.ones(m), np.ones(m)
+        self.t = 0
+
+    # The two points where Fed_UCB differs.
+    def local_means(self, observation: Observation, arm: int) -> FloatArray:
+        """Line 15: the sample means after observing ``arm`` (raw rewards)."""
+        self.sums[arm] += float(observation["reward"][0])
+        xbar = self.xbar.copy()
+        xbar[arm] = self.sums[arm] / self.counts[arm]
+        return xbar
+
+    def bonus(self) -> FloatArray:
+        """Eq. (11)."""
+        return gossip_ucb_bonus(self.counts, self.t, self.spec.n_agents, self.alpha_1)
+
+    def act(self, observation: Observation) -> dict[str, object]:
+        """Absorb last step's pull and messages, then run one step of Algorithm 1."""
+        m = self.spec.n_arms
+        done = int(observation["step"][0])
+        if done > 0:
+            arm = int(observation["arm"])
+            self.counts[arm] += 1.0
+            xbar_new = self.local_means(observation, arm)
+            if done == m:  # line 1: initialisation complete
+                self.theta = xbar_new.copy()
+            elif done > m:
+                partners = self._theta_from_partners(observation)
+                self.theta = gossip_update(self.theta, partners, xbar_new, self.xbar)
+            self.xbar = xbar_new
+        if done < m:  # line 1: pull every arm once
+            return self._message(done)
+        self.t = done - m + 1
+        self.n_tilde = self.n_tilde_next
+        self.n_tilde_next = update_n_tilde(self.counts, self._public_counts(observation))
+        forced = consistency_set(self.counts, self.n_tilde, self.spec.n_agents)
+        if forced.size:  # line 13
+            arm = int(self.rng.choice(forced))
+        else:  # lines 9-10
+            arm = argmax_random_tie(self.theta + self.bonus(), self.rng)
+        return self._message(arm)
+
+    def _message(self, arm: int) -> dict[str, object]:
+        message = np.zeros(self.spec.message_dim, dtype=np.float32)
+        message[: self.spec.n_arms] = self.n_tilde_next
+        message[self.spec.n_arms : 2 * self.spec.n_arms] = self.theta
+        return {"arm": arm, "message": message}
+
+    def _public_counts(self, observation: Observation) -> FloatArray:
+        key = "public_mask" if "public_mask" in observation else "mask"
+        senders = observation[key].astype(bool)
+        return observation["messages"][senders, : self.spec.n_arms].astype(np.float64)
+
+    def _theta_from_partners(self, observation: Observation) -> FloatArray:
+        m = self.spec.n_arms
+        partners = observation["mask"].astype(bool)
+        return observation["messages"][partners, m : 2 * m].astype(np.float64)
+
+
+class FedUCB(GossipUCB):
+    """Fed_UCB (Algorithm 4, confidence eq. 12): Gossip_UCB on private sample means.
+
+    It never reads a raw reward: the env must be wrapped in
+    :class:`~fedbandit_env.wrappers.PrivateRewards` (same ``epsilon``), whose
+    ``private_means`` are the binary-tree means of Algorithm 3. Only the pulled arm's
+    private mean is refreshed each step (line 17: ``x~_k(t) = x~_k(t-1)`` otherwise).
+    ``epsilon = inf`` gives Gossip_UCB with ``alpha_1`` outside the root.
+
+    Args:
+        epsilon: The privacy level the wrapper enforces (enters eq. 12).
+        alpha_1: See :class:`GossipUCB`.
+
+    Example:
+        >>> FedUCB(epsilon=2.0).epsilon
+        2.0
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        alpha_1: float | None = None,
+        confidence: str = "calibrated",
+        c_privacy: float = 128.0,
+        sensitivity: float = 1.0,
+    ) -> None:
+        super().__init__(alpha_1)
+        if confidence not in ("paper", "calibrated"):
+            raise ValueError(f"confidence must be 'paper' or 'calibrated', got {confidence!r}")
+        if not c_privacy >= 0:
+            raise ValueError(f"c_privacy must be >= 0, got {c_privacy!r}")
+        self.confidence = confidence
+        self.c_privacy = float(c_privacy)
+        self.sensitivity = float(sensitivity)
+        if not epsilon > 0:
+            raise ValueError(f"epsilon must be > 0 (inf for no privacy), got {epsilon!r}")
+        self.epsilon = float(epsilon)
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """Gossip_UCB's messages, with rewards seen through ``PrivateRewards(epsilon)``."""
+        base = super().requirements(n_agents, n_arms)
+        eps = None if np.isinf(self.epsilon) else self.epsilon
+        return Requirements(base.message_dim, base.public_dim, epsilon=eps)
+
+    def local_means(self, observation: Observation, arm: int) -> FloatArray:
+        """Lines 16-17: the pulled arm's private mean, the others unchanged."""
+        if np.isinf(self.epsilon):
+            return super().local_means(observation, arm)
+        if "private_means" not in observation:
+            raise ValueError("FedUCB needs the PrivateRewards wrapper (no 'private_means' seen)")
+        xbar = self.xbar.copy()
+        xbar[arm] = float(observation["private_means"][arm])
+        return xbar
+
+    def bonus(self) -> FloatArray:
+        """Eq. (12), as printed (``"paper"``) or with the noise's variance (``"calibrated"``)."""
+        spec = self.spec
+        if self.confidence == "calibrated":
+            return fed_ucb_calibrated_bonus(
+                self.counts,
+                self.t,
+                spec.n_agents,
+                spec.horizon,
+                self.epsilon,
+                self.alpha_1,
+                self.sensitivity,
+            )
+        return fed_ucb_bonus(
+            self.counts,
+            self.t,
+            spec.n_agents,
+            spec.horizon,
+            self.epsilon,
+            self.alpha_1,
+            self.c_privacy,
+        )
