@@ -1,0 +1,166 @@
+"""Gossip_UCB and Fed_UCB (Zhu et al.): mathematics, information discipline, behaviour.
+
+Growth statistic as in test_baselines: ``q = (R(T) - R(3T/4)) / (R(T) / 4)`` is ~1 for
+a linear curve and 0.13 for ``c log t`` at T = 8000.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from baselines import FedUCB, GossipUCB, make_team
+from baselines.gossip_ucb import (
+    consistency_set,
+    fed_ucb_bonus,
+    gossip_ucb_bonus,
+    gossip_update,
+    update_n_tilde,
+)
+from fedbandit_env import federated_mab_v0
+from fedbandit_env.policies import AgentSpec, IndependentTeam
+from fedbandit_env.protocols import RandomEdgeGossip
+from fedbandit_env.runner import RegretCurves, run_trials
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.wrappers import PrivateRewards
+
+SCENARIO = Scenario(n_agents=4, n_arms=3, horizon=8000, gap=0.2, conflict_fraction=0.5)
+
+
+def _run(team_factory: Any, scenario: Scenario, trials: int = 3, seed: int = 1) -> RegretCurves:
+    needs = team_factory().requirements(scenario.n_agents, scenario.n_arms)
+    return run_trials(
+        lambda: scenario.make_env(needs),
+        team_factory,
+        trials,
+        seed=seed,
+        record_every=scenario.horizon // 4,
+        progress=False,
+    )
+
+
+def _q(regret: np.ndarray) -> np.ndarray:
+    return (regret[..., -1] - regret[..., -2]) / (regret[..., -1] / 4)
+
+
+def test_gossip_ucb_is_sublinear_for_every_agent_where_local_ucb_is_linear() -> None:
+    problem = SCENARIO.problem()
+    assert problem.conflicting_agents.tolist() == [0, 2]
+    gossip = _run(lambda: make_team("gossip_ucb"), SCENARIO).regret.mean(axis=0)
+    local = _run(lambda: make_team("local_ucb"), SCENARIO).regret.mean(axis=0)
+    misled = problem.conflicting_agents
+    assert np.all(_q(local[misled]) > 0.8), _q(local)
+    assert np.all(_q(gossip) < 0.6), _q(gossip)
+    # Slope over the last quarter: far below local UCB1's on the misled agents.
+    slope = lambda r: (r[:, -1] - r[:, -2]) / (SCENARIO.horizon / 4)  # noqa: E731
+    assert np.all(slope(gossip)[misled] < 0.25 * slope(local)[misled])
+    assert gossip[misled, -1].max() < local[misled, -1].min()
+
+
+def test_fed_ucb_regret_falls_as_epsilon_grows() -> None:
+    """Means over 4 trials, ordered with gaps above 2 standard errors of the difference."""
+    scenario = Scenario(n_agents=3, n_arms=4, horizon=4000, instance="zhu")
+    finals = {}
+    for eps in (1.0, 2.0, 5.0, np.inf):
+        curves = _run(lambda eps=eps: IndependentTeam(lambda: FedUCB(eps)), scenario, trials=4)
+        finals[eps] = curves.final_per_agent
+    order = [finals[e] for e in (1.0, 2.0, 5.0, np.inf)]
+    for hi, lo in itertools.pairwise(order):
+        se = np.sqrt(hi.var(ddof=1) / hi.size + lo.var(ddof=1) / lo.size)
+        assert hi.mean() - lo.mean() > 2 * se, (hi, lo)
+
+
+def test_fed_ucb_reads_only_private_data() -> None:
+    env = PrivateRewards(
+        federated_mab_v0.parallel_env(
+            n_agents=3, n_arms=2, horizon=20, message_dim=4, protocol=RandomEdgeGossip(public_dim=2)
+        ),
+        epsilon=1.0,
+    )
+    team = IndependentTeam(lambda: FedUCB(1.0))
+    obs, _ = env.reset(seed=0)
+    team.reset(env, seed=0)
+    while env.agents:
+        obs, *_ = env.step(team.act(obs))
+    pol = team.policies[0]
+    assert isinstance(pol, FedUCB)
+    # Its means are the wrapper's private means of the last pulls, never raw averages.
+    assert not np.allclose(pol.xbar, np.round(pol.xbar * pol.counts) / pol.counts)
+    bare = federated_mab_v0.parallel_env(
+        n_agents=3, n_arms=2, horizon=5, message_dim=4, protocol=RandomEdgeGossip(public_dim=2)
+    )
+    team = IndependentTeam(lambda: FedUCB(1.0))
+    obs, _ = bare.reset(seed=0)
+    team.reset(bare, seed=0)
+    with pytest.raises(ValueError, match="needs the PrivateRewards wrapper"):
+        for _ in range(3):
+            obs, *_ = bare.step(team.act(obs))
+
+
+def test_gossip_ucb_runs_algorithm_1_by_the_book_on_two_agents() -> None:
+    """Replay the paper's updates by hand on two agents with one edge (always gossiping)."""
+    env = federated_mab_v0.parallel_env(
+        n_agents=2, n_arms=2, horizon=6, message_dim=4, protocol=RandomEdgeGossip(public_dim=2)
+    )
+    team = IndependentTeam(lambda: GossipUCB(alpha_1=0.0))
+    obs, _ = env.reset(seed=3)
+    team.reset(env, seed=3)
+    history: list[dict[str, Any]] = []
+    theta_seen = []
+    while env.agents:
+        actions = team.act(obs)
+        theta_seen.append([p.theta.copy() for p in team.policies])  # type: ignore[attr-defined]
+        obs, rewards, *_ = env.step(actions)
+        history.append({a: (int(obs[a]["arm"]), rewards[a]) for a in obs})
+    # After init (steps 1, 2: arms 0, 1) theta = xbar = the first rewards.
+    for i, a in enumerate(("agent_0", "agent_1")):
+        x0 = np.array([history[0][a][1], history[1][a][1]])
+        np.testing.assert_allclose(theta_seen[2][i], x0)
+    # Step 3's decision sent theta(0); at step 4's decision theta(1) is the average
+    # of both theta(0) plus the change of the local mean.
+    p0 = team.policies[0]
+    th0 = [theta_seen[2][0], theta_seen[2][1]]
+    arm = history[2]["agent_0"][0]
+    sums = np.array([history[0]["agent_0"][1], history[1]["agent_0"][1]])
+    old = sums.copy()
+    sums[arm] = (sums[arm] + history[2]["agent_0"][1]) / 2
+    expected = (th0[0] + th0[1]) / 2 + sums - old
+    np.testing.assert_allclose(theta_seen[3][0], expected)
+    assert isinstance(p0, GossipUCB)
+
+
+def test_confidence_bounds_match_eq_11_and_12() -> None:
+    n = np.array([4.0, 16.0])
+    np.testing.assert_allclose(gossip_ucb_bonus(n, 100, 3, 0.1), np.sqrt(6 * np.log(100) / n + 0.1))
+    expected = 0.1 + np.sqrt(
+        6
+        * (128 * 3 * np.log(1000) ** 2 * np.log(100) * np.log(n) / (n**2 * 4.0) + 1 / n)
+        * np.log(100)
+    )
+    np.testing.assert_allclose(fed_ucb_bonus(n, 100, 3, 1000, 2.0, 0.1), expected)
+
+
+def test_consistency_count_and_gossip_helpers() -> None:
+    assert consistency_set(np.array([1.0, 5.0, 9.0]), np.array([9.0, 9.0, 9.0]), 3).tolist() == [
+        0,
+        1,
+    ]
+    np.testing.assert_array_equal(
+        update_n_tilde(np.array([2.0, 2.0]), np.zeros((0, 2))), [2.0, 2.0]
+    )
+    two = gossip_update(np.array([0.0]), np.array([[1.0], [2.0]]), np.array([0.0]), np.array([0.0]))
+    np.testing.assert_allclose(two, [1.0])
+
+
+def test_gossip_policies_validate() -> None:
+    with pytest.raises(ValueError, match="alpha_1 must be >= 0"):
+        GossipUCB(alpha_1=-1.0)
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        FedUCB(0.0)
+    with pytest.raises(ValueError, match="confidence must be"):
+        FedUCB(1.0, confidence="tight")
+    with pytest.raises(ValueError, match="needs message_dim >= 2 \\* n_arms = 6, got 2"):
+        GossipUCB().reset(AgentSpec(0, 2, 3, 10, message_dim=2))
