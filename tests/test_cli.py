@@ -53,6 +53,35 @@ def test_bench_writes_table_plot_csv_and_config(
     )
 
 
+def test_bench_runs_the_gossip_policies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "bench",
+        "--policies",
+        "gossip_ucb,fed_ucb",
+        "--horizon",
+        "100",
+        "--trials",
+        "2",
+        "--agents",
+        "4",
+        "--arms",
+        "3",
+        "--epsilon",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+        "--no-plot",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "gossip_ucb" in out and "fed_ucb" in out and "lambda_2=" in out
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["epsilon"] == 2.0
+    fed = next(r for r in config["summary"] if r["policy"] == "fed_ucb")
+    assert fed["epsilon"] == 2.0
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

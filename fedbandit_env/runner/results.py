@@ -89,6 +89,7 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
                 "per_agent_min": float(pa.min()),
                 "per_agent_max": float(pa.max()),
                 "group_mean": float(grp.mean()),
+                "late_slope": float(c.late_slope.mean()),
                 "seconds_per_trial": float(c.seconds.mean()) if c.seconds.size else 0.0,
                 **{k: v for k, v in c.meta.items() if isinstance(v, int | float | str)},
             }
@@ -99,21 +100,24 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
 def format_table(curves: Sequence[RegretCurves]) -> str:
     """A fixed-width table of :func:`summary_rows` for the terminal.
 
+    ``late slope`` is the per-agent regret per step over the last quarter of the
+    horizon: a flattening curve has a slope far below a linear one's.
+
     Example:
         >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
-        >>> print(format_table([c]).splitlines()[0])
-        policy      per-agent regret (mean ± std)   [min, max]          group regret   s/trial
+        >>> print(format_table([c]).splitlines()[0][:60].rstrip())
+        policy      per-agent regret (mean ± std)   [min, max]
     """
     head = (
         f"{'policy':<12}{'per-agent regret (mean ± std)':<32}{'[min, max]':<20}"
-        f"{'group regret':<15}{'s/trial'}"
+        f"{'group regret':<15}{'late slope':<12}{'s/trial'}"
     )
     lines = [head, "-" * len(head)]
     for r in summary_rows(curves):
         lines.append(
             f"{r['policy']:<12}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
             f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(64)
-            + f"{r['group_mean']:<15.1f}{r['seconds_per_trial']:.2f}"
+            + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['seconds_per_trial']:.2f}"
         )
     return "\n".join(lines)
 

@@ -85,6 +85,24 @@ class RegretCurves:
         return self.per_agent[:, -1]
 
     @property
+    def late_slope(self) -> FloatArray:
+        """Per-agent regret per step over the last quarter of the horizon, per trial.
+
+        About the largest gap for a linear curve, near 0 once learning has converged
+        (the value at ``3T/4`` is interpolated between recorded steps).
+
+        Example:
+            >>> t = np.array([50, 100])
+            >>> RegretCurves("x", t, np.array([[[5.0, 10.0]]])).late_slope.tolist()
+            [0.1]
+        """
+        horizon = float(self.t[-1])
+        at = 0.75 * horizon
+        pa = self.per_agent
+        start = np.array([np.interp(at, np.r_[0, self.t], np.r_[0.0, row]) for row in pa])
+        return (pa[:, -1] - start) / (horizon - at)
+
+    @property
     def final_group(self) -> FloatArray:
         """Group regret at the horizon, one value per trial."""
         return self.group[:, -1]
