@@ -145,3 +145,18 @@ def test_epsilon_spent_grows_with_the_levels_touched() -> None:
 def test_mechanisms_reject_bad_input(build, error: type, match: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=match):
         build()
+
+
+def test_accountant_composes_and_enforces_its_budget() -> None:
+    from fedbandit_env.privacy import PrivacyAccountant
+
+    acc = PrivacyAccountant(budget=1.0)
+    for _ in range(4):
+        acc.spend(0.25)
+    assert acc.epsilon == pytest.approx(1.0) and acc.releases == 4
+    with pytest.raises(ValueError, match="budget exceeded"):
+        acc.spend(0.01)
+    with pytest.raises(ValueError, match=">= 0"):
+        acc.spend(-1.0)
+    acc.reset()
+    assert acc.epsilon == 0.0 and acc.history == []

@@ -39,6 +39,8 @@ def test_private_view_hides_raw_rewards_and_tracks_counts() -> None:
         assert obs[a]["private_means"][0] == pytest.approx(total_private[i] / 32, rel=1e-5)
         assert obs[a]["private_means"][1] == 0.0
     assert infos["agent_0"]["epsilon"] == pytest.approx(1.0)
+    assert env.accountant.epsilon == pytest.approx(1.0)
+    assert env.accountant.releases == 6  # T = 32: levels enter at t = 1, 2, 4, 8, 16, 32
     # Bernoulli rewards are 0/1; private increments are not.
     assert not np.allclose(total_private, np.round(total_private))
     assert raw_env.t == 32

@@ -1,5 +1,6 @@
 """Differential privacy: mechanisms, the tree mechanism for continual counting, audits."""
 
+from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.audit import AuditResult, clopper_pearson, epsilon_lower_bound
 from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
@@ -12,6 +13,7 @@ __all__ = [
     "AuditResult",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "PrivacyAccountant",
     "TreeMechanism",
     "clopper_pearson",
     "epsilon_lower_bound",

@@ -8,6 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism
 from fedbandit_env.seeding import spawn
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
@@ -97,6 +98,8 @@ class PrivateRewards(ParallelWrapper):
         self._counts: FloatArray = np.zeros((n, m))
         self._prefix: FloatArray = np.zeros((n, m))
         self._rng = np.random.default_rng()
+        self.accountant = PrivacyAccountant(budget=self.epsilon)
+        """Per-agent spending (every agent spends the same, one stream set each)."""
 
     def _new_tree(self, rng: np.random.Generator) -> TreeMechanism:
         return TreeMechanism(
@@ -120,6 +123,7 @@ class PrivateRewards(ParallelWrapper):
         if seed is not None:
             self._rng = np.random.default_rng(spawn(seed, 2)[1])
         self._tree = self._new_tree(self._rng)
+        self.accountant.reset()
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
         zero = np.zeros(1, dtype=np.float32)
@@ -142,6 +146,8 @@ class PrivateRewards(ParallelWrapper):
         previous = self._prefix
         self._prefix = self._tree.step(values.ravel(), present.ravel()).reshape(n, m)
         spent = self._tree.epsilon_spent()
+        if spent > self.accountant.epsilon:  # a new tree level: one more epsilon'
+            self.accountant.spend(spent - self.accountant.epsilon)
         out, private_rewards = {}, {}
         for agent, o in obs.items():
             i, arm = self._row[agent], arms[agent]
