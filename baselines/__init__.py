@@ -12,7 +12,6 @@ from baselines.index_policies import (
     LocalUCB1,
     RandomPolicy,
     argmax_random_tie,
-    ucb1_bonus,
 )
 from baselines.oracle import OracleUCB
 from baselines.registry import POLICIES, make_team
@@ -27,5 +26,4 @@ __all__ = [
     "RandomPolicy",
     "argmax_random_tie",
     "make_team",
-    "ucb1_bonus",
 ]

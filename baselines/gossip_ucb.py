@@ -1,9 +1,10 @@
 """Gossip_UCB and Fed_UCB (Zhu, Zhu, Liu, Liu 2021, Algorithms 1 and 4).
 
-The mathematics is written once, as small functions on arrays (confidence bounds
-eq. 11 and eq. 12, the consistency set of line 6, the count estimate of line 5, the
-gossip update of lines 20/22), and the per-agent policies only orchestrate them around
-the env's observations. The fast path (a later issue) calls the same functions.
+The mathematics is written once, as compiled functions in :mod:`baselines.kernels`
+(confidence bounds eq. 11 and eq. 12, the consistency set of line 6, the count
+estimate of line 5, the gossip update of lines 20/22); the per-agent policies here only
+orchestrate them around the env's observations, and the batched kernels of
+:mod:`baselines.fast` call the very same functions.
 
 Timing. Messages sent at env step ``s`` are read when choosing the action of step
 ``s + 1``. Algorithm 1 only ever uses neighbours' values from the previous algorithm
@@ -32,9 +33,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines.index_policies import argmax_random_tie
+from baselines.kernels import (
+    argmax_tie,
+    consistency_set,
+    fed_ucb_index,
+    gossip_ucb_index,
+    gossip_update,
+    pick_uniform,
+    update_n_tilde,
+)
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.type_aliases import FloatArray, IntArray, Observation, SeedLike
+from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
 
 def default_alpha_1(n_agents: int) -> float:
@@ -45,110 +54,6 @@ def default_alpha_1(n_agents: int) -> float:
         True
     """
     return 64.0 / float(n_agents) ** 17
-
-
-def gossip_ucb_bonus(counts: FloatArray, t: int, n_agents: int, alpha_1: float) -> FloatArray:
-    """Confidence bound of Gossip_UCB, eq. (11): ``sqrt(2 N log(t) / n + alpha_1)``.
-
-    Example:
-        >>> gossip_ucb_bonus(np.array([1.0, 4.0]), t=1, n_agents=3, alpha_1=0.25).tolist()
-        [0.5, 0.5]
-    """
-    return np.sqrt(2.0 * n_agents * np.log(max(t, 1)) / counts + alpha_1)
-
-
-def fed_ucb_bonus(
-    counts: FloatArray,
-    t: int,
-    n_agents: int,
-    horizon: int,
-    epsilon: float,
-    alpha_1: float,
-    c_privacy: float = 128.0,
-) -> FloatArray:
-    """Confidence bound of Fed_UCB, eq. (12).
-
-    ``alpha_1 + sqrt(2N (128 N log^2(T) log(t) log(n) / (n^2 eps^2) + 1/n) log t)``;
-    with ``epsilon = inf`` it is eq. (11) with ``alpha_1`` outside the root.
-
-    Example:
-        >>> b = fed_ucb_bonus(np.array([10.0]), t=100, n_agents=2, horizon=1000,
-        ...                   epsilon=np.inf, alpha_1=0.0)
-        >>> bool(np.isclose(b[0], gossip_ucb_bonus(np.array([10.0]), 100, 2, 0.0)[0]))
-        True
-    """
-    n = counts
-    log_t = np.log(max(t, 1))
-    privacy = c_privacy * n_agents * np.log(horizon) ** 2 * log_t * np.log(n) / (n**2 * epsilon**2)
-    return alpha_1 + np.sqrt(2.0 * n_agents * (privacy + 1.0 / n) * log_t)
-
-
-def fed_ucb_calibrated_bonus(
-    counts: FloatArray,
-    t: int,
-    n_agents: int,
-    horizon: int,
-    epsilon: float,
-    alpha_1: float,
-    sensitivity: float = 1.0,
-) -> FloatArray:
-    """Eq. (12) with its privacy term replaced by the tree noise's actual variance.
-
-    The private mean is ``(S + Z) / n`` where ``Z`` sums at most ``L = floor(log2 T) + 1``
-    Laplace draws of scale ``b = L * sensitivity / epsilon``, so ``Var(Z / n) <=
-    2 L b^2 / n^2``. This replaces ``128 N log^2(T) log(t) log(n) / (n^2 eps^2)``
-    (a union-bound proxy that exceeds every reward gap until ``t`` is about 1e7):
-    ``alpha_1 + sqrt(2N (2 L b^2 / n^2 + 1/n) log t)``.
-
-    Example:
-        >>> b = fed_ucb_calibrated_bonus(np.array([100.0]), 1000, 3, 1024, 1.0, 0.0)
-        >>> round(float(b[0]), 3)
-        3.383
-    """
-    levels = int(horizon).bit_length()
-    b = levels * sensitivity / epsilon
-    n = counts
-    return alpha_1 + np.sqrt(
-        2.0 * n_agents * (2.0 * levels * b**2 / n**2 + 1.0 / n) * np.log(max(t, 1))
-    )
-
-
-def consistency_set(counts: FloatArray, n_tilde: FloatArray, n_agents: int) -> IntArray:
-    """Line 6: the arms an agent must pull to stay consistent, ``n < n~ - N``.
-
-    Example:
-        >>> consistency_set(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3).tolist()
-        [0]
-    """
-    return np.flatnonzero(counts < n_tilde - n_agents)
-
-
-def update_n_tilde(counts: FloatArray, neighbour_n_tilde: FloatArray) -> FloatArray:
-    """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the neighbours heard from.
-
-    Example:
-        >>> update_n_tilde(np.array([3.0, 1.0]), np.array([[2.0, 5.0], [1.0, 4.0]])).tolist()
-        [3.0, 5.0]
-    """
-    if neighbour_n_tilde.size == 0:
-        return counts.copy()
-    return np.maximum(counts, neighbour_n_tilde.max(axis=0))
-
-
-def gossip_update(
-    theta: FloatArray, partner_theta: FloatArray, xbar_new: FloatArray, xbar_old: FloatArray
-) -> FloatArray:
-    """Lines 20/22: average with the partners (if any), then add the local mean's change.
-
-    Example:
-        >>> gossip_update(np.array([0.2]), np.array([[0.6]]), np.array([0.5]), np.array([0.4]))
-        array([0.5])
-        >>> gossip_update(np.array([0.2]), np.zeros((0, 1)), np.array([0.5]), np.array([0.4]))
-        array([0.3])
-    """
-    if partner_theta.shape[0]:
-        theta = (theta + partner_theta.sum(axis=0)) / (1 + partner_theta.shape[0])
-    return theta + xbar_new - xbar_old
 
 
 class GossipUCB(Policy):
@@ -209,7 +114,7 @@ class GossipUCB(Policy):
         self.n_tilde, self.n_tilde_next = np.ones(m), np.ones(m)
         self.t = 0
 
-    # The two points where Fed_UCB differs.
+    # The points where Fed_UCB differs.
     def local_means(self, observation: Observation, arm: int) -> FloatArray:
         """Line 15: the sample means after observing ``arm`` (raw rewards)."""
         self.sums[arm] += float(observation["reward"][0])
@@ -217,9 +122,9 @@ class GossipUCB(Policy):
         xbar[arm] = self.sums[arm] / self.counts[arm]
         return xbar
 
-    def bonus(self) -> FloatArray:
-        """Eq. (11)."""
-        return gossip_ucb_bonus(self.counts, self.t, self.spec.n_agents, self.alpha_1)
+    def index(self) -> FloatArray:
+        """Lines 9-10 with eq. (11)."""
+        return gossip_ucb_index(self.theta, self.counts, self.t, self.spec.n_agents, self.alpha_1)
 
     def act(self, observation: Observation) -> dict[str, object]:
         """Absorb last step's pull and messages, then run one step of Algorithm 1."""
@@ -242,9 +147,9 @@ class GossipUCB(Policy):
         self.n_tilde_next = update_n_tilde(self.counts, self._public_counts(observation))
         forced = consistency_set(self.counts, self.n_tilde, self.spec.n_agents)
         if forced.size:  # line 13
-            arm = int(self.rng.choice(forced))
+            arm = pick_uniform(forced, self.rng)
         else:  # lines 9-10
-            arm = argmax_random_tie(self.theta + self.bonus(), self.rng)
+            arm = int(argmax_tie(self.index(), self.rng))
         return self._message(arm)
 
     def _message(self, arm: int) -> dict[str, object]:
@@ -318,25 +223,18 @@ class FedUCB(GossipUCB):
         xbar[arm] = float(observation["private_means"][arm])
         return xbar
 
-    def bonus(self) -> FloatArray:
-        """Eq. (12), as printed (``"paper"``) or with the noise's variance (``"calibrated"``)."""
+    def index(self) -> FloatArray:
+        """Line 9 of Algorithm 4 with eq. (12), printed or calibrated."""
         spec = self.spec
-        if self.confidence == "calibrated":
-            return fed_ucb_calibrated_bonus(
-                self.counts,
-                self.t,
-                spec.n_agents,
-                spec.horizon,
-                self.epsilon,
-                self.alpha_1,
-                self.sensitivity,
-            )
-        return fed_ucb_bonus(
+        return fed_ucb_index(
+            self.theta,
             self.counts,
             self.t,
             spec.n_agents,
             spec.horizon,
             self.epsilon,
             self.alpha_1,
+            self.confidence == "calibrated",
             self.c_privacy,
+            self.sensitivity,
         )

@@ -12,29 +12,12 @@ from abc import abstractmethod
 
 import numpy as np
 
+from baselines.kernels import argmax_tie, first_unpulled, ucb1_index
 from fedbandit_env.policies import AgentSpec, Policy
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
-
-def ucb1_bonus(counts: FloatArray, t: float, scale: float = 1.0) -> FloatArray:
-    """UCB1's exploration bonus ``scale * sqrt(2 log t / n)`` (Auer et al., 2002).
-
-    Example:
-        >>> ucb1_bonus(np.array([1.0, 4.0]), t=np.e).round(3).tolist()
-        [1.414, 0.707]
-    """
-    return scale * np.sqrt(2.0 * np.log(max(t, 1.0)) / counts)
-
-
-def argmax_random_tie(values: FloatArray, rng: np.random.Generator) -> int:
-    """Index of the largest value, ties broken uniformly at random.
-
-    Example:
-        >>> argmax_random_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
-        1
-    """
-    best = np.flatnonzero(values == values.max())
-    return int(best[0]) if best.size == 1 else int(rng.choice(best))
+argmax_random_tie = argmax_tie
+"""Index of the largest value, ties broken uniformly (the compiled :func:`argmax_tie`)."""
 
 
 class IndexPolicy(Policy):
@@ -86,10 +69,10 @@ class IndexPolicy(Policy):
         """Absorb the last pull (if any), then choose the next arm."""
         if observation["step"][0] > 0:
             self.observe(int(observation["arm"]), float(observation["reward"][0]))
-        unpulled = np.flatnonzero(self.counts == 0)
-        if unpulled.size:
-            return int(unpulled[0])
-        return argmax_random_tie(self.index(), self.rng)
+        first = first_unpulled(self.counts)
+        if first >= 0:
+            return int(first)
+        return int(argmax_tie(self.index(), self.rng))
 
     @abstractmethod
     def index(self) -> FloatArray:
@@ -123,8 +106,8 @@ class LocalUCB1(IndexPolicy):
         self.scale = float(scale)
 
     def index(self) -> FloatArray:
-        """UCB1 index of every arm."""
-        return self.means + ucb1_bonus(self.counts, self.t, self.scale)
+        """UCB1 index of every arm (:func:`baselines.kernels.ucb1_index`)."""
+        return ucb1_index(self.sums, self.counts, self.t, self.scale)
 
 
 class RandomPolicy(Policy):

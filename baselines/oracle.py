@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from baselines.index_policies import argmax_random_tie
+from baselines.kernels import argmax_tie, first_unpulled, mean_of, oracle_index
 from fedbandit_env.policies import AgentSpec, Team
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, SeedLike
 
@@ -65,16 +65,14 @@ class OracleUCB(Team):
         first = next(iter(observations.values()), None)
         if first is not None and first["step"][0] > 0:
             arm = int(first["arm"])
-            self.sums[arm] += float(np.mean([o["reward"][0] for o in observations.values()]))
+            rewards = np.array([o["reward"][0] for o in observations.values()], dtype=np.float64)
+            self.sums[arm] += mean_of(rewards)
             self.counts[arm] += 1.0
             self.t += 1
-        unpulled = np.flatnonzero(self.counts == 0)
-        if unpulled.size:
-            choice = int(unpulled[0])
-        else:
-            n = self.n_agents
-            bonus = self.scale * np.sqrt(2.0 * np.log(n * self.t) / (n * self.counts))
-            choice = argmax_random_tie(self.sums / self.counts + bonus, self.rng)
+        choice = int(first_unpulled(self.counts))
+        if choice < 0:
+            index = oracle_index(self.sums, self.counts, self.t, self.n_agents, self.scale)
+            choice = int(argmax_tie(index, self.rng))
         if self.message_len:
             msg = np.zeros(self.message_len, dtype=np.float32)
             return {a: {"arm": choice, "message": msg} for a in observations}

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from baselines import FedUCB, GossipUCB, make_team
-from baselines.gossip_ucb import (
+from baselines.kernels import (
     consistency_set,
-    fed_ucb_bonus,
-    gossip_ucb_bonus,
+    fed_ucb_index,
+    gossip_ucb_index,
     gossip_update,
     update_n_tilde,
 )
@@ -134,13 +134,17 @@ def test_gossip_ucb_runs_algorithm_1_by_the_book_on_two_agents() -> None:
 
 def test_confidence_bounds_match_eq_11_and_12() -> None:
     n = np.array([4.0, 16.0])
-    np.testing.assert_allclose(gossip_ucb_bonus(n, 100, 3, 0.1), np.sqrt(6 * np.log(100) / n + 0.1))
+    np.testing.assert_allclose(
+        gossip_ucb_index(np.zeros(2), n, 100, 3, 0.1), np.sqrt(6 * np.log(100) / n + 0.1)
+    )
     expected = 0.1 + np.sqrt(
         6
         * (128 * 3 * np.log(1000) ** 2 * np.log(100) * np.log(n) / (n**2 * 4.0) + 1 / n)
         * np.log(100)
     )
-    np.testing.assert_allclose(fed_ucb_bonus(n, 100, 3, 1000, 2.0, 0.1), expected)
+    np.testing.assert_allclose(
+        fed_ucb_index(np.zeros(2), n, 100, 3, 1000, 2.0, 0.1, False, 128.0, 1.0), expected
+    )
 
 
 def test_consistency_count_and_gossip_helpers() -> None:
