@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from fedbandit_env.privacy.tree_kernels import tree_add, tree_complete, tree_prefix_all
 from fedbandit_env.type_aliases import BoolArray, FloatArray
 from fedbandit_env.validation import check_int
 
@@ -183,52 +184,36 @@ class TreeMechanism:
         """Add this step's value of every stream; return the private prefix sums.
 
         Args:
-            values: ``(n_streams,)`` values of this step (0 where nothing observed).
+            values: ``(n_streams,)`` values of this step.
             present: ``(n_streams,)`` whether each stream holds an observation this step
-                (default: all).
+                (default: all). Values of absent streams are ignored.
         """
         if self.t >= self.horizon:
             raise RuntimeError(f"TreeMechanism is past its horizon {self.horizon}")
         values = np.asarray(values, dtype=np.float64)
         if values.shape != (self.n_streams,):
             raise ValueError(f"values must have shape ({self.n_streams},), got {values.shape}")
-        seen = np.ones(self.n_streams, bool) if present is None else np.asarray(present, bool)
-        self.t += 1
-        t = self.t
-        self._acc += values[:, None]
-        self._seen |= seen[:, None]
-        top = (t & -t).bit_length() - 1  # level of the block (q(t), t]
-        var_unit = 2.0 * self.scale**2
-        if self.estimator == "dyadic":
-            noise = self.rng.laplace(0.0, self.scale, self.n_streams)
-            self._node[:, top] = self._acc[:, top] + noise * self._seen[:, top]
+        if present is None:
+            streams = np.arange(self.n_streams)
         else:
-            prev = self._node.copy()
-            prev_var = self._var.copy()
-            noise = self.rng.laplace(0.0, self.scale, (self.n_streams, top + 1))
-            for lvl in range(top + 1):
-                own = self._acc[:, lvl] + noise[:, lvl] * self._seen[:, lvl]
-                own_var = var_unit * self._seen[:, lvl]
-                if lvl == 0:
-                    est, var = own, own_var
-                else:
-                    kids = prev[:, lvl - 1] + self._node[:, lvl - 1]
-                    kids_var = prev_var[:, lvl - 1] + self._var[:, lvl - 1]
-                    total = own_var + kids_var
-                    w = np.divide(kids_var, total, out=np.zeros_like(total), where=total > 0)
-                    est = w * own + (1.0 - w) * kids
-                    var = np.divide(
-                        own_var * kids_var, total, out=np.zeros_like(total), where=total > 0
-                    )
-                self._node[:, lvl], self._var[:, lvl] = est, var
-        self._acc[:, : top + 1] = 0.0
-        self._seen[:, : top + 1] = False
+            streams = np.flatnonzero(np.asarray(present, dtype=bool))
+        self.t += 1
+        tree_add(self._acc, self._seen, streams, values[streams])
+        tree_complete(
+            self._acc,
+            self._seen,
+            self._node,
+            self._var,
+            self.t,
+            self.scale,
+            self.estimator == "honaker",
+            self.rng,
+        )
         return self.prefix()
 
     def prefix(self) -> FloatArray:
         """The current private prefix sums (sum of the dyadic cover of ``t``)."""
-        bits = [lvl for lvl in range(self.depth) if (self.t >> lvl) & 1]
-        return self._node[:, bits].sum(axis=1)
+        return tree_prefix_all(self._node, self.t)
 
     def epsilon_spent(self) -> float:
         """Privacy spent so far by each stream: ``epsilon' * (levels any item touched)``.

@@ -1,0 +1,116 @@
+"""Compiled steps of the binary-tree mechanism, shared by ``TreeMechanism`` and the
+batched kernels (one source of truth for the noise and the order it is drawn in).
+
+State per stream ``s`` and level ``l``: ``acc[s, l]`` the exact sum of the open block,
+``seen[s, l]`` whether it holds an observation, ``node[s, l]`` the released estimate of
+the last completed block, ``var[s, l]`` its noise variance (Honaker only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
+
+
+@njit(cache=True)
+def lowest_bit(t: int) -> int:  # pragma: no cover
+    """Level of the block ``(q(t), t]`` that completes at step ``t`` (Algorithm 2, line 2).
+
+    Example:
+        >>> [lowest_bit(t) for t in (1, 2, 3, 4, 12)]
+        [0, 1, 0, 2, 2]
+    """
+    level = 0
+    while (t >> level) & 1 == 0:
+        level += 1
+    return level
+
+
+@njit(cache=True)
+def tree_add(
+    acc: FloatArray, seen: BoolArray, streams: IntArray, values: FloatArray
+) -> None:  # pragma: no cover
+    """Add ``values[j]`` to every open block of stream ``streams[j]`` and mark it seen."""
+    for j in range(streams.size):
+        s = streams[j]
+        for lvl in range(acc.shape[1]):
+            acc[s, lvl] += values[j]
+            seen[s, lvl] = True
+
+
+@njit(cache=True)
+def tree_complete(
+    acc: FloatArray,
+    seen: BoolArray,
+    node: FloatArray,
+    var: FloatArray,
+    t: int,
+    scale: float,
+    honaker: bool,
+    rng: np.random.Generator,
+) -> None:  # pragma: no cover
+    """Close the blocks ending at step ``t`` and noise them (Algorithm 3).
+
+    Dyadic: only the level-``lowest_bit(t)`` block, one ``Lap(scale)`` draw per stream
+    whose block holds an observation (streams in order). Honaker: every level
+    ``0 .. lowest_bit(t)``, drawn stream by stream and level by level, each node then
+    combined with its two children by inverse variance.
+    """
+    top = lowest_bit(t)
+    n_streams = acc.shape[0]
+    if not honaker:
+        for s in range(n_streams):
+            value = acc[s, top]
+            if seen[s, top]:
+                value += rng.laplace(0.0, scale)
+            node[s, top] = value
+    else:
+        var_unit = 2.0 * scale * scale
+        for s in range(n_streams):
+            left, left_var = 0.0, 0.0  # previous node of the level below (the left child)
+            for lvl in range(top + 1):
+                own = acc[s, lvl]
+                own_var = 0.0
+                if seen[s, lvl]:
+                    own += rng.laplace(0.0, scale)
+                    own_var = var_unit
+                old, old_var = node[s, lvl], var[s, lvl]
+                if lvl == 0:
+                    est, v = own, own_var
+                else:
+                    kids = left + node[s, lvl - 1]
+                    kids_var = left_var + var[s, lvl - 1]
+                    total = own_var + kids_var
+                    if total > 0.0:
+                        w = kids_var / total
+                        est = w * own + (1.0 - w) * kids
+                        v = own_var * kids_var / total
+                    else:
+                        est, v = own, 0.0
+                node[s, lvl], var[s, lvl] = est, v
+                left, left_var = old, old_var
+    for s in range(n_streams):
+        for lvl in range(top + 1):
+            acc[s, lvl] = 0.0
+            seen[s, lvl] = False
+
+
+@njit(cache=True)
+def tree_prefix(node: FloatArray, t: int, s: int) -> float:  # pragma: no cover
+    """Private prefix sum of stream ``s`` after step ``t``: the dyadic cover of ``t``."""
+    total = 0.0
+    for lvl in range(node.shape[1]):
+        if (t >> lvl) & 1:
+            total += node[s, lvl]
+    return total
+
+
+@njit(cache=True)
+def tree_prefix_all(node: FloatArray, t: int) -> FloatArray:  # pragma: no cover
+    """:func:`tree_prefix` of every stream."""
+    out = np.empty(node.shape[0])
+    for s in range(node.shape[0]):
+        out[s] = tree_prefix(node, t, s)
+    return out
