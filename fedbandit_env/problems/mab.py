@@ -18,6 +18,7 @@ from typing import Literal, get_args
 import numpy as np
 from scipy.special import ndtr
 
+from fedbandit_env.problems.kernels import NOISE_CODES, sample_rewards
 from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
 from fedbandit_env.validation import check_int
 
@@ -172,13 +173,13 @@ class MABProblem:
             >>> p.sample(np.array([0, 0]), np.random.default_rng(0)).tolist()
             [1.0, 0.0]
         """
-        mu = self.local_means[np.arange(self.n_agents), arms]
-        if self.noise == "bernoulli":
-            return (rng.random(mu.shape[0]) < mu).astype(np.float64)
-        out = mu + self.sigma * rng.standard_normal(mu.shape[0])
-        if self.noise == "clipped_gaussian":
-            np.clip(out, 0.0, 1.0, out=out)
-        return out
+        arms = np.asarray(arms, dtype=np.int64)
+        return sample_rewards(self.local_means, arms, self.noise_code, self.sigma, rng)
+
+    @property
+    def noise_code(self) -> int:
+        """The noise kind as the integer compiled code uses (``NOISE_CODES``)."""
+        return NOISE_CODES[self.noise]
 
     def with_noise(self, noise: NoiseKind, sigma: float | None = None) -> MABProblem:
         """The same means under another noise model.

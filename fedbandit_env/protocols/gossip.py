@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
+from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.type_aliases import BoolArray, FloatArray
 from fedbandit_env.validation import check_int
 
@@ -56,10 +57,7 @@ class RandomEdgeGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Activate one edge drawn uniformly from ``E``."""
         net = self.network
-        i, j = net.edges[self._rng.integers(net.n_edges)]
-        mask = np.zeros((net.n_agents, net.n_agents), dtype=bool)
-        mask[i, j] = mask[j, i] = True
-        return self._deliver(messages, mask, 1)
+        return self._deliver(messages, random_edge(net.edges, net.n_agents, self._rng), 1)
 
 
 class NeighbourGossip(_Gossip):
@@ -81,10 +79,5 @@ class NeighbourGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Each agent picks one neighbour uniformly; calls are symmetric."""
         net = self.network
-        n = net.n_agents
-        picks = (self._rng.random(n) * net.degrees).astype(np.int64)
-        callee = net.neighbors[np.arange(n), picks]
-        mask = np.zeros((n, n), dtype=bool)
-        mask[np.arange(n), callee] = True
-        mask |= mask.T
+        mask = neighbour_calls(net.neighbors, net.degrees, self._rng)
         return self._deliver(messages, mask, int(np.triu(mask).sum()))
