@@ -223,7 +223,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         """
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
-        reward_rng, protocol_rng = self.np_random.spawn(2)
+        reward_rng, protocol_rng = self.np_random.spawn(2)  # as seeding.env_generators
         self._reward_rng = reward_rng
         self.protocol.reset(self.network, protocol_rng)
         self.agents = list(self.possible_agents)

@@ -17,7 +17,7 @@ from pettingzoo import ParallelEnv
 from tqdm.auto import tqdm
 
 from fedbandit_env.policies import Team
-from fedbandit_env.seeding import int_seed, spawn
+from fedbandit_env.seeding import spawn, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
 
 
@@ -136,12 +136,12 @@ def rollout(
         >>> t.tolist(), reg.shape
         ([3, 6], (2, 2))
     """
-    env_ss, team_ss = spawn(seed, 2)
+    env_seed, team_ss = split_trial_seed(seed)
     horizon = int(env.unwrapped.horizon)
     steps = record_steps(horizon, record_every)
     agents = list(env.possible_agents)
     out = np.zeros((len(agents), steps.size))
-    observations, _ = env.reset(seed=int_seed(env_ss))
+    observations, _ = env.reset(seed=env_seed)
     team.reset(env, seed=team_ss)
     t, r = 0, 0
     while env.agents:
@@ -185,6 +185,7 @@ def run_trials(
     t: IntArray = np.zeros(0, dtype=np.int64)
     children = spawn(seed, n_trials)
     for child in tqdm(children, desc=name, unit="trial", disable=not progress, leave=False):
+        # rollout splits each child as seeding.trial_seeds does (the fast path's seeds)
         start = time.perf_counter()
         t, reg = rollout(env, team, seed=child, record_every=record_every)
         seconds.append(time.perf_counter() - start)

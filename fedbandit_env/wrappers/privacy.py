@@ -10,7 +10,7 @@ from pettingzoo import ParallelEnv
 
 from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism
-from fedbandit_env.seeding import spawn
+from fedbandit_env.seeding import wrapper_generator
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import ParallelWrapper
 
@@ -121,7 +121,7 @@ class PrivateRewards(ParallelWrapper):
         """Reset the env and draw a fresh noise generator (seeded from ``seed``)."""
         obs, infos = self.env.reset(seed=seed, options=options)
         if seed is not None:
-            self._rng = np.random.default_rng(spawn(seed, 2)[1])
+            self._rng = wrapper_generator(seed)
         self._tree = self._new_tree(self._rng)
         self.accountant.reset()
         self._counts[:] = 0.0
