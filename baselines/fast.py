@@ -1,0 +1,614 @@
+"""The fast path: whole trials of the reference algorithms as compiled loops.
+
+Each algorithm has one trial kernel that loops over steps and agents and calls the
+same compiled mathematics as its per-agent policy (:mod:`baselines.kernels`), the same
+compiled draws as the env (:mod:`fedbandit_env.problems.kernels`,
+:mod:`fedbandit_env.protocols.kernels`, :mod:`fedbandit_env.privacy.tree_kernels`), from
+generators derived exactly as the interactive path derives them
+(:func:`fedbandit_env.seeding.trial_seeds`). Given the same seed the two paths therefore
+produce the same arms, rewards and regret at every step (``tests/test_replay.py``).
+
+To get there the kernels also reproduce what crosses the PettingZoo API: observations
+and messages are float32, so rewards, private means and gossiped estimates are rounded
+to float32 where a policy reads them.
+
+Trials are independent and each has its own generators, so results do not depend on
+how many threads run them (``workers``). Kernels are compiled on first use and cached
+on disk (numba ``cache=True``).
+
+Adding an algorithm: write its trial kernel from the shared pieces, wrap it in a
+function ``(scenario, trial_seed, record_steps, trace, params) -> TrialResult`` and
+register it in :data:`FAST_POLICIES`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit, typed
+from tqdm.auto import tqdm
+
+from baselines.gossip_ucb import default_alpha_1
+from baselines.kernels import (
+    argmax_tie,
+    consistency_set,
+    fed_ucb_index,
+    first_unpulled,
+    gossip_ucb_index,
+    gossip_update,
+    mean_of,
+    oracle_index,
+    pick_uniform,
+    ucb1_index,
+    update_n_tilde,
+)
+from fedbandit_env.privacy.mechanisms import tree_levels
+from fedbandit_env.privacy.tree_kernels import tree_add, tree_complete, tree_prefix
+from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
+from fedbandit_env.runner.rollout import RegretCurves, record_steps
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
+from fedbandit_env.type_aliases import FloatArray, IntArray
+
+PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
+
+
+@dataclass
+class TrialResult:
+    """One trial of the fast path.
+
+    Attributes:
+        regret: Per-agent cumulative pseudo-regret at the recorded steps, ``(N, R)``.
+        arms: Arm of every agent at every step, ``(T, N)`` (only when traced).
+        rewards: Reward every agent observed, ``(T, N)`` float32 (only when traced):
+            the raw reward, or the private increment under privacy.
+    """
+
+    regret: FloatArray
+    arms: IntArray
+    rewards: FloatArray
+
+
+def _agent_generators(team_seed: np.random.SeedSequence, n: int) -> Any:
+    """The generators an ``IndependentTeam`` gives its agents, as a numba list."""
+    from fedbandit_env.seeding import spawn
+
+    return typed.List([np.random.default_rng(s) for s in spawn(team_seed, n)])
+
+
+def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, FloatArray]:
+    shape = (horizon, n) if trace else (0, n)
+    return np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.float32)
+
+
+# --------------------------------------------------------------------- kernels
+@njit(cache=True, nogil=True)
+def _record(
+    cum: FloatArray, out: FloatArray, steps: IntArray, r: int, s: int
+) -> int:  # pragma: no cover
+    if r < steps.size and s == steps[r]:
+        out[:, r] = cum
+        return r + 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _local_ucb_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    scale: float,
+    reward_rng: np.random.Generator,
+    agent_rngs: Any,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: FloatArray,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    counts = np.zeros((n, m))
+    sums = np.zeros((n, m))
+    arms = np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.float32)
+    cum = np.zeros(n)
+    r = 0
+    for s in range(1, horizon + 1):
+        for i in range(n):
+            if s > 1:  # IndexPolicy.observe of the last step (float32 observation)
+                counts[i, arms[i]] += 1.0
+                sums[i, arms[i]] += float(seen[i])
+            k = first_unpulled(counts[i])
+            if k < 0:
+                k = argmax_tie(ucb1_index(sums[i], counts[i], s - 1, scale), agent_rngs[i])
+            arms[i] = k
+        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0]:
+            t_arms[s - 1] = arms
+            t_rewards[s - 1] = seen
+        r = _record(cum, out, steps, r, s)
+
+
+@njit(cache=True, nogil=True)
+def _random_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    reward_rng: np.random.Generator,
+    agent_rngs: Any,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: FloatArray,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    arms = np.zeros(n, dtype=np.int64)
+    cum = np.zeros(n)
+    r = 0
+    for s in range(1, horizon + 1):
+        for i in range(n):
+            arms[i] = agent_rngs[i].integers(0, m)
+        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        for i in range(n):
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0]:
+            t_arms[s - 1] = arms
+            for i in range(n):
+                t_rewards[s - 1, i] = np.float32(rewards[i])
+        r = _record(cum, out, steps, r, s)
+
+
+@njit(cache=True, nogil=True)
+def _oracle_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    scale: float,
+    reward_rng: np.random.Generator,
+    team_rng: np.random.Generator,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: FloatArray,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    counts = np.zeros(m)
+    sums = np.zeros(m)
+    arms = np.zeros(n, dtype=np.int64)
+    pooled = np.zeros(n)
+    cum = np.zeros(n)
+    t = 0
+    r = 0
+    for s in range(1, horizon + 1):
+        if s > 1:
+            sums[arms[0]] += mean_of(pooled)
+            counts[arms[0]] += 1.0
+            t += 1
+        k = first_unpulled(counts)
+        if k < 0:
+            k = argmax_tie(oracle_index(sums, counts, t, n, scale), team_rng)
+        arms[:] = k
+        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        for i in range(n):
+            pooled[i] = float(np.float32(rewards[i]))
+            cum[i] += gaps[k]
+        if t_arms.shape[0]:
+            t_arms[s - 1] = arms
+            for i in range(n):
+                t_rewards[s - 1, i] = np.float32(rewards[i])
+        r = _record(cum, out, steps, r, s)
+
+
+@njit(cache=True, nogil=True)
+def _gossip_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    protocol: int,
+    public: bool,
+    edges: IntArray,
+    neighbors: IntArray,
+    degrees: IntArray,
+    adjacency: Any,
+    alpha_1: float,
+    fed_index: bool,
+    private: bool,
+    epsilon: float,
+    calibrated: bool,
+    c_privacy: float,
+    sensitivity: float,
+    clip_lo: float,
+    clip_hi: float,
+    tree_scale: float,
+    honaker: bool,
+    reward_rng: np.random.Generator,
+    protocol_rng: np.random.Generator,
+    privacy_rng: np.random.Generator,
+    agent_rngs: Any,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: FloatArray,
+) -> None:  # pragma: no cover
+    """Gossip_UCB, or Fed_UCB (``fed_index``, eq. 12) with ``PrivateRewards`` (``private``)."""
+    n, m = mu.shape
+    counts = np.zeros((n, m))
+    sums = np.zeros((n, m))
+    xbar = np.zeros((n, m))
+    theta = np.zeros((n, m))
+    n_tilde = np.ones((n, m))
+    n_tilde_next = np.ones((n, m))
+    sent_nt = np.zeros((n, m))  # messages of the last step, as float32 values
+    sent_theta = np.zeros((n, m))
+    partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
+    arms = np.zeros(n, dtype=np.int64)
+    seen_reward = np.zeros(n, dtype=np.float32)  # what each agent observed last step
+    seen_mean = np.zeros(n, dtype=np.float32)  # private mean of its pulled arm
+    cum = np.zeros(n)
+    # PrivateRewards state: counts, previous prefix of every stream, tree arrays.
+    levels = tree_levels_of(horizon)
+    w_counts = np.zeros((n, m))
+    prefix = np.zeros(n * m)
+    acc = np.zeros((n * m, levels))
+    seen_tree = np.zeros((n * m, levels), dtype=np.bool_)
+    node = np.zeros((n * m, levels))
+    var = np.zeros((n * m, levels))
+    streams = np.zeros(n, dtype=np.int64)
+    values = np.zeros(n)
+    new_nt = np.zeros((n, m))
+    new_theta = np.zeros((n, m))
+    r = 0
+    for s in range(1, horizon + 1):
+        done = s - 1
+        for i in range(n):
+            if done > 0:
+                a = arms[i]
+                counts[i, a] += 1.0
+                xnew = xbar[i].copy()
+                if private:
+                    xnew[a] = float(seen_mean[i])
+                else:
+                    sums[i, a] += float(seen_reward[i])
+                    xnew[a] = sums[i, a] / counts[i, a]
+                if done == m:
+                    theta[i] = xnew
+                elif done > m:
+                    p = 0
+                    for j in range(n):
+                        if partners[i, j]:
+                            p += 1
+                    rows = np.empty((p, m))
+                    p = 0
+                    for j in range(n):
+                        if partners[i, j]:
+                            rows[p] = sent_theta[j]
+                            p += 1
+                    theta[i] = gossip_update(theta[i], rows, xnew, xbar[i])
+                xbar[i] = xnew
+            if done < m:
+                arms[i] = done
+            else:
+                t = done - m + 1
+                n_tilde[i] = n_tilde_next[i]
+                q = 0
+                for j in range(n):
+                    if adjacency[i, j] if public else partners[i, j]:
+                        q += 1
+                heard = np.empty((q, m))
+                q = 0
+                for j in range(n):
+                    if adjacency[i, j] if public else partners[i, j]:
+                        heard[q] = sent_nt[j]
+                        q += 1
+                n_tilde_next[i] = update_n_tilde(counts[i], heard)
+                forced = consistency_set(counts[i], n_tilde[i], n)
+                if forced.size:
+                    arms[i] = pick_uniform(forced, agent_rngs[i])
+                else:
+                    if fed_index:
+                        idx = fed_ucb_index(
+                            theta[i],
+                            counts[i],
+                            t,
+                            n,
+                            horizon,
+                            epsilon,
+                            alpha_1,
+                            calibrated,
+                            c_privacy,
+                            sensitivity,
+                        )
+                    else:
+                        idx = gossip_ucb_index(theta[i], counts[i], t, n, alpha_1)
+                    arms[i] = argmax_tie(idx, agent_rngs[i])
+            for k in range(m):  # the message [n~(t+1), theta(t-1)], float32 on the wire
+                new_nt[i, k] = float(np.float32(n_tilde_next[i, k]))
+                new_theta[i, k] = float(np.float32(theta[i, k]))
+        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        for i in range(n):
+            cum[i] += gaps[arms[i]]
+        sent_nt[:] = new_nt
+        sent_theta[:] = new_theta
+        if protocol == 0:
+            partners[:] = adjacency
+        elif protocol == 1:
+            partners[:] = random_edge(edges, n, protocol_rng)
+        else:
+            partners[:] = neighbour_calls(neighbors, degrees, protocol_rng)
+        if private:
+            for i in range(n):
+                a = arms[i]
+                streams[i] = i * m + a
+                values[i] = min(max(rewards[i], clip_lo), clip_hi)
+                w_counts[i, a] += 1.0
+            order = np.argsort(streams)
+            tree_add(acc, seen_tree, streams[order], values[order])
+            tree_complete(acc, seen_tree, node, var, s, tree_scale, honaker, privacy_rng)
+            for i in range(n):
+                st = streams[i]
+                new = tree_prefix(node, s, st)
+                seen_reward[i] = np.float32(new - prefix[st])
+                seen_mean[i] = np.float32(new / w_counts[i, arms[i]])
+            # keep every stream's prefix for the next increment
+            for st in range(n * m):
+                prefix[st] = tree_prefix(node, s, st)
+        else:
+            for i in range(n):
+                seen_reward[i] = np.float32(rewards[i])
+        if t_arms.shape[0]:
+            t_arms[s - 1] = arms
+            t_rewards[s - 1] = seen_reward
+        r = _record(cum, out, steps, r, s)
+
+
+@njit(cache=True, nogil=True)
+def tree_levels_of(horizon: int) -> int:  # pragma: no cover
+    """``floor(log2 T) + 1`` inside compiled code (see ``tree_levels``)."""
+    levels = 0
+    while horizon > 0:
+        levels += 1
+        horizon >>= 1
+    return levels
+
+
+# --------------------------------------------------------------------- drivers
+def _problem_arrays(scenario: Scenario) -> tuple[FloatArray, int, float, FloatArray]:
+    p = scenario.problem()
+    return np.ascontiguousarray(p.local_means), p.noise_code, p.sigma, p.gaps
+
+
+def _run_local_ucb(
+    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
+) -> TrialResult:
+    mu, noise, sigma, gaps = _problem_arrays(scenario)
+    env_seed, team_seed = seeds
+    reward_rng, _ = env_generators(env_seed)
+    out = np.zeros((scenario.n_agents, steps.size))
+    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    _local_ucb_trial(
+        mu,
+        noise,
+        sigma,
+        gaps,
+        scenario.horizon,
+        steps,
+        float(params.get("scale", 1.0)),
+        reward_rng,
+        _agent_generators(team_seed, scenario.n_agents),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def _run_random(
+    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
+) -> TrialResult:
+    mu, noise, sigma, gaps = _problem_arrays(scenario)
+    env_seed, team_seed = seeds
+    reward_rng, _ = env_generators(env_seed)
+    out = np.zeros((scenario.n_agents, steps.size))
+    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    _random_trial(
+        mu,
+        noise,
+        sigma,
+        gaps,
+        scenario.horizon,
+        steps,
+        reward_rng,
+        _agent_generators(team_seed, scenario.n_agents),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def _run_oracle(
+    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
+) -> TrialResult:
+    mu, noise, sigma, gaps = _problem_arrays(scenario)
+    env_seed, team_seed = seeds
+    reward_rng, _ = env_generators(env_seed)
+    out = np.zeros((scenario.n_agents, steps.size))
+    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    _oracle_trial(
+        mu,
+        noise,
+        sigma,
+        gaps,
+        scenario.horizon,
+        steps,
+        float(params.get("scale", 1.0)),
+        reward_rng,
+        np.random.default_rng(team_seed),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def _run_gossip(
+    scenario: Scenario,
+    seeds: tuple[int, Any],
+    steps: IntArray,
+    trace: bool,
+    params: dict[str, Any],
+    fed: bool,
+) -> TrialResult:
+    mu, noise, sigma, gaps = _problem_arrays(scenario)
+    net = scenario.network()
+    env_seed, team_seed = seeds
+    reward_rng, protocol_rng = env_generators(env_seed)
+    n = scenario.n_agents
+    epsilon = float(params.get("epsilon", 1.0)) if fed else float("inf")
+    private = fed and bool(np.isfinite(epsilon))
+    alpha_1 = params.get("alpha_1")
+    alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
+    problem = scenario.problem()
+    lo, hi = scenario.clip if scenario.clip is not None else problem.reward_bounds
+    if private and not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError("Fed_UCB on unbounded rewards needs Scenario.clip (a finite range)")
+    sensitivity = float(hi - lo) if private else 1.0
+    tree_scale = tree_levels(scenario.horizon) * sensitivity / epsilon if private else 1.0
+    out = np.zeros((n, steps.size))
+    arms, rewards = _traces(trace, scenario.horizon, n)
+    _gossip_trial(
+        mu,
+        noise,
+        sigma,
+        gaps,
+        scenario.horizon,
+        steps,
+        PROTOCOL_CODES[scenario.protocol],
+        scenario.protocol != "broadcast",
+        net.edges,
+        net.neighbors,
+        net.degrees,
+        net.adjacency,
+        alpha_1,
+        fed,
+        private,
+        epsilon,
+        params.get("confidence", "calibrated") == "calibrated",
+        float(params.get("c_privacy", 128.0)),
+        float(params.get("sensitivity", 1.0)),
+        float(lo) if private else 0.0,
+        float(hi) if private else 1.0,
+        tree_scale,
+        scenario.estimator == "honaker",
+        reward_rng,
+        protocol_rng,
+        wrapper_generator(env_seed),
+        _agent_generators(team_seed, n),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+FastRunner = Callable[[Scenario, tuple[int, Any], IntArray, bool, dict[str, Any]], TrialResult]
+
+FAST_POLICIES: dict[str, FastRunner] = {
+    "local_ucb": _run_local_ucb,
+    "random": _run_random,
+    "oracle_ucb": _run_oracle,
+    "gossip_ucb": lambda sc, se, st, tr, pa: _run_gossip(sc, se, st, tr, pa, fed=False),
+    "fed_ucb": lambda sc, se, st, tr, pa: _run_gossip(sc, se, st, tr, pa, fed=True),
+}
+"""Policy ids with a fast path, and their per-trial runners."""
+
+
+def run_fast(
+    policy_id: str,
+    scenario: Scenario,
+    n_trials: int,
+    seed: int = 0,
+    record_every: int = 1,
+    label: str | None = None,
+    progress: bool = True,
+    workers: int = 1,
+    trace: bool = False,
+    **params: Any,
+) -> RegretCurves:
+    """Run ``n_trials`` of a reference policy on the fast path.
+
+    Same seeds, same results as :func:`fedbandit_env.runner.run_trials` with the
+    policy's team on ``scenario.make_env(...)``, step for step.
+
+    Args:
+        policy_id: A key of :data:`FAST_POLICIES`.
+        scenario: The setting (problem, graph, protocol, horizon, privacy estimator).
+        n_trials: Independent trials.
+        seed: Seed of the experiment.
+        record_every: Record regret every ``k`` steps (memory independent of ``T``).
+        label: Name in results (default ``policy_id``).
+        progress: Show a progress bar over trials.
+        workers: Threads running trials concurrently (results do not depend on it).
+        trace: Also keep every step's arms and observed rewards (``meta["arms"]``,
+            ``meta["rewards"]``, shape ``(trials, T, N)``); for tests and debugging.
+        **params: Policy parameters (``epsilon``, ``alpha_1``, ``scale``,
+            ``confidence``, ``c_privacy``).
+
+    Example:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> c = run_fast("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=50), 2,
+        ...              record_every=25, progress=False)
+        >>> c.regret.shape
+        (2, 3, 2)
+    """
+    if policy_id not in FAST_POLICIES:
+        raise ValueError(f"no fast path for {policy_id!r}; fast ids: {sorted(FAST_POLICIES)}")
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    runner = FAST_POLICIES[policy_id]
+    steps = record_steps(scenario.horizon, record_every)
+    seeds = trial_seeds(seed, n_trials)
+
+    def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
+        start = time.perf_counter()
+        res = runner(scenario, s, steps, trace, params)
+        return res, time.perf_counter() - start
+
+    bar = tqdm(
+        total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
+    )
+    results: list[tuple[TrialResult, float]] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for res in pool.map(one, seeds):
+            results.append(res)
+            bar.update()
+    bar.close()
+    curves = RegretCurves(
+        label or policy_id,
+        steps,
+        np.stack([r.regret for r, _ in results]),
+        np.array([sec for _, sec in results]),
+    )
+    curves.meta["path"] = "fast"
+    if trace:
+        curves.meta["arms"] = np.stack([r.arms for r, _ in results])
+        curves.meta["rewards"] = np.stack([r.rewards for r, _ in results])
+    return curves

@@ -1,0 +1,110 @@
+"""The fast path and the interactive path agree step for step on the same seeds.
+
+For every reference policy with a fast path, on several graphs and gossip protocols,
+with and without privacy: the arms every agent pulls, the rewards it observes (raw, or
+the private increment under PrivateRewards) and the per-agent cumulative regret are
+equal at every step, bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from baselines import make_team
+from baselines.fast import FAST_POLICIES, run_fast
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import trial_seeds
+
+CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("local_ucb", {"graph": "ring"}, {}),
+    ("random", {"graph": "complete"}, {}),
+    ("oracle_ucb", {"graph": "star"}, {}),
+    ("oracle_ucb", {"graph": "complete", "noise": "gaussian", "sigma": 0.5}, {}),
+    ("gossip_ucb", {"graph": "complete"}, {}),
+    ("gossip_ucb", {"graph": "ring"}, {}),
+    ("gossip_ucb", {"graph": "star", "protocol": "neighbour_gossip"}, {}),
+    (
+        "gossip_ucb",
+        {"graph": "ring", "protocol": "broadcast", "instance": "zhu", "noise": "gaussian"},
+        {},
+    ),
+    ("fed_ucb", {"graph": "complete"}, {"epsilon": 2.0}),
+    (
+        "fed_ucb",
+        {"graph": "ring", "instance": "zhu", "noise": "clipped_gaussian"},
+        {"epsilon": 1.0, "confidence": "paper"},
+    ),
+    ("fed_ucb", {"graph": "star", "estimator": "honaker"}, {"epsilon": 5.0}),
+    ("fed_ucb", {"graph": "complete"}, {"epsilon": np.inf}),
+]
+
+
+def _interactive(
+    policy: str, scenario: Scenario, params: dict[str, Any], seed: int, n_trials: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    arms_all, rewards_all, regret_all = [], [], []
+    for env_seed, team_seed in trial_seeds(seed, n_trials):
+        team = make_team(policy, **params)
+        env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
+        obs, _ = env.reset(seed=env_seed)
+        team.reset(env, seed=team_seed)
+        agents = env.possible_agents
+        arms, rewards, regret = [], [], []
+        while env.agents:
+            actions = team.act(obs)
+            obs, _, _, _, infos = env.step(actions)
+            arms.append([int(obs[a]["arm"]) for a in agents])
+            rewards.append([obs[a]["reward"][0] for a in agents])
+            regret.append([infos[a]["cumulative_regret"] for a in agents])
+        arms_all.append(arms)
+        rewards_all.append(np.array(rewards, dtype=np.float32))
+        regret_all.append(np.array(regret).T)
+    return np.array(arms_all), np.stack(rewards_all), np.stack(regret_all)
+
+
+@pytest.mark.parametrize(
+    ("policy", "setting", "params"), CASES, ids=[f"{p}-{i}" for i, (p, _, _) in enumerate(CASES)]
+)
+def test_fast_path_replays_the_interactive_path(
+    policy: str, setting: dict[str, Any], params: dict[str, Any]
+) -> None:
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=120, seed=3, **setting)
+    arms, rewards, regret = _interactive(policy, scenario, params, seed=11, n_trials=2)
+    fast = run_fast(
+        policy, scenario, 2, seed=11, record_every=1, progress=False, trace=True, **params
+    )
+    np.testing.assert_array_equal(fast.meta["arms"], arms)
+    np.testing.assert_array_equal(fast.meta["rewards"], rewards)
+    np.testing.assert_array_equal(fast.regret, regret)
+
+
+def test_every_fast_policy_is_covered() -> None:
+    assert {p for p, _, _ in CASES} == set(FAST_POLICIES)
+
+
+def test_results_do_not_depend_on_the_number_of_workers() -> None:
+    scenario = Scenario(n_agents=5, n_arms=4, horizon=300)
+    one = run_fast("fed_ucb", scenario, 4, seed=2, record_every=50, progress=False, epsilon=1.0)
+    two = run_fast(
+        "fed_ucb", scenario, 4, seed=2, record_every=50, progress=False, epsilon=1.0, workers=2
+    )
+    np.testing.assert_array_equal(one.regret, two.regret)
+
+
+def test_recording_keeps_memory_independent_of_the_horizon() -> None:
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=10_000)
+    c = run_fast("local_ucb", scenario, 1, record_every=2500, progress=False)
+    assert c.regret.shape == (1, 3, 4) and c.t.tolist() == [2500, 5000, 7500, 10_000]
+
+
+def test_run_fast_rejects_bad_input() -> None:
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=10)
+    with pytest.raises(ValueError, match="no fast path for 'ppo'"):
+        run_fast("ppo", scenario, 1)
+    with pytest.raises(ValueError, match="n_trials must be >= 1"):
+        run_fast("random", scenario, 0)
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        run_fast("random", scenario, 1, workers=0)
