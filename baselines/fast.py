@@ -35,15 +35,17 @@ from tqdm.auto import tqdm
 
 from baselines.gossip_ucb import default_alpha_1
 from baselines.kernels import (
-    argmax_tie,
-    consistency_set,
+    argmax_count,
     fed_ucb_index,
     first_unpulled,
+    forced_count,
+    forced_pick,
     gossip_ucb_index,
     gossip_update,
+    log_time,
     mean_of,
     oracle_index,
-    pick_uniform,
+    tie_pick,
     ucb1_index,
     update_n_tilde,
 )
@@ -116,20 +118,26 @@ def _local_ucb_trial(
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
+    index = np.zeros(m)
     arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
     seen = np.zeros(n, dtype=np.float32)
     cum = np.zeros(n)
     r = 0
     for s in range(1, horizon + 1):
+        log_t = log_time(s - 1)
         for i in range(n):
             if s > 1:  # IndexPolicy.observe of the last step (float32 observation)
                 counts[i, arms[i]] += 1.0
                 sums[i, arms[i]] += float(seen[i])
             k = first_unpulled(counts[i])
             if k < 0:
-                k = argmax_tie(ucb1_index(sums[i], counts[i], s - 1, scale), agent_rngs[i])
+                ucb1_index(sums[i], counts[i], log_t, scale, index)
+                k, ties = argmax_count(index)
+                if ties > 1:  # touch the agent's generator only on a tie
+                    k = tie_pick(index, ties, agent_rngs[i])
             arms[i] = k
-        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
             cum[i] += gaps[arms[i]]
@@ -155,12 +163,13 @@ def _random_trial(
 ) -> None:  # pragma: no cover
     n, m = mu.shape
     arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
     cum = np.zeros(n)
     r = 0
     for s in range(1, horizon + 1):
         for i in range(n):
             arms[i] = agent_rngs[i].integers(0, m)
-        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             cum[i] += gaps[arms[i]]
         if t_arms.shape[0]:
@@ -188,7 +197,9 @@ def _oracle_trial(
     n, m = mu.shape
     counts = np.zeros(m)
     sums = np.zeros(m)
+    index = np.zeros(m)
     arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
     pooled = np.zeros(n)
     cum = np.zeros(n)
     t = 0
@@ -200,9 +211,12 @@ def _oracle_trial(
             t += 1
         k = first_unpulled(counts)
         if k < 0:
-            k = argmax_tie(oracle_index(sums, counts, t, n, scale), team_rng)
+            oracle_index(sums, counts, t, n, scale, index)
+            k, ties = argmax_count(index)
+            if ties > 1:
+                k = tie_pick(index, ties, team_rng)
         arms[:] = k
-        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             pooled[i] = float(np.float32(rewards[i]))
             cum[i] += gaps[k]
@@ -251,36 +265,43 @@ def _gossip_trial(
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
     xbar = np.zeros((n, m))
+    xnew = np.zeros(m)
     theta = np.zeros((n, m))
+    index = np.zeros(m)
     n_tilde = np.ones((n, m))
     n_tilde_next = np.ones((n, m))
     sent_nt = np.zeros((n, m))  # messages of the last step, as float32 values
     sent_theta = np.zeros((n, m))
+    new_nt = np.zeros((n, m))
+    new_theta = np.zeros((n, m))
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
+    if protocol == 0:
+        partners[:] = adjacency
     arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
     seen_reward = np.zeros(n, dtype=np.float32)  # what each agent observed last step
     seen_mean = np.zeros(n, dtype=np.float32)  # private mean of its pulled arm
     cum = np.zeros(n)
-    # PrivateRewards state: counts, previous prefix of every stream, tree arrays.
+    # PrivateRewards state (allocated only when private)
+    ns = n * m if private else 1
     levels = tree_levels_of(horizon)
     w_counts = np.zeros((n, m))
-    prefix = np.zeros(n * m)
-    acc = np.zeros((n * m, levels))
-    seen_tree = np.zeros((n * m, levels), dtype=np.bool_)
-    node = np.zeros((n * m, levels))
-    var = np.zeros((n * m, levels))
+    acc = np.zeros((ns, levels))
+    seen_tree = np.zeros((ns, levels), dtype=np.bool_)
+    node = np.zeros((ns, levels))
+    var = np.zeros((ns, levels))
     streams = np.zeros(n, dtype=np.int64)
     values = np.zeros(n)
-    new_nt = np.zeros((n, m))
-    new_theta = np.zeros((n, m))
+    previous = np.zeros(n)
     r = 0
     for s in range(1, horizon + 1):
         done = s - 1
+        log_t = log_time(done - m + 1)
         for i in range(n):
             if done > 0:
                 a = arms[i]
                 counts[i, a] += 1.0
-                xnew = xbar[i].copy()
+                xnew[:] = xbar[i]
                 if private:
                     xnew[a] = float(seen_mean[i])
                 else:
@@ -289,43 +310,23 @@ def _gossip_trial(
                 if done == m:
                     theta[i] = xnew
                 elif done > m:
-                    p = 0
-                    for j in range(n):
-                        if partners[i, j]:
-                            p += 1
-                    rows = np.empty((p, m))
-                    p = 0
-                    for j in range(n):
-                        if partners[i, j]:
-                            rows[p] = sent_theta[j]
-                            p += 1
-                    theta[i] = gossip_update(theta[i], rows, xnew, xbar[i])
+                    gossip_update(theta[i], sent_theta, partners[i], xnew, xbar[i], theta[i])
                 xbar[i] = xnew
             if done < m:
                 arms[i] = done
             else:
-                t = done - m + 1
                 n_tilde[i] = n_tilde_next[i]
-                q = 0
-                for j in range(n):
-                    if adjacency[i, j] if public else partners[i, j]:
-                        q += 1
-                heard = np.empty((q, m))
-                q = 0
-                for j in range(n):
-                    if adjacency[i, j] if public else partners[i, j]:
-                        heard[q] = sent_nt[j]
-                        q += 1
-                n_tilde_next[i] = update_n_tilde(counts[i], heard)
-                forced = consistency_set(counts[i], n_tilde[i], n)
-                if forced.size:
-                    arms[i] = pick_uniform(forced, agent_rngs[i])
-                else:
+                senders = adjacency[i] if public else partners[i]
+                update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
+                lagging = forced_count(counts[i], n_tilde[i], n)
+                if lagging:  # line 13
+                    k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
+                else:  # lines 9-10
                     if fed_index:
-                        idx = fed_ucb_index(
+                        fed_ucb_index(
                             theta[i],
                             counts[i],
-                            t,
+                            log_t,
                             n,
                             horizon,
                             epsilon,
@@ -333,41 +334,39 @@ def _gossip_trial(
                             calibrated,
                             c_privacy,
                             sensitivity,
+                            index,
                         )
                     else:
-                        idx = gossip_ucb_index(theta[i], counts[i], t, n, alpha_1)
-                    arms[i] = argmax_tie(idx, agent_rngs[i])
+                        gossip_ucb_index(theta[i], counts[i], log_t, n, alpha_1, index)
+                    k, ties = argmax_count(index)
+                    if ties > 1:  # touch the agent's generator only on a tie
+                        k = tie_pick(index, ties, agent_rngs[i])
+                arms[i] = k
             for k in range(m):  # the message [n~(t+1), theta(t-1)], float32 on the wire
                 new_nt[i, k] = float(np.float32(n_tilde_next[i, k]))
                 new_theta[i, k] = float(np.float32(theta[i, k]))
-        rewards = sample_rewards(mu, arms, noise, sigma, reward_rng)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             cum[i] += gaps[arms[i]]
         sent_nt[:] = new_nt
         sent_theta[:] = new_theta
-        if protocol == 0:
-            partners[:] = adjacency
-        elif protocol == 1:
-            partners[:] = random_edge(edges, n, protocol_rng)
-        else:
-            partners[:] = neighbour_calls(neighbors, degrees, protocol_rng)
+        if protocol == 1:
+            random_edge(edges, protocol_rng, partners)
+        elif protocol == 2:
+            neighbour_calls(neighbors, degrees, protocol_rng, partners)
         if private:
             for i in range(n):
                 a = arms[i]
                 streams[i] = i * m + a
                 values[i] = min(max(rewards[i], clip_lo), clip_hi)
                 w_counts[i, a] += 1.0
-            order = np.argsort(streams)
-            tree_add(acc, seen_tree, streams[order], values[order])
+                previous[i] = tree_prefix(node, s - 1, streams[i])
+            tree_add(acc, seen_tree, streams, values)
             tree_complete(acc, seen_tree, node, var, s, tree_scale, honaker, privacy_rng)
             for i in range(n):
-                st = streams[i]
-                new = tree_prefix(node, s, st)
-                seen_reward[i] = np.float32(new - prefix[st])
+                new = tree_prefix(node, s, streams[i])
+                seen_reward[i] = np.float32(new - previous[i])
                 seen_mean[i] = np.float32(new / w_counts[i, arms[i]])
-            # keep every stream's prefix for the next increment
-            for st in range(n * m):
-                prefix[st] = tree_prefix(node, s, st)
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])

@@ -35,11 +35,11 @@ import numpy as np
 
 from baselines.kernels import (
     argmax_tie,
-    consistency_set,
     fed_ucb_index,
+    forced_arm,
     gossip_ucb_index,
     gossip_update,
-    pick_uniform,
+    log_time,
     update_n_tilde,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
@@ -124,7 +124,14 @@ class GossipUCB(Policy):
 
     def index(self) -> FloatArray:
         """Lines 9-10 with eq. (11)."""
-        return gossip_ucb_index(self.theta, self.counts, self.t, self.spec.n_agents, self.alpha_1)
+        return gossip_ucb_index(
+            self.theta,
+            self.counts,
+            log_time(self.t),
+            self.spec.n_agents,
+            self.alpha_1,
+            np.empty(self.counts.size),
+        )
 
     def act(self, observation: Observation) -> dict[str, object]:
         """Absorb last step's pull and messages, then run one step of Algorithm 1."""
@@ -137,18 +144,25 @@ class GossipUCB(Policy):
             if done == m:  # line 1: initialisation complete
                 self.theta = xbar_new.copy()
             elif done > m:
-                partners = self._theta_from_partners(observation)
-                self.theta = gossip_update(self.theta, partners, xbar_new, self.xbar)
+                sent = observation["messages"][:, m : 2 * m].astype(np.float64)
+                partners = observation["mask"].astype(bool)
+                self.theta = gossip_update(
+                    self.theta, sent, partners, xbar_new, self.xbar, np.empty(m)
+                )
             self.xbar = xbar_new
         if done < m:  # line 1: pull every arm once
             return self._message(done)
         self.t = done - m + 1
         self.n_tilde = self.n_tilde_next
-        self.n_tilde_next = update_n_tilde(self.counts, self._public_counts(observation))
-        forced = consistency_set(self.counts, self.n_tilde, self.spec.n_agents)
-        if forced.size:  # line 13
-            arm = pick_uniform(forced, self.rng)
-        else:  # lines 9-10
+        key = "public_mask" if "public_mask" in observation else "mask"
+        self.n_tilde_next = update_n_tilde(
+            self.counts,
+            observation["messages"][:, :m].astype(np.float64),
+            observation[key].astype(bool),
+            np.empty(m),
+        )
+        arm = int(forced_arm(self.counts, self.n_tilde, self.spec.n_agents, self.rng))
+        if arm < 0:  # consistent: lines 9-10; otherwise line 13 chose among the forced arms
             arm = int(argmax_tie(self.index(), self.rng))
         return self._message(arm)
 
@@ -157,16 +171,6 @@ class GossipUCB(Policy):
         message[: self.spec.n_arms] = self.n_tilde_next
         message[self.spec.n_arms : 2 * self.spec.n_arms] = self.theta
         return {"arm": arm, "message": message}
-
-    def _public_counts(self, observation: Observation) -> FloatArray:
-        key = "public_mask" if "public_mask" in observation else "mask"
-        senders = observation[key].astype(bool)
-        return observation["messages"][senders, : self.spec.n_arms].astype(np.float64)
-
-    def _theta_from_partners(self, observation: Observation) -> FloatArray:
-        m = self.spec.n_arms
-        partners = observation["mask"].astype(bool)
-        return observation["messages"][partners, m : 2 * m].astype(np.float64)
 
 
 class FedUCB(GossipUCB):
@@ -229,7 +233,7 @@ class FedUCB(GossipUCB):
         return fed_ucb_index(
             self.theta,
             self.counts,
-            self.t,
+            log_time(self.t),
             spec.n_agents,
             spec.horizon,
             self.epsilon,
@@ -237,4 +241,5 @@ class FedUCB(GossipUCB):
             self.confidence == "calibrated",
             self.c_privacy,
             self.sensitivity,
+            np.empty(self.counts.size),
         )

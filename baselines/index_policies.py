@@ -12,7 +12,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from baselines.kernels import argmax_tie, first_unpulled, ucb1_index
+from baselines.kernels import argmax_tie, first_unpulled, log_time, ucb1_index
 from fedbandit_env.policies import AgentSpec, Policy
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
@@ -107,7 +107,9 @@ class LocalUCB1(IndexPolicy):
 
     def index(self) -> FloatArray:
         """UCB1 index of every arm (:func:`baselines.kernels.ucb1_index`)."""
-        return ucb1_index(self.sums, self.counts, self.t, self.scale)
+        return ucb1_index(
+            self.sums, self.counts, log_time(self.t), self.scale, np.empty(self.counts.size)
+        )
 
 
 class RandomPolicy(Policy):

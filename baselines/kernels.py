@@ -15,24 +15,34 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import BoolArray, FloatArray
 
 
 @njit(cache=True)
-def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: no cover
-    """Index of the largest value; ties broken uniformly with one ``rng.integers`` draw.
+def argmax_count(values: FloatArray) -> tuple[int, int]:  # pragma: no cover
+    """The first index of the largest value and how many values tie with it.
 
     Example:
-        >>> argmax_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
-        1
+        >>> argmax_count(np.array([0.3, 0.7, 0.7]))
+        (1, 2)
     """
-    best = values.max()
-    count = 0
-    for k in range(values.size):
-        if values[k] == best:
+    best = values[0]
+    arg = 0
+    count = 1
+    for k in range(1, values.size):
+        v = values[k]
+        if v > best:
+            best, arg, count = v, k, 1
+        elif v == best:
             count += 1
-    if count == 1:
-        return int(np.argmax(values))
+    return arg, count
+
+
+@njit(cache=True)
+def tie_pick(values: FloatArray, count: int, rng: np.random.Generator) -> int:  # pragma: no cover
+    """Among the ``count`` indices holding the largest value, one drawn uniformly (one
+    ``rng.integers`` draw)."""
+    best = values.max()
     pick = rng.integers(0, count)
     for k in range(values.size):
         if values[k] == best:
@@ -43,14 +53,30 @@ def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: 
 
 
 @njit(cache=True)
-def pick_uniform(candidates: IntArray, rng: np.random.Generator) -> int:  # pragma: no cover
-    """A uniformly random element of ``candidates`` (one ``rng.integers`` draw).
+def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: no cover
+    """Index of the largest value; ties broken uniformly with one ``rng.integers`` draw
+    (no draw without a tie). Batched kernels call its two halves, :func:`argmax_count`
+    and :func:`tie_pick`, so that they touch an agent's generator only on a tie.
 
     Example:
-        >>> pick_uniform(np.array([4, 7, 9]), np.random.default_rng(3))
-        9
+        >>> argmax_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
+        1
     """
-    return int(candidates[rng.integers(0, candidates.size)])
+    arg, count = argmax_count(values)
+    if count == 1:
+        return arg
+    return tie_pick(values, count, rng)
+
+
+@njit(cache=True)
+def log_time(t: int) -> float:  # pragma: no cover
+    """``log(max(t, 1))``: the ``log t`` of every confidence bound, computed once per step.
+
+    Example:
+        >>> log_time(0), round(log_time(10), 4)
+        (0.0, 2.3026)
+    """
+    return np.log(max(t, 1))
 
 
 @njit(cache=True)
@@ -69,16 +95,14 @@ def first_unpulled(counts: FloatArray) -> int:  # pragma: no cover
 
 @njit(cache=True)
 def ucb1_index(
-    sums: FloatArray, counts: FloatArray, t: int, scale: float
+    sums: FloatArray, counts: FloatArray, log_t: float, scale: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
-    """UCB1 (Auer et al. 2002): ``sums / n + scale * sqrt(2 log t / n)``.
+    """UCB1 (Auer et al. 2002): ``sums / n + scale * sqrt(2 log t / n)``, into ``out``.
 
     Example:
-        >>> ucb1_index(np.array([1.0, 2.0]), np.array([1.0, 4.0]), 1, 1.0).tolist()
+        >>> ucb1_index(np.array([1.0, 2.0]), np.array([1.0, 4.0]), 0.0, 1.0, np.empty(2)).tolist()
         [1.0, 0.5]
     """
-    log_t = np.log(max(t, 1))
-    out = np.empty(counts.size)
     for k in range(counts.size):
         out[k] = sums[k] / counts[k] + scale * np.sqrt(2.0 * log_t / counts[k])
     return out
@@ -86,16 +110,17 @@ def ucb1_index(
 
 @njit(cache=True)
 def oracle_index(
-    sums: FloatArray, counts: FloatArray, t: int, n_agents: int, scale: float
+    sums: FloatArray, counts: FloatArray, t: int, n_agents: int, scale: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
-    """Pooled UCB1 of the oracle: ``xbar + scale * sqrt(2 log(N t) / (N n))``.
+    """Pooled UCB1 of the oracle: ``xbar + scale * sqrt(2 log(N t) / (N n))``, into ``out``.
+
+    ``log(N t)`` is computed here (it is called once per step, by one controller).
 
     Example:
-        >>> oracle_index(np.array([0.5]), np.array([1.0]), 1, 1, 1.0).tolist()
+        >>> oracle_index(np.array([0.5]), np.array([1.0]), 1, 1, 1.0, np.empty(1)).tolist()
         [0.5]
     """
     log_nt = np.log(max(n_agents * t, 1))
-    out = np.empty(counts.size)
     for k in range(counts.size):
         out[k] = sums[k] / counts[k] + scale * np.sqrt(2.0 * log_nt / (n_agents * counts[k]))
     return out
@@ -117,16 +142,19 @@ def mean_of(values: FloatArray) -> float:  # pragma: no cover
 
 @njit(cache=True)
 def gossip_ucb_index(
-    theta: FloatArray, counts: FloatArray, t: int, n_agents: int, alpha_1: float
+    theta: FloatArray,
+    counts: FloatArray,
+    log_t: float,
+    n_agents: int,
+    alpha_1: float,
+    out: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """Lines 9-10 of Algorithm 1 with eq. (11): ``theta + sqrt(2 N log(t) / n + alpha_1)``.
 
     Example:
-        >>> gossip_ucb_index(np.zeros(2), np.array([1.0, 4.0]), 1, 3, 0.25).tolist()
+        >>> gossip_ucb_index(np.zeros(2), np.array([1.0, 4.0]), 0.0, 3, 0.25, np.empty(2)).tolist()
         [0.5, 0.5]
     """
-    log_t = np.log(max(t, 1))
-    out = np.empty(counts.size)
     for k in range(counts.size):
         out[k] = theta[k] + np.sqrt(2.0 * n_agents * log_t / counts[k] + alpha_1)
     return out
@@ -136,7 +164,7 @@ def gossip_ucb_index(
 def fed_ucb_index(
     theta: FloatArray,
     counts: FloatArray,
-    t: int,
+    log_t: float,
     n_agents: int,
     horizon: int,
     epsilon: float,
@@ -144,6 +172,7 @@ def fed_ucb_index(
     calibrated: bool,
     c_privacy: float,
     sensitivity: float,
+    out: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """Line 9 of Algorithm 4 with eq. (12), as printed or calibrated.
 
@@ -153,12 +182,11 @@ def fed_ucb_index(
     ``b = L * sensitivity / eps``. ``eps = inf`` removes the privacy term.
 
     Example:
-        >>> idx = fed_ucb_index(np.zeros(1), np.array([100.0]), 1000, 3, 1024, 1.0, 0.0,
-        ...                     True, 128.0, 1.0)
+        >>> idx = fed_ucb_index(np.zeros(1), np.array([100.0]), log_time(1000), 3, 1024, 1.0, 0.0,
+        ...                     True, 128.0, 1.0, np.empty(1))
         >>> round(float(idx[0]), 3)
         3.383
     """
-    log_t = np.log(max(t, 1))
     levels = 0
     h = horizon
     while h > 0:
@@ -166,7 +194,6 @@ def fed_ucb_index(
         h >>= 1
     b = levels * sensitivity / epsilon
     log_h2 = np.log(horizon) ** 2
-    out = np.empty(counts.size)
     for k in range(counts.size):
         n = counts[k]
         if calibrated:
@@ -178,53 +205,105 @@ def fed_ucb_index(
 
 
 @njit(cache=True)
-def consistency_set(
-    counts: FloatArray, n_tilde: FloatArray, n_agents: int
-) -> IntArray:  # pragma: no cover
-    """Line 6: the arms with ``n < n~ - N``, which the agent must pull first.
+def forced_count(counts: FloatArray, n_tilde: FloatArray, n_agents: int) -> int:  # pragma: no cover
+    """Line 6: how many arms violate local consistency, ``n_k < n~_k - N``.
 
     Example:
-        >>> consistency_set(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3).tolist()
-        [0]
+        >>> forced_count(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3)
+        1
     """
-    return np.flatnonzero(counts < n_tilde - n_agents)
+    count = 0
+    for k in range(counts.size):
+        if counts[k] < n_tilde[k] - n_agents:
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def forced_pick(
+    counts: FloatArray, n_tilde: FloatArray, n_agents: int, count: int, rng: np.random.Generator
+) -> int:  # pragma: no cover
+    """Line 13: one of the ``count`` inconsistent arms, uniformly (one ``integers`` draw)."""
+    pick = rng.integers(0, count)
+    for k in range(counts.size):
+        if counts[k] < n_tilde[k] - n_agents:
+            if pick == 0:
+                return k
+            pick -= 1
+    return -1
+
+
+@njit(cache=True)
+def forced_arm(
+    counts: FloatArray, n_tilde: FloatArray, n_agents: int, rng: np.random.Generator
+) -> int:  # pragma: no cover
+    """Lines 6 and 13: an arm drawn uniformly from ``{k : n_k < n~_k - N}``, or -1 (and no
+    draw) when the agent is consistent.
+
+    Example:
+        >>> forced_arm(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, np.random.default_rng(0))
+        0
+        >>> forced_arm(np.array([9.0, 9.0]), np.array([9.0, 9.0]), 3, np.random.default_rng(0))
+        -1
+    """
+    count = forced_count(counts, n_tilde, n_agents)
+    if count == 0:
+        return -1
+    return forced_pick(counts, n_tilde, n_agents, count, rng)
 
 
 @njit(cache=True)
 def update_n_tilde(
-    counts: FloatArray, neighbour_n_tilde: FloatArray
+    counts: FloatArray, sent: FloatArray, senders: BoolArray, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
-    """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the rows heard from.
+    """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the rows ``j`` of ``sent`` with
+    ``senders[j]``, into ``out``.
 
     Example:
-        >>> update_n_tilde(np.array([3.0, 1.0]), np.array([[2.0, 5.0], [1.0, 4.0]])).tolist()
+        >>> sent = np.array([[2.0, 5.0], [1.0, 4.0], [9.0, 9.0]])
+        >>> update_n_tilde(np.array([3.0, 1.0]), sent, np.array([True, True, False]),
+        ...                np.empty(2)).tolist()
         [3.0, 5.0]
     """
-    out = counts.copy()
-    for j in range(neighbour_n_tilde.shape[0]):
-        for k in range(counts.size):
-            if neighbour_n_tilde[j, k] > out[k]:
-                out[k] = neighbour_n_tilde[j, k]
+    m = counts.size
+    for k in range(m):
+        out[k] = counts[k]
+    for j in range(senders.size):
+        if senders[j]:
+            for k in range(m):
+                if sent[j, k] > out[k]:
+                    out[k] = sent[j, k]
     return out
 
 
 @njit(cache=True)
 def gossip_update(
-    theta: FloatArray, partner_theta: FloatArray, xbar_new: FloatArray, xbar_old: FloatArray
+    theta: FloatArray,
+    sent: FloatArray,
+    partners: BoolArray,
+    xbar_new: FloatArray,
+    xbar_old: FloatArray,
+    out: FloatArray,
 ) -> FloatArray:  # pragma: no cover
-    """Lines 20/22: average with the partners' rows (if any), then add the mean's change.
+    """Lines 20/22: average ``theta`` with the rows ``j`` of ``sent`` with ``partners[j]``
+    (if any), then add the local mean's change; into ``out`` (which may be ``theta``).
 
     With several partners the average is over the agent and all of them.
 
     Example:
-        >>> gossip_update(np.array([0.2]), np.array([[0.6]]), np.array([0.5]), np.array([0.4]))
+        >>> gossip_update(np.array([0.2]), np.array([[0.6], [9.0]]), np.array([True, False]),
+        ...               np.array([0.5]), np.array([0.4]), np.empty(1))
         array([0.5])
     """
-    p = partner_theta.shape[0]
-    out = np.empty(theta.size)
+    p = 0
+    for j in range(partners.size):
+        if partners[j]:
+            p += 1
     for k in range(theta.size):
         total = theta[k]
-        for j in range(p):
-            total += partner_theta[j, k]
+        if p:
+            for j in range(partners.size):
+                if partners[j]:
+                    total += sent[j, k]
         out[k] = total / (1 + p) + xbar_new[k] - xbar_old[k]
     return out

@@ -71,7 +71,14 @@ class OracleUCB(Team):
             self.t += 1
         choice = int(first_unpulled(self.counts))
         if choice < 0:
-            index = oracle_index(self.sums, self.counts, self.t, self.n_agents, self.scale)
+            index = oracle_index(
+                self.sums,
+                self.counts,
+                self.t,
+                self.n_agents,
+                self.scale,
+                np.empty(self.counts.size),
+            )
             choice = int(argmax_tie(index, self.rng))
         if self.message_len:
             msg = np.zeros(self.message_len, dtype=np.float32)

@@ -14,10 +14,11 @@ import pytest
 
 from baselines import FedUCB, GossipUCB, make_team
 from baselines.kernels import (
-    consistency_set,
     fed_ucb_index,
+    forced_arm,
     gossip_ucb_index,
     gossip_update,
+    log_time,
     update_n_tilde,
 )
 from fedbandit_env import federated_mab_v0
@@ -135,7 +136,8 @@ def test_gossip_ucb_runs_algorithm_1_by_the_book_on_two_agents() -> None:
 def test_confidence_bounds_match_eq_11_and_12() -> None:
     n = np.array([4.0, 16.0])
     np.testing.assert_allclose(
-        gossip_ucb_index(np.zeros(2), n, 100, 3, 0.1), np.sqrt(6 * np.log(100) / n + 0.1)
+        gossip_ucb_index(np.zeros(2), n, log_time(100), 3, 0.1, np.empty(2)),
+        np.sqrt(6 * np.log(100) / n + 0.1),
     )
     expected = 0.1 + np.sqrt(
         6
@@ -143,19 +145,30 @@ def test_confidence_bounds_match_eq_11_and_12() -> None:
         * np.log(100)
     )
     np.testing.assert_allclose(
-        fed_ucb_index(np.zeros(2), n, 100, 3, 1000, 2.0, 0.1, False, 128.0, 1.0), expected
+        fed_ucb_index(
+            np.zeros(2), n, log_time(100), 3, 1000, 2.0, 0.1, False, 128.0, 1.0, np.empty(2)
+        ),
+        expected,
     )
 
 
 def test_consistency_count_and_gossip_helpers() -> None:
-    assert consistency_set(np.array([1.0, 5.0, 9.0]), np.array([9.0, 9.0, 9.0]), 3).tolist() == [
-        0,
-        1,
-    ]
-    np.testing.assert_array_equal(
-        update_n_tilde(np.array([2.0, 2.0]), np.zeros((0, 2))), [2.0, 2.0]
+    counts, n_tilde = np.array([1.0, 5.0, 9.0]), np.array([9.0, 9.0, 9.0])
+    rng = np.random.default_rng(0)
+    picks = {forced_arm(counts, n_tilde, 3, rng) for _ in range(200)}
+    assert picks == {0, 1}  # both lagging arms, never the consistent one
+    assert forced_arm(n_tilde, n_tilde, 3, rng) == -1
+    nobody = np.zeros(2, dtype=bool)
+    out = update_n_tilde(np.array([2.0, 2.0]), np.full((2, 2), 7.0), nobody, np.empty(2))
+    np.testing.assert_array_equal(out, [2.0, 2.0])
+    two = gossip_update(
+        np.array([0.0]),
+        np.array([[1.0], [2.0]]),
+        np.array([True, True]),
+        np.array([0.0]),
+        np.array([0.0]),
+        np.empty(1),
     )
-    two = gossip_update(np.array([0.0]), np.array([[1.0], [2.0]]), np.array([0.0]), np.array([0.0]))
     np.testing.assert_allclose(two, [1.0])
 
 

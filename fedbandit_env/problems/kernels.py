@@ -13,18 +13,23 @@ NOISE_CODES = {"bernoulli": 0, "gaussian": 1, "clipped_gaussian": 2}
 
 @njit(cache=True)
 def sample_rewards(
-    local_means: FloatArray, arms: IntArray, noise: int, sigma: float, rng: np.random.Generator
+    local_means: FloatArray,
+    arms: IntArray,
+    noise: int,
+    sigma: float,
+    rng: np.random.Generator,
+    out: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """One reward per agent (agent order): Bernoulli ``u < mu`` with one uniform each,
-    Gaussian ``mu + sigma z`` with one standard normal each, clipped to [0, 1] for 2.
+    Gaussian ``mu + sigma z`` with one standard normal each, clipped to [0, 1] for 2;
+    into ``out``.
 
     Example:
         >>> sample_rewards(np.array([[1.0, 0.0]]), np.array([0]), 0, 1.0,
-        ...                np.random.default_rng(0)).tolist()
+        ...                np.random.default_rng(0), np.empty(1)).tolist()
         [1.0]
     """
     n = arms.size
-    out = np.empty(n)
     for i in range(n):
         mu = local_means[i, arms[i]]
         if noise == 0:

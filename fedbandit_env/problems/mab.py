@@ -174,7 +174,8 @@ class MABProblem:
             [1.0, 0.0]
         """
         arms = np.asarray(arms, dtype=np.int64)
-        return sample_rewards(self.local_means, arms, self.noise_code, self.sigma, rng)
+        out = np.empty(arms.size)
+        return sample_rewards(self.local_means, arms, self.noise_code, self.sigma, rng, out)
 
     @property
     def noise_code(self) -> int:

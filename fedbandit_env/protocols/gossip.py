@@ -57,7 +57,8 @@ class RandomEdgeGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Activate one edge drawn uniformly from ``E``."""
         net = self.network
-        return self._deliver(messages, random_edge(net.edges, net.n_agents, self._rng), 1)
+        mask = np.empty((net.n_agents, net.n_agents), dtype=bool)
+        return self._deliver(messages, random_edge(net.edges, self._rng, mask), 1)
 
 
 class NeighbourGossip(_Gossip):
@@ -79,5 +80,6 @@ class NeighbourGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Each agent picks one neighbour uniformly; calls are symmetric."""
         net = self.network
-        mask = neighbour_calls(net.neighbors, net.degrees, self._rng)
+        mask = np.empty((net.n_agents, net.n_agents), dtype=bool)
+        neighbour_calls(net.neighbors, net.degrees, self._rng, mask)
         return self._deliver(messages, mask, int(np.triu(mask).sum()))
