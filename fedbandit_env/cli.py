@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -91,8 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="output folder (table, plot, CSV, config)",
     )
     b.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    b.add_argument(
+        "--interactive",
+        action="store_true",
+        help="run every policy through the PettingZoo path (default: the compiled fast "
+        "path where a policy has one; both give the same results)",
+    )
+    b.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="threads for fast-path trials (results do not depend on it)",
+    )
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return parser
+
+
+def _fast_ids() -> set[str]:
+    from baselines.fast import FAST_POLICIES
+
+    return set(FAST_POLICIES)
 
 
 def bench(args: argparse.Namespace) -> list[RegretCurves]:
@@ -118,6 +137,8 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         graph=args.graph,
         horizon=args.horizon,
         seed=args.seed,
+        protocol=args.protocol,
+        estimator=args.estimator,
     )
     problem = scenario.problem()
     network = scenario.network()
@@ -130,18 +151,34 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     )
     curves = []
     start = time.perf_counter()
+    fast_ids = _fast_ids() if not args.interactive else set()
     for pid in ids:
         kwargs = {"epsilon": args.epsilon} if pid == "fed_ucb" else {}
         needs = make_team(pid, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
-        c = run_trials(
-            functools.partial(scenario.make_env, needs),
-            functools.partial(make_team, pid, **kwargs),
-            n_trials=args.trials,
-            seed=args.seed,
-            record_every=record_every,
-            label=pid,
-            progress=not args.no_progress,
-        )
+        if pid in fast_ids:
+            from baselines.fast import run_fast
+
+            c = run_fast(
+                pid,
+                scenario,
+                args.trials,
+                seed=args.seed,
+                record_every=record_every,
+                progress=not args.no_progress,
+                workers=args.workers,
+                **kwargs,
+            )
+        else:
+            c = run_trials(
+                functools.partial(scenario.make_env, needs),
+                functools.partial(make_team, pid, **kwargs),
+                n_trials=args.trials,
+                seed=args.seed,
+                record_every=record_every,
+                label=pid,
+                progress=not args.no_progress,
+            )
+            c.meta["path"] = "interactive"
         c.meta["lambda_2"] = network.lambda_2
         if needs.epsilon is not None:
             c.meta["epsilon"] = needs.epsilon

@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedbandit_env.cli import main
@@ -98,3 +99,32 @@ def test_bench_reports_bad_options(
         main(["bench", "--out", str(tmp_path), "--no-progress", "--no-plot", *argv])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_bench_fast_and_interactive_paths_agree(tmp_path: Path) -> None:
+    common = [
+        "bench",
+        "--policies",
+        "gossip_ucb,fed_ucb,local_ucb,oracle_ucb,random",
+        "--horizon",
+        "150",
+        "--trials",
+        "2",
+        "--agents",
+        "4",
+        "--arms",
+        "3",
+        "--no-progress",
+        "--no-plot",
+        "--record-every",
+        "10",
+    ]
+    assert main([*common, "--out", str(tmp_path / "fast"), "--workers", "2"]) == 0
+    assert main([*common, "--out", str(tmp_path / "slow"), "--interactive"]) == 0
+    fast = {c.policy: c for c in read_csv(tmp_path / "fast" / "regret.csv")}
+    slow = {c.policy: c for c in read_csv(tmp_path / "slow" / "regret.csv")}
+    assert fast.keys() == slow.keys()
+    for policy, curve in fast.items():
+        np.testing.assert_array_equal(curve.regret, slow[policy].regret)
+    config = json.loads((tmp_path / "fast" / "config.json").read_text())
+    assert {r["path"] for r in config["summary"]} == {"fast"}
