@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from baselines.index_policies import argmax_random_tie
 from baselines.kernels import (
-    argmax_tie,
     fed_ucb_index,
-    forced_arm,
+    forced_count,
+    forced_pick,
     gossip_ucb_index,
     gossip_update,
     log_time,
@@ -161,9 +162,12 @@ class GossipUCB(Policy):
             observation[key].astype(bool),
             np.empty(m),
         )
-        arm = int(forced_arm(self.counts, self.n_tilde, self.spec.n_agents, self.rng))
-        if arm < 0:  # consistent: lines 9-10; otherwise line 13 chose among the forced arms
-            arm = int(argmax_tie(self.index(), self.rng))
+        n = self.spec.n_agents
+        lagging = forced_count(self.counts, self.n_tilde, n)
+        if lagging:  # line 13
+            arm = int(forced_pick(self.counts, self.n_tilde, n, lagging, self.rng))
+        else:  # lines 9-10
+            arm = argmax_random_tie(self.index(), self.rng)
         return self._message(arm)
 
     def _message(self, arm: int) -> dict[str, object]:

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from baselines.kernels import argmax_tie, first_unpulled, mean_of, oracle_index
+from baselines.index_policies import argmax_random_tie
+from baselines.kernels import first_unpulled, mean_of, oracle_index
 from fedbandit_env.policies import AgentSpec, Team
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, SeedLike
 
@@ -79,7 +80,7 @@ class OracleUCB(Team):
                 self.scale,
                 np.empty(self.counts.size),
             )
-            choice = int(argmax_tie(index, self.rng))
+            choice = argmax_random_tie(index, self.rng)
         if self.message_len:
             msg = np.zeros(self.message_len, dtype=np.float32)
             return {a: {"arm": choice, "message": msg} for a in observations}

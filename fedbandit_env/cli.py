@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fedbandit", description="Federated bandit environments and benchmarks."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    sp = sub.add_parser(
+        "speed",
+        help="agent-steps per second of the fast path, the PettingZoo path and a plain loop",
+    )
+    sp.add_argument("--quick", action="store_true", help="a tenth of the default work")
     b = sub.add_parser(
         "bench",
         help="benchmark policies on one scenario",
@@ -225,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "bench":
             bench(args)
+        elif args.command == "speed":
+            from baselines.speed import run as run_speed
+
+            run_speed(quick=args.quick)
     except (ValueError, TypeError) as err:
         parser.exit(2, f"fedbandit: error: {err}\n")
     return 0

@@ -18,7 +18,7 @@ from typing import Literal, get_args
 import numpy as np
 from scipy.special import ndtr
 
-from fedbandit_env.problems.kernels import NOISE_CODES, sample_rewards
+from fedbandit_env.problems.kernels import NOISE_CODES
 from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
 from fedbandit_env.validation import check_int
 
@@ -173,9 +173,16 @@ class MABProblem:
             >>> p.sample(np.array([0, 0]), np.random.default_rng(0)).tolist()
             [1.0, 0.0]
         """
-        arms = np.asarray(arms, dtype=np.int64)
-        out = np.empty(arms.size)
-        return sample_rewards(self.local_means, arms, self.noise_code, self.sigma, rng, out)
+        # Vectorized NumPy draws; the compiled ``problems.kernels.sample_rewards`` of the
+        # fast path draws the same numbers one by one (tests/test_replay.py). Passing a
+        # Generator into compiled code costs ~10 us a call, too much per env step.
+        mu = self.local_means[np.arange(self.n_agents), arms]
+        if self.noise == "bernoulli":
+            return (rng.random(mu.shape[0]) < mu).astype(np.float64)
+        out = mu + self.sigma * rng.standard_normal(mu.shape[0])
+        if self.noise == "clipped_gaussian":
+            np.clip(out, 0.0, 1.0, out=out)
+        return out
 
     @property
     def noise_code(self) -> int:

@@ -6,6 +6,9 @@ which every agent contacts one uniformly random neighbour (and that neighbour an
 is also common.  A receiver learns its gossip partner(s) from the delivery mask: the
 senders whose bit is set.
 
+The draws here are vectorized NumPy; the fast path's compiled
+:mod:`fedbandit_env.protocols.kernels` consume the same numbers (tests/test_replay.py).
+
 Zhu et al. also let every agent see its neighbours' pull-count estimates every step
 (Algorithm 1, line 5), while estimates travel only over the activated edge.  Both
 protocols carry that with ``public_dim``: the first ``public_dim`` entries of every
@@ -17,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
-from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.type_aliases import BoolArray, FloatArray
 from fedbandit_env.validation import check_int
 
@@ -57,8 +59,10 @@ class RandomEdgeGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Activate one edge drawn uniformly from ``E``."""
         net = self.network
-        mask = np.empty((net.n_agents, net.n_agents), dtype=bool)
-        return self._deliver(messages, random_edge(net.edges, self._rng, mask), 1)
+        i, j = net.edges[self._rng.integers(net.n_edges)]  # as protocols.kernels.random_edge
+        mask = np.zeros((net.n_agents, net.n_agents), dtype=bool)
+        mask[i, j] = mask[j, i] = True
+        return self._deliver(messages, mask, 1)
 
 
 class NeighbourGossip(_Gossip):
@@ -80,6 +84,9 @@ class NeighbourGossip(_Gossip):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Each agent picks one neighbour uniformly; calls are symmetric."""
         net = self.network
-        mask = np.empty((net.n_agents, net.n_agents), dtype=bool)
-        neighbour_calls(net.neighbors, net.degrees, self._rng, mask)
+        n = net.n_agents
+        picks = (self._rng.random(n) * net.degrees).astype(np.int64)  # as kernels.neighbour_calls
+        mask = np.zeros((n, n), dtype=bool)
+        mask[np.arange(n), net.neighbors[np.arange(n), picks]] = True
+        mask |= mask.T
         return self._deliver(messages, mask, int(np.triu(mask).sum()))

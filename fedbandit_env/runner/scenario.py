@@ -46,6 +46,7 @@ class Scenario:
             (:data:`~fedbandit_env.protocols.PROTOCOLS`).
         estimator: Tree estimator of the privacy wrapper (``"dyadic"``, ``"honaker"``).
         clip: Reward range of the privacy wrapper (default: the problem's bounds).
+        graph_p: Edge probability of an ``erdos_renyi`` graph (default ``2 log(n) / n``).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -70,6 +71,7 @@ class Scenario:
     protocol: str = "random_edge_gossip"
     estimator: str = "dyadic"
     clip: tuple[float, float] | None = None
+    graph_p: float | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -97,6 +99,10 @@ class Scenario:
 
     def network(self) -> Network:
         """Build the (seeded) communication graph."""
+        if self.graph_p is not None:
+            if self.graph != "erdos_renyi":
+                raise ValueError(f"graph_p applies to 'erdos_renyi' only, not {self.graph!r}")
+            return make_network(self.graph, self.n_agents, seed=self.seed, p=self.graph_p)
         return make_network(self.graph, self.n_agents, seed=self.seed)
 
     def make_env(

@@ -1,0 +1,168 @@
+"""Throughput benchmark of the three ways to run a reference algorithm.
+
+``fedbandit speed`` prints, measured in one run on this machine, agent-steps per second
+of: the compiled fast path (one and all threads), the PettingZoo path (env + protocol +
+wrappers + per-agent policies), a plain per-agent Python loop (the same policies fed
+prebuilt observations, no env), and the PettingZoo path with a policy that does
+nothing next to the bare dict-API cost; with the ratios between them and the first
+call's compile (or cache-load) time. Ratios are what to compare across machines.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from baselines.fast import run_fast
+from baselines.registry import make_team
+from fedbandit_env.policies import IndependentTeam
+from fedbandit_env.runner.rollout import rollout
+from fedbandit_env.runner.scenario import Scenario
+
+SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("N=10, M=10, complete", {"n_agents": 10, "n_arms": 10, "graph": "complete"}),
+    (
+        "N=50, M=100, ER deg~6",
+        {"n_agents": 50, "n_arms": 100, "graph": "erdos_renyi", "graph_p": 6 / 49},
+    ),
+)
+
+
+@dataclass
+class SpeedRow:
+    """One measurement: agent-steps per second of one path."""
+
+    setting: str
+    policy: str
+    path: str
+    agent_steps_per_s: float
+    seconds: float
+
+
+def _scenario(setting: dict[str, Any], horizon: int) -> Scenario:
+    return Scenario(instance="zhu", noise="clipped_gaussian", horizon=horizon, **setting)
+
+
+def measure_fast(
+    policy: str, setting: dict[str, Any], horizon: int, trials: int, workers: int
+) -> float:
+    """Agent-steps per second of :func:`run_fast` (after compilation)."""
+    scenario = _scenario(setting, horizon)
+    kwargs: dict[str, Any] = {"epsilon": 1.0} if policy == "fed_ucb" else {}
+    start = time.perf_counter()
+    run_fast(
+        policy, scenario, trials, record_every=horizon, progress=False, workers=workers, **kwargs
+    )
+    return trials * horizon * scenario.n_agents / (time.perf_counter() - start)
+
+
+def measure_pettingzoo(policy: str, setting: dict[str, Any], horizon: int) -> float:
+    """Agent-steps per second of one episode through the PettingZoo API."""
+    scenario = _scenario(setting, horizon)
+    kwargs = {"epsilon": 1.0} if policy == "fed_ucb" else {}
+    team = make_team(policy, **kwargs)
+    env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
+    start = time.perf_counter()
+    rollout(env, team, seed=0, record_every=horizon)
+    return horizon * scenario.n_agents / (time.perf_counter() - start)
+
+
+def measure_plain_loop(policy: str, setting: dict[str, Any], horizon: int) -> float:
+    """Agent-steps per second of the per-agent policies alone, fed a fixed observation."""
+    scenario = _scenario(setting, max(horizon, int(setting["n_arms"]) + 2))
+    kwargs = {"epsilon": 1.0} if policy == "fed_ucb" else {}
+    team = make_team(policy, **kwargs)
+    env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
+    obs, _ = env.reset(seed=0)
+    team.reset(env, seed=0)
+    assert isinstance(team, IndependentTeam)
+    for _ in range(scenario.n_arms + 1):  # leave the initial round-robin
+        obs, *_ = env.step(team.act(obs))
+    policies = team.policies
+    agents = list(obs)
+    start = time.perf_counter()
+    for _ in range(horizon):
+        for agent, pol in zip(agents, policies, strict=True):
+            pol.act(obs[agent])
+    return horizon * scenario.n_agents / (time.perf_counter() - start)
+
+
+def measure_noop_env(setting: dict[str, Any], horizon: int) -> tuple[float, float]:
+    """Microseconds per step of the env with fixed actions, and of the bare dict API.
+
+    The bare cost builds the same per-agent dicts (observation, reward, flags, info) a
+    parallel env must return, with nothing computed.
+    """
+    scenario = _scenario(setting, horizon)
+    env = scenario.make_env()
+    env.reset(seed=0)
+    actions = dict.fromkeys(env.possible_agents, 0)
+    start = time.perf_counter()
+    while env.agents:
+        env.step(actions)
+    env_us = (time.perf_counter() - start) / horizon * 1e6
+    agents = env.possible_agents
+    zero = np.zeros(1, dtype=np.float32)
+    start = time.perf_counter()
+    for t in range(horizon):
+        obs = {a: {"arm": 0, "reward": zero, "step": zero} for a in agents}
+        rew = dict.fromkeys(agents, 0.0)
+        flags = dict.fromkeys(agents, False)
+        infos: dict[str, dict[str, float]] = {a: {"regret": 0.0} for a in agents}
+        del obs, rew, flags, infos, t
+    bare_us = (time.perf_counter() - start) / horizon * 1e6
+    return env_us, bare_us
+
+
+def run(quick: bool = False) -> list[SpeedRow]:
+    """Measure and print the table; returns the rows."""
+    workers = os.cpu_count() or 1
+    rows: list[SpeedRow] = []
+    scale = 0.1 if quick else 1.0
+    print(f"agent-steps per second on this machine ({workers} cores), measured in one run")
+    for name, setting in SETTINGS:
+        n = int(setting["n_agents"])
+        fast_t = max(1000, int((2_000_000 if n <= 10 else 100_000) * scale))
+        slow_t = max(50, int((2000 if n <= 10 else 200) * scale))
+        for policy in ("gossip_ucb", "fed_ucb"):
+            start = time.perf_counter()
+            measure_fast(policy, setting, 200, 1, 1)  # first call: compile or load cache
+            first = time.perf_counter() - start
+            fast1 = measure_fast(policy, setting, fast_t, 2, 1)
+            fastw = measure_fast(policy, setting, fast_t, 2 * workers, workers)
+            pz = measure_pettingzoo(policy, setting, slow_t)
+            plain = measure_plain_loop(policy, setting, slow_t)
+            print(
+                f"{name:<22} {policy:<11} fast {fast1 / 1e6:7.2f} M (1 thread) "
+                f"{fastw / 1e6:7.2f} M ({workers} threads) | PettingZoo {pz / 1e3:8.1f} k | "
+                f"plain loop {plain / 1e3:8.1f} k | fast/PettingZoo {fastw / pz:7.0f}x "
+                f"fast/plain {fastw / plain:6.0f}x | first call {first:5.1f} s"
+            )
+            rows += [
+                SpeedRow(name, policy, "fast-1", fast1, first),
+                SpeedRow(name, policy, f"fast-{workers}", fastw, 0.0),
+                SpeedRow(name, policy, "pettingzoo", pz, 0.0),
+                SpeedRow(name, policy, "plain", plain, 0.0),
+            ]
+        gossip = {
+            r.path: r.agent_steps_per_s
+            for r in rows
+            if r.setting == name and r.policy == "gossip_ucb"
+        }
+        fed = {
+            r.path: r.agent_steps_per_s for r in rows if r.setting == name and r.policy == "fed_ucb"
+        }
+        print(
+            f"{name:<22} Fed_UCB time / Gossip_UCB time on the fast path: "
+            f"{gossip['fast-1'] / fed['fast-1']:.2f}"
+        )
+        env_us, bare_us = measure_noop_env(setting, max(200, int(5000 * scale)))
+        print(
+            f"{name:<22} PettingZoo step, do-nothing policy: {env_us:7.1f} us; bare dict "
+            f"API: {bare_us:6.1f} us; ratio {env_us / bare_us:.1f}"
+        )
+    return rows
