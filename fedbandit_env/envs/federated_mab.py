@@ -152,6 +152,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(n)]
         self.agents: list[AgentID] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._no_messages = np.zeros((n, 0))
+        self._live: set[AgentID] = set()
         self._gaps: FloatArray = problem.gaps
         self._np_random: np.random.Generator | None = None
         self._np_random_seed: int | None = None
@@ -227,6 +229,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._reward_rng = reward_rng
         self.protocol.reset(self.network, protocol_rng)
         self.agents = list(self.possible_agents)
+        self._live = set(self.agents)
         self._t = 0
         self._cum_regret = np.zeros(self.n_agents)
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
@@ -265,6 +268,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         truncations = dict.fromkeys(agents, done)
         if done:
             self.agents = []
+            self._live = set()
         if self.render_mode == "human":
             print(self._render_text())
         return observations, rew, terminations, truncations, infos
@@ -293,9 +297,10 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         return "\n".join(lines)
 
     def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
-        arms = self._last_arms
-        rewards = self._last_rewards.astype(np.float32)
-        step = np.array([self._t], dtype=np.float32)
+        arms = self._last_arms.tolist()
+        # One fresh array per step for each key; each agent gets its own row (a view).
+        rewards = self._last_rewards.astype(np.float32).reshape(-1, 1)
+        step = np.full((self.n_agents, 1), self._t, dtype=np.float32)
         out: dict[AgentID, Observation] = {}
         if self.message_dim:
             if delivery is None:
@@ -309,11 +314,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 pm = delivery.public_mask
                 public = mask if pm is None else pm.astype(np.int8)
         for i, a in enumerate(self.agents):
-            obs: Observation = {
-                "arm": np.int64(arms[i]),
-                "reward": rewards[i : i + 1].copy(),
-                "step": step.copy(),
-            }
+            obs: Observation = {"arm": arms[i], "reward": rewards[i], "step": step[i]}
             if self.message_dim:
                 obs["messages"] = inbox[i]
                 obs["mask"] = mask[i]
@@ -325,13 +326,22 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
     def _parse_actions(self, actions: dict[AgentID, Action]) -> tuple[IntArray, FloatArray]:
         if not isinstance(actions, dict):
             raise TypeError(f"actions must be a dict agent -> action, got {type(actions).__name__}")
-        missing = [a for a in self.agents if a not in actions]
-        unknown = [a for a in actions if a not in self._index or a not in self.agents]
-        if missing or unknown:
+        if actions.keys() != self._live:
+            missing = [a for a in self.agents if a not in actions]
+            unknown = [a for a in actions if a not in self._live]
             raise ValueError(
                 f"actions must have exactly one entry per live agent; missing {missing}, "
                 f"unexpected {unknown}"
             )
+        if not self.message_dim:
+            values = list(actions.values())
+            m = self.n_arms
+            if list(actions) == self.agents and all(
+                type(a) is int and 0 <= a < m for a in values
+            ):  # the common case, checked in one pass
+                return np.array(values, dtype=np.int64), self._no_messages
+            arms = np.array([self._check_arm(a, actions[a]) for a in self.possible_agents])
+            return arms, self._no_messages
         arms = np.empty(self.n_agents, dtype=np.int64)
         messages = np.zeros((self.n_agents, self.message_dim), dtype=np.float64)
         for agent, action in actions.items():
