@@ -265,14 +265,16 @@ def _gossip_trial(
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
     xbar = np.zeros((n, m))
-    xnew = np.zeros(m)
     theta = np.zeros((n, m))
     index = np.zeros(m)
     n_tilde = np.ones((n, m))
     n_tilde_next = np.ones((n, m))
     sent_nt = np.zeros((n, m))  # messages of the last step, as float32 values
     sent_theta = np.zeros((n, m))
-    new_nt = np.zeros((n, m))
+    changed_j = np.zeros(n * m, dtype=np.int64)  # entries of sent_nt that changed
+    changed_k = np.zeros(n * m, dtype=np.int64)
+    n_changed = 0
+    fixed_senders = public or protocol == 0
     new_theta = np.zeros((n, m))
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
     if protocol == 0:
@@ -301,23 +303,38 @@ def _gossip_trial(
             if done > 0:
                 a = arms[i]
                 counts[i, a] += 1.0
-                xnew[:] = xbar[i]
                 if private:
-                    xnew[a] = float(seen_mean[i])
+                    new_mean = float(seen_mean[i])
                 else:
                     sums[i, a] += float(seen_reward[i])
-                    xnew[a] = sums[i, a] / counts[i, a]
+                    new_mean = sums[i, a] / counts[i, a]
+                change = new_mean - xbar[i, a]
+                xbar[i, a] = new_mean
                 if done == m:
-                    theta[i] = xnew
+                    theta[i] = xbar[i]
                 elif done > m:
-                    gossip_update(theta[i], sent_theta, partners[i], xnew, xbar[i], theta[i])
-                xbar[i] = xnew
+                    gossip_update(theta[i], sent_theta, partners[i], a, change, theta[i])
             if done < m:
                 arms[i] = done
             else:
                 n_tilde[i] = n_tilde_next[i]
                 senders = adjacency[i] if public else partners[i]
-                update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
+                if done == m or not fixed_senders:
+                    update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
+                else:
+                    # Line 5 incrementally: n~ and n only grow, so
+                    # max(n(t), max_j n~_j(t)) = max(n~(t), n_a(t), the entries that
+                    # changed since t-1): the same integers update_n_tilde computes.
+                    row = n_tilde_next[i]
+                    a = arms[i]
+                    if counts[i, a] > row[a]:
+                        row[a] = counts[i, a]
+                    for c in range(n_changed):
+                        j = changed_j[c]
+                        if senders[j]:
+                            kk = changed_k[c]
+                            if sent_nt[j, kk] > row[kk]:
+                                row[kk] = sent_nt[j, kk]
                 lagging = forced_count(counts[i], n_tilde[i], n)
                 if lagging:  # line 13
                     k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
@@ -343,12 +360,19 @@ def _gossip_trial(
                         k = tie_pick(index, ties, agent_rngs[i])
                 arms[i] = k
             for k in range(m):  # the message [n~(t+1), theta(t-1)], float32 on the wire
-                new_nt[i, k] = float(np.float32(n_tilde_next[i, k]))
                 new_theta[i, k] = float(np.float32(theta[i, k]))
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             cum[i] += gaps[arms[i]]
-        sent_nt[:] = new_nt
+        n_changed = 0
+        for i in range(n):
+            for k in range(m):
+                v = float(np.float32(n_tilde_next[i, k]))
+                if v != sent_nt[i, k]:
+                    sent_nt[i, k] = v
+                    changed_j[n_changed] = i
+                    changed_k[n_changed] = k
+                    n_changed += 1
         sent_theta[:] = new_theta
         if protocol == 1:
             random_edge(edges, protocol_rng, partners)

@@ -147,9 +147,8 @@ class GossipUCB(Policy):
             elif done > m:
                 sent = observation["messages"][:, m : 2 * m].astype(np.float64)
                 partners = observation["mask"].astype(bool)
-                self.theta = gossip_update(
-                    self.theta, sent, partners, xbar_new, self.xbar, np.empty(m)
-                )
+                change = xbar_new[arm] - self.xbar[arm]
+                self.theta = gossip_update(self.theta, sent, partners, arm, change, np.empty(m))
             self.xbar = xbar_new
         if done < m:  # line 1: pull every arm once
             return self._message(done)

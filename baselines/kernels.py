@@ -281,29 +281,37 @@ def gossip_update(
     theta: FloatArray,
     sent: FloatArray,
     partners: BoolArray,
-    xbar_new: FloatArray,
-    xbar_old: FloatArray,
+    arm: int,
+    change: float,
     out: FloatArray,
 ) -> FloatArray:  # pragma: no cover
-    """Lines 20/22: average ``theta`` with the rows ``j`` of ``sent`` with ``partners[j]``
-    (if any), then add the local mean's change; into ``out`` (which may be ``theta``).
+    """Lines 20/22: average ``theta`` with the rows ``j`` of ``sent`` where
+    ``partners[j]`` (if any), then add the change of the local mean, into ``out`` (which
+    may be ``theta``).
 
-    With several partners the average is over the agent and all of them.
+    Only the pulled ``arm``'s mean changes in a step (Algorithm 1 line 15; Algorithm 4
+    line 17), by ``change = xbar_arm(t) - xbar_arm(t-1)``; every other arm's change is
+    exactly 0, so ``theta_k + (xbar_k(t) - xbar_k(t-1))`` is ``theta_k`` itself. With
+    several partners the average is over the agent and all of them.
 
     Example:
-        >>> gossip_update(np.array([0.2]), np.array([[0.6], [9.0]]), np.array([True, False]),
-        ...               np.array([0.5]), np.array([0.4]), np.empty(1))
-        array([0.5])
+        >>> gossip_update(np.array([0.2, 0.3]), np.array([[0.6, 0.5], [9.0, 9.0]]),
+        ...               np.array([True, False]), 0, 0.1, np.empty(2)).round(6).tolist()
+        [0.5, 0.4]
     """
     p = 0
     for j in range(partners.size):
         if partners[j]:
             p += 1
-    for k in range(theta.size):
-        total = theta[k]
-        if p:
+    if p == 0:
+        for k in range(theta.size):  # a no-op when ``out`` is ``theta``
+            out[k] = theta[k]
+    else:
+        for k in range(theta.size):
+            total = theta[k]
             for j in range(partners.size):
                 if partners[j]:
                     total += sent[j, k]
-        out[k] = total / (1 + p) + xbar_new[k] - xbar_old[k]
+            out[k] = total / (1 + p)
+    out[arm] = out[arm] + change
     return out
