@@ -275,7 +275,10 @@ def _gossip_trial(
     changed_k = np.zeros(n * m, dtype=np.int64)
     n_changed = 0
     fixed_senders = public or protocol == 0
-    new_theta = np.zeros((n, m))
+    pend_i = np.zeros(n * m, dtype=np.int64)  # entries of n~(t+1) changed this step
+    pend_k = np.zeros(n * m, dtype=np.int64)
+    n_pend = 0
+    flagged = np.zeros((n, m), dtype=np.bool_)  # already in the pending list
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
     if protocol == 0:
         partners[:] = adjacency
@@ -321,6 +324,12 @@ def _gossip_trial(
                 senders = adjacency[i] if public else partners[i]
                 if done == m or not fixed_senders:
                     update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
+                    for kk in range(m):
+                        if n_tilde_next[i, kk] != sent_nt[i, kk] and not flagged[i, kk]:
+                            flagged[i, kk] = True
+                            pend_i[n_pend] = i
+                            pend_k[n_pend] = kk
+                            n_pend += 1
                 else:
                     # Line 5 incrementally: n~ and n only grow, so
                     # max(n(t), max_j n~_j(t)) = max(n~(t), n_a(t), the entries that
@@ -329,12 +338,22 @@ def _gossip_trial(
                     a = arms[i]
                     if counts[i, a] > row[a]:
                         row[a] = counts[i, a]
+                        if not flagged[i, a]:
+                            flagged[i, a] = True
+                            pend_i[n_pend] = i
+                            pend_k[n_pend] = a
+                            n_pend += 1
                     for c in range(n_changed):
                         j = changed_j[c]
                         if senders[j]:
                             kk = changed_k[c]
                             if sent_nt[j, kk] > row[kk]:
                                 row[kk] = sent_nt[j, kk]
+                                if not flagged[i, kk]:
+                                    flagged[i, kk] = True
+                                    pend_i[n_pend] = i
+                                    pend_k[n_pend] = kk
+                                    n_pend += 1
                 lagging = forced_count(counts[i], n_tilde[i], n)
                 if lagging:  # line 13
                     k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
@@ -359,25 +378,35 @@ def _gossip_trial(
                     if ties > 1:  # touch the agent's generator only on a tie
                         k = tie_pick(index, ties, agent_rngs[i])
                 arms[i] = k
-            for k in range(m):  # the message [n~(t+1), theta(t-1)], float32 on the wire
-                new_theta[i, k] = float(np.float32(theta[i, k]))
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             cum[i] += gaps[arms[i]]
+        # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
+        # the entries that changed this step; estimates: only the rows someone receives.
         n_changed = 0
-        for i in range(n):
-            for k in range(m):
-                v = float(np.float32(n_tilde_next[i, k]))
-                if v != sent_nt[i, k]:
-                    sent_nt[i, k] = v
-                    changed_j[n_changed] = i
-                    changed_k[n_changed] = k
-                    n_changed += 1
-        sent_theta[:] = new_theta
+        for c in range(n_pend):
+            i, k = pend_i[c], pend_k[c]
+            flagged[i, k] = False
+            v = float(np.float32(n_tilde_next[i, k]))
+            if v != sent_nt[i, k]:
+                sent_nt[i, k] = v
+                changed_j[n_changed] = i
+                changed_k[n_changed] = k
+                n_changed += 1
+        n_pend = 0
         if protocol == 1:
             random_edge(edges, protocol_rng, partners)
         elif protocol == 2:
             neighbour_calls(neighbors, degrees, protocol_rng, partners)
+        for j in range(n):
+            heard = False
+            for i in range(n):
+                if partners[i, j]:
+                    heard = True
+                    break
+            if heard:
+                for k in range(m):
+                    sent_theta[j, k] = float(np.float32(theta[j, k]))
         if private:
             for i in range(n):
                 a = arms[i]
