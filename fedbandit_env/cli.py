@@ -28,7 +28,7 @@ from fedbandit_env.runner.results import format_table, summary_rows, write_confi
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import INSTANCES, Scenario
 
-DEFAULT_POLICIES = "local_ucb,oracle_ucb,random"
+DEFAULT_POLICIES = "gossip_ucb,fed_ucb,local_ucb,oracle_ucb,random"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="tree estimator of the privacy wrapper",
     )
     b.add_argument("--horizon", type=int, default=d.horizon, help="steps T")
-    b.add_argument("--trials", type=int, default=10, help="independent runs per policy")
+    b.add_argument("--trials", type=int, default=20, help="independent runs per policy")
     b.add_argument("--seed", type=int, default=0, help="seed of instance, graph and runs")
     b.add_argument(
         "--record-every", type=int, default=0, help="record regret every k steps (0: horizon / 100)"

@@ -66,7 +66,7 @@ class Scenario:
     noise: NoiseKind = "bernoulli"
     sigma: float = 1.0
     graph: str = "complete"
-    horizon: int = 5000
+    horizon: int = 20000
     seed: int = 0
     protocol: str = "random_edge_gossip"
     estimator: str = "dyadic"
