@@ -17,8 +17,8 @@ how many threads run them (``workers``). Kernels are compiled on first use and c
 on disk (numba ``cache=True``).
 
 Adding an algorithm: write its trial kernel from the shared pieces, wrap it in a
-function ``(scenario, trial_seed, record_steps, trace, params) -> TrialResult`` and
-register it in :data:`FAST_POLICIES`.
+function ``(setting, (env_seed, team_seed)) -> TrialResult`` and register it in
+:data:`FAST_POLICIES`.
 """
 
 from __future__ import annotations
@@ -440,29 +440,51 @@ def tree_levels_of(horizon: int) -> int:  # pragma: no cover
 
 
 # --------------------------------------------------------------------- drivers
-def _problem_arrays(scenario: Scenario) -> tuple[FloatArray, int, float, FloatArray]:
-    p = scenario.problem()
-    return np.ascontiguousarray(p.local_means), p.noise_code, p.sigma, p.gaps
+@dataclass(frozen=True)
+class Setting:
+    """What every trial of one ``run_fast`` call shares, built once from the scenario."""
+
+    scenario: Scenario
+    mu: FloatArray
+    noise: int
+    sigma: float
+    gaps: FloatArray
+    steps: IntArray
+    trace: bool
+    params: dict[str, Any]
+
+    @classmethod
+    def build(
+        cls, scenario: Scenario, steps: IntArray, trace: bool, params: dict[str, Any]
+    ) -> Setting:
+        """Generate the problem once (the network is built by the kernels that need it)."""
+        p = scenario.problem()
+        mu = np.ascontiguousarray(p.local_means)
+        return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, steps, trace, params)
+
+    def buffers(self) -> tuple[FloatArray, IntArray, FloatArray]:
+        """Fresh regret and trace arrays of one trial."""
+        n = self.scenario.n_agents
+        arms, rewards = _traces(self.trace, self.scenario.horizon, n)
+        return np.zeros((n, self.steps.size)), arms, rewards
 
 
-def _run_local_ucb(
-    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
-) -> TrialResult:
-    mu, noise, sigma, gaps = _problem_arrays(scenario)
+def _run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
-    out = np.zeros((scenario.n_agents, steps.size))
-    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    agent_rngs = _agent_generators(team_seed, st.scenario.n_agents)
+    scale = float(st.params.get("scale", 1.0))
     _local_ucb_trial(
-        mu,
-        noise,
-        sigma,
-        gaps,
-        scenario.horizon,
-        steps,
-        float(params.get("scale", 1.0)),
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
+        scale,
         reward_rng,
-        _agent_generators(team_seed, scenario.n_agents),
+        agent_rngs,
         out,
         arms,
         rewards,
@@ -470,23 +492,20 @@ def _run_local_ucb(
     return TrialResult(out, arms, rewards)
 
 
-def _run_random(
-    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
-) -> TrialResult:
-    mu, noise, sigma, gaps = _problem_arrays(scenario)
+def _run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
-    out = np.zeros((scenario.n_agents, steps.size))
-    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    agent_rngs = _agent_generators(team_seed, st.scenario.n_agents)
     _random_trial(
-        mu,
-        noise,
-        sigma,
-        gaps,
-        scenario.horizon,
-        steps,
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
         reward_rng,
-        _agent_generators(team_seed, scenario.n_agents),
+        agent_rngs,
         out,
         arms,
         rewards,
@@ -494,22 +513,19 @@ def _run_random(
     return TrialResult(out, arms, rewards)
 
 
-def _run_oracle(
-    scenario: Scenario, seeds: tuple[int, Any], steps: IntArray, trace: bool, params: dict[str, Any]
-) -> TrialResult:
-    mu, noise, sigma, gaps = _problem_arrays(scenario)
+def _run_oracle(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
-    out = np.zeros((scenario.n_agents, steps.size))
-    arms, rewards = _traces(trace, scenario.horizon, scenario.n_agents)
+    scale = float(st.params.get("scale", 1.0))
     _oracle_trial(
-        mu,
-        noise,
-        sigma,
-        gaps,
-        scenario.horizon,
-        steps,
-        float(params.get("scale", 1.0)),
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
+        scale,
         reward_rng,
         np.random.default_rng(team_seed),
         out,
@@ -519,38 +535,29 @@ def _run_oracle(
     return TrialResult(out, arms, rewards)
 
 
-def _run_gossip(
-    scenario: Scenario,
-    seeds: tuple[int, Any],
-    steps: IntArray,
-    trace: bool,
-    params: dict[str, Any],
-    fed: bool,
-) -> TrialResult:
-    mu, noise, sigma, gaps = _problem_arrays(scenario)
+def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
+    scenario, params = st.scenario, st.params
     net = scenario.network()
     env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
     reward_rng, protocol_rng = env_generators(env_seed)
     n = scenario.n_agents
     epsilon = float(params.get("epsilon", 1.0)) if fed else float("inf")
     private = fed and bool(np.isfinite(epsilon))
     alpha_1 = params.get("alpha_1")
     alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
-    problem = scenario.problem()
-    lo, hi = scenario.clip if scenario.clip is not None else problem.reward_bounds
+    lo, hi = scenario.clip if scenario.clip is not None else scenario.problem().reward_bounds
     if private and not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError("Fed_UCB on unbounded rewards needs Scenario.clip (a finite range)")
     sensitivity = float(hi - lo) if private else 1.0
     tree_scale = tree_levels(scenario.horizon) * sensitivity / epsilon if private else 1.0
-    out = np.zeros((n, steps.size))
-    arms, rewards = _traces(trace, scenario.horizon, n)
     _gossip_trial(
-        mu,
-        noise,
-        sigma,
-        gaps,
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
         scenario.horizon,
-        steps,
+        st.steps,
         PROTOCOL_CODES[scenario.protocol],
         scenario.protocol != "broadcast",
         net.edges,
@@ -579,14 +586,14 @@ def _run_gossip(
     return TrialResult(out, arms, rewards)
 
 
-FastRunner = Callable[[Scenario, tuple[int, Any], IntArray, bool, dict[str, Any]], TrialResult]
+FastRunner = Callable[[Setting, tuple[int, Any]], TrialResult]
 
 FAST_POLICIES: dict[str, FastRunner] = {
     "local_ucb": _run_local_ucb,
     "random": _run_random,
     "oracle_ucb": _run_oracle,
-    "gossip_ucb": lambda sc, se, st, tr, pa: _run_gossip(sc, se, st, tr, pa, fed=False),
-    "fed_ucb": lambda sc, se, st, tr, pa: _run_gossip(sc, se, st, tr, pa, fed=True),
+    "gossip_ucb": lambda st, seeds: _run_gossip(st, seeds, fed=False),
+    "fed_ucb": lambda st, seeds: _run_gossip(st, seeds, fed=True),
 }
 """Policy ids with a fast path, and their per-trial runners."""
 
@@ -637,11 +644,12 @@ def run_fast(
         raise ValueError(f"workers must be >= 1, got {workers}")
     runner = FAST_POLICIES[policy_id]
     steps = record_steps(scenario.horizon, record_every)
+    setting = Setting.build(scenario, steps, trace, params)
     seeds = trial_seeds(seed, n_trials)
 
     def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
         start = time.perf_counter()
-        res = runner(scenario, s, steps, trace, params)
+        res = runner(setting, s)
         return res, time.perf_counter() - start
 
     bar = tqdm(

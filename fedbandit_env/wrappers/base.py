@@ -7,8 +7,10 @@ env; private attributes are not forwarded (PettingZoo's guarded ``__getattr__``)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
@@ -41,3 +43,55 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     def possible_agents(self) -> list[AgentID]:
         """The wrapped env's agents."""
         return list(self.env.possible_agents)
+
+
+@dataclass(frozen=True)
+class BanditSpaces:
+    """The pieces of a bandit observation space that statistics wrappers build on.
+
+    Attributes:
+        base: The whole ``Dict`` observation space.
+        n_arms: Number of arms (``arm`` is ``Discrete(n_arms)``).
+        reward_low: Lowest reward the ``reward`` box allows.
+        reward_high: Highest reward the ``reward`` box allows.
+        horizon: Largest ``step`` value.
+    """
+
+    base: spaces.Dict
+    n_arms: int
+    reward_low: float
+    reward_high: float
+    horizon: float
+
+    @classmethod
+    def of(cls, env: ParallelEnv[Any, Any, Any], agent: AgentID, wrapper: str) -> BanditSpaces:
+        """Read them from ``env``'s space for ``agent``, or raise ``TypeError`` naming
+        ``wrapper``.
+
+        Example:
+            >>> from fedbandit_env import federated_mab_v0
+            >>> env = federated_mab_v0.parallel_env(n_arms=3, horizon=7)
+            >>> BanditSpaces.of(env, "agent_0", "X").n_arms
+            3
+        """
+        base = env.observation_space(agent)
+        ok = isinstance(base, spaces.Dict) and {"arm", "reward", "step"} <= set(base.spaces)
+        if ok:
+            arm, reward, step = base["arm"], base["reward"], base["step"]
+            ok = (
+                isinstance(arm, spaces.Discrete)
+                and isinstance(reward, spaces.Box)
+                and isinstance(step, spaces.Box)
+            )
+        if not ok:
+            raise TypeError(
+                f"{wrapper} needs Dict observations with a Discrete 'arm' and Box 'reward' "
+                f"and 'step', got {base!r} for {agent}"
+            )
+        assert isinstance(base, spaces.Dict)
+        arm, reward, step = base["arm"], base["reward"], base["step"]
+        assert isinstance(arm, spaces.Discrete)
+        assert isinstance(reward, spaces.Box) and isinstance(step, spaces.Box)
+        return cls(
+            base, int(arm.n), float(reward.low[0]), float(reward.high[0]), float(step.high[0])
+        )

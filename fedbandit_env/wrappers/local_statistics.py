@@ -9,7 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
 
 
 class LocalStatistics(ParallelWrapper):
@@ -33,20 +33,10 @@ class LocalStatistics(ParallelWrapper):
         super().__init__(env)
         self._spaces: dict[AgentID, spaces.Dict] = {}
         for agent in env.possible_agents:
-            base = env.observation_space(agent)
-            if not isinstance(base, spaces.Dict) or not {"arm", "reward", "step"} <= set(base):
-                raise TypeError(
-                    f"LocalStatistics needs Dict observations with 'arm', 'reward' and 'step', "
-                    f"got {base!r} for {agent}"
-                )
-            arm_space = base["arm"]
-            reward_space = base["reward"]
-            step_space = base["step"]
-            assert isinstance(arm_space, spaces.Discrete)
-            assert isinstance(reward_space, spaces.Box) and isinstance(step_space, spaces.Box)
-            m = int(arm_space.n)
-            horizon = float(step_space.high[0])
-            lo, hi = float(reward_space.low[0]), float(reward_space.high[0])
+            info = BanditSpaces.of(env, agent, "LocalStatistics")
+            m, horizon = info.n_arms, info.horizon
+            lo, hi = info.reward_low, info.reward_high
+            base = info.base
             self._spaces[agent] = spaces.Dict(
                 {
                     **base.spaces,

@@ -12,7 +12,7 @@ from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism
 from fedbandit_env.seeding import wrapper_generator
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
 
 
 class PrivateRewards(ParallelWrapper):
@@ -61,26 +61,18 @@ class PrivateRewards(ParallelWrapper):
     ) -> None:
         super().__init__(env)
         agent0 = env.possible_agents[0]
-        base = env.observation_space(agent0)
-        if not isinstance(base, spaces.Dict) or not {"arm", "reward", "step"} <= set(base):
-            raise TypeError(
-                f"PrivateRewards needs Dict observations with 'arm', 'reward' and 'step', "
-                f"got {base!r}"
-            )
-        arm_space, reward_space, step_space = base["arm"], base["reward"], base["step"]
-        assert isinstance(arm_space, spaces.Discrete)
-        assert isinstance(reward_space, spaces.Box) and isinstance(step_space, spaces.Box)
-        lo, hi = (float(reward_space.low[0]), float(reward_space.high[0])) if clip is None else clip
+        info = BanditSpaces.of(env, agent0, "PrivateRewards")
+        lo, hi = (info.reward_low, info.reward_high) if clip is None else clip
         if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
             raise ValueError(
                 f"clip must be a finite range (low < high); the env's rewards lie in "
-                f"[{reward_space.low[0]}, {reward_space.high[0]}], got clip={clip!r}"
+                f"[{info.reward_low}, {info.reward_high}], got clip={clip!r}"
             )
         self.epsilon = float(epsilon)
         self.estimator: Estimator = estimator
         self.clip = (lo, hi)
-        self.n_arms = int(arm_space.n)
-        self.horizon = int(step_space.high[0])
+        self.n_arms = info.n_arms
+        self.horizon = int(info.horizon)
         self._agents = list(env.possible_agents)
         self._row = {a: i for i, a in enumerate(self._agents)}
         # Build once to validate epsilon/estimator now, not at the first reset.
