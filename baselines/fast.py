@@ -70,11 +70,14 @@ class TrialResult:
         arms: Arm of every agent at every step, ``(T, N)`` (only when traced).
         rewards: Reward every agent observed, ``(T, N)`` float32 (only when traced):
             the raw reward, or the private increment under privacy.
+        comm_cost: The network's cumulative communication cost at the recorded steps
+            (``None``: the policy never talks).
     """
 
     regret: FloatArray
     arms: IntArray
     rewards: FloatArray
+    comm_cost: FloatArray | None = None
 
 
 def _agent_generators(team_seed: np.random.SeedSequence, n: int) -> Any:
@@ -98,6 +101,15 @@ def _record(
         out[:, r] = cum
         return r + 1
     return r
+
+
+@njit(cache=True, nogil=True)
+def _record_cost(
+    cum_cost: float, cost_out: FloatArray, steps: IntArray, r: int, s: int
+) -> None:  # pragma: no cover
+    """Record the network's cumulative cost at the same steps as :func:`_record`."""
+    if r < steps.size and s == steps[r]:
+        cost_out[r] = cum_cost
 
 
 @njit(cache=True, nogil=True)
@@ -259,6 +271,8 @@ def _gossip_trial(
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: FloatArray,
+    peer_cost: float,
+    cost_out: FloatArray,
 ) -> None:  # pragma: no cover
     """Gossip_UCB, or Fed_UCB (``fed_index``, eq. 12) with ``PrivateRewards`` (``private``)."""
     n, m = mu.shape
@@ -287,6 +301,8 @@ def _gossip_trial(
     seen_reward = np.zeros(n, dtype=np.float32)  # what each agent observed last step
     seen_mean = np.zeros(n, dtype=np.float32)  # private mean of its pulled arm
     cum = np.zeros(n)
+    cum_cost = 0.0
+    n_edges = edges.shape[0]
     # PrivateRewards state (allocated only when private)
     ns = n * m if private else 1
     levels = tree_levels_of(horizon)
@@ -396,8 +412,17 @@ def _gossip_trial(
         n_pend = 0
         if protocol == 1:
             random_edge(edges, protocol_rng, partners)
+            links = 1 + n_edges  # the gossip edge, plus every edge for the public counts
         elif protocol == 2:
             neighbour_calls(neighbors, degrees, protocol_rng, partners)
+            links = n_edges
+            for i in range(n):
+                for j in range(i, n):
+                    if partners[i, j]:
+                        links += 1
+        else:
+            links = n_edges
+        cum_cost += peer_cost * links  # the env's c1 * server_links + c2 * peer_links
         for j in range(n):
             heard = False
             for i in range(n):
@@ -426,6 +451,7 @@ def _gossip_trial(
         if t_arms.shape[0]:
             t_arms[s - 1] = arms
             t_rewards[s - 1] = seen_reward
+        _record_cost(cum_cost, cost_out, steps, r, s)
         r = _record(cum, out, steps, r, s)
 
 
@@ -551,6 +577,7 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
         raise ValueError("Fed_UCB on unbounded rewards needs Scenario.clip (a finite range)")
     sensitivity = float(hi - lo) if private else 1.0
     tree_scale = tree_levels(scenario.horizon) * sensitivity / epsilon if private else 1.0
+    cost = np.zeros(st.steps.size)
     _gossip_trial(
         st.mu,
         st.noise,
@@ -582,8 +609,10 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
         out,
         arms,
         rewards,
+        float(scenario.link_costs[1]),
+        cost,
     )
-    return TrialResult(out, arms, rewards)
+    return TrialResult(out, arms, rewards, cost)
 
 
 FastRunner = Callable[[Setting, tuple[int, Any]], TrialResult]
@@ -661,11 +690,15 @@ def run_fast(
             results.append(res)
             bar.update()
     bar.close()
+    n_records = steps.size
     curves = RegretCurves(
         label or policy_id,
         steps,
         np.stack([r.regret for r, _ in results]),
         np.array([sec for _, sec in results]),
+        comm_cost=np.stack(
+            [r.comm_cost if r.comm_cost is not None else np.zeros(n_records) for r, _ in results]
+        ),
     )
     curves.meta["path"] = "fast"
     if trace:

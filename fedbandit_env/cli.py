@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.estimator,
         help="tree estimator of the privacy wrapper",
     )
+    b.add_argument("--c1", type=float, default=d.link_costs[0], help="cost of a server link")
+    b.add_argument("--c2", type=float, default=d.link_costs[1], help="cost of a peer link")
     b.add_argument("--horizon", type=int, default=d.horizon, help="steps T")
     b.add_argument("--trials", type=int, default=20, help="independent runs per policy")
     b.add_argument("--seed", type=int, default=0, help="seed of instance, graph and runs")
@@ -144,6 +146,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         seed=args.seed,
         protocol=args.protocol,
         estimator=args.estimator,
+        link_costs=(args.c1, args.c2),
     )
     problem = scenario.problem()
     network = scenario.network()

@@ -42,7 +42,7 @@ def test_bench_writes_table_plot_csv_and_config(
     assert (out / "regret.png").stat().st_size > 10_000
     with (out / "regret.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["policy", "trial", "agent", "t", "regret"]
+    assert list(rows[0]) == ["policy", "trial", "agent", "t", "regret", "comm_cost"]
     assert len(rows) == 5 * 3 * 6 * 6  # policies x trials x agents x recorded steps
     config = json.loads((out / "config.json").read_text())
     assert config["scenario"]["horizon"] == 300 and config["trials"] == 3

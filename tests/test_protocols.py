@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -113,3 +115,27 @@ def test_env_exposes_public_mask_and_refuses_a_too_long_public_prefix() -> None:
         np.testing.assert_array_equal(private != 0, obs[a]["mask"] == 1)
     with pytest.raises(ValueError, match="public_dim=4 exceeds message_dim=3"):
         federated_mab_v0.parallel_env(message_dim=3, protocol=RandomEdgeGossip(public_dim=4))
+
+
+@pytest.mark.parametrize(
+    ("protocol", "per_step"),
+    [("broadcast", lambda e: e), ("random_edge_gossip", lambda e: 1 + e)],
+)
+def test_communication_cost_follows_the_link_counts(protocol: str, per_step: Any) -> None:
+    """Cost = c2 per agent-agent link: |E| a step for broadcast; one gossip edge plus the
+    public counts on every edge for Zhu et al.'s gossip."""
+    from baselines import make_team
+    from fedbandit_env.runner import rollout
+    from fedbandit_env.runner.scenario import Scenario
+
+    scenario = Scenario(
+        n_agents=5, n_arms=3, horizon=40, graph="ring", protocol=protocol, link_costs=(25.0, 2.0)
+    )
+    team = make_team("gossip_ucb")
+    env = scenario.make_env(team.requirements(5, 3))
+    t, _, cost = rollout(env, team, seed=0, record_every=10)
+    edges = scenario.network().n_edges
+    np.testing.assert_allclose(cost, 2.0 * per_step(edges) * t)
+    silent = scenario.make_env()
+    _, _, none = rollout(silent, make_team("local_ucb"), seed=0, record_every=10)
+    assert np.all(none == 0.0)

@@ -2,8 +2,8 @@
 
 For every reference policy with a fast path, on several graphs and gossip protocols,
 with and without privacy: the arms every agent pulls, the rewards it observes (raw, or
-the private increment under PrivateRewards) and the per-agent cumulative regret are
-equal at every step, bit for bit.
+the private increment under PrivateRewards), the per-agent cumulative regret and the
+network's communication cost are equal at every step, bit for bit.
 """
 
 from __future__ import annotations
@@ -44,25 +44,27 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 
 def _interactive(
     policy: str, scenario: Scenario, params: dict[str, Any], seed: int, n_trials: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    arms_all, rewards_all, regret_all = [], [], []
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    arms_all, rewards_all, regret_all, cost_all = [], [], [], []
     for env_seed, team_seed in trial_seeds(seed, n_trials):
         team = make_team(policy, **params)
         env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
         obs, _ = env.reset(seed=env_seed)
         team.reset(env, seed=team_seed)
         agents = env.possible_agents
-        arms, rewards, regret = [], [], []
+        arms, rewards, regret, cost = [], [], [], []
         while env.agents:
             actions = team.act(obs)
             obs, _, _, _, infos = env.step(actions)
             arms.append([int(obs[a]["arm"]) for a in agents])
             rewards.append([obs[a]["reward"][0] for a in agents])
             regret.append([infos[a]["cumulative_regret"] for a in agents])
+            cost.append(infos[agents[0]]["cumulative_comm_cost"])
         arms_all.append(arms)
         rewards_all.append(np.array(rewards, dtype=np.float32))
         regret_all.append(np.array(regret).T)
-    return np.array(arms_all), np.stack(rewards_all), np.stack(regret_all)
+        cost_all.append(cost)
+    return np.array(arms_all), np.stack(rewards_all), np.stack(regret_all), np.array(cost_all)
 
 
 @pytest.mark.parametrize(
@@ -72,13 +74,14 @@ def test_fast_path_replays_the_interactive_path(
     policy: str, setting: dict[str, Any], params: dict[str, Any]
 ) -> None:
     scenario = Scenario(n_agents=4, n_arms=3, horizon=120, seed=3, **setting)
-    arms, rewards, regret = _interactive(policy, scenario, params, seed=11, n_trials=2)
+    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=11, n_trials=2)
     fast = run_fast(
         policy, scenario, 2, seed=11, record_every=1, progress=False, trace=True, **params
     )
     np.testing.assert_array_equal(fast.meta["arms"], arms)
     np.testing.assert_array_equal(fast.meta["rewards"], rewards)
     np.testing.assert_array_equal(fast.regret, regret)
+    np.testing.assert_array_equal(fast.comm_cost, cost)
 
 
 def test_every_fast_policy_is_covered() -> None:

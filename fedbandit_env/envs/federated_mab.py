@@ -16,12 +16,15 @@ Reset observation  ``arm = 0``, ``reward = 0``, ``step = 0``, no messages: nothi
 Rewards            The agent's own *local* reward, drawn around ``mu[i, arm]``
 Infos              ``regret``: pseudo-regret increment ``max_k mu[k] - mu[arm]`` against the
                    *global* means; ``cumulative_regret``; ``peer_links``/``server_links``:
-                   links the protocol used this step (whole network)
+                   links the protocol used this step (whole network); ``comm_cost``:
+                   their cost ``c1 * server_links + c2 * peer_links`` (Li & Song) and
+                   ``cumulative_comm_cost``
 Truncation         All agents at ``step == horizon``; never terminated
 Arguments          ``problem`` (:class:`~fedbandit_env.problems.MABProblem`), ``network``
                    (:class:`~fedbandit_env.network.Network` or networkx graph; default
                    complete), ``protocol`` (default :class:`~fedbandit_env.protocols.Broadcast`),
-                   ``horizon``, ``message_dim``, ``message_bounds``, ``render_mode``
+                   ``horizon``, ``message_dim``, ``message_bounds``, ``link_costs``,
+                   ``render_mode``
 =================  ===========================================================================
 
 Order of events in ``step(actions)``: every agent pulls its arm and sends its message;
@@ -75,6 +78,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         message_dim: Length ``D`` of the message each agent sends per step; 0 disables
             messages (the action is then just the arm).
         message_bounds: ``(low, high)`` of every message entry; messages outside raise.
+        link_costs: ``(c1, c2)``: cost of one server-agent link and of one agent-agent
+            link per step (Li & Song's experiments: ``c1 = 25`` or ``50``, ``c2 = 1``).
         render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"``
             (prints it).
 
@@ -105,6 +110,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         horizon: int = 1000,
         message_dim: int = 0,
         message_bounds: tuple[float, float] = (-np.inf, np.inf),
+        link_costs: tuple[float, float] = (25.0, 1.0),
         render_mode: str | None = None,
     ) -> None:
         if not isinstance(problem, MABProblem):
@@ -134,6 +140,10 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             raise ValueError(
                 f"protocol public_dim={protocol.public_dim} exceeds message_dim={message_dim}"
             )
+        c1, c2 = (float(c) for c in link_costs)
+        if not (c1 >= 0 and c2 >= 0 and np.isfinite(c1) and np.isfinite(c2)):
+            raise ValueError(f"link_costs must be two finite numbers >= 0, got {link_costs!r}")
+        self.link_costs = (c1, c2)
         lo, hi = (float(b) for b in message_bounds)
         if not lo < hi:
             raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
@@ -160,6 +170,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._reward_rng = np.random.default_rng()
         self._t = 0
         self._cum_regret = np.zeros(n)
+        self._cum_cost = 0.0
         self._last_arms: IntArray = np.zeros(n, dtype=np.int64)
         self._last_rewards: FloatArray = np.zeros(n)
         r_lo, r_hi = problem.reward_bounds
@@ -232,6 +243,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._live = set(self.agents)
         self._t = 0
         self._cum_regret = np.zeros(self.n_agents)
+        self._cum_cost = 0.0
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
         self._last_rewards = np.zeros(self.n_agents)
         observations = self._observations(None)
@@ -253,6 +265,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         done = self._t >= self.horizon
         peer = delivery.peer_links if delivery else 0
         server = delivery.server_links if delivery else 0
+        cost = self.link_costs[0] * server + self.link_costs[1] * peer
+        self._cum_cost += cost
         agents = self.agents
         rew = {a: float(rewards[i]) for i, a in enumerate(agents)}
         infos = {
@@ -261,6 +275,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 "cumulative_regret": float(self._cum_regret[i]),
                 "peer_links": peer,
                 "server_links": server,
+                "comm_cost": cost,
+                "cumulative_comm_cost": self._cum_cost,
             }
             for i, a in enumerate(agents)
         }

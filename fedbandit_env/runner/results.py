@@ -12,21 +12,22 @@ import numpy as np
 
 from fedbandit_env.runner.rollout import RegretCurves
 
-CSV_COLUMNS = ("policy", "trial", "agent", "t", "regret")
+CSV_COLUMNS = ("policy", "trial", "agent", "t", "regret", "comm_cost")
 
 
 def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
     """Write one row per (policy, trial, agent, recorded step).
 
-    Columns: ``policy, trial, agent, t, regret`` (cumulative pseudo-regret of that
-    agent at step ``t``).
+    Columns: ``policy, trial, agent, t, regret, comm_cost``: the cumulative
+    pseudo-regret of that agent at step ``t``, and the whole network's cumulative
+    communication cost at ``t`` (repeated on each agent's row).
 
     Example:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1, 2]), np.arange(8.0).reshape(2, 2, 2))
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
         >>> p.read_text().splitlines()[:2]
-        ['policy,trial,agent,t,regret', 'p,0,0,1,0.0']
+        ['policy,trial,agent,t,regret,comm_cost', 'p,0,0,1,0.0,0.0']
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,9 +37,11 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
         for c in curves:
             trials, agents, _ = c.regret.shape
             for j in range(trials):
+                cost = c.comm_cost[j].tolist()
                 for i in range(agents):
-                    for step, value in zip(c.t.tolist(), c.regret[j, i].tolist(), strict=True):
-                        writer.writerow((c.policy, j, i, step, repr(value)))
+                    rows = zip(c.t.tolist(), c.regret[j, i].tolist(), cost, strict=True)
+                    for step, value, spent in rows:
+                        writer.writerow((c.policy, j, i, step, repr(value), repr(spent)))
     return path
 
 
@@ -53,17 +56,21 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
         True
     """
     rows: dict[str, dict[tuple[int, int, int], float]] = {}
+    costs: dict[str, dict[tuple[int, int], float]] = {}
     with Path(path).open(newline="") as fh:
         for row in csv.DictReader(fh):
             key = (int(row["trial"]), int(row["agent"]), int(row["t"]))
             rows.setdefault(row["policy"], {})[key] = float(row["regret"])
+            spent = float(row.get("comm_cost") or 0.0)
+            costs.setdefault(row["policy"], {})[(key[0], key[2])] = spent
     out = []
     for policy, cells in rows.items():
         trials = sorted({k[0] for k in cells})
         agents = sorted({k[1] for k in cells})
         steps = sorted({k[2] for k in cells})
         reg = np.array([[[cells[(j, i, s)] for s in steps] for i in agents] for j in trials])
-        out.append(RegretCurves(policy, np.array(steps, dtype=np.int64), reg))
+        cost = np.array([[costs[policy][(j, s)] for s in steps] for j in trials])
+        out.append(RegretCurves(policy, np.array(steps, dtype=np.int64), reg, comm_cost=cost))
     return out
 
 
@@ -90,6 +97,7 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
                 "per_agent_max": float(pa.max()),
                 "group_mean": float(grp.mean()),
                 "late_slope": float(c.late_slope.mean()),
+                "comm_cost": float(c.comm_cost[:, -1].mean()),
                 "seconds_per_trial": float(c.seconds.mean()) if c.seconds.size else 0.0,
                 **{k: v for k, v in c.meta.items() if isinstance(v, int | float | str)},
             }
@@ -110,14 +118,15 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     """
     head = (
         f"{'policy':<12}{'per-agent regret (mean ± std)':<32}{'[min, max]':<20}"
-        f"{'group regret':<15}{'late slope':<12}{'s/trial'}"
+        f"{'group regret':<15}{'late slope':<12}{'comm cost':<12}{'s/trial'}"
     )
     lines = [head, "-" * len(head)]
     for r in summary_rows(curves):
         lines.append(
             f"{r['policy']:<12}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
             f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(64)
-            + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['seconds_per_trial']:.2f}"
+            + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['comm_cost']:<12.4g}"
+            + f"{r['seconds_per_trial']:.2f}"
         )
     return "\n".join(lines)
 

@@ -46,6 +46,8 @@ class RegretCurves:
         regret: Per-agent cumulative pseudo-regret, shape ``(trials, N, R)``.
         seconds: Wall time of each trial.
         meta: Free-form extras (lambda_2, epsilon, ...).
+        comm_cost: Cumulative communication cost of the whole network at the recorded
+            steps, shape ``(trials, R)`` (``c1`` per server link, ``c2`` per peer link).
 
     Example:
         >>> c = RegretCurves("x", np.array([1, 2]), np.ones((3, 2, 2)))
@@ -58,6 +60,11 @@ class RegretCurves:
     regret: FloatArray
     seconds: FloatArray = field(default_factory=lambda: np.zeros(0))
     meta: dict[str, Any] = field(default_factory=dict)
+    comm_cost: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    def __post_init__(self) -> None:
+        if self.comm_cost.size == 0:
+            self.comm_cost = np.zeros((self.regret.shape[0], self.t.size))
 
     @property
     def n_trials(self) -> int:
@@ -113,8 +120,8 @@ def rollout(
     team: Team,
     seed: SeedLike = None,
     record_every: int = 1,
-) -> tuple[IntArray, FloatArray]:
-    """Play one episode of ``team`` on ``env``; return the recorded steps and regret.
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """Play one episode of ``team`` on ``env``; return recorded steps, regret and cost.
 
     Regret is read from ``infos[agent]["cumulative_regret"]``, which the env computes
     against the global means and every wrapper passes through untouched.
@@ -126,21 +133,23 @@ def rollout(
         record_every: Record every ``k`` steps (and at the last step).
 
     Returns:
-        ``(t, regret)``: recorded steps ``(R,)`` and per-agent cumulative regret ``(N, R)``.
+        ``(t, regret, comm_cost)``: recorded steps ``(R,)``, per-agent cumulative regret
+        ``(N, R)`` and the network's cumulative communication cost ``(R,)``.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
         >>> from baselines import make_team
         >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=6)
-        >>> t, reg = rollout(env, make_team("random"), seed=0, record_every=3)
-        >>> t.tolist(), reg.shape
-        ([3, 6], (2, 2))
+        >>> t, reg, cost = rollout(env, make_team("random"), seed=0, record_every=3)
+        >>> t.tolist(), reg.shape, cost.tolist()
+        ([3, 6], (2, 2), [0.0, 0.0])
     """
     env_seed, team_ss = split_trial_seed(seed)
     horizon = int(env.unwrapped.horizon)
     steps = record_steps(horizon, record_every)
     agents = list(env.possible_agents)
     out = np.zeros((len(agents), steps.size))
+    cost = np.zeros(steps.size)
     observations, _ = env.reset(seed=env_seed)
     team.reset(env, seed=team_ss)
     t, r = 0, 0
@@ -149,10 +158,11 @@ def rollout(
         t += 1
         if r < steps.size and t == steps[r]:
             out[:, r] = [infos[a]["cumulative_regret"] for a in agents]
+            cost[r] = infos[agents[0]].get("cumulative_comm_cost", 0.0)
             r += 1
     if r != steps.size:
         raise RuntimeError(f"episode ended after {t} steps, before the horizon {horizon}")
-    return steps, out
+    return steps, out, cost
 
 
 def run_trials(
@@ -181,14 +191,15 @@ def run_trials(
         raise ValueError(f"n_trials must be >= 1, got {n_trials}")
     env, team = make_env(), make_team()
     name = label or team.name
-    runs, seconds = [], []
+    runs, seconds, costs = [], [], []
     t: IntArray = np.zeros(0, dtype=np.int64)
     children = spawn(seed, n_trials)
     for child in tqdm(children, desc=name, unit="trial", disable=not progress, leave=False):
         # rollout splits each child as seeding.trial_seeds does (the fast path's seeds)
         start = time.perf_counter()
-        t, reg = rollout(env, team, seed=child, record_every=record_every)
+        t, reg, cost = rollout(env, team, seed=child, record_every=record_every)
         seconds.append(time.perf_counter() - start)
         runs.append(reg)
+        costs.append(cost)
     env.close()
-    return RegretCurves(name, t, np.stack(runs), np.array(seconds))
+    return RegretCurves(name, t, np.stack(runs), np.array(seconds), comm_cost=np.stack(costs))

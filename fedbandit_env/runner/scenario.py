@@ -47,6 +47,7 @@ class Scenario:
         estimator: Tree estimator of the privacy wrapper (``"dyadic"``, ``"honaker"``).
         clip: Reward range of the privacy wrapper (default: the problem's bounds).
         graph_p: Edge probability of an ``erdos_renyi`` graph (default ``2 log(n) / n``).
+        link_costs: ``(c1, c2)``, cost of a server-agent and of an agent-agent link.
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -72,6 +73,7 @@ class Scenario:
     estimator: str = "dyadic"
     clip: tuple[float, float] | None = None
     graph_p: float | None = None
+    link_costs: tuple[float, float] = (25.0, 1.0)
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -121,6 +123,7 @@ class Scenario:
             protocol,
             horizon=self.horizon,
             message_dim=needs.message_dim,
+            link_costs=self.link_costs,
             **kwargs,
         )
         if needs.epsilon is not None:
