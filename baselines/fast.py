@@ -72,6 +72,11 @@ class TrialResult:
             the raw reward, or the private increment under privacy.
         comm_cost: The network's cumulative communication cost at the recorded steps
             (``None``: the policy never talks).
+
+
+    Example:
+        >>> TrialResult(np.zeros((2, 1)), np.zeros((0, 2), int), np.zeros((0, 2))).comm_cost is None
+        True
     """
 
     regret: FloatArray
@@ -457,7 +462,12 @@ def _gossip_trial(
 
 @njit(cache=True, nogil=True)
 def tree_levels_of(horizon: int) -> int:  # pragma: no cover
-    """``floor(log2 T) + 1`` inside compiled code (see ``tree_levels``)."""
+    """``floor(log2 T) + 1`` inside compiled code (see ``tree_levels``).
+
+    Example:
+        >>> tree_levels_of(8)
+        4
+    """
     levels = 0
     while horizon > 0:
         levels += 1
@@ -468,7 +478,15 @@ def tree_levels_of(horizon: int) -> int:  # pragma: no cover
 # --------------------------------------------------------------------- drivers
 @dataclass(frozen=True)
 class Setting:
-    """What every trial of one ``run_fast`` call shares, built once from the scenario."""
+    """What every trial of one ``run_fast`` call shares, built once from the scenario.
+
+    Example:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> st = Setting.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
+        ...                    False, {})
+        >>> st.mu.shape, [b.shape for b in st.buffers()]
+        ((3, 2), [(3, 1), (0, 3), (0, 3)])
+    """
 
     scenario: Scenario
     mu: FloatArray

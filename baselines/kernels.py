@@ -41,7 +41,12 @@ def argmax_count(values: FloatArray) -> tuple[int, int]:  # pragma: no cover
 @njit(cache=True)
 def tie_pick(values: FloatArray, count: int, rng: np.random.Generator) -> int:  # pragma: no cover
     """Among the ``count`` indices holding the largest value, one drawn uniformly (one
-    ``rng.integers`` draw)."""
+    ``rng.integers`` draw).
+
+    Example:
+        >>> tie_pick(np.array([0.7, 0.1, 0.7]), 2, np.random.default_rng(0)) in (0, 2)
+        True
+    """
     best = values.max()
     pick = rng.integers(0, count)
     for k in range(values.size):
@@ -223,7 +228,12 @@ def forced_count(counts: FloatArray, n_tilde: FloatArray, n_agents: int) -> int:
 def forced_pick(
     counts: FloatArray, n_tilde: FloatArray, n_agents: int, count: int, rng: np.random.Generator
 ) -> int:  # pragma: no cover
-    """Line 13: one of the ``count`` inconsistent arms, uniformly (one ``integers`` draw)."""
+    """Line 13: one of the ``count`` inconsistent arms, uniformly (one ``integers`` draw).
+
+    Example:
+        >>> forced_pick(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, 1, np.random.default_rng(0))
+        0
+    """
     pick = rng.integers(0, count)
     for k in range(counts.size):
         if counts[k] < n_tilde[k] - n_agents:

@@ -34,6 +34,11 @@ def make_team(policy_id: str, **kwargs: Any) -> Team:
 
     Raises:
         ValueError: For an unknown id, listing the known ones.
+
+
+    Example:
+        >>> make_team("fed_ucb", epsilon=2.0).requirements(3, 4).epsilon
+        2.0
     """
     if policy_id not in POLICIES:
         raise ValueError(f"unknown policy id {policy_id!r}; known ids: {sorted(POLICIES)}")

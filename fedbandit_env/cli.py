@@ -32,7 +32,12 @@ DEFAULT_POLICIES = "gossip_ucb,fed_ucb,local_ucb,oracle_ucb,random"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``fedbandit`` (subcommand ``bench``)."""
+    """The argument parser of ``fedbandit`` (subcommand ``bench``).
+
+    Example:
+        >>> build_parser().parse_args(["speed", "--quick"]).quick
+        True
+    """
     parser = argparse.ArgumentParser(
         prog="fedbandit", description="Federated bandit environments and benchmarks."
     )
@@ -122,7 +127,16 @@ def _fast_ids() -> set[str]:
 
 
 def bench(args: argparse.Namespace) -> list[RegretCurves]:
-    """Run ``fedbandit bench`` from parsed arguments; returns the curves."""
+    """Run ``fedbandit bench`` from parsed arguments; returns the curves.
+
+    Example:
+        >>> import tempfile
+        >>> args = build_parser().parse_args(["bench", "--policies", "random", "--horizon", "20",
+        ...     "--trials", "1", "--no-plot", "--no-progress", "--out", tempfile.mkdtemp()])
+        >>> [c.policy for c in bench(args)]  # doctest: +ELLIPSIS
+        scenario: ...
+        ['random']
+    """
     from baselines.registry import POLICIES, make_team
 
     ids = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -227,7 +241,15 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``fedbandit`` command; returns the exit status."""
+    """Entry point of the ``fedbandit`` command; returns the exit status.
+
+    Example:
+        >>> try:
+        ...     main(["bench", "--policies", "nope"])
+        ... except SystemExit as stop:
+        ...     print(stop.code)
+        2
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -52,6 +52,11 @@ def parallel_env(
         seed: Seed of the default problem and of a random graph kind.
         **kwargs: Passed on to :class:`FederatedMABEnv` (``message_bounds``,
             ``render_mode``).
+
+
+    Example:
+        >>> parallel_env(n_agents=2, n_arms=3, network="path").network.n_edges
+        1
     """
     if problem is None:
         problem = conflicting(n_agents, n_arms, seed=seed)
@@ -61,7 +66,12 @@ def parallel_env(
 
 
 def env(**kwargs: Any) -> AECEnv[Any, Any, Any]:
-    """The same env through PettingZoo's AEC API (``parallel_to_aec``)."""
+    """The same env through PettingZoo's AEC API (``parallel_to_aec``).
+
+    Example:
+        >>> env(n_agents=2, horizon=3).possible_agents
+        ['agent_0', 'agent_1']
+    """
     return parallel_to_aec(parallel_env(**kwargs))
 
 

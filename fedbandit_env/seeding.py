@@ -95,5 +95,10 @@ def env_generators(env_seed: int) -> tuple[np.random.Generator, np.random.Genera
 
 
 def wrapper_generator(env_seed: int) -> np.random.Generator:
-    """The generator a wrapper draws from after ``reset(seed=env_seed)``."""
+    """The generator a wrapper draws from after ``reset(seed=env_seed)``.
+
+    Example:
+        >>> wrapper_generator(1).random() == wrapper_generator(1).random()
+        True
+    """
     return np.random.default_rng(spawn(env_seed, 2)[1])

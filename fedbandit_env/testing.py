@@ -64,6 +64,11 @@ def check_parallel_env(make_env: EnvFactory, num_cycles: int = 1000, seed: int =
 
     Raises:
         AssertionError: On the first violation.
+
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> check_parallel_env(lambda: federated_mab_v0.parallel_env(horizon=5), num_cycles=10)
     """
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore", UserWarning)
@@ -78,6 +83,11 @@ def check_determinism(make_env: EnvFactory, seed: int = 0, other_seed: int | Non
 
     Raises:
         AssertionError: If the same seed diverges, or another seed replays the same episode.
+
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> check_determinism(lambda: federated_mab_v0.parallel_env(horizon=5), seed=1)
     """
     first = _episode(make_env(), seed, check_spaces=False)
     second = _episode(make_env(), seed, check_spaces=False)

@@ -20,6 +20,11 @@ def check_int(name: str, value: object, minimum: int) -> int:
     Raises:
         TypeError: If ``value`` is not an integer (``bool`` included).
         ValueError: If ``value < minimum``.
+
+
+    Example:
+        >>> check_int("n_arms", np.int64(3), minimum=1)
+        3
     """
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")

@@ -51,6 +51,11 @@ class AuditResult:
         p1: Observed frequency of the event on the input that favours it.
         p0: Observed frequency on the other input.
         trials: Samples per input.
+
+
+    Example:
+        >>> AuditResult(0.9, 0.5, 0.2, 1000).epsilon_lb
+        0.9
     """
 
     epsilon_lb: float

@@ -32,7 +32,14 @@ def lowest_bit(t: int) -> int:  # pragma: no cover
 def tree_add(
     acc: FloatArray, seen: BoolArray, streams: IntArray, values: FloatArray
 ) -> None:  # pragma: no cover
-    """Add ``values[j]`` to every open block of stream ``streams[j]`` and mark it seen."""
+    """Add ``values[j]`` to every open block of stream ``streams[j]`` and mark it seen.
+
+    Example:
+        >>> acc, seen = np.zeros((2, 3)), np.zeros((2, 3), bool)
+        >>> tree_add(acc, seen, np.array([1]), np.array([0.5]))
+        >>> acc[1].tolist(), bool(seen[0].any())
+        ([0.5, 0.5, 0.5], False)
+    """
     for j in range(streams.size):
         s = streams[j]
         for lvl in range(acc.shape[1]):
@@ -57,6 +64,14 @@ def tree_complete(
     whose block holds an observation (streams in order). Honaker: every level
     ``0 .. lowest_bit(t)``, drawn stream by stream and level by level, each node then
     combined with its two children by inverse variance.
+
+
+    Example:
+        >>> acc, seen = np.array([[1.0, 1.0]]), np.ones((1, 2), bool)
+        >>> node, var = np.zeros((1, 2)), np.zeros((1, 2))
+        >>> tree_complete(acc, seen, node, var, 1, 1.0, False, np.random.default_rng(0))
+        >>> bool(node[0, 0] != 1.0), acc[0].tolist()   # noisy leaf; its block reset
+        (True, [0.0, 1.0])
     """
     top = lowest_bit(t)
     n_streams = acc.shape[0]
@@ -99,7 +114,12 @@ def tree_complete(
 
 @njit(cache=True)
 def tree_prefix(node: FloatArray, t: int, s: int) -> float:  # pragma: no cover
-    """Private prefix sum of stream ``s`` after step ``t``: the dyadic cover of ``t``."""
+    """Private prefix sum of stream ``s`` after step ``t``: the dyadic cover of ``t``.
+
+    Example:
+        >>> tree_prefix(np.array([[1.0, 2.0, 4.0]]), 5, 0)   # 5 = 101b: levels 0 and 2
+        5.0
+    """
     total = 0.0
     for lvl in range(node.shape[1]):
         if (t >> lvl) & 1:
@@ -109,7 +129,12 @@ def tree_prefix(node: FloatArray, t: int, s: int) -> float:  # pragma: no cover
 
 @njit(cache=True)
 def tree_prefix_all(node: FloatArray, t: int) -> FloatArray:  # pragma: no cover
-    """:func:`tree_prefix` of every stream."""
+    """:func:`tree_prefix` of every stream.
+
+    Example:
+        >>> tree_prefix_all(np.array([[1.0, 2.0], [3.0, 4.0]]), 2).tolist()
+        [2.0, 4.0]
+    """
     out = np.empty(node.shape[0])
     for s in range(node.shape[0]):
         out[s] = tree_prefix(node, t, s)

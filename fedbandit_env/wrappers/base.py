@@ -55,6 +55,12 @@ class BanditSpaces:
         reward_low: Lowest reward the ``reward`` box allows.
         reward_high: Highest reward the ``reward`` box allows.
         horizon: Largest ``step`` value.
+
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> BanditSpaces.of(federated_mab_v0.parallel_env(horizon=9), "agent_1", "X").horizon
+        9.0
     """
 
     base: spaces.Dict
