@@ -56,7 +56,7 @@ from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
 
@@ -81,7 +81,7 @@ class TrialResult:
 
     regret: FloatArray
     arms: IntArray
-    rewards: FloatArray
+    rewards: Float32Array
     comm_cost: FloatArray | None = None
 
 
@@ -92,16 +92,33 @@ def _agent_generators(team_seed: np.random.SeedSequence, n: int) -> Any:
     return typed.List([np.random.default_rng(s) for s in spawn(team_seed, n)])
 
 
-def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, FloatArray]:
+def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
     shape = (horizon, n) if trace else (0, n)
     return np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.float32)
 
 
 # --------------------------------------------------------------------- kernels
 @njit(cache=True, nogil=True)
-def _record(
-    cum: FloatArray, out: FloatArray, steps: IntArray, r: int, s: int
+def _close_step(
+    arms: IntArray,
+    seen: Float32Array,
+    gaps: FloatArray,
+    cum: FloatArray,
+    out: FloatArray,
+    steps: IntArray,
+    r: int,
+    s: int,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
 ) -> int:  # pragma: no cover
+    """End of step ``s`` in every kernel: add the arms' global gaps to the regret, trace
+    the arms and the (float32) observed rewards if asked, record at the recorded steps.
+    Returns the next record index."""
+    for i in range(arms.size):
+        cum[i] += gaps[arms[i]]
+    if t_arms.shape[0]:
+        t_arms[s - 1] = arms
+        t_rewards[s - 1] = seen
     if r < steps.size and s == steps[r]:
         out[:, r] = cum
         return r + 1
@@ -112,7 +129,7 @@ def _record(
 def _record_cost(
     cum_cost: float, cost_out: FloatArray, steps: IntArray, r: int, s: int
 ) -> None:  # pragma: no cover
-    """Record the network's cumulative cost at the same steps as :func:`_record`."""
+    """Record the network's cumulative cost at the same steps as :func:`_close_step`."""
     if r < steps.size and s == steps[r]:
         cost_out[r] = cum_cost
 
@@ -130,7 +147,7 @@ def _local_ucb_trial(
     agent_rngs: Any,
     out: FloatArray,
     t_arms: IntArray,
-    t_rewards: FloatArray,
+    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
     n, m = mu.shape
     counts = np.zeros((n, m))
@@ -157,11 +174,7 @@ def _local_ucb_trial(
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-            cum[i] += gaps[arms[i]]
-        if t_arms.shape[0]:
-            t_arms[s - 1] = arms
-            t_rewards[s - 1] = seen
-        r = _record(cum, out, steps, r, s)
+        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -176,11 +189,12 @@ def _random_trial(
     agent_rngs: Any,
     out: FloatArray,
     t_arms: IntArray,
-    t_rewards: FloatArray,
+    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
     n, m = mu.shape
     arms = np.zeros(n, dtype=np.int64)
     rewards = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
     cum = np.zeros(n)
     r = 0
     for s in range(1, horizon + 1):
@@ -188,12 +202,8 @@ def _random_trial(
             arms[i] = agent_rngs[i].integers(0, m)
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
-            cum[i] += gaps[arms[i]]
-        if t_arms.shape[0]:
-            t_arms[s - 1] = arms
-            for i in range(n):
-                t_rewards[s - 1, i] = np.float32(rewards[i])
-        r = _record(cum, out, steps, r, s)
+            seen[i] = np.float32(rewards[i])
+        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -209,7 +219,7 @@ def _oracle_trial(
     team_rng: np.random.Generator,
     out: FloatArray,
     t_arms: IntArray,
-    t_rewards: FloatArray,
+    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
     n, m = mu.shape
     counts = np.zeros(m)
@@ -217,13 +227,13 @@ def _oracle_trial(
     index = np.zeros(m)
     arms = np.zeros(n, dtype=np.int64)
     rewards = np.zeros(n)
-    pooled = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
     cum = np.zeros(n)
     t = 0
     r = 0
     for s in range(1, horizon + 1):
         if s > 1:
-            sums[arms[0]] += mean_of(pooled)
+            sums[arms[0]] += mean_of(seen.astype(np.float64))
             counts[arms[0]] += 1.0
             t += 1
         k = first_unpulled(counts)
@@ -235,13 +245,8 @@ def _oracle_trial(
         arms[:] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
-            pooled[i] = float(np.float32(rewards[i]))
-            cum[i] += gaps[k]
-        if t_arms.shape[0]:
-            t_arms[s - 1] = arms
-            for i in range(n):
-                t_rewards[s - 1, i] = np.float32(rewards[i])
-        r = _record(cum, out, steps, r, s)
+            seen[i] = np.float32(rewards[i])
+        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -275,7 +280,7 @@ def _gossip_trial(
     agent_rngs: Any,
     out: FloatArray,
     t_arms: IntArray,
-    t_rewards: FloatArray,
+    t_rewards: Float32Array,
     peer_cost: float,
     cost_out: FloatArray,
 ) -> None:  # pragma: no cover
@@ -400,8 +405,6 @@ def _gossip_trial(
                         k = tie_pick(index, ties, agent_rngs[i])
                 arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
-        for i in range(n):
-            cum[i] += gaps[arms[i]]
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
         # the entries that changed this step; estimates: only the rows someone receives.
         n_changed = 0
@@ -453,11 +456,8 @@ def _gossip_trial(
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])
-        if t_arms.shape[0]:
-            t_arms[s - 1] = arms
-            t_rewards[s - 1] = seen_reward
         _record_cost(cum_cost, cost_out, steps, r, s)
-        r = _record(cum, out, steps, r, s)
+        r = _close_step(arms, seen_reward, gaps, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -506,7 +506,7 @@ class Setting:
         mu = np.ascontiguousarray(p.local_means)
         return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, steps, trace, params)
 
-    def buffers(self) -> tuple[FloatArray, IntArray, FloatArray]:
+    def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
         """Fresh regret and trace arrays of one trial."""
         n = self.scenario.n_agents
         arms, rewards = _traces(self.trace, self.scenario.horizon, n)
