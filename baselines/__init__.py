@@ -6,6 +6,7 @@ Example:
     'oracle_ucb'
 """
 
+from baselines.elimination import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
 from baselines.gossip_ucb import FedUCB, GossipUCB
 from baselines.index_policies import (
     IndexPolicy,
@@ -17,7 +18,11 @@ from baselines.oracle import OracleUCB
 from baselines.registry import POLICIES, make_team
 
 __all__ = [
+    "CDPMAB",
+    "DDPMAB",
+    "HDPMAB",
     "POLICIES",
+    "EliminationPolicy",
     "FedUCB",
     "GossipUCB",
     "IndexPolicy",

@@ -2,7 +2,7 @@
 
 Example:
     >>> sorted(POLICIES)
-    ['fed_ucb', 'gossip_ucb', 'local_ucb', 'oracle_ucb', 'random']
+    ['cdp_mab', 'ddp_mab', 'fed_ucb', 'gossip_ucb', 'hdp_mab', 'local_ucb', 'oracle_ucb', 'random']
     >>> make_team("local_ucb").name
     'local_ucb'
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from baselines.elimination import CDPMAB, DDPMAB, HDPMAB
 from baselines.gossip_ucb import FedUCB, GossipUCB
 from baselines.index_policies import LocalUCB1, RandomPolicy
 from baselines.oracle import OracleUCB
@@ -25,6 +26,9 @@ POLICIES: dict[str, Callable[..., Team]] = {
     "fed_ucb": lambda epsilon=1.0, **kw: IndependentTeam(
         lambda: FedUCB(epsilon, **kw), name="fed_ucb"
     ),
+    "cdp_mab": lambda **kw: IndependentTeam(lambda: CDPMAB(**kw), name="cdp_mab"),
+    "ddp_mab": lambda **kw: IndependentTeam(lambda: DDPMAB(**kw), name="ddp_mab"),
+    "hdp_mab": lambda **kw: IndependentTeam(lambda: HDPMAB(**kw), name="hdp_mab"),
 }
 """Team factories by id; keyword arguments go to the policy's constructor."""
 

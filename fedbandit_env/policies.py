@@ -80,23 +80,43 @@ class Requirements:
         public_dim: Length of the message prefix every neighbour must see each step.
         epsilon: If set, agents must see their rewards only through
             :class:`~fedbandit_env.wrappers.PrivateRewards` with this epsilon.
+        protocol: A protocol the policy cannot run without (a name of
+            :data:`~fedbandit_env.protocols.PROTOCOLS`, e.g. ``"server"``), or ``None``
+            to take the scenario's.
+        participation: Participation rate of a ``"server"`` protocol.
 
     Example:
         >>> Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
-        Requirements(message_dim=4, public_dim=2, epsilon=1.0)
+        Requirements(message_dim=4, public_dim=2, epsilon=1.0, protocol=None, participation=1.0)
     """
 
     message_dim: int = 0
     public_dim: int = 0
     epsilon: float | None = None
+    protocol: str | None = None
+    participation: float = 1.0
 
     def merge(self, other: Requirements) -> Requirements:
-        """The requirements of running both (longest messages, smallest epsilon)."""
+        """The requirements of running both (longest messages, smallest epsilon).
+
+        Raises:
+            ValueError: If the two need different protocols or participation rates.
+        """
         eps = [e for e in (self.epsilon, other.epsilon) if e is not None]
+        protocols = {p for p in (self.protocol, other.protocol) if p is not None}
+        if len(protocols) > 1:
+            raise ValueError(f"policies need different protocols: {sorted(protocols)}")
+        if self.protocol and other.protocol and self.participation != other.participation:
+            raise ValueError(
+                f"policies need different participation rates: {self.participation}, "
+                f"{other.participation}"
+            )
         return Requirements(
             max(self.message_dim, other.message_dim),
             max(self.public_dim, other.public_dim),
             min(eps) if eps else None,
+            protocols.pop() if protocols else None,
+            self.participation if self.protocol else other.participation,
         )
 
 

@@ -15,7 +15,8 @@ PROBLEM = conflicting(4, 3, seed=0)
 def test_disconnected_graph_where_protocol_needs_connection() -> None:
     g = nx.union(nx.path_graph(2), nx.path_graph([2, 3]))
     with pytest.raises(ValueError, match="'broadcast' needs a connected network"):
-        FederatedMABEnv(PROBLEM, g)
+        FederatedMABEnv(PROBLEM, g, message_dim=1)
+    assert FederatedMABEnv(PROBLEM, g).network.is_connected is False  # no messages: fine
     with pytest.raises(ValueError, match="must be connected"):
         FederatedMABEnv(PROBLEM, Network(g))
 

@@ -84,8 +84,41 @@ def test_fast_path_replays_the_interactive_path(
     np.testing.assert_array_equal(fast.comm_cost, cost)
 
 
+# Li & Song's elimination family needs longer runs to see several rounds.
+ELIMINATION: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("cdp_mab", {"graph": "complete"}, {"epsilon": 1.0}),
+    ("cdp_mab", {"instance": "homogeneous"}, {"epsilon": 0.5, "participation": 0.6}),
+    ("cdp_mab", {"instance": "zhu"}, {"epsilon": None, "rounds": 2, "min_gap": 0.05}),
+    ("ddp_mab", {"graph": "ring"}, {"epsilon": 1.0}),
+    ("ddp_mab", {"graph": "star", "instance": "homogeneous"}, {"epsilon": None}),
+    ("hdp_mab", {"graph": "star", "components": (2, 1, 3)}, {"epsilon": 1.0}),
+    ("hdp_mab", {"graph": "path", "components": (6,)}, {"epsilon": 2.0}),
+    ("hdp_mab", {"components": (1,) * 6}, {"epsilon": 1.0, "rounds": 3, "min_gap": 0.1}),
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "setting", "params"),
+    ELIMINATION,
+    ids=[f"{p}-{i}" for i, (p, _, _) in enumerate(ELIMINATION)],
+)
+def test_fast_elimination_replays_the_interactive_path(
+    policy: str, setting: dict[str, Any], params: dict[str, Any]
+) -> None:
+    scenario = Scenario(n_agents=6, n_arms=4, horizon=2500, gap=0.15, seed=5, **setting)
+    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=7, n_trials=2)
+    fast = run_fast(
+        policy, scenario, 2, seed=7, record_every=1, progress=False, trace=True, **params
+    )
+    np.testing.assert_array_equal(fast.meta["arms"], arms)
+    np.testing.assert_array_equal(fast.meta["rewards"], rewards)
+    np.testing.assert_array_equal(fast.regret, regret)
+    np.testing.assert_array_equal(fast.comm_cost, cost)
+    assert cost[0, -1] > 0  # rounds happened, so the replay covered communication
+
+
 def test_every_fast_policy_is_covered() -> None:
-    assert {p for p, _, _ in CASES} == set(FAST_POLICIES)
+    assert {p for p, _, _ in CASES + ELIMINATION} == set(FAST_POLICIES)
 
 
 def test_results_do_not_depend_on_the_number_of_workers() -> None:

@@ -11,7 +11,10 @@ Observation space  ``Dict(arm=Discrete(M), reward=Box(r_lo, r_hi, (1,)), step=Bo
                    and, with messages, ``messages=Box(lo, hi, (N, D))`` indexed by sender
                    and ``mask=MultiBinary(N)`` (1 where that sender's message arrived);
                    with a protocol whose ``public_dim > 0`` also ``public_mask=MultiBinary(N)``
-                   (1 where only the sender's public prefix arrived, e.g. gossip counts)
+                   (1 where only the sender's public prefix arrived, e.g. gossip counts);
+                   with a server protocol also ``server=Box(-inf, inf, (D,))`` (what the
+                   server sent: ``[n_aggregated, aggregate...]``) and
+                   ``server_mask=MultiBinary(1)``
 Reset observation  ``arm = 0``, ``reward = 0``, ``step = 0``, no messages: nothing pulled yet
 Rewards            The agent's own *local* reward, drawn around ``mu[i, arm]``
 Infos              ``regret``: pseudo-regret increment ``max_k mu[k] - mu[arm]`` against the
@@ -133,7 +136,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         protocol = Broadcast() if protocol is None else protocol
         if not isinstance(protocol, Protocol):
             raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
-        protocol.check_network(network)
+        if message_dim:  # no messages, nothing to route: any graph will do
+            protocol.check_network(network)
         self.horizon = check_int("horizon", horizon, 1)
         self.message_dim = check_int("message_dim", message_dim, 0)
         if protocol.public_dim > message_dim:
@@ -184,6 +188,11 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             obs["mask"] = spaces.MultiBinary(n)
             if protocol.public_dim:
                 obs["public_mask"] = spaces.MultiBinary(n)
+            if protocol.has_server:
+                obs["server"] = spaces.Box(
+                    -np.inf, np.inf, shape=(self.message_dim,), dtype=np.float32
+                )
+                obs["server_mask"] = spaces.MultiBinary(1)
         self._obs_spaces = {a: spaces.Dict(obs) for a in self.possible_agents}
         self._act_spaces: dict[AgentID, spaces.Space[Any]] = {
             a: self._make_action_space() for a in self.possible_agents
@@ -329,6 +338,14 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 mask = delivery.mask.astype(np.int8)
                 pm = delivery.public_mask
                 public = mask if pm is None else pm.astype(np.int8)
+            if self.protocol.has_server:
+                n, d = self.n_agents, self.message_dim
+                if delivery is not None and delivery.server is not None:
+                    server = delivery.server.astype(np.float32)
+                    smask = np.asarray(delivery.server_mask, dtype=np.int8).reshape(n, 1)
+                else:
+                    server = np.zeros((n, d), dtype=np.float32)
+                    smask = np.zeros((n, 1), dtype=np.int8)
         for i, a in enumerate(self.agents):
             obs: Observation = {"arm": arms[i], "reward": rewards[i], "step": step[i]}
             if self.message_dim:
@@ -336,6 +353,9 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 obs["mask"] = mask[i]
                 if self.protocol.public_dim:
                     obs["public_mask"] = public[i]
+                if self.protocol.has_server:
+                    obs["server"] = server[i]
+                    obs["server_mask"] = smask[i]
             out[a] = obs
         return out
 

@@ -252,6 +252,42 @@ class Network:
                 dist[src, dst] = d
         return _frozen(dist)
 
+    @cached_property
+    def components(self) -> tuple[IntArray, ...]:
+        """The connected components, each a sorted array of agents, ordered by first agent.
+
+        Example:
+            >>> Network.disjoint_union([Network.path(2), Network.star(3)]).components[1].tolist()
+            [2, 3, 4]
+        """
+        parts = sorted(sorted(c) for c in nx.connected_components(self.graph))
+        return tuple(_frozen(np.array(c, dtype=np.int64)) for c in parts)
+
+    @classmethod
+    def disjoint_union(cls, parts: list[Network | int]) -> Network:
+        """One network of separate components (Li & Song's hybrid topology): each part is
+        a :class:`Network` or an int ``1`` for a lone agent; agents are numbered part by
+        part.
+
+        Example:
+            >>> net = Network.disjoint_union([Network.complete(3), 1, Network.path(2)])
+            >>> net.n_agents, net.n_edges, net.is_connected
+            (6, 4, False)
+        """
+        g = nx.Graph()
+        offset = 0
+        for part in parts:
+            if isinstance(part, Network):
+                g.add_nodes_from(range(offset, offset + part.n_agents))
+                g.add_edges_from((offset + int(u), offset + int(v)) for u, v in part.edges)
+                offset += part.n_agents
+            elif part == 1 and not isinstance(part, bool):
+                g.add_node(offset)
+                offset += 1
+            else:
+                raise TypeError(f"parts must be Networks or 1 (a lone agent), got {part!r}")
+        return cls(g, require_connected=False)
+
     def __repr__(self) -> str:
         return f"Network(n_agents={self.n_agents}, n_edges={self.n_edges})"
 
@@ -273,6 +309,37 @@ GRAPH_KINDS: dict[str, Callable[..., Network]] = {
 def _square_grid(n: int) -> Network:
     rows = max(r for r in range(1, int(np.sqrt(n)) + 1) if n % r == 0)
     return Network.grid(rows, n // rows)
+
+
+def make_components(
+    sizes: tuple[int, ...] | list[int], kind: str, seed: SeedLike = None, **kwargs: Any
+) -> Network:
+    """Components of the given sizes, each a ``kind`` graph (:data:`GRAPH_KINDS`), as one
+    disconnected network; size-1 components are lone agents and size-2 ones an edge.
+    Random kinds draw each component from its own seed spawned from ``seed``.
+
+    Example:
+        >>> net = make_components((3, 1, 4), "star")
+        >>> [c.tolist() for c in net.components]
+        [[0, 1, 2], [3], [4, 5, 6, 7]]
+    """
+    from fedbandit_env.seeding import spawn
+
+    sizes = [check_int("component size", s, 1) for s in sizes]
+    if not sizes:
+        raise ValueError("sizes must name at least one component")
+    if sum(sizes) < 2:
+        raise ValueError(f"components must hold at least 2 agents in all, got {sizes}")
+    seeds = spawn(seed, len(sizes))
+    parts: list[Network | int] = []
+    for size, s in zip(sizes, seeds, strict=True):
+        if size == 1:
+            parts.append(1)
+        elif size == 2:
+            parts.append(Network.path(2))
+        else:
+            parts.append(make_network(kind, size, seed=s, **kwargs))
+    return Network.disjoint_union(parts)
 
 
 def make_network(kind: str, n_agents: int, seed: SeedLike = None, **kwargs: Any) -> Network:

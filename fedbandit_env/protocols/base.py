@@ -5,8 +5,9 @@ messages every agent sent, shape ``(N, D)``, and gets back a :class:`Delivery`: 
 of shape ``(N, N, D)`` indexed ``[receiver, sender]`` with a boolean mask of the same
 first two axes.  Slots the mask leaves off are zero, so an observation can never carry
 what was not delivered.  Protocols with delays (flooding, server rounds) keep their
-own queues in their state; protocols with randomness (gossip) draw from the generator
-the env passes at ``reset``.
+own queues in their state; protocols with randomness (gossip, participation) draw from
+the generator the env passes at ``reset``.  A protocol with a server
+(:attr:`Protocol.has_server`) also returns what the server sent each agent.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class Delivery:
         public_mask: ``(N, N)`` bool array or ``None``: where only the *public* prefix of
             a message (its first ``Protocol.public_dim`` entries) arrived, e.g. the pull
             counts Zhu et al. let every neighbour see while estimates travel by gossip.
+        server: ``(N, D)`` float array or ``None``: what the server sent each agent this
+            step (protocols with :attr:`Protocol.has_server`).
+        server_mask: ``(N,)`` bool array or ``None``: True where the server sent something.
 
     Example:
         >>> d = Delivery(np.zeros((2, 2, 1)), np.eye(2, dtype=bool)[::-1], 1, 0)
@@ -46,6 +50,8 @@ class Delivery:
     peer_links: int = 0
     server_links: int = 0
     public_mask: BoolArray | None = None
+    server: FloatArray | None = None
+    server_mask: BoolArray | None = None
 
 
 class Protocol(ABC):
@@ -71,6 +77,10 @@ class Protocol(ABC):
 
     public_dim: int = 0
     """Length of the message prefix delivered to every neighbour each step (0: none)."""
+
+    has_server: bool = False
+    """Whether a server sends agents messages (the env then adds ``server`` and
+    ``server_mask`` to the observations)."""
 
     def __init__(self) -> None:
         self._network: Network | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.type_aliases import BoolArray, IntArray
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
 @njit(cache=True)
@@ -49,3 +49,82 @@ def neighbour_calls(
         mask[i, j] = True
         mask[j, i] = True
     return mask
+
+
+@njit(cache=True)
+def choose_subset(
+    candidates: IntArray, k: int, rng: np.random.Generator, mask: BoolArray
+) -> BoolArray:  # pragma: no cover
+    """Mark ``k`` of ``candidates`` chosen uniformly without replacement in ``mask``
+    (cleared first): a partial Fisher-Yates shuffle, one ``integers`` draw per pick, and
+    no draw at all when every candidate is chosen. Li & Song's partial participation.
+
+    Example:
+        >>> choose_subset(np.arange(5), 2, np.random.default_rng(0),
+        ...               np.zeros(5, bool)).sum().item()
+        2
+    """
+    mask[:] = False
+    n = candidates.size
+    if k >= n:
+        for c in range(n):
+            mask[candidates[c]] = True
+        return mask
+    pool = candidates.copy()
+    for c in range(k):
+        j = c + rng.integers(0, n - c)
+        pool[c], pool[j] = pool[j], pool[c]
+        mask[pool[c]] = True
+    return mask
+
+
+@njit(cache=True)
+def mean_rows(
+    values: FloatArray, rows: BoolArray, out: FloatArray
+) -> FloatArray:  # pragma: no cover
+    """Mean of the selected rows of ``values``, summed in row order (a fixed order, so
+    every path that aggregates the same rows gets the same bits), written into ``out``.
+
+    Example:
+        >>> mean_rows(np.array([[1.0, 2.0], [3.0, 6.0], [9.0, 9.0]]),
+        ...           np.array([True, True, False]), np.zeros(2)).tolist()
+        [2.0, 4.0]
+    """
+    out[:] = 0.0
+    count = 0
+    for i in range(values.shape[0]):
+        if rows[i]:
+            count += 1
+            for k in range(values.shape[1]):
+                out[k] += values[i, k]
+    if count:
+        for k in range(values.shape[1]):
+            out[k] /= count
+    return out
+
+
+@njit(cache=True)
+def weighted_mean_rows(
+    values: FloatArray, weights: FloatArray, out: FloatArray
+) -> FloatArray:  # pragma: no cover
+    """``sum_q w_q values[q] / sum_q w_q`` in row order (rows with ``w_q = 0`` skipped),
+    written into ``out``: the server's average of sink means, each weighted by its
+    number of agents. With unit weights it is :func:`mean_rows` bit for bit.
+
+    Example:
+        >>> weighted_mean_rows(np.array([[0.2], [1.0]]), np.array([3.0, 1.0]),
+        ...                    np.zeros(1)).round(6).tolist()
+        [0.4]
+    """
+    out[:] = 0.0
+    total = 0.0
+    for q in range(values.shape[0]):
+        w = weights[q]
+        if w > 0:
+            total += w
+            for k in range(values.shape[1]):
+                out[k] += w * values[q, k]
+    if total > 0:
+        for k in range(values.shape[1]):
+            out[k] /= total
+    return out

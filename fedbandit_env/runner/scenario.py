@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
-from fedbandit_env.network.graph import Network, make_network
+from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
 from fedbandit_env.problems.mab import (
     MABProblem,
@@ -48,6 +48,9 @@ class Scenario:
         clip: Reward range of the privacy wrapper (default: the problem's bounds).
         graph_p: Edge probability of an ``erdos_renyi`` graph (default ``2 log(n) / n``).
         link_costs: ``(c1, c2)``, cost of a server-agent and of an agent-agent link.
+        components: Sizes of separate components (Li & Song's hybrid structure), each a
+            ``graph`` of that size; they must add up to ``n_agents``. ``None``: one
+            connected ``graph``.
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -74,10 +77,18 @@ class Scenario:
     clip: tuple[float, float] | None = None
     graph_p: float | None = None
     link_costs: tuple[float, float] = (25.0, 1.0)
+    components: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
             check_int(name, getattr(self, name), minimum)
+        if self.components is not None:
+            object.__setattr__(self, "components", tuple(int(c) for c in self.components))
+            if sum(self.components) != self.n_agents:
+                raise ValueError(
+                    f"components {self.components} hold {sum(self.components)} agents, "
+                    f"but n_agents={self.n_agents}"
+                )
         if self.instance not in INSTANCES:
             raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
 
@@ -101,6 +112,9 @@ class Scenario:
 
     def network(self) -> Network:
         """Build the (seeded) communication graph."""
+        if self.components is not None:
+            kwargs = {"p": self.graph_p} if self.graph_p is not None else {}
+            return make_components(self.components, self.graph, seed=self.seed, **kwargs)
         if self.graph_p is not None:
             if self.graph != "erdos_renyi":
                 raise ValueError(f"graph_p applies to 'erdos_renyi' only, not {self.graph!r}")
@@ -112,11 +126,15 @@ class Scenario:
     ) -> ParallelEnv[Any, Any, Any]:
         """Build the env (and wrapper stack) that a policy with ``needs`` runs on.
 
-        Messages of ``needs.message_dim`` go through :attr:`protocol` (with the public
-        prefix it asks for); ``needs.epsilon`` wraps the env in ``PrivateRewards``.
+        Messages of ``needs.message_dim`` go through ``needs.protocol`` if the policy
+        names one, else :attr:`protocol` (with the public prefix it asks for);
+        ``needs.epsilon`` wraps the env in ``PrivateRewards``.
         """
         needs = needs or Requirements()
-        protocol = make_protocol(self.protocol, needs.public_dim) if needs.message_dim else None
+        protocol = None
+        if needs.message_dim:
+            kind = needs.protocol or self.protocol
+            protocol = make_protocol(kind, needs.public_dim, needs.participation)
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem(),
             self.network(),
