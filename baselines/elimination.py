@@ -57,9 +57,32 @@ from fedbandit_env.policies import AgentSpec, Policy, Requirements
 from fedbandit_env.privacy.mechanisms import LaplaceMechanism
 from fedbandit_env.protocols.kernels import mean_rows
 from fedbandit_env.protocols.rounds import participants
-from fedbandit_env.type_aliases import Action, Observation, SeedLike
+from fedbandit_env.type_aliases import Action, FloatArray, Observation, SeedLike
 
 _EXPLORE, _UPLOAD, _WAIT, _COMMIT = range(4)
+
+
+def private_epoch_means(
+    epoch_sums: FloatArray,
+    pulls: int,
+    n_up: int,
+    epsilon: float | None,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Algorithm 1 lines 8-9: the epoch means ``xhat = sums / pulls`` plus
+    ``Lap(1 / (n eps pulls))`` each, i.e. the Laplace mechanism with sensitivity
+    ``1 / pulls`` (one reward in ``[0, 1]`` changes one mean by at most that) at epsilon
+    ``n eps``; ``epsilon=None`` releases ``xhat`` as is.
+
+    Example:
+        >>> out = private_epoch_means(np.array([3.0, 7.0]), 10, 5, 1.0, np.random.default_rng(0))
+        >>> out.shape, bool(np.all(np.abs(out - [0.3, 0.7]) < 0.2))
+        ((2,), True)
+    """
+    xhat = np.asarray(epoch_sums, dtype=np.float64) / pulls
+    if epsilon is None:
+        return xhat
+    return LaplaceMechanism(epsilon=n_up * epsilon, sensitivity=1.0 / pulls).release(xhat, rng)
 
 
 class EliminationPolicy(Policy):
@@ -211,12 +234,8 @@ class EliminationPolicy(Policy):
     def _privatise(self) -> np.ndarray:
         """Lines 8-10: epoch means, Laplace noise, eq. (6); returns ``ybar`` on the wire."""
         pulls = self._total - self._previous
-        xhat = self._epoch_sums[self._active] / pulls
-        if self.epsilon is None:
-            yhat = xhat
-        else:
-            mech = LaplaceMechanism(epsilon=self._n_up * self.epsilon, sensitivity=1.0 / pulls)
-            yhat = mech.release(xhat, self._rng)
+        sums = self._epoch_sums[self._active]
+        yhat = private_epoch_means(sums, pulls, self._n_up, self.epsilon, self._rng)
         running_private_mean(self._ybar, yhat, self._active, self._previous, self._total)
         wire = np.zeros(self._spec.n_arms, dtype=np.float32)
         wire[self._active] = self._ybar[self._active]

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
@@ -81,7 +83,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--epsilon",
         type=float,
         default=1.0,
-        help="privacy level of fed_ucb (inf: no privacy)",
+        help="privacy level of fed_ucb and the *dp_mab policies (inf: no privacy)",
+    )
+    b.add_argument(
+        "--participation",
+        type=float,
+        default=1.0,
+        help="cdp_mab: share p of agents uploading per round (ceil(p N) uploaders)",
+    )
+    b.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="*dp_mab: at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)",
+    )
+    b.add_argument(
+        "--min-gap",
+        type=float,
+        default=None,
+        help="*dp_mab with --rounds: the smallest gap Delta (default: the instance's)",
+    )
+    b.add_argument(
+        "--components",
+        type=parse_components,
+        default=None,
+        help="hybrid topology: component sizes, e.g. 20,20,20,20,20 or 20x5 (five of 20) "
+        "or 1x100; each is a --graph; sets --agents to their sum",
     )
     b.add_argument(
         "--estimator",
@@ -120,6 +147,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_components(text: str) -> tuple[int, ...]:
+    """Component sizes from ``"20,20,10"``, with ``"SIZExCOUNT"`` shorthand.
+
+    Example:
+        >>> parse_components("20x2,10"), parse_components("1x3")
+        ((20, 20, 10), (1, 1, 1))
+    """
+    sizes: list[int] = []
+    try:
+        for token in text.split(","):
+            size, _, count = token.strip().partition("x")
+            sizes += [int(size)] * (int(count) if count else 1)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"components must look like 20,20,10 or 20x5, got {text!r}"
+        ) from err
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"component sizes must be >= 1, got {text!r}")
+    return tuple(sizes)
+
+
+ELIMINATION_IDS = ("cdp_mab", "ddp_mab", "hdp_mab")
+
+
+def policy_kwargs(pid: str, args: argparse.Namespace, min_gap: float) -> dict[str, Any]:
+    """The constructor options ``fedbandit bench`` passes to policy ``pid``.
+
+    Example:
+        >>> args = build_parser().parse_args(["bench", "--rounds", "3", "--epsilon", "inf"])
+        >>> policy_kwargs("ddp_mab", args, 0.05)
+        {'epsilon': None, 'rounds': 3, 'min_gap': 0.05}
+    """
+    if pid == "fed_ucb":
+        return {"epsilon": args.epsilon}
+    if pid not in ELIMINATION_IDS:
+        return {}
+    kw: dict[str, Any] = {"epsilon": args.epsilon if np.isfinite(args.epsilon) else None}
+    if pid == "cdp_mab":
+        kw["participation"] = args.participation
+    if args.rounds:
+        kw["rounds"] = args.rounds
+        kw["min_gap"] = args.min_gap if args.min_gap is not None else min_gap
+    return kw
+
+
 def _fast_ids() -> set[str]:
     from baselines.fast import FAST_POLICIES
 
@@ -147,8 +219,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         )
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
+    components = args.components
     scenario = Scenario(
-        n_agents=args.agents,
+        n_agents=sum(components) if components else args.agents,
         n_arms=args.arms,
         instance=args.instance,
         conflict_fraction=args.conflict_fraction,
@@ -161,21 +234,26 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         protocol=args.protocol,
         estimator=args.estimator,
         link_costs=(args.c1, args.c2),
+        components=components,
     )
     problem = scenario.problem()
     network = scenario.network()
+    lambda_2 = network.lambda_2 if network.n_edges else float("nan")
+    topology = f"{scenario.graph} graph (lambda_2={lambda_2:.4f})"
+    if components:
+        topology = f"{len(components)} {scenario.graph} components {list(components)}"
     record_every = args.record_every or max(1, scenario.horizon // 100)
     print(
         f"scenario: N={scenario.n_agents} agents, M={scenario.n_arms} arms, "
         f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
-        f"min gap {problem.min_gap:.3f}), {scenario.noise} noise, {scenario.graph} graph "
-        f"(lambda_2={network.lambda_2:.4f}), T={scenario.horizon}, {args.trials} trials"
+        f"min gap {problem.min_gap:.3f}), {scenario.noise} noise, {topology}, "
+        f"T={scenario.horizon}, {args.trials} trials"
     )
     curves = []
     start = time.perf_counter()
     fast_ids = _fast_ids() if not args.interactive else set()
     for pid in ids:
-        kwargs = {"epsilon": args.epsilon} if pid == "fed_ucb" else {}
+        kwargs = policy_kwargs(pid, args, problem.min_gap)
         needs = make_team(pid, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
         if pid in fast_ids:
             from baselines.fast import run_fast
@@ -201,7 +279,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
                 progress=not args.no_progress,
             )
             c.meta["path"] = "interactive"
-        c.meta["lambda_2"] = network.lambda_2
+        c.meta["lambda_2"] = lambda_2
         if needs.epsilon is not None:
             c.meta["epsilon"] = needs.epsilon
         curves.append(c)
@@ -219,7 +297,8 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         "local_means": problem.local_means.tolist(),
         "global_means": problem.global_means.tolist(),
         "best_arm": problem.best_arm,
-        "lambda_2": network.lambda_2,
+        "lambda_2": lambda_2,
+        "policy_options": {pid: policy_kwargs(pid, args, problem.min_gap) for pid in ids},
         "summary": summary_rows(curves),
         "seconds": elapsed,
         "argv": sys.argv[1:],

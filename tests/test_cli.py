@@ -90,6 +90,8 @@ def test_bench_runs_the_gossip_policies(tmp_path: Path, capsys: pytest.CaptureFi
         (["--horizon", "0"], "horizon must be >= 1, got 0"),
         (["--agents", "1"], "n_agents"),
         (["--trials", "0"], "--trials must be >= 1"),
+        (["--components", "3,x"], "components must look like 20,20,10 or 20x5"),
+        (["--policies", "ddp_mab", "--components", "2,2"], "needs a connected network"),
     ],
 )
 def test_bench_reports_bad_options(
@@ -128,3 +130,41 @@ def test_bench_fast_and_interactive_paths_agree(tmp_path: Path) -> None:
         np.testing.assert_array_equal(curve.regret, slow[policy].regret)
     config = json.loads((tmp_path / "fast" / "config.json").read_text())
     assert {r["path"] for r in config["summary"]} == {"fast"}
+
+
+def test_bench_runs_li_song_policies_on_hybrid_components(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = [
+        "bench",
+        "--policies",
+        "cdp_mab,hdp_mab,local_ucb",
+        "--components",
+        "3x2,1",
+        "--graph",
+        "star",
+        "--horizon",
+        "3000",
+        "--trials",
+        "2",
+        "--rounds",
+        "2",
+        "--participation",
+        "0.5",
+        "--no-progress",
+        "--no-plot",
+    ]
+    assert main([*common, "--out", str(tmp_path / "fast")]) == 0
+    text = capsys.readouterr().out
+    assert "3 star components [3, 3, 1]" in text and "comm cost" in text
+    assert main([*common, "--out", str(tmp_path / "slow"), "--interactive"]) == 0
+    fast = {c.policy: c for c in read_csv(tmp_path / "fast" / "regret.csv")}
+    slow = {c.policy: c for c in read_csv(tmp_path / "slow" / "regret.csv")}
+    for policy, curve in fast.items():
+        np.testing.assert_array_equal(curve.regret, slow[policy].regret)
+        np.testing.assert_array_equal(curve.comm_cost, slow[policy].comm_cost)
+    # cdp_mab: ceil(0.5 * 7) = 4 uploaders per round, at most 2 rounds
+    assert fast["cdp_mab"].comm_cost[0, -1] in (25.0 * 4, 25.0 * 4 * 2)
+    config = json.loads((tmp_path / "fast" / "config.json").read_text())
+    assert config["policy_options"]["cdp_mab"]["participation"] == 0.5
+    assert config["scenario"]["components"] == [3, 3, 1]

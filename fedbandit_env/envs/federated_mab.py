@@ -247,7 +247,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         reward_rng, protocol_rng = self.np_random.spawn(2)  # as seeding.env_generators
         self._reward_rng = reward_rng
-        self.protocol.reset(self.network, protocol_rng)
+        if self.message_dim:
+            self.protocol.reset(self.network, protocol_rng)
         self.agents = list(self.possible_agents)
         self._live = set(self.agents)
         self._t = 0
