@@ -30,7 +30,7 @@ from fedbandit_env.runner.results import format_table, summary_rows, write_confi
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import INSTANCES, Scenario
 
-DEFAULT_POLICIES = "gossip_ucb,fed_ucb,local_ucb,oracle_ucb,random"
+DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -43,7 +43,7 @@ def test_bench_writes_table_plot_csv_and_config(
     with (out / "regret.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == ["policy", "trial", "agent", "t", "regret", "comm_cost"]
-    assert len(rows) == 5 * 3 * 6 * 6  # policies x trials x agents x recorded steps
+    assert len(rows) == 8 * 3 * 6 * 6  # policies x trials x agents x recorded steps
     config = json.loads((out / "config.json").read_text())
     assert config["scenario"]["horizon"] == 300 and config["trials"] == 3
     curves = {c.policy: c for c in read_csv(out / "regret.csv")}

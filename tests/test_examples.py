@@ -23,3 +23,28 @@ def test_zhu_fig2_reproduction_runs_small(tmp_path: Path) -> None:
     )
     assert set(out) == {"fig2a", "fig2b"} and out["fig2a"][0] == 1.0
     assert (tmp_path / "fig2a.png").exists() and (tmp_path / "fig2b.csv").exists()
+
+
+def test_li_song_reproduction_runs_small(tmp_path: Path) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "li_song.py"))
+    out = mod["main"](
+        [
+            "--horizon",
+            "5000",
+            "--trials",
+            "1",
+            "--only",
+            "fig5_participation,table2_hybrid",
+            "--no-progress",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert out["fig5_participation"][0][0] == "p=0.2"
+    costs = {label: cost for label, _, cost in out["table2_hybrid"]}
+    # 100 server links per round for lone agents, one per component (plus c2 links) else
+    assert (
+        costs["case 6 {1x100}"] > costs["case 1 {20x5} complete"] > costs["case 3 {100} complete"]
+    )
+    for name in ("fig5_participation.png", "table2_hybrid.csv", "costs.png"):
+        assert (tmp_path / name).exists(), name

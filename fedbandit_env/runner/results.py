@@ -116,15 +116,17 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
         >>> print(format_table([c]).splitlines()[0][:60].rstrip())
         policy      per-agent regret (mean ± std)   [min, max]
     """
+    rows = summary_rows(curves)
+    w = max([12] + [len(str(r["policy"])) + 2 for r in rows])
     head = (
-        f"{'policy':<12}{'per-agent regret (mean ± std)':<32}{'[min, max]':<20}"
+        f"{'policy':<{w}}{'per-agent regret (mean ± std)':<32}{'[min, max]':<20}"
         f"{'group regret':<15}{'late slope':<12}{'comm cost':<12}{'s/trial'}"
     )
     lines = [head, "-" * len(head)]
-    for r in summary_rows(curves):
+    for r in rows:
         lines.append(
-            f"{r['policy']:<12}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
-            f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(64)
+            f"{r['policy']:<{w}}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
+            f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(w + 52)
             + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['comm_cost']:<12.4g}"
             + f"{r['seconds_per_trial']:.2f}"
         )
