@@ -1,0 +1,26 @@
+"""Adapters for reinforcement-learning libraries: learned policies on our envs.
+
+- :class:`SingleAgentEnv`: a Gymnasium env in which one agent learns while the others
+  run a given :class:`~fedbandit_env.policies.Team`;
+- :class:`AgentVecEnv`: a stable-baselines3 ``VecEnv`` with one sub-env per agent, so one
+  model is trained with parameters shared across agents;
+- :class:`ModelTeam`: any model with ``predict`` (an SB3 model) as a Team, so the runner
+  evaluates it on the same scenarios and seeds as the reference policies.
+
+All take any stack of our wrappers (gossip protocols, privacy, statistics) and flatten
+observations themselves; the learner chooses the arm, and its message (when the env
+carries messages) comes from ``message_fn`` (default: zeros).
+"""
+
+from fedbandit_env.rl.single_agent import SingleAgentEnv
+from fedbandit_env.rl.team import ModelTeam
+
+__all__ = ["AgentVecEnv", "ModelTeam", "SingleAgentEnv"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "AgentVecEnv":  # stable-baselines3 is an optional dependency
+        from fedbandit_env.rl.sb3 import AgentVecEnv
+
+        return AgentVecEnv
+    raise AttributeError(name)

@@ -1,0 +1,83 @@
+"""What every adapter shares: the learner's action space, packing arms into env actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.type_aliases import Action, AgentID, Observation
+
+MessageFn = Callable[[AgentID, Observation], np.ndarray]
+"""``(agent, raw observation) -> message``: what a learner sends when the env talks."""
+
+REWARDS = ("local", "neg_regret")
+
+
+def arm_space(env: ParallelEnv[Any, Any, Any], agent: AgentID) -> tuple[spaces.Discrete, int]:
+    """The learner's ``Discrete`` arm space and the env's message length (0: none).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> arm_space(federated_mab_v0.parallel_env(n_arms=3, message_dim=2), "agent_0")
+        (Discrete(3), 2)
+    """
+    space = env.action_space(agent)
+    if isinstance(space, spaces.Dict):
+        arm, message = space["arm"], space["message"]
+        assert isinstance(arm, spaces.Discrete)
+        return arm, int(np.prod(message.shape or (0,)))
+    if not isinstance(space, spaces.Discrete):
+        raise TypeError(f"expected a Discrete arm space for {agent}, got {space!r}")
+    return space, 0
+
+
+def pack(
+    arm: Any,
+    agent: AgentID,
+    observation: Observation,
+    message_dim: int,
+    message_fn: MessageFn | None,
+) -> Action:
+    """The env action for a learner's arm: the arm itself, or ``{"arm", "message"}``.
+
+    Example:
+        >>> pack(np.int64(2), "agent_0", {}, 0, None)
+        2
+        >>> pack(1, "agent_0", {}, 2, None)["message"].tolist()
+        [0.0, 0.0]
+    """
+    a = int(arm)
+    if not message_dim:
+        return a
+    if message_fn is None:
+        message = np.zeros(message_dim, dtype=np.float32)
+    else:
+        message = np.asarray(message_fn(agent, observation), dtype=np.float32)
+    return {"arm": a, "message": message}
+
+
+def check_reward(reward: str) -> str:
+    """Validate the learner's reward signal: ``"local"`` (the env's reward) or
+    ``"neg_regret"`` (minus the step's pseudo-regret: privileged, for training only).
+
+    Example:
+        >>> check_reward("local")
+        'local'
+    """
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+    return reward
+
+
+def learner_reward(reward: str, env_reward: float, info: dict[str, Any]) -> float:
+    """The reward a learner is trained on (see :func:`check_reward`).
+
+    Example:
+        >>> learner_reward("neg_regret", 1.0, {"regret": 0.25})
+        -0.25
+    """
+    return float(env_reward) if reward == "local" else -float(info["regret"])

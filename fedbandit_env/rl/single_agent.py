@@ -1,0 +1,121 @@
+"""One learner among given policies, as a Gymnasium env."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.policies import Team
+from fedbandit_env.rl.common import MessageFn, arm_space, check_reward, learner_reward, pack
+from fedbandit_env.seeding import int_seed, spawn
+from fedbandit_env.type_aliases import AgentID, Observation
+from fedbandit_env.wrappers.flatten import flat_box
+
+
+class SingleAgentEnv(gym.Env[Any, np.int64]):
+    """Agent ``agent`` learns; every other agent acts as ``others`` decides.
+
+    Each ``reset(seed=s)`` resets the parallel env and the team from seeds derived from
+    ``s`` (and later seedless resets continue deterministically from it), so a seeded
+    training run is reproducible.
+
+    Args:
+        env: A parallel env, with any stack of wrappers (Dict observations).
+        others: The team acting for everyone else; it is reset on the whole env but asked
+            only for the other agents' actions (its member for the learner stays idle).
+        agent: The learner.
+        reward: ``"local"`` (the learner's own reward) or ``"neg_regret"`` (minus its
+            pseudo-regret: privileged information, for training signals only).
+        flatten: Present observations as one float32 ``Box`` (what SB3's MLPs need).
+        message_fn: The learner's message when the env carries messages (default zeros).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from fedbandit_env.policies import IndependentTeam
+        >>> from baselines import LocalUCB1
+        >>> env = SingleAgentEnv(federated_mab_v0.parallel_env(n_arms=3, horizon=4),
+        ...                      IndependentTeam(LocalUCB1))
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, env.action_space
+        ((5,), Discrete(3))
+        >>> obs, reward, terminated, truncated, info = env.step(2)
+        >>> int(np.argmax(obs[:3])), truncated
+        (2, False)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
+
+    def __init__(
+        self,
+        env: ParallelEnv[Any, Any, Any],
+        others: Team,
+        agent: AgentID = "agent_0",
+        reward: str = "local",
+        flatten: bool = True,
+        message_fn: MessageFn | None = None,
+    ) -> None:
+        if not isinstance(env, ParallelEnv):
+            raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(env).__name__}")
+        if not isinstance(others, Team):
+            raise TypeError(f"others must be a Team, got {type(others).__name__}")
+        if agent not in env.possible_agents:
+            raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
+        self.env, self.others, self.agent = env, others, agent
+        self.reward_kind = check_reward(reward)
+        self.flatten = flatten
+        self.message_fn = message_fn
+        self._inner = env.observation_space(agent)
+        self.observation_space = flat_box(self._inner) if flatten else self._inner
+        arm, self._message_dim = arm_space(env, agent)
+        self.action_space: spaces.Discrete = arm
+        self._obs: dict[AgentID, Observation] = {}
+        self._team_rng = np.random.default_rng()
+
+    def _view(self, observation: Observation) -> Any:
+        if self.flatten:
+            return np.asarray(spaces.flatten(self._inner, observation), dtype=np.float32)
+        return observation
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the env and the other agents' team."""
+        super().reset(seed=seed)
+        env_seed: int | None = None
+        if seed is not None:
+            env_part, team_part = spawn(seed, 2)
+            env_seed = int_seed(env_part)
+            self._team_rng = np.random.default_rng(team_part)
+        obs, infos = self.env.reset(seed=env_seed, options=options)
+        self.others.reset(self.env, seed=int(self._team_rng.integers(2**32)))
+        self._obs = obs
+        return self._view(obs[self.agent]), dict(infos.get(self.agent, {}))
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The learner pulls ``action``; the others act; return the learner's view."""
+        if not self._obs:
+            raise RuntimeError("step() before reset()")
+        flat = np.asarray(action).reshape(-1)
+        if flat.size != 1 or not self.action_space.contains(np.int64(flat[0])):
+            raise ValueError(f"action must be an arm in {self.action_space}, got {action!r}")
+        others = {a: o for a, o in self._obs.items() if a != self.agent}
+        actions = self.others.act(others)
+        actions[self.agent] = pack(
+            flat[0], self.agent, self._obs[self.agent], self._message_dim, self.message_fn
+        )
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        info = dict(infos[self.agent])
+        reward = learner_reward(self.reward_kind, rewards[self.agent], info)
+        done = terms[self.agent] or truncs[self.agent]
+        self._obs = {} if done else obs
+        return (
+            self._view(obs[self.agent]),
+            reward,
+            bool(terms[self.agent]),
+            bool(truncs[self.agent]),
+            info,
+        )
