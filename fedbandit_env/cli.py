@@ -55,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     d = Scenario()
-    b.add_argument("--policies", default=DEFAULT_POLICIES, help="comma-separated policy ids")
+    b.add_argument(
+        "--policies",
+        default=DEFAULT_POLICIES,
+        help="comma-separated policy ids, or saved models as ppo:path.zip (a2c:, dqn:)",
+    )
     b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
     b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
     b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
@@ -192,6 +196,38 @@ def policy_kwargs(pid: str, args: argparse.Namespace, min_gap: float) -> dict[st
     return kw
 
 
+def _bench_model(
+    spec: str, scenario: Scenario, args: argparse.Namespace, record_every: int
+) -> RegretCurves:
+    """Evaluate a saved stable-baselines3 model on the scenario, through the wrapper
+    stack saved beside it, with the same seeds as every other policy."""
+    from fedbandit_env.rl import ModelTeam, load_model
+    from fedbandit_env.wrappers.flatten import flat_box
+
+    label, model, stack = load_model(spec)
+    probe = stack.make_env(scenario)
+    expected = flat_box(probe.observation_space(probe.possible_agents[0]))
+    if model.observation_space.shape != expected.shape:
+        raise ValueError(
+            f"{spec}: the model observes {model.observation_space.shape} but this scenario "
+            f"under {stack} gives {expected.shape}; evaluate it on the setting it was "
+            "trained for (agents, arms, protocol)"
+        )
+    message_fn = stack.message_fn if stack.share_means else None
+    c = run_trials(
+        functools.partial(stack.make_env, scenario),
+        lambda: ModelTeam(model, name=label, message_fn=message_fn),
+        n_trials=args.trials,
+        seed=args.seed,
+        record_every=record_every,
+        label=label,
+        progress=not args.no_progress,
+    )
+    c.meta["path"] = "interactive"
+    c.meta["stack"] = repr(stack)
+    return c
+
+
 def _fast_ids() -> set[str]:
     from baselines.fast import FAST_POLICIES
 
@@ -212,7 +248,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     from baselines.registry import POLICIES, make_team
 
     ids = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in ids if p not in POLICIES]
+    unknown = [p for p in ids if p not in POLICIES and ":" not in p]
     if not ids or unknown:
         raise ValueError(
             f"--policies must name known ids {sorted(POLICIES)}, got {args.policies!r}"
@@ -253,6 +289,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     start = time.perf_counter()
     fast_ids = _fast_ids() if not args.interactive else set()
     for pid in ids:
+        if ":" in pid:  # a saved model, e.g. ppo:runs/ppo.zip
+            curves.append(_bench_model(pid, scenario, args, record_every))
+            continue
         kwargs = policy_kwargs(pid, args, problem.min_gap)
         needs = make_team(pid, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
         if pid in fast_ids:
@@ -298,7 +337,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         "global_means": problem.global_means.tolist(),
         "best_arm": problem.best_arm,
         "lambda_2": lambda_2,
-        "policy_options": {pid: policy_kwargs(pid, args, problem.min_gap) for pid in ids},
+        "policy_options": {
+            pid: policy_kwargs(pid, args, problem.min_gap) for pid in ids if ":" not in pid
+        },
         "summary": summary_rows(curves),
         "seconds": elapsed,
         "argv": sys.argv[1:],

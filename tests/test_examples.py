@@ -48,3 +48,14 @@ def test_li_song_reproduction_runs_small(tmp_path: Path) -> None:
     )
     for name in ("fig5_participation.png", "table2_hybrid.csv", "costs.png"):
         assert (tmp_path / name).exists(), name
+
+
+def test_train_ppo_example_runs_small(tmp_path: Path) -> None:
+    pytest.importorskip("stable_baselines3")
+    mod = runpy.run_path(str(EXAMPLES / "train_ppo.py"))
+    out = mod["main"](
+        ["--timesteps", "384", "--trials", "1", "--no-progress", "--out", str(tmp_path)]
+    )
+    policies = [c.policy for c in out["held_out_instance"]]
+    assert policies == ["ppo", "a2c", "gossip_ucb", "fed_ucb", "local_ucb"]
+    assert (tmp_path / "ppo.fedbandit.json").exists() and (tmp_path / "a2c.zip").exists()

@@ -112,3 +112,26 @@ def test_a_tiny_ppo_run_learns_below_random_and_is_evaluated_like_a_reference() 
     ppo, rand = (curves[n].final_per_agent.mean() for n in ("ppo", "random"))
     print(f"per-agent regret at T=50: ppo {ppo:.2f}, random {rand:.2f}")
     assert ppo < 0.5 * rand, (ppo, rand)
+
+
+def test_bench_evaluates_a_saved_model_through_its_stack(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fedbandit_env.cli import main
+    from fedbandit_env.rl import LearnerStack
+
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=30, protocol="broadcast")
+    stack = LearnerStack(epsilon=1.0, share_means=True)
+    venv = AgentVecEnv(stack.make_env(scenario), message_fn=stack.message_fn)
+    model = sb3.PPO("MlpPolicy", venv, n_steps=8, batch_size=24, seed=0)
+    model.learn(total_timesteps=24)
+    path = tmp_path / "tiny.zip"  # type: ignore[operator]
+    model.save(path)
+    stack.save(path)
+    argv = ["bench", "--agents", "3", "--arms", "2", "--horizon", "30", "--trials", "2"]
+    argv += ["--protocol", "broadcast", "--no-plot", "--no-progress", "--out", str(tmp_path)]
+    assert main([*argv, "--policies", f"ppo:{path},local_ucb"]) == 0
+    assert "ppo:tiny" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # 4 arms: not the setting it was trained for
+        main([*argv[:4], "4", *argv[5:], "--policies", f"ppo:{path}"])
+    assert "evaluate it on the setting it was trained for" in capsys.readouterr().err

@@ -13,9 +13,10 @@ carries messages) comes from ``message_fn`` (default: zeros).
 """
 
 from fedbandit_env.rl.single_agent import SingleAgentEnv
+from fedbandit_env.rl.stack import LearnerStack, load_model
 from fedbandit_env.rl.team import ModelTeam
 
-__all__ = ["AgentVecEnv", "ModelTeam", "SingleAgentEnv"]
+__all__ = ["AgentVecEnv", "LearnerStack", "ModelTeam", "SingleAgentEnv", "load_model"]
 
 
 def __getattr__(name: str) -> object:

@@ -1,0 +1,108 @@
+"""What a learned policy observes, written down next to the saved model.
+
+A model only works on observations shaped like those it was trained on. A
+:class:`LearnerStack` names the wrapper stack (privacy, own statistics, messages) so
+that training, ``fedbandit bench --policies ppo:model.zip`` and any later evaluation
+build the same env around a scenario; it is saved as ``<model>.fedbandit.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.policies import Requirements
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.type_aliases import AgentID, Observation
+from fedbandit_env.wrappers.local_statistics import LocalStatistics
+
+SB3_ALGOS = ("ppo", "a2c", "dqn")
+
+
+@dataclass(frozen=True)
+class LearnerStack:
+    """The env a learner sees, built from any scenario.
+
+    Attributes:
+        epsilon: Rewards only through ``PrivateRewards(epsilon)`` (which adds private
+            ``counts`` and ``means``); ``None``: raw rewards plus ``LocalStatistics``.
+        share_means: Each agent sends its (private) means as its message, so neighbours'
+            means arrive in ``messages`` through the scenario's protocol.
+
+    Example:
+        >>> stack = LearnerStack(epsilon=1.0, share_means=True)
+        >>> env = stack.make_env(Scenario(n_agents=3, n_arms=2, horizon=5, protocol="broadcast"))
+        >>> sorted(env.observation_space("agent_0").spaces)
+        ['arm', 'counts', 'mask', 'messages', 'private_means', 'reward', 'step']
+    """
+
+    epsilon: float | None = None
+    share_means: bool = False
+
+    def requirements(self, n_arms: int) -> Requirements:
+        """Messages of ``n_arms`` entries when sharing means; privacy when ``epsilon``."""
+        return Requirements(message_dim=n_arms if self.share_means else 0, epsilon=self.epsilon)
+
+    def make_env(self, scenario: Scenario) -> ParallelEnv[Any, Any, Any]:
+        """The scenario's env under this stack."""
+        env = scenario.make_env(self.requirements(scenario.n_arms))
+        return env if self.epsilon is not None else LocalStatistics(env)
+
+    def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
+        """The message a learner sends: its means (private ones under privacy).
+
+        Example:
+            >>> LearnerStack(share_means=True).message_fn("agent_0", {"means": [0.5, 1.0]})
+            array([0.5, 1. ], dtype=float32)
+        """
+        key = "private_means" if "private_means" in observation else "means"
+        return np.asarray(observation[key], dtype=np.float32)
+
+    def save(self, model_path: str | Path) -> Path:
+        """Write ``<model>.fedbandit.json`` beside ``model_path``."""
+        path = sidecar(model_path)
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, model_path: str | Path) -> LearnerStack:
+        """Read the stack saved beside a model (default stack if there is none)."""
+        path = sidecar(model_path)
+        if not path.exists():
+            return cls()
+        return cls(**json.loads(path.read_text()))
+
+
+def sidecar(model_path: str | Path) -> Path:
+    """``model.zip`` -> ``model.fedbandit.json``.
+
+    Example:
+        >>> sidecar("runs/ppo.zip").name
+        'ppo.fedbandit.json'
+    """
+    p = Path(model_path)
+    stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
+    return p.with_name(stem + ".fedbandit.json")
+
+
+def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
+    """``"ppo:path/to/model.zip"`` -> ``(label, model, stack)`` (stable-baselines3).
+
+    Raises:
+        ValueError: For an unknown algorithm or a missing file.
+    """
+    algo, _, path = spec.partition(":")
+    if algo not in SB3_ALGOS or not path:
+        raise ValueError(f"a saved model is named <{'|'.join(SB3_ALGOS)}>:<path>, got {spec!r}")
+    file = Path(path)
+    if not file.exists() and not file.with_suffix(".zip").exists():
+        raise ValueError(f"no saved model at {path!r}")
+    import stable_baselines3 as sb3
+
+    cls: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
+    return f"{algo}:{file.stem}", cls.load(path, device="cpu"), LearnerStack.load(path)
