@@ -148,7 +148,63 @@ def build_parser() -> argparse.ArgumentParser:
         help="threads for fast-path trials (results do not depend on it)",
     )
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    b.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="TOML file of options (same names); options given on the command line win",
+    )
     return parser
+
+
+def load_config(path: Path, known: Sequence[str]) -> dict[str, Any]:
+    """Bench options from a TOML file: keys are option names (``horizon``,
+    ``conflict-fraction`` or ``conflict_fraction``, ...); lists become comma lists.
+
+    Example:
+        >>> import tempfile, os
+        >>> f = Path(tempfile.mkdtemp()) / "s.toml"
+        >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nagents = 6\\n')
+        >>> load_config(f, ["policies", "agents"])
+        {'policies': 'cdp_mab,local_ucb', 'agents': 6}
+    """
+    import tomllib
+
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError as err:
+        raise ValueError(f"no config file at {str(path)!r}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"config {str(path)!r} is not valid TOML: {err}") from err
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ValueError(f"unknown option {key!r} in {str(path)!r}; known: {sorted(known)}")
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        out[name] = value
+    return out
+
+
+def _with_config(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, path: Path
+) -> argparse.Namespace:
+    """Re-parse with the config file's values as defaults: the command line wins."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[
+        "bench"
+    ]
+    known = [a.dest for a in sub._actions if a.dest not in ("help", "config")]
+    values = load_config(path, known)
+    for action in sub._actions:
+        if (
+            action.dest in values
+            and action.type is not None
+            and isinstance(values[action.dest], str)
+        ):
+            values[action.dest] = action.type(values[action.dest])
+    sub.set_defaults(**values)  # this parser only: main() builds a fresh one per call
+    return parser.parse_args(argv)
 
 
 def parse_components(text: str) -> tuple[int, ...]:
@@ -373,6 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "bench" and args.config is not None:
+            args = _with_config(parser, argv, args.config)
         if args.command == "bench":
             bench(args)
         elif args.command == "speed":

@@ -168,3 +168,24 @@ def test_bench_runs_li_song_policies_on_hybrid_components(
     config = json.loads((tmp_path / "fast" / "config.json").read_text())
     assert config["policy_options"]["cdp_mab"]["participation"] == 0.5
     assert config["scenario"]["components"] == [3, 3, 1]
+
+
+def test_bench_reads_a_toml_config_and_the_command_line_wins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "ring.toml"
+    config.write_text(
+        'policies = ["ddp_mab", "local_ucb"]\nagents = 6\narms = 3\ngraph = "ring"\n'
+        "horizon = 2000\ntrials = 5\nconflict-fraction = 0.5\nno_plot = true\n"
+    )
+    out = tmp_path / "out"
+    argv = ["bench", "--config", str(config), "--trials", "2", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "N=6 agents, M=3 arms" in text and "ring graph" in text and "2 trials" in text
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["policies"] == ["ddp_mab", "local_ucb"] and not (out / "regret.png").exists()
+    config.write_text("agnets = 6\n")
+    with pytest.raises(SystemExit):
+        main([*argv, "--out", str(out)])
+    assert "unknown option 'agnets'" in capsys.readouterr().err
