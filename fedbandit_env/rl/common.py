@@ -10,6 +10,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation
+from fedbandit_env.wrappers.flatten import flatten_observation
 
 MessageFn = Callable[[AgentID, Observation], np.ndarray]
 """``(agent, raw observation) -> message``: what a learner sends when the env talks."""
@@ -81,3 +82,23 @@ def learner_reward(reward: str, env_reward: float, info: dict[str, Any]) -> floa
         -0.25
     """
     return float(env_reward) if reward == "local" else -float(info["regret"])
+
+
+def batch_observations(
+    space: spaces.Space[Any],
+    observations: dict[AgentID, Observation],
+    agents: list[AgentID],
+    flatten: bool,
+) -> Any:
+    """The agents' observations as one batch, agent by agent: an ``(N, D)`` float32 array
+    when flattening, else a dict of stacked arrays (SB3's ``MultiInputPolicy`` layout).
+
+    Example:
+        >>> sp = spaces.Dict({"a": spaces.Discrete(2)})
+        >>> batch_observations(sp, {"x": {"a": 1}, "y": {"a": 0}}, ["x", "y"], True).tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    if flatten:
+        return np.stack([flatten_observation(space, observations[a]) for a in agents])
+    keys = list(observations[agents[0]])
+    return {k: np.stack([np.asarray(observations[a][k]) for a in agents]) for k in keys}

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
@@ -15,7 +14,14 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import MessageFn, arm_space, check_reward, learner_reward, pack
+from fedbandit_env.rl.common import (
+    MessageFn,
+    arm_space,
+    batch_observations,
+    check_reward,
+    learner_reward,
+    pack,
+)
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.flatten import flat_box
 
@@ -76,12 +82,7 @@ class AgentVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ core
     def _stack(self, obs: dict[AgentID, Observation]) -> VecEnvObs:
-        if self.flatten:
-            return np.stack(
-                [np.asarray(spaces.flatten(self._inner, obs[a]), np.float32) for a in self.agents]
-            )
-        assert isinstance(self._inner, spaces.Dict)
-        return {k: np.stack([np.asarray(obs[a][k]) for a in self.agents]) for k in self._inner}
+        return batch_observations(self._inner, obs, self.agents, self.flatten)
 
     def reset(self) -> VecEnvObs:
         """Reset the parallel env (with the seed set by :meth:`seed`, if any)."""

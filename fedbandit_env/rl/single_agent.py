@@ -13,7 +13,7 @@ from fedbandit_env.policies import Team
 from fedbandit_env.rl.common import MessageFn, arm_space, check_reward, learner_reward, pack
 from fedbandit_env.seeding import int_seed, spawn
 from fedbandit_env.type_aliases import AgentID, Observation
-from fedbandit_env.wrappers.flatten import flat_box
+from fedbandit_env.wrappers.flatten import flat_box, flatten_observation
 
 
 class SingleAgentEnv(gym.Env[Any, np.int64]):
@@ -77,7 +77,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
 
     def _view(self, observation: Observation) -> Any:
         if self.flatten:
-            return np.asarray(spaces.flatten(self._inner, observation), dtype=np.float32)
+            return flatten_observation(self._inner, observation)
         return observation
 
     def reset(

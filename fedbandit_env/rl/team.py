@@ -9,7 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Team
-from fedbandit_env.rl.common import MessageFn, arm_space, pack
+from fedbandit_env.rl.common import MessageFn, arm_space, batch_observations, pack
 from fedbandit_env.type_aliases import Action, AgentID, Observation, SeedLike
 
 
@@ -70,18 +70,7 @@ class ModelTeam(Team):
         if self._inner is None:
             raise RuntimeError("act() before reset(env)")
         agents = list(observations)
-        if self.flatten:
-            batch: Any = np.stack(
-                [
-                    np.asarray(spaces.flatten(self._inner, observations[a]), np.float32)
-                    for a in agents
-                ]
-            )
-        else:
-            batch = {
-                k: np.stack([np.asarray(observations[a][k]) for a in agents])
-                for k in observations[agents[0]]
-            }
+        batch = batch_observations(self._inner, observations, agents, self.flatten)
         arms, _ = self.model.predict(batch, deterministic=self.deterministic)
         arms = np.asarray(arms).reshape(-1)
         return {

@@ -25,6 +25,16 @@ def flat_box(space: spaces.Space[Any]) -> spaces.Box:
     return spaces.Box(box.low.astype(np.float32), box.high.astype(np.float32), dtype=np.float32)
 
 
+def flatten_observation(space: spaces.Space[Any], observation: Any) -> np.ndarray:
+    """One observation of ``space`` as the float32 vector of :func:`flat_box`.
+
+    Example:
+        >>> flatten_observation(spaces.Dict({"a": spaces.Discrete(2)}), {"a": 1}).tolist()
+        [0.0, 1.0]
+    """
+    return np.asarray(spaces.flatten(space, observation), dtype=np.float32)
+
+
 class FlattenObservations(ParallelWrapper):
     """Every agent's observation becomes one float32 vector (keys in sorted order, as
     ``gymnasium.spaces.flatten`` lays them out: ``arm`` one-hot, then the boxes).
@@ -51,8 +61,7 @@ class FlattenObservations(ParallelWrapper):
 
     def flatten(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """One inner observation of ``agent`` as its flat vector."""
-        out = spaces.flatten(self._inner[agent], observation)
-        return np.asarray(out, dtype=np.float32)
+        return flatten_observation(self._inner[agent], observation)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
