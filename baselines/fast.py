@@ -60,6 +60,7 @@ from baselines.kernels import (
 from fedbandit_env.privacy.mechanisms import tree_levels
 from fedbandit_env.privacy.tree_kernels import tree_add, tree_complete, tree_prefix
 from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
 from fedbandit_env.protocols.kernels import (
     choose_subset,
     mean_rows,
@@ -816,8 +817,6 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
 
 
 def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialResult:
-    from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
-
     scenario, params = st.scenario, st.params
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()

@@ -72,19 +72,37 @@ def participants(participation: float, n_agents: int) -> int:
     return max(1, math.ceil(participation * n_agents - 1e-9))
 
 
-def _quiet(n: int, d: int, server: bool) -> Delivery:
+def _quiet(n: int, d: int, server: bool, peer_links: int = 0, server_links: int = 0) -> Delivery:
+    """Nothing delivered to agents this step (links may still have been used)."""
     inbox = np.zeros((n, n, d))
     mask = np.zeros((n, n), dtype=bool)
     if not server:
-        return Delivery(inbox, mask)
-    return Delivery(inbox, mask, server=np.zeros((n, d)), server_mask=np.zeros(n, dtype=bool))
+        return Delivery(inbox, mask, peer_links, server_links)
+    return Delivery(
+        inbox,
+        mask,
+        peer_links,
+        server_links,
+        server=np.zeros((n, d)),
+        server_mask=np.zeros(n, dtype=bool),
+    )
 
 
-def _broadcast(n: int, d: int, n_aggregated: int, aggregate: FloatArray) -> FloatArray:
-    out = np.zeros((n, d))
-    out[:, 0] = n_aggregated
-    out[:, 1:] = aggregate
-    return out
+def _from_server(
+    n: int, d: int, n_aggregated: int, aggregate: FloatArray, peer_links: int, server_links: int
+) -> Delivery:
+    """The server broadcasts ``[n_aggregated, aggregate]`` to every agent."""
+    server = np.zeros((n, d))
+    server[:, 0] = n_aggregated
+    server[:, 1:] = aggregate
+    return Delivery(
+        np.zeros((n, n, d)),
+        np.zeros((n, n), dtype=bool),
+        peer_links,
+        server_links,
+        server=server,
+        server_mask=np.ones(n, dtype=bool),
+    )
 
 
 class ServerRounds(Protocol):
@@ -131,14 +149,7 @@ class ServerRounds(Protocol):
         k = participants(self.participation, flagged.size)
         chosen = choose_subset(flagged, k, self._rng, self._chosen)
         aggregate = mean_rows(messages[:, 1:], chosen, np.zeros(d - 1))
-        inbox = np.zeros((n, n, d))
-        return Delivery(
-            inbox,
-            np.zeros((n, n), dtype=bool),
-            server_links=k,
-            server=_broadcast(n, d, k, aggregate),
-            server_mask=np.ones(n, dtype=bool),
-        )
+        return _from_server(n, d, k, aggregate, peer_links=0, server_links=k)
 
     def __repr__(self) -> str:
         return f"ServerRounds(participation={self.participation})"
@@ -167,6 +178,18 @@ def gis_slot(adjacency: IntArray, edges: IntArray, held: BoolArray, new: BoolArr
     held |= fresh
     new[:] = fresh
     return used
+
+
+@dataclass
+class _Sac:
+    """One hybrid round: ``at[j]`` holds origin ``j``'s payload (-1: not sent)."""
+
+    payload: FloatArray
+    members: BoolArray  # (Q, N): the uploaders of each component
+    at: IntArray
+    uploaded: BoolArray
+    sink_means: FloatArray
+    sink_counts: FloatArray
 
 
 @dataclass
@@ -289,7 +312,7 @@ class Hybrid(Protocol):
         self.delays = np.zeros(0, dtype=np.int64)
         self._parent = np.zeros(0, dtype=np.int64)
         self._component = np.zeros(0, dtype=np.int64)
-        self._round: dict[str, np.ndarray] | None = None
+        self._round: _Sac | None = None
 
     def reset(self, network: Network, rng: np.random.Generator) -> None:
         """Find the sinks and each agent's next hop towards its sink."""
@@ -317,55 +340,37 @@ class Hybrid(Protocol):
                     f"step {t}: a hybrid round is still in flight; agents must wait for the "
                     "server's broadcast before starting another"
                 )
-            at = np.where(flagged, np.arange(n), -1)
-            self._round = {
-                "payload": messages[:, 1:].copy(),
-                "flagged": flagged,
-                "at": at,
-                "uploaded": np.zeros(self.sinks.size, dtype=bool),
-                "sink_means": np.zeros((self.sinks.size, d - 1)),
-                "sink_counts": np.zeros(self.sinks.size),
-            }
+            n_comp = self.sinks.size
+            members = flagged[None, :] & (self._component[None, :] == np.arange(n_comp)[:, None])
+            self._round = _Sac(
+                messages[:, 1:].copy(),
+                members,
+                np.where(flagged, np.arange(n), -1),
+                ~members.any(axis=1),  # components without uploaders have nothing to send
+                np.zeros((n_comp, d - 1)),
+                np.zeros(n_comp),
+            )
         rnd = self._round
         if rnd is None:
             return _quiet(n, d, server=True)
-        at = rnd["at"]
+        at = rnd.at
         moving = (at >= 0) & (self._parent[np.maximum(at, 0)] >= 0)
         peer_links = int(np.unique(at[moving]).size)  # one DATA link per forwarding agent
         at[moving] = self._parent[at[moving]]
         server_links = 0
-        flagged = rnd["flagged"]
-        for q, sink in enumerate(self.sinks.tolist()):
-            members = flagged & (self._component == q)
-            if rnd["uploaded"][q] or not members.any():
-                continue
-            if (at[members] == sink).all():  # SAC done: the sink averages and uploads
-                mean_rows(rnd["payload"], members, rnd["sink_means"][q])
-                rnd["sink_counts"][q] = members.sum()
-                rnd["uploaded"][q] = True
+        for q in np.flatnonzero(~rnd.uploaded):
+            members = rnd.members[q]
+            if (at[members] == self.sinks[q]).all():  # SAC done: the sink averages, uploads
+                mean_rows(rnd.payload, members, rnd.sink_means[q])
+                rnd.sink_counts[q] = members.sum()
+                rnd.uploaded[q] = True
                 server_links += 1
-        expected = np.array(
-            [(flagged & (self._component == q)).any() for q in range(self.sinks.size)]
-        )
-        if not (rnd["uploaded"] == expected).all():
-            return Delivery(
-                np.zeros((n, n, d)),
-                np.zeros((n, n), dtype=bool),
-                peer_links=peer_links,
-                server_links=server_links,
-                server=np.zeros((n, d)),
-                server_mask=np.zeros(n, dtype=bool),
-            )
-        aggregate = weighted_mean_rows(rnd["sink_means"], rnd["sink_counts"], np.zeros(d - 1))
+        if not rnd.uploaded.all():
+            return _quiet(n, d, True, peer_links, server_links)
+        aggregate = weighted_mean_rows(rnd.sink_means, rnd.sink_counts, np.zeros(d - 1))
         self._round = None
-        return Delivery(
-            np.zeros((n, n, d)),
-            np.zeros((n, n), dtype=bool),
-            peer_links=peer_links,
-            server_links=server_links,
-            server=_broadcast(n, d, int(flagged.sum()), aggregate),
-            server_mask=np.ones(n, dtype=bool),
-        )
+        n_aggregated = int(rnd.members.sum())
+        return _from_server(n, d, n_aggregated, aggregate, peer_links, server_links)
 
     def __repr__(self) -> str:
         return "Hybrid()"
