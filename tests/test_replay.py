@@ -74,14 +74,23 @@ def test_fast_path_replays_the_interactive_path(
     policy: str, setting: dict[str, Any], params: dict[str, Any]
 ) -> None:
     scenario = Scenario(n_agents=4, n_arms=3, horizon=120, seed=3, **setting)
-    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=11, n_trials=2)
+    _assert_paths_agree(policy, scenario, params, seed=11)
+
+
+def _assert_paths_agree(
+    policy: str, scenario: Scenario, params: dict[str, Any], seed: int
+) -> np.ndarray:
+    """Two trials on both paths: equal arms, rewards, regret and cost at every step.
+    Returns the interactive path's cumulative cost, ``(trials, T)``."""
+    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=seed, n_trials=2)
     fast = run_fast(
-        policy, scenario, 2, seed=11, record_every=1, progress=False, trace=True, **params
+        policy, scenario, 2, seed=seed, record_every=1, progress=False, trace=True, **params
     )
     np.testing.assert_array_equal(fast.meta["arms"], arms)
     np.testing.assert_array_equal(fast.meta["rewards"], rewards)
     np.testing.assert_array_equal(fast.regret, regret)
     np.testing.assert_array_equal(fast.comm_cost, cost)
+    return cost
 
 
 # Li & Song's elimination family needs longer runs to see several rounds.
@@ -106,14 +115,7 @@ def test_fast_elimination_replays_the_interactive_path(
     policy: str, setting: dict[str, Any], params: dict[str, Any]
 ) -> None:
     scenario = Scenario(n_agents=6, n_arms=4, horizon=2500, gap=0.15, seed=5, **setting)
-    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=7, n_trials=2)
-    fast = run_fast(
-        policy, scenario, 2, seed=7, record_every=1, progress=False, trace=True, **params
-    )
-    np.testing.assert_array_equal(fast.meta["arms"], arms)
-    np.testing.assert_array_equal(fast.meta["rewards"], rewards)
-    np.testing.assert_array_equal(fast.regret, regret)
-    np.testing.assert_array_equal(fast.comm_cost, cost)
+    cost = _assert_paths_agree(policy, scenario, params, seed=7)
     assert cost[0, -1] > 0  # rounds happened, so the replay covered communication
 
 
