@@ -157,16 +157,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_config(path: Path, known: Sequence[str]) -> dict[str, Any]:
-    """Bench options from a TOML file: keys are option names (``horizon``,
-    ``conflict-fraction`` or ``conflict_fraction``, ...); lists become comma lists.
+def config_args(path: Path) -> list[str]:
+    """Bench options from a TOML file as command-line tokens: keys are option names
+    (``horizon``, ``conflict-fraction`` or ``conflict_fraction``), lists become comma
+    lists, ``true`` switches a flag on. Placed before the command line's own options, so
+    those win; argparse refuses unknown names.
 
     Example:
-        >>> import tempfile, os
+        >>> import tempfile
         >>> f = Path(tempfile.mkdtemp()) / "s.toml"
-        >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nagents = 6\\n')
-        >>> load_config(f, ["policies", "agents"])
-        {'policies': 'cdp_mab,local_ucb', 'agents': 6}
+        >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nno_plot = true\\n')
+        >>> config_args(f)
+        ['--policies', 'cdp_mab,local_ucb', '--no-plot']
     """
     import tomllib
 
@@ -176,35 +178,16 @@ def load_config(path: Path, known: Sequence[str]) -> dict[str, Any]:
         raise ValueError(f"no config file at {str(path)!r}") from err
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"config {str(path)!r} is not valid TOML: {err}") from err
-    out: dict[str, Any] = {}
+    tokens: list[str] = []
     for key, value in raw.items():
-        name = key.replace("-", "_")
-        if name not in known:
-            raise ValueError(f"unknown option {key!r} in {str(path)!r}; known: {sorted(known)}")
-        if isinstance(value, list):
-            value = ",".join(str(v) for v in value)
-        out[name] = value
-    return out
-
-
-def _with_config(
-    parser: argparse.ArgumentParser, argv: Sequence[str] | None, path: Path
-) -> argparse.Namespace:
-    """Re-parse with the config file's values as defaults: the command line wins."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[
-        "bench"
-    ]
-    known = [a.dest for a in sub._actions if a.dest not in ("help", "config")]
-    values = load_config(path, known)
-    for action in sub._actions:
-        if (
-            action.dest in values
-            and action.type is not None
-            and isinstance(values[action.dest], str)
-        ):
-            values[action.dest] = action.type(values[action.dest])
-    sub.set_defaults(**values)  # this parser only: main() builds a fresh one per call
-    return parser.parse_args(argv)
+        option = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            tokens += [option] if value else []
+        elif isinstance(value, list):
+            tokens += [option, ",".join(str(v) for v in value)]
+        else:
+            tokens += [option, str(value)]
+    return tokens
 
 
 def parse_components(text: str) -> tuple[int, ...]:
@@ -430,7 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "bench" and args.config is not None:
-            args = _with_config(parser, argv, args.config)
+            rest = list(argv if argv is not None else sys.argv[1:])
+            rest.remove("bench")
+            args = parser.parse_args(["bench", *config_args(args.config), *rest])
         if args.command == "bench":
             bench(args)
         elif args.command == "speed":

@@ -188,4 +188,4 @@ def test_bench_reads_a_toml_config_and_the_command_line_wins(
     config.write_text("agnets = 6\n")
     with pytest.raises(SystemExit):
         main([*argv, "--out", str(out)])
-    assert "unknown option 'agnets'" in capsys.readouterr().err
+    assert "unrecognized arguments: --agnets" in capsys.readouterr().err
