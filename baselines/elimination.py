@@ -149,6 +149,17 @@ class EliminationPolicy(Policy):
             return float("inf")
         return self._n_up * self.epsilon
 
+    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
+        """``n eps`` with ``n`` = :meth:`uploaders` (the paper's claim for its algorithms: each
+        reward enters one released epoch mean; epochs are disjoint), ``None`` without
+        privacy (raw means are sent).
+
+        Example:
+            >>> DDPMAB(epsilon=0.1).privacy_epsilon(10, 5)
+            1.0
+        """
+        return None if self.epsilon is None else self.uploaders(n_agents) * self.epsilon
+
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Start epoch 1 with every arm active."""
         if spec.message_dim != 1 + spec.n_arms:

@@ -57,6 +57,7 @@ from baselines.kernels import (
     ucb1_index,
     update_n_tilde,
 )
+from baselines.registry import make_team
 from fedbandit_env.privacy.mechanisms import tree_levels
 from fedbandit_env.privacy.tree_kernels import tree_add, tree_complete, tree_prefix
 from fedbandit_env.problems.kernels import sample_rewards
@@ -894,6 +895,7 @@ def run_fast(
     progress: bool = True,
     workers: int = 1,
     trace: bool = False,
+    first_trial: int = 0,
     **params: Any,
 ) -> RegretCurves:
     """Run ``n_trials`` of a reference policy on the fast path.
@@ -912,6 +914,8 @@ def run_fast(
         workers: Threads running trials concurrently (results do not depend on it).
         trace: Also keep every step's arms and observed rewards (``meta["arms"]``,
             ``meta["rewards"]``, shape ``(trials, T, N)``); for tests and debugging.
+        first_trial: Run trials ``first_trial .. first_trial + n_trials - 1`` of
+            ``seed`` (a sweep's single runs are the same trials as a bench's).
         **params: Policy parameters (``epsilon``, ``alpha_1``, ``scale``,
             ``confidence``, ``c_privacy``; for the elimination family ``participation``,
             ``rounds``, ``min_gap``).
@@ -932,7 +936,9 @@ def run_fast(
     runner = FAST_POLICIES[policy_id]
     steps = record_steps(scenario.horizon, record_every)
     setting = Setting.build(scenario, steps, trace, params)
-    seeds = trial_seeds(seed, n_trials)
+    if first_trial < 0:
+        raise ValueError(f"first_trial must be >= 0, got {first_trial}")
+    seeds = trial_seeds(seed, first_trial + n_trials)[first_trial:]
 
     def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
         start = time.perf_counter()
@@ -956,6 +962,10 @@ def run_fast(
         np.array([sec for _, sec in results]),
         comm_cost=np.stack(
             [r.comm_cost if r.comm_cost is not None else np.zeros(n_records) for r, _ in results]
+        ),
+        seeds=np.arange(first_trial, first_trial + n_trials),
+        privacy_spent=make_team(policy_id, **params).privacy_spent(
+            steps, scenario.horizon, scenario.n_agents, scenario.n_arms
         ),
     )
     curves.meta["path"] = "fast"

@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import time
@@ -26,8 +25,9 @@ import numpy as np
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
-from fedbandit_env.runner.rollout import RegretCurves, run_trials
+from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import INSTANCES, Scenario
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
@@ -235,67 +235,17 @@ def policy_kwargs(pid: str, args: argparse.Namespace, min_gap: float) -> dict[st
     return kw
 
 
-def _bench_model(
-    spec: str, scenario: Scenario, args: argparse.Namespace, record_every: int
-) -> RegretCurves:
-    """Evaluate a saved stable-baselines3 model on the scenario, through the wrapper
-    stack saved beside it, with the same seeds as every other policy."""
-    from fedbandit_env.rl import ModelTeam, load_model
-    from fedbandit_env.wrappers.flatten import flat_box
-
-    label, model, stack = load_model(spec)
-    probe = stack.make_env(scenario)
-    expected = flat_box(probe.observation_space(probe.possible_agents[0]))
-    if model.observation_space.shape != expected.shape:
-        raise ValueError(
-            f"{spec}: the model observes {model.observation_space.shape} but this scenario "
-            f"under {stack} gives {expected.shape}; evaluate it on the setting it was "
-            "trained for (agents, arms, protocol)"
-        )
-    message_fn = stack.message_fn if stack.share_means else None
-    c = run_trials(
-        functools.partial(stack.make_env, scenario),
-        lambda: ModelTeam(model, name=label, message_fn=message_fn),
-        n_trials=args.trials,
-        seed=args.seed,
-        record_every=record_every,
-        label=label,
-        progress=not args.no_progress,
-    )
-    c.meta["path"] = "interactive"
-    c.meta["stack"] = repr(stack)
-    return c
-
-
-def _fast_ids() -> set[str]:
-    from baselines.fast import FAST_POLICIES
-
-    return set(FAST_POLICIES)
-
-
-def bench(args: argparse.Namespace) -> list[RegretCurves]:
-    """Run ``fedbandit bench`` from parsed arguments; returns the curves.
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The :class:`Scenario` that ``fedbandit bench`` options describe.
 
     Example:
-        >>> import tempfile
-        >>> args = build_parser().parse_args(["bench", "--policies", "random", "--horizon", "20",
-        ...     "--trials", "1", "--no-plot", "--no-progress", "--out", tempfile.mkdtemp()])
-        >>> [c.policy for c in bench(args)]  # doctest: +ELLIPSIS
-        scenario: ...
-        ['random']
+        >>> args = build_parser().parse_args(["bench", "--components", "2x3", "--graph", "star"])
+        >>> s = scenario_from_args(args)
+        >>> s.n_agents, s.components, s.graph
+        (6, (2, 2, 2), 'star')
     """
-    from baselines.registry import POLICIES, make_team
-
-    ids = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in ids if p not in POLICIES and ":" not in p]
-    if not ids or unknown:
-        raise ValueError(
-            f"--policies must name known ids {sorted(POLICIES)}, got {args.policies!r}"
-        )
-    if args.trials < 1:
-        raise ValueError(f"--trials must be >= 1, got {args.trials}")
     components = args.components
-    scenario = Scenario(
+    return Scenario(
         n_agents=sum(components) if components else args.agents,
         n_arms=args.arms,
         instance=args.instance,
@@ -311,6 +261,31 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         link_costs=(args.c1, args.c2),
         components=components,
     )
+
+
+def bench(args: argparse.Namespace) -> list[RegretCurves]:
+    """Run ``fedbandit bench`` from parsed arguments; returns the curves.
+
+    Example:
+        >>> import tempfile
+        >>> args = build_parser().parse_args(["bench", "--policies", "random", "--horizon", "20",
+        ...     "--trials", "1", "--no-plot", "--no-progress", "--out", tempfile.mkdtemp()])
+        >>> [c.policy for c in bench(args)]  # doctest: +ELLIPSIS
+        scenario: ...
+        ['random']
+    """
+    from baselines.registry import POLICIES
+
+    ids = [p.strip() for p in args.policies.split(",") if p.strip()]
+    unknown = [p for p in ids if p not in POLICIES and not is_model(p)]
+    if not ids or unknown:
+        raise ValueError(
+            f"--policies must name known ids {sorted(POLICIES)}, got {args.policies!r}"
+        )
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}")
+    scenario = scenario_from_args(args)
+    components = scenario.components
     problem = scenario.problem()
     network = scenario.network()
     lambda_2 = network.lambda_2 if network.n_edges else float("nan")
@@ -326,40 +301,24 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     )
     curves = []
     start = time.perf_counter()
-    fast_ids = _fast_ids() if not args.interactive else set()
     for pid in ids:
-        if ":" in pid:  # a saved model, e.g. ppo:runs/ppo.zip
-            curves.append(_bench_model(pid, scenario, args, record_every))
-            continue
-        kwargs = policy_kwargs(pid, args, problem.min_gap)
-        needs = make_team(pid, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
-        if pid in fast_ids:
-            from baselines.fast import run_fast
-
-            c = run_fast(
-                pid,
-                scenario,
-                args.trials,
-                seed=args.seed,
-                record_every=record_every,
-                progress=not args.no_progress,
-                workers=args.workers,
-                **kwargs,
-            )
-        else:
-            c = run_trials(
-                functools.partial(scenario.make_env, needs),
-                functools.partial(make_team, pid, **kwargs),
-                n_trials=args.trials,
-                seed=args.seed,
-                record_every=record_every,
-                label=pid,
-                progress=not args.no_progress,
-            )
-            c.meta["path"] = "interactive"
+        kwargs = {} if is_model(pid) else policy_kwargs(pid, args, problem.min_gap)
+        c = evaluate(
+            pid,
+            scenario,
+            kwargs,
+            trials=args.trials,
+            seed=args.seed,
+            record_every=record_every,
+            interactive=args.interactive,
+            workers=args.workers,
+            progress=not args.no_progress,
+        )
         c.meta["lambda_2"] = lambda_2
-        if needs.epsilon is not None:
-            c.meta["epsilon"] = needs.epsilon
+        if kwargs.get("epsilon") is not None and np.isfinite(kwargs["epsilon"]):
+            c.meta["epsilon"] = float(kwargs["epsilon"])
+        if np.isfinite(c.privacy_spent[-1]):
+            c.meta["privacy_spent"] = float(c.privacy_spent[-1])
         curves.append(c)
     elapsed = time.perf_counter() - start
     print(format_table(curves))
@@ -377,7 +336,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         "best_arm": problem.best_arm,
         "lambda_2": lambda_2,
         "policy_options": {
-            pid: policy_kwargs(pid, args, problem.min_gap) for pid in ids if ":" not in pid
+            pid: policy_kwargs(pid, args, problem.min_gap) for pid in ids if not is_model(pid)
         },
         "summary": summary_rows(curves),
         "seconds": elapsed,

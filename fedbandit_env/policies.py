@@ -24,7 +24,14 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.seeding import spawn
-from fedbandit_env.type_aliases import Action, AgentID, Observation, SeedLike
+from fedbandit_env.type_aliases import (
+    Action,
+    AgentID,
+    FloatArray,
+    IntArray,
+    Observation,
+    SeedLike,
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,17 @@ class Policy(ABC):
         """What the env must provide in a setting of this size (default: nothing)."""
         return Requirements()
 
+    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
+        """The epsilon-DP guarantee of the messages this policy privatises itself, or
+        ``None`` if it has no mechanism of its own (default).
+
+        Example:
+            >>> from baselines import CDPMAB
+            >>> CDPMAB(epsilon=0.5).privacy_epsilon(n_agents=4, n_arms=3)
+            2.0
+        """
+        return None
+
     @abstractmethod
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Forget everything and prepare for a new episode as agent ``spec.index``."""
@@ -169,6 +187,18 @@ class Team(ABC):
         """What the env must provide for this team (default: nothing)."""
         return Requirements()
 
+    def privacy_spent(
+        self, steps: IntArray, horizon: int, n_agents: int, n_arms: int
+    ) -> FloatArray:
+        """Each agent's privacy spent by each of ``steps`` (see :func:`privacy_curve`).
+
+        Example:
+            >>> from baselines import make_team
+            >>> make_team("fed_ucb", epsilon=1.0).privacy_spent(np.array([1, 8]), 8, 3, 2)
+            array([0.25, 1.  ])
+        """
+        return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon)
+
     @abstractmethod
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Prepare for a new episode of ``env`` (already reset)."""
@@ -176,6 +206,43 @@ class Team(ABC):
     @abstractmethod
     def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
         """Map every live agent's observation to its action."""
+
+
+def privacy_curve(
+    needs: Requirements, steps: IntArray, horizon: int, own: float | None = None
+) -> FloatArray:
+    """The epsilon each agent's reward stream has spent by each of ``steps``.
+
+    Readings (basic composition of what leaves an agent):
+
+    - rewards seen only through ``PrivateRewards`` (``needs.epsilon``): the tree
+      mechanism's spending (:func:`~fedbandit_env.privacy.tree_epsilon_spent`), which
+      grows with ``log2 t`` up to ``needs.epsilon``;
+    - a mechanism of the policy's own (``own``, e.g. Li & Song's ``n eps`` Laplace epoch
+      means, each reward in exactly one released mean): ``own`` at every step, the
+      guarantee of the whole run (an upper bound before the first release);
+    - messages with neither: ``inf`` (raw statistics leave the agent);
+    - no messages at all: ``0``.
+
+    Example:
+        >>> steps = np.array([1, 4])
+        >>> privacy_curve(Requirements(message_dim=3), steps, 4).tolist()
+        [inf, inf]
+        >>> privacy_curve(Requirements(), steps, 4).tolist()
+        [0.0, 0.0]
+        >>> privacy_curve(Requirements(message_dim=3), steps, 4, own=2.0).tolist()
+        [2.0, 2.0]
+    """
+    from fedbandit_env.privacy.mechanisms import tree_epsilon_spent
+
+    out = np.zeros(np.asarray(steps).size)
+    if needs.epsilon is not None:
+        out += tree_epsilon_spent(steps, horizon, needs.epsilon)
+    if own is not None:
+        out += own
+    elif needs.message_dim and needs.epsilon is None:
+        out[:] = np.inf
+    return out
 
 
 def _pack(action: Action, message_dim: int) -> Action:
@@ -228,6 +295,22 @@ class IndependentTeam(Team):
         for p in members:
             out = out.merge(p.requirements(n_agents, n_arms))
         return out
+
+    def privacy_spent(
+        self, steps: IntArray, horizon: int, n_agents: int, n_arms: int
+    ) -> FloatArray:
+        """:func:`privacy_curve` with the members' own mechanisms (the weakest one).
+
+        Example:
+            >>> from baselines import CDPMAB
+            >>> IndependentTeam(lambda: CDPMAB(epsilon=0.5)).privacy_spent(
+            ...     np.array([10]), 10, 4, 3).tolist()
+            [2.0]
+        """
+        members = self.policies or ([self._factory()] if self._factory else [])
+        owns = [e for p in members if (e := p.privacy_epsilon(n_agents, n_arms)) is not None]
+        own = max(owns) if owns else None
+        return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon, own)
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Give each agent a fresh policy (or reset the given ones) with its own seed."""

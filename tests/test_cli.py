@@ -42,8 +42,24 @@ def test_bench_writes_table_plot_csv_and_config(
     assert (out / "regret.png").stat().st_size > 10_000
     with (out / "regret.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert list(rows[0]) == ["policy", "trial", "agent", "t", "regret", "comm_cost"]
+    assert list(rows[0]) == [
+        "scenario",
+        "policy",
+        "seed",
+        "agent",
+        "t",
+        "regret",
+        "comm_cost",
+        "privacy_spent",
+    ]
     assert len(rows) == 8 * 3 * 6 * 6  # policies x trials x agents x recorded steps
+    spent = {r["policy"]: float(r["privacy_spent"]) for r in rows if r["t"] == "300"}
+    # raw means leave gossip_ucb's agents; local_ucb sends nothing; fed_ucb's tree has
+    # spent its whole epsilon (=1, the default) by T = 300; CDP's n eps = 6 x 1
+    assert spent["gossip_ucb"] == float("inf") and spent["local_ucb"] == 0.0
+    assert spent["fed_ucb"] == pytest.approx(1.0) and spent["cdp_mab"] == pytest.approx(6.0)
+    early = {r["policy"]: float(r["privacy_spent"]) for r in rows if r["t"] == "50"}
+    assert early["fed_ucb"] == pytest.approx(6 / 9)  # 6 of the 9 levels of T = 300
     config = json.loads((out / "config.json").read_text())
     assert config["scenario"]["horizon"] == 300 and config["trials"] == 3
     curves = {c.policy: c for c in read_csv(out / "regret.csv")}

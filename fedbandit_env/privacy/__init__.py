@@ -6,6 +6,7 @@ from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     TreeMechanism,
+    tree_epsilon_spent,
     tree_levels,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "TreeMechanism",
     "clopper_pearson",
     "epsilon_lower_bound",
+    "tree_epsilon_spent",
     "tree_levels",
 ]

@@ -13,13 +13,14 @@ privacy-utility trade-offs, not to protect real data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from fedbandit_env.privacy.tree_kernels import tree_add, tree_complete, tree_prefix_all
-from fedbandit_env.type_aliases import BoolArray, FloatArray
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 from fedbandit_env.validation import check_int
 
 
@@ -42,6 +43,23 @@ def tree_levels(horizon: int) -> int:
         [1, 2, 2, 3, 3, 4, 10, 11]
     """
     return int(check_int("horizon", horizon, 1)).bit_length()
+
+
+def tree_epsilon_spent(steps: Sequence[int] | IntArray, horizon: int, epsilon: float) -> FloatArray:
+    """Privacy a tree-mechanism stream has spent by each step ``t`` of ``steps``.
+
+    By step ``t`` an item lies in at most ``min(L, floor(log2 t) + 1)`` completed
+    blocks (``L`` = :func:`tree_levels` of the horizon), each costing ``epsilon / L``;
+    the spending reaches ``epsilon`` once ``t`` has as many bits as ``T``.
+    :meth:`TreeMechanism.epsilon_spent` is this at its own step (calibrated levels).
+
+    Example:
+        >>> tree_epsilon_spent([0, 1, 2, 3, 4, 8], horizon=8, epsilon=1.0).tolist()
+        [0.0, 0.25, 0.5, 0.5, 0.75, 1.0]
+    """
+    depth = tree_levels(horizon)
+    touched = [min(depth, int(t).bit_length()) for t in np.asarray(steps).ravel()]
+    return np.asarray(touched, dtype=np.float64) * (epsilon / depth)
 
 
 @dataclass(frozen=True)
@@ -221,5 +239,5 @@ class TreeMechanism:
         An item released by step ``t`` lies in at most ``floor(log2 t) + 1`` completed
         blocks, each costing ``sensitivity / scale``.
         """
-        touched = min(self.depth, max(self.t, 1).bit_length()) if self.t else 0
+        touched = min(self.depth, self.t.bit_length())
         return touched * self.sensitivity / self.scale

@@ -6,8 +6,10 @@ from fedbandit_env.runner.results import (
     format_table,
     read_csv,
     summary_rows,
+    tidy_columns,
     write_config,
     write_csv,
+    write_parquet,
 )
 from fedbandit_env.runner.rollout import RegretCurves, record_steps, rollout, run_trials
 
@@ -21,6 +23,8 @@ __all__ = [
     "rollout",
     "run_trials",
     "summary_rows",
+    "tidy_columns",
     "write_config",
     "write_csv",
+    "write_parquet",
 ]

@@ -12,41 +12,120 @@ import numpy as np
 
 from fedbandit_env.runner.rollout import RegretCurves
 
-CSV_COLUMNS = ("policy", "trial", "agent", "t", "regret", "comm_cost")
+CSV_COLUMNS = (
+    "scenario",
+    "policy",
+    "seed",
+    "agent",
+    "t",
+    "regret",
+    "comm_cost",
+    "privacy_spent",
+)
+"""The tidy table: one row per (scenario, policy, seed, agent, recorded step)."""
+
+
+def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
+    """The tidy table as columns (see :data:`CSV_COLUMNS`).
+
+    ``seed`` is the trial index ``j`` (trial ``j`` of the experiment's seed, the same
+    run in ``fedbandit bench`` and ``fedbandit sweep``); ``regret`` that agent's
+    cumulative pseudo-regret at step ``t``; ``comm_cost`` the whole network's cumulative
+    communication cost and ``privacy_spent`` each agent's epsilon spent by ``t``
+    (both repeated on every agent's row).
+
+    Example:
+        >>> c = RegretCurves("p", np.array([1, 2]), np.zeros((1, 3, 2)), scenario="s")
+        >>> cols = tidy_columns([c])
+        >>> cols["agent"].tolist(), cols["t"].tolist()
+        ([0, 0, 1, 1, 2, 2], [1, 2, 1, 2, 1, 2])
+    """
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in CSV_COLUMNS}
+    for c in curves:
+        trials, agents, records = c.regret.shape
+        rows = trials * agents * records
+        parts["scenario"].append(np.full(rows, c.scenario, dtype=object))
+        parts["policy"].append(np.full(rows, c.policy, dtype=object))
+        parts["seed"].append(np.repeat(c.seeds, agents * records))
+        parts["agent"].append(np.tile(np.repeat(np.arange(agents), records), trials))
+        parts["t"].append(np.tile(c.t, trials * agents))
+        parts["regret"].append(c.regret.ravel())
+        parts["comm_cost"].append(
+            np.broadcast_to(c.comm_cost[:, None, :], (trials, agents, records)).ravel()
+        )
+        parts["privacy_spent"].append(np.tile(c.privacy_spent, trials * agents))
+    return {k: np.concatenate(v) if v else np.zeros(0, dtype=object) for k, v in parts.items()}
 
 
 def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
-    """Write one row per (policy, trial, agent, recorded step).
-
-    Columns: ``policy, trial, agent, t, regret, comm_cost``: the cumulative
-    pseudo-regret of that agent at step ``t``, and the whole network's cumulative
-    communication cost at ``t`` (repeated on each agent's row).
+    """Write the tidy table (:func:`tidy_columns`) as CSV.
 
     Example:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1, 2]), np.arange(8.0).reshape(2, 2, 2))
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
         >>> p.read_text().splitlines()[:2]
-        ['policy,trial,agent,t,regret,comm_cost', 'p,0,0,1,0.0,0.0']
+        ['scenario,policy,seed,agent,t,regret,comm_cost,privacy_spent', ',p,0,0,1,0.0,0.0,nan']
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
+    cols = tidy_columns(curves)
+    tmp = path.with_name(path.name + ".part")
+    with tmp.open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(CSV_COLUMNS)
-        for c in curves:
-            trials, agents, _ = c.regret.shape
-            for j in range(trials):
-                cost = c.comm_cost[j].tolist()
-                for i in range(agents):
-                    rows = zip(c.t.tolist(), c.regret[j, i].tolist(), cost, strict=True)
-                    for step, value, spent in rows:
-                        writer.writerow((c.policy, j, i, step, repr(value), repr(spent)))
+        writer.writerows(zip(*(cols[k].tolist() for k in CSV_COLUMNS), strict=True))
+    tmp.replace(path)
     return path
 
 
+def write_parquet(curves: Sequence[RegretCurves], path: str | Path) -> Path | None:
+    """Write the tidy table as Parquet if ``pyarrow`` is installed (else ``None``).
+
+    Example:
+        >>> import tempfile, os
+        >>> c = RegretCurves("p", np.array([1]), np.zeros((1, 2, 1)))
+        >>> p = write_parquet([c], os.path.join(tempfile.mkdtemp(), "r.parquet"))
+        >>> p is None or p.suffix == ".parquet"
+        True
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return None
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = tidy_columns(curves)
+    table = pa.table({k: pa.array(v.tolist() if v.dtype == object else v) for k, v in cols.items()})
+    tmp = path.with_name(path.name + ".part")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+    return path
+
+
+def _read_columns(path: Path) -> dict[str, list[Any]]:
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as err:  # pragma: no cover - only without the extra
+            raise ImportError("reading Parquet needs pyarrow: pip install pyarrow") from err
+        return {str(k): v for k, v in pq.read_table(path).to_pydict().items()}
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{str(path)!r} is empty")
+        values = list(zip(*reader, strict=True)) or [() for _ in header]
+        return {name: list(col) for name, col in zip(header, values, strict=True)}
+
+
 def read_csv(path: str | Path) -> list[RegretCurves]:
-    """Read back what :func:`write_csv` wrote (one :class:`RegretCurves` per policy).
+    """Read a tidy table (CSV or ``.parquet``) back: one :class:`RegretCurves` per
+    (scenario, policy), in order of first appearance.
+
+    Tables written before the tidy format (``trial`` instead of ``seed``, no
+    ``scenario`` or ``privacy_spent``) are read too.
 
     Example:
         >>> import tempfile, os
@@ -55,22 +134,55 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
         >>> bool(np.array_equal(back[0].regret, c.regret))
         True
     """
-    rows: dict[str, dict[tuple[int, int, int], float]] = {}
-    costs: dict[str, dict[tuple[int, int], float]] = {}
-    with Path(path).open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            key = (int(row["trial"]), int(row["agent"]), int(row["t"]))
-            rows.setdefault(row["policy"], {})[key] = float(row["regret"])
-            spent = float(row.get("comm_cost") or 0.0)
-            costs.setdefault(row["policy"], {})[(key[0], key[2])] = spent
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"no results table at {str(path)!r}")
+    raw = _read_columns(path)
+    seed_key = "seed" if "seed" in raw else "trial"
+    missing = {"policy", seed_key, "agent", "t", "regret"} - set(raw)
+    if missing:
+        raise ValueError(f"{str(path)!r} is not a results table: no {sorted(missing)} columns")
+    n = len(raw["policy"])
+    scenario = [str(v) for v in raw.get("scenario", [""] * n)]
+    policy = [str(v) for v in raw["policy"]]
+    seed = np.asarray(raw[seed_key], dtype=np.int64)
+    agent = np.asarray(raw["agent"], dtype=np.int64)
+    step = np.asarray(raw["t"], dtype=np.int64)
+    regret = np.asarray(raw["regret"], dtype=np.float64)
+    cost = np.asarray(raw.get("comm_cost", [0.0] * n), dtype=np.float64)
+    privacy = np.asarray(raw.get("privacy_spent", ["nan"] * n), dtype=np.float64)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for row, key in enumerate(zip(scenario, policy, strict=True)):
+        groups.setdefault(key, []).append(row)
     out = []
-    for policy, cells in rows.items():
-        trials = sorted({k[0] for k in cells})
-        agents = sorted({k[1] for k in cells})
-        steps = sorted({k[2] for k in cells})
-        reg = np.array([[[cells[(j, i, s)] for s in steps] for i in agents] for j in trials])
-        cost = np.array([[costs[policy][(j, s)] for s in steps] for j in trials])
-        out.append(RegretCurves(policy, np.array(steps, dtype=np.int64), reg, comm_cost=cost))
+    for (label, name), rows in groups.items():
+        idx = np.asarray(rows)
+        seeds, si = np.unique(seed[idx], return_inverse=True)
+        agents, ai = np.unique(agent[idx], return_inverse=True)
+        steps, ti = np.unique(step[idx], return_inverse=True)
+        shape = (seeds.size, agents.size, steps.size)
+        if idx.size != np.prod(shape):
+            raise ValueError(
+                f"{str(path)!r}: {label or 'the'} {name} rows do not fill a "
+                f"seeds x agents x steps grid {shape}"
+            )
+        reg = np.full(shape, np.nan)
+        reg[si, ai, ti] = regret[idx]
+        comm = np.zeros((seeds.size, steps.size))
+        comm[si, ti] = cost[idx]
+        spent = np.full(steps.size, np.nan)
+        spent[ti] = privacy[idx]
+        out.append(
+            RegretCurves(
+                name,
+                steps,
+                reg,
+                comm_cost=comm,
+                privacy_spent=spent,
+                seeds=seeds,
+                scenario=label,
+            )
+        )
     return out
 
 

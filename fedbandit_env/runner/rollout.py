@@ -48,6 +48,12 @@ class RegretCurves:
         meta: Free-form extras (lambda_2, epsilon, ...).
         comm_cost: Cumulative communication cost of the whole network at the recorded
             steps, shape ``(trials, R)`` (``c1`` per server link, ``c2`` per peer link).
+        privacy_spent: The epsilon each agent's rewards have spent by the recorded steps,
+            shape ``(R,)`` (:func:`~fedbandit_env.policies.privacy_curve`; ``nan``:
+            unknown).
+        seeds: The trial index of each row of ``regret`` (trial ``j`` of the seed),
+            default ``0 .. trials-1``.
+        scenario: Label of the setting (a sweep's grid point; ``""`` for one setting).
 
     Example:
         >>> c = RegretCurves("x", np.array([1, 2]), np.ones((3, 2, 2)))
@@ -61,10 +67,28 @@ class RegretCurves:
     seconds: FloatArray = field(default_factory=lambda: np.zeros(0))
     meta: dict[str, Any] = field(default_factory=dict)
     comm_cost: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    privacy_spent: FloatArray = field(default_factory=lambda: np.zeros(0))
+    seeds: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    scenario: str = ""
 
     def __post_init__(self) -> None:
+        trials, _, records = self.regret.shape
+        if records != self.t.size:
+            raise ValueError(f"regret has {records} records but t has {self.t.size} steps")
         if self.comm_cost.size == 0:
-            self.comm_cost = np.zeros((self.regret.shape[0], self.t.size))
+            self.comm_cost = np.zeros((trials, records))
+        if self.privacy_spent.size == 0:
+            self.privacy_spent = np.full(records, np.nan)
+        if self.seeds.size == 0:
+            self.seeds = np.arange(trials, dtype=np.int64)
+        self.seeds = np.asarray(self.seeds, dtype=np.int64)
+        if self.comm_cost.shape != (trials, records) or self.privacy_spent.shape != (records,):
+            raise ValueError(
+                f"comm_cost {self.comm_cost.shape} and privacy_spent "
+                f"{self.privacy_spent.shape} must be ({trials}, {records}) and ({records},)"
+            )
+        if self.seeds.shape != (trials,):
+            raise ValueError(f"seeds must have shape ({trials},), got {self.seeds.shape}")
 
     @property
     def n_trials(self) -> int:
@@ -173,11 +197,12 @@ def run_trials(
     record_every: int = 1,
     label: str | None = None,
     progress: bool = True,
+    first_trial: int = 0,
 ) -> RegretCurves:
     """Run ``n_trials`` independent episodes and stack their regret curves.
 
     The env and the team are built once and reset per trial; trial ``j`` uses the
-    ``j``-th child of ``SeedSequence(seed)``.
+    ``j``-th child of ``SeedSequence(seed)``, for ``j`` from ``first_trial`` on.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -189,11 +214,13 @@ def run_trials(
     """
     if n_trials < 1:
         raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+    if first_trial < 0:
+        raise ValueError(f"first_trial must be >= 0, got {first_trial}")
     env, team = make_env(), make_team()
     name = label or team.name
     runs, seconds, costs = [], [], []
     t: IntArray = np.zeros(0, dtype=np.int64)
-    children = spawn(seed, n_trials)
+    children = spawn(seed, first_trial + n_trials)[first_trial:]
     for child in tqdm(children, desc=name, unit="trial", disable=not progress, leave=False):
         # rollout splits each child as seeding.trial_seeds does (the fast path's seeds)
         start = time.perf_counter()
@@ -201,5 +228,15 @@ def run_trials(
         seconds.append(time.perf_counter() - start)
         runs.append(reg)
         costs.append(cost)
+    n_agents, n_arms = len(env.possible_agents), int(env.unwrapped.n_arms)
+    horizon = int(env.unwrapped.horizon)
     env.close()
-    return RegretCurves(name, t, np.stack(runs), np.array(seconds), comm_cost=np.stack(costs))
+    return RegretCurves(
+        name,
+        t,
+        np.stack(runs),
+        np.array(seconds),
+        comm_cost=np.stack(costs),
+        privacy_spent=team.privacy_spent(t, horizon, n_agents, n_arms),
+        seeds=np.arange(first_trial, first_trial + n_trials),
+    )

@@ -1,0 +1,143 @@
+"""Evaluate one policy on one scenario: the fast path where it exists, else PettingZoo.
+
+Both :func:`fedbandit_env.cli.bench` and the sweep call :func:`evaluate`, so a run of a
+sweep is exactly the same trial as in ``fedbandit bench`` with the same options.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from fedbandit_env.runner.rollout import RegretCurves, run_trials
+from fedbandit_env.runner.scenario import Scenario
+
+
+def is_model(policy: str) -> bool:
+    """Whether ``policy`` names a saved model (``"ppo:path.zip"``) rather than an id.
+
+    Example:
+        >>> is_model("ppo:runs/a.zip"), is_model("gossip_ucb")
+        (True, False)
+    """
+    return ":" in policy
+
+
+def evaluate(
+    policy: str,
+    scenario: Scenario,
+    options: Mapping[str, Any] | None = None,
+    *,
+    trials: int = 1,
+    seed: int = 0,
+    first_trial: int = 0,
+    record_every: int = 1,
+    interactive: bool = False,
+    workers: int = 1,
+    progress: bool = False,
+) -> RegretCurves:
+    """Run trials ``first_trial ..`` of ``policy`` on ``scenario`` and return its curves.
+
+    Args:
+        policy: A policy id of :data:`baselines.registry.POLICIES` or a saved model
+            ``"ppo:path.zip"`` (``a2c:``, ``dqn:``; evaluated through the wrapper stack
+            saved beside it).
+        scenario: The setting.
+        options: Constructor options of the policy (``epsilon``, ``participation``, ...).
+        trials: Number of trials.
+        seed: Seed of the experiment (trial ``j`` is its ``j``-th child).
+        first_trial: Index of the first trial.
+        record_every: Record every ``k`` steps.
+        interactive: Force the PettingZoo path even where a fast path exists (both give
+            the same results).
+        workers: Threads of the fast path (results do not depend on it).
+        progress: Show a progress bar.
+
+    Returns:
+        The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"`` or
+        ``"interactive"``) filled in.
+
+    Example:
+        >>> c = evaluate("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=40),
+        ...              trials=2, first_trial=1, record_every=20)
+        >>> c.seeds.tolist(), c.regret.shape, c.meta["path"]
+        ([1, 2], (2, 3, 2), 'fast')
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if is_model(policy):
+        return _evaluate_model(policy, scenario, trials, seed, first_trial, record_every, progress)
+    from baselines.fast import FAST_POLICIES, run_fast
+    from baselines.registry import make_team
+
+    kwargs = dict(options or {})
+    if policy in FAST_POLICIES and not interactive:
+        curves = run_fast(
+            policy,
+            scenario,
+            trials,
+            seed=seed,
+            record_every=record_every,
+            progress=progress,
+            workers=workers,
+            first_trial=first_trial,
+            **kwargs,
+        )
+    else:
+        needs = make_team(policy, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
+        curves = run_trials(
+            functools.partial(scenario.make_env, needs),
+            functools.partial(make_team, policy, **kwargs),
+            n_trials=trials,
+            seed=seed,
+            record_every=record_every,
+            label=policy,
+            progress=progress,
+            first_trial=first_trial,
+        )
+        curves.meta["path"] = "interactive"
+    return curves
+
+
+def _evaluate_model(
+    spec: str,
+    scenario: Scenario,
+    trials: int,
+    seed: int,
+    first_trial: int,
+    record_every: int,
+    progress: bool,
+) -> RegretCurves:
+    """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
+    beside it, with the same seeds as every other policy."""
+    from fedbandit_env.policies import privacy_curve
+    from fedbandit_env.rl import ModelTeam, load_model
+    from fedbandit_env.wrappers.flatten import flat_box
+
+    label, model, stack = load_model(spec)
+    probe = stack.make_env(scenario)
+    expected = flat_box(probe.observation_space(probe.possible_agents[0]))
+    if model.observation_space.shape != expected.shape:
+        raise ValueError(
+            f"{spec}: the model observes {model.observation_space.shape} but this scenario "
+            f"under {stack} gives {expected.shape}; evaluate it on the setting it was "
+            "trained for (agents, arms, protocol)"
+        )
+    message_fn = stack.message_fn if stack.share_means else None
+    curves = run_trials(
+        functools.partial(stack.make_env, scenario),
+        lambda: ModelTeam(model, name=label, message_fn=message_fn),
+        n_trials=trials,
+        seed=seed,
+        record_every=record_every,
+        label=label,
+        progress=progress,
+        first_trial=first_trial,
+    )
+    curves.privacy_spent = privacy_curve(
+        stack.requirements(scenario.n_arms), curves.t, scenario.horizon
+    )
+    curves.meta["path"] = "interactive"
+    curves.meta["stack"] = repr(stack)
+    return curves
