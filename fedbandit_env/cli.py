@@ -13,6 +13,8 @@ Example:
 from __future__ import annotations
 
 import argparse
+import copy
+import itertools
 import os
 import sys
 import time
@@ -26,9 +28,16 @@ from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import evaluate, is_model
-from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
+from fedbandit_env.runner.results import (
+    format_table,
+    summary_rows,
+    write_config,
+    write_csv,
+    write_parquet,
+)
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import INSTANCES, Scenario
+from fedbandit_env.runner.sweep import Run, run_sweep
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
 
@@ -54,6 +63,70 @@ def build_parser() -> argparse.ArgumentParser:
         help="benchmark policies on one scenario",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    add_setting_options(b, out=Path("results/bench"))
+    b.add_argument(
+        "--interactive",
+        action="store_true",
+        help="run every policy through the PettingZoo path (default: the compiled fast "
+        "path where a policy has one; both give the same results)",
+    )
+    b.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="threads for fast-path trials (results do not depend on it)",
+    )
+    w = sub.add_parser(
+        "sweep",
+        help="run a grid of scenarios x policies x seeds, in parallel, resumable",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Every combination of the --grid values (on top of the other options) "
+        "is a scenario; each policy runs trials 0..trials-1 on each. Finished runs are "
+        "kept in OUT/runs, so the same command resumes an interrupted sweep.",
+    )
+    add_setting_options(w, out=Path("results/sweep"))
+    w.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="OPTION=V1,V2",
+        help="an axis of the grid: a setting option and its values (repeatable; "
+        "components values are separated by '/', e.g. components=20x5/1x100)",
+    )
+    w.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="local worker processes")
+    w.add_argument(
+        "--cluster",
+        default=None,
+        help="run on Dask: 'local' or 'local:N' (a LocalCluster of N workers) or a "
+        "scheduler address tcp://host:8786",
+    )
+    pl = sub.add_parser(
+        "plot",
+        help="redraw the figures of saved bench or sweep results",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    pl.add_argument(
+        "results",
+        type=Path,
+        help="a results folder (of bench or sweep) or a table (.csv, .parquet)",
+    )
+    pl.add_argument(
+        "--out", type=Path, default=None, help="folder for the PNGs (default: the results')"
+    )
+    pl.add_argument("--log-x", action="store_true", help="logarithmic step axis")
+    return parser
+
+
+def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
+    """The options that describe a setting and its runs (shared by bench and sweep).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_setting_options(p, out=Path("r"))
+        >>> p.parse_args(["--graph", "ring"]).graph
+        'ring'
+    """
+    b = parser
     d = Scenario()
     b.add_argument(
         "--policies",
@@ -129,24 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--record-every", type=int, default=0, help="record regret every k steps (0: horizon / 100)"
     )
     b.add_argument(
-        "--out",
-        type=Path,
-        default=Path("results/bench"),
-        help="output folder (table, plot, CSV, config)",
+        "--out", type=Path, default=out, help="output folder (table, plots, CSV, config)"
     )
-    b.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    b.add_argument(
-        "--interactive",
-        action="store_true",
-        help="run every policy through the PettingZoo path (default: the compiled fast "
-        "path where a policy has one; both give the same results)",
-    )
-    b.add_argument(
-        "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="threads for fast-path trials (results do not depend on it)",
-    )
+    b.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
     b.add_argument(
         "--config",
@@ -154,7 +212,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="TOML file of options (same names); options given on the command line win",
     )
-    return parser
 
 
 def config_args(path: Path) -> list[str]:
@@ -181,13 +238,27 @@ def config_args(path: Path) -> list[str]:
     tokens: list[str] = []
     for key, value in raw.items():
         option = "--" + key.replace("_", "-")
-        if isinstance(value, bool):
+        if isinstance(value, dict):
+            if key != "grid":
+                raise ValueError(f"config {str(path)!r}: unknown table [{key}] (only [grid])")
+            for axis, values in value.items():
+                sep = "/" if axis == "components" else ","
+                items = values if isinstance(values, list) else [values]
+                tokens += ["--grid", f"{axis}={sep.join(_config_value(v) for v in items)}"]
+        elif isinstance(value, bool):
             tokens += [option] if value else []
         elif isinstance(value, list):
             tokens += [option, ",".join(str(v) for v in value)]
         else:
             tokens += [option, str(value)]
     return tokens
+
+
+def _config_value(value: Any) -> str:
+    """A TOML value as an option value: lists become comma lists."""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def parse_components(text: str) -> tuple[int, ...]:
@@ -263,6 +334,24 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     )
 
 
+def parse_policies(text: str) -> list[str]:
+    """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked.
+
+    Example:
+        >>> parse_policies("gossip_ucb, ppo:m.zip")
+        ['gossip_ucb', 'ppo:m.zip']
+    """
+    from baselines.registry import POLICIES
+
+    ids = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in ids if p not in POLICIES and not is_model(p)]
+    if not ids or unknown:
+        raise ValueError(f"--policies must name known ids {sorted(POLICIES)}, got {text!r}")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"--policies lists a policy twice: {text!r}")
+    return ids
+
+
 def bench(args: argparse.Namespace) -> list[RegretCurves]:
     """Run ``fedbandit bench`` from parsed arguments; returns the curves.
 
@@ -274,14 +363,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         scenario: ...
         ['random']
     """
-    from baselines.registry import POLICIES
-
-    ids = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in ids if p not in POLICIES and not is_model(p)]
-    if not ids or unknown:
-        raise ValueError(
-            f"--policies must name known ids {sorted(POLICIES)}, got {args.policies!r}"
-        )
+    ids = parse_policies(args.policies)
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
@@ -358,6 +440,156 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     return curves
 
 
+GRID_EXCLUDED = frozenset(
+    {"policies", "trials", "out", "no_plot", "no_progress", "config", "grid", "jobs"}
+    | {"cluster", "record_every"}
+)
+"""Options that are not axes of a sweep's grid (``policies`` and ``trials`` are axes
+already; the rest say how to run, not what)."""
+
+
+def parse_grid(specs: Sequence[str], base: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
+    """Grid points from ``--grid OPTION=V1,V2`` specs: ``(label, {option: value})`` for
+    every combination, the first axis slowest. A later spec of the same option replaces
+    an earlier one (the command line overrides a config file). No spec: one point,
+    ``"base"``.
+
+    Example:
+        >>> base = build_parser().parse_args(["sweep"])
+        >>> [label for label, _ in parse_grid(["graph=complete,ring", "epsilon=1"], base)]
+        ['graph=complete,epsilon=1', 'graph=ring,epsilon=1']
+    """
+    axes: dict[str, list[str]] = {}
+    for spec in specs:
+        key, sep, text = spec.partition("=")
+        option = key.strip().lstrip("-").replace("_", "-")
+        dest = option.replace("-", "_")
+        if not sep or not option or not text.strip():
+            raise ValueError(f"--grid must look like OPTION=V1,V2, got {spec!r}")
+        if dest not in vars(base) or dest in GRID_EXCLUDED:
+            allowed = sorted(k.replace("_", "-") for k in vars(base) if k not in GRID_EXCLUDED)
+            raise ValueError(f"--grid {option!r} is not a setting option; choose from {allowed}")
+        split = "/" if option == "components" else ","
+        values = [v.strip() for v in text.split(split) if v.strip()]
+        if len(set(values)) != len(values):
+            raise ValueError(f"--grid {option} lists a value twice: {text!r}")
+        axes[option] = values
+    if not axes:
+        return [("base", {})]
+    points = []
+    for combo in itertools.product(*axes.values()):
+        point = dict(zip(axes, combo, strict=True))
+        points.append((",".join(f"{k}={v}" for k, v in point.items()), point))
+    return points
+
+
+def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
+    """The runs of ``fedbandit sweep`` and the configuration of each scenario.
+
+    Each grid point's options are parsed by the same parser as the command line, on top
+    of the other options, so they are checked the same way.
+
+    Example:
+        >>> args = build_parser().parse_args(["sweep", "--policies", "random,local_ucb",
+        ...     "--grid", "graph=complete,ring", "--trials", "3"])
+        >>> runs, scenarios = sweep_runs(args)
+        >>> len(runs), sorted(scenarios)
+        (12, ['graph=complete', 'graph=ring'])
+    """
+    ids = parse_policies(args.policies)
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}")
+    values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
+    add_setting_options(values, out=args.out)
+    runs: list[Run] = []
+    scenarios: dict[str, Any] = {}
+    for label, point in parse_grid(args.grid, args):
+        ns = copy.copy(args)
+        for option, value in point.items():
+            values.parse_args([f"--{option}={value}"], namespace=ns)
+        scenario = scenario_from_args(ns)
+        problem = scenario.problem()
+        record_every = ns.record_every or max(1, scenario.horizon // 100)
+        options = {
+            pid: ({} if is_model(pid) else policy_kwargs(pid, ns, problem.min_gap)) for pid in ids
+        }
+        scenarios[label] = {
+            "point": point,
+            "scenario": scenario.to_dict(),
+            "seed": ns.seed,
+            "record_every": record_every,
+            "policy_options": options,
+            "global_means": problem.global_means.tolist(),
+            "best_arm": problem.best_arm,
+        }
+        for pid in ids:
+            for trial in range(args.trials):
+                runs.append(Run(label, scenario, pid, options[pid], ns.seed, trial, record_every))
+    return runs, scenarios
+
+
+def sweep(args: argparse.Namespace) -> list[RegretCurves]:
+    """Run ``fedbandit sweep`` from parsed arguments; returns one curve per (scenario,
+    policy).
+
+    Writes ``sweep.json`` first (so an interrupted sweep keeps its configuration), each
+    finished run to ``runs/``, then the tidy ``results.csv`` (and ``results.parquet``),
+    a table per scenario and the plots.
+
+    Example:
+        >>> import tempfile
+        >>> args = build_parser().parse_args(["sweep", "--policies", "random", "--horizon",
+        ...     "20", "--grid", "graph=complete,ring", "--trials", "2", "--jobs", "1",
+        ...     "--no-plot", "--no-progress", "--out", tempfile.mkdtemp()])
+        >>> [(c.scenario, c.regret.shape) for c in sweep(args)]  # doctest: +ELLIPSIS
+        sweep: 4 runs ...
+        [('graph=complete', (2, 10, 20)), ('graph=ring', (2, 10, 20))]
+    """
+    runs, scenarios = sweep_runs(args)
+    out: Path = args.out
+    config: dict[str, Any] = {
+        "command": "sweep",
+        "argv": sys.argv[1:],
+        "grid": list(args.grid),
+        "policies": parse_policies(args.policies),
+        "trials": args.trials,
+        "scenarios": scenarios,
+        "runs": [r.describe() for r in runs],
+        "engine": {"jobs": args.jobs, "cluster": args.cluster},
+    }
+    write_config(config, out / "sweep.json")
+    store = out / "runs"
+    keys = {r.key for r in runs}
+    done = sum((store / f"{k}.npz").exists() for k in keys)
+    engine_text = f"dask cluster {args.cluster}" if args.cluster else f"{args.jobs} local jobs"
+    print(
+        f"sweep: {len(runs)} runs ({len(scenarios)} scenarios x "
+        f"{len(config['policies'])} policies x {args.trials} seeds; {len(keys)} distinct), "
+        f"{done} already done, "
+        f"on {engine_text}"
+    )
+    start = time.perf_counter()
+    curves = run_sweep(
+        runs, out, jobs=args.jobs, cluster=args.cluster, progress=not args.no_progress
+    )
+    elapsed = time.perf_counter() - start
+    for label in scenarios:
+        print(f"\n[{label}]")
+        print(format_table([c for c in curves if c.scenario == label]))
+    config["summary"] = [{"scenario": c.scenario, **summary_rows([c])[0]} for c in curves]
+    config["seconds"] = elapsed
+    write_config(config, out / "sweep.json")
+    written = [write_csv(curves, out / "results.csv")]
+    parquet = write_parquet(curves, out / "results.parquet")
+    written += [parquet] if parquet is not None else []
+    if not args.no_plot:
+        from fedbandit_env.runner.plot import plot_results
+
+        written += plot_results(out / "results.csv", out)
+    print(f"wrote {', '.join(str(w) for w in written)} in {elapsed:.1f}s")
+    return curves
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fedbandit`` command; returns the exit status.
 
@@ -371,18 +603,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "bench" and args.config is not None:
+        if args.command in ("bench", "sweep") and args.config is not None:
             rest = list(argv if argv is not None else sys.argv[1:])
-            rest.remove("bench")
-            args = parser.parse_args(["bench", *config_args(args.config), *rest])
+            rest.remove(args.command)
+            args = parser.parse_args([args.command, *config_args(args.config), *rest])
         if args.command == "bench":
             bench(args)
+        elif args.command == "sweep":
+            sweep(args)
+        elif args.command == "plot":
+            from fedbandit_env.runner.plot import plot_results
+
+            for path in plot_results(args.results, args.out, log_x=args.log_x):
+                print(f"wrote {path}")
         elif args.command == "speed":
             from baselines.speed import run as run_speed
 
             run_speed(quick=args.quick)
     except (ValueError, TypeError) as err:
         parser.exit(2, f"fedbandit: error: {err}\n")
+    except KeyboardInterrupt:
+        if args.command == "sweep":
+            parser.exit(
+                130,
+                f"fedbandit: interrupted; finished runs are kept in {args.out / 'runs'}: "
+                "run the same command again to resume\n",
+            )
+        raise
     return 0
 
 
@@ -390,4 +637,4 @@ if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["bench", "build_parser", "main"]
+__all__ = ["bench", "build_parser", "main", "sweep"]

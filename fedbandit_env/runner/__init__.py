@@ -1,6 +1,6 @@
 """Run (scenario, policy, seed) grids and turn them into tables and plots."""
 
-from fedbandit_env.runner.plot import plot_regret
+from fedbandit_env.runner.plot import plot_regret, plot_results, plot_summary
 from fedbandit_env.runner.results import (
     CSV_COLUMNS,
     format_table,
@@ -18,6 +18,8 @@ __all__ = [
     "RegretCurves",
     "format_table",
     "plot_regret",
+    "plot_results",
+    "plot_summary",
     "read_csv",
     "record_steps",
     "rollout",

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from fedbandit_env.runner.rollout import RegretCurves
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:  # pragma: no cover - exercised only without the extra
+        raise ImportError("plotting needs matplotlib: pip install 'fedbandit_env[plots]'") from err
+    return plt
 
 
 def plot_regret(
@@ -25,13 +40,7 @@ def plot_regret(
         >>> plot_regret([c], os.path.join(tempfile.mkdtemp(), "r.png")).suffix
         '.png'
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - exercised only without the extra
-        raise ImportError("plotting needs matplotlib: pip install 'fedbandit_env[plots]'") from err
+    plt = _pyplot()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -56,3 +65,137 @@ def plot_regret(
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = "") -> Path:
+    """Save a two-panel PNG comparing scenarios: final per-agent regret (bars: mean over
+    seeds, whiskers: smallest to largest seed) and final communication cost, one bar
+    per policy in each scenario group.
+
+    Example:
+        >>> import tempfile, os
+        >>> cs = [RegretCurves(p, np.array([1]), np.ones((2, 2, 1)), scenario=s)
+        ...       for s in ("a", "b") for p in ("x", "y")]
+        >>> plot_summary(cs, os.path.join(tempfile.mkdtemp(), "s.png")).suffix
+        '.png'
+    """
+    plt = _pyplot()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scenarios = list(dict.fromkeys(c.scenario for c in curves))
+    policies = list(dict.fromkeys(c.policy for c in curves))
+    by_key = {(c.scenario, c.policy): c for c in curves}
+    width = 0.8 / len(policies)
+    x = np.arange(len(scenarios))
+    fig, axes = plt.subplots(
+        1, 2, figsize=(max(9.0, 1.2 * len(scenarios) * (1 + 0.3 * len(policies))), 4.6)
+    )
+    for k, policy in enumerate(policies):
+        found = [(i, by_key[(s, policy)]) for i, s in enumerate(scenarios) if (s, policy) in by_key]
+        if not found:
+            continue
+        pos = np.array([x[i] for i, _ in found]) + (k - (len(policies) - 1) / 2) * width
+        final = [c.final_per_agent for _, c in found]
+        mean = np.array([f.mean() for f in final])
+        err = np.array(
+            [
+                [m - f.min() for m, f in zip(mean, final, strict=True)],
+                [f.max() - m for m, f in zip(mean, final, strict=True)],
+            ]
+        )
+        axes[0].bar(pos, mean, width, yerr=err, capsize=2, label=policy)
+        axes[1].bar(pos, [c.comm_cost[:, -1].mean() for _, c in found], width, label=policy)
+    for ax, ylabel in zip(
+        axes, ("final per-agent regret", "communication cost (whole network)"), strict=True
+    ):
+        ax.set_xticks(x, scenarios, rotation=30 if len(scenarios) > 3 else 0, ha="right")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, axis="y")
+    costs = np.array([c.comm_cost[:, -1].mean() for c in curves])
+    positive = costs[costs > 0]
+    if positive.size and positive.max() > 100 * positive.min():
+        axes[1].set_yscale("log")  # e.g. gossip every step next to a few server rounds
+    axes[0].legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def slug(label: str) -> str:
+    """A file name for a scenario label.
+
+    Example:
+        >>> slug("graph=ring,epsilon=0.5")
+        'graph=ring,epsilon=0.5'
+        >>> slug("components=20x5/1x100")
+        'components=20x5_1x100'
+    """
+    return re.sub(r"[^A-Za-z0-9_.,=+-]+", "_", label) or "base"
+
+
+def find_table(results: str | Path) -> Path:
+    """The results table of a folder (sweep: ``results.parquet`` or ``results.csv``;
+    bench: ``regret.csv``), or ``results`` itself if it is a file.
+
+    Example:
+        >>> find_table("nowhere")
+        Traceback (most recent call last):
+        ...
+        ValueError: no results at 'nowhere' (a bench or sweep folder, or a .csv/.parquet table)
+    """
+    path = Path(results)
+    if path.is_file():
+        return path
+    for name in ("results.parquet", "results.csv", "regret.csv"):
+        if (path / name).is_file():
+            if name.endswith(".parquet"):
+                try:
+                    import pyarrow  # noqa: F401
+                except ImportError:
+                    continue
+            return path / name
+    raise ValueError(
+        f"no results at {str(path)!r} (a bench or sweep folder, or a .csv/.parquet table)"
+    )
+
+
+def plot_results(
+    results: str | Path, out: str | Path | None = None, log_x: bool = False
+) -> list[Path]:
+    """Redraw the figures of saved results (``fedbandit plot``).
+
+    One scenario: ``regret.png``. Several (a sweep): ``plots/<scenario>.png`` each, and
+    ``summary.png`` comparing them.
+
+    Example:
+        >>> import tempfile, os
+        >>> from fedbandit_env.runner.results import write_csv
+        >>> d = tempfile.mkdtemp()
+        >>> _ = write_csv([RegretCurves("p", np.array([1]), np.ones((1, 2, 1)))],
+        ...               os.path.join(d, "regret.csv"))
+        >>> [p.name for p in plot_results(d)]
+        ['regret.png']
+    """
+    from fedbandit_env.runner.results import read_csv
+
+    table = find_table(results)
+    folder = Path(out) if out is not None else table.parent
+    curves = read_csv(table)
+    scenarios = list(dict.fromkeys(c.scenario for c in curves))
+    if len(scenarios) == 1:
+        label = scenarios[0]
+        return [plot_regret(curves, folder / "regret.png", title=label, log_x=log_x)]
+    written = [
+        plot_regret(
+            [c for c in curves if c.scenario == label],
+            folder / "plots" / f"{slug(label)}.png",
+            title=label,
+            log_x=log_x,
+        )
+        for label in scenarios
+    ]
+    written.append(plot_summary(curves, folder / "summary.png"))
+    return written
