@@ -191,3 +191,13 @@ def test_the_example_sweep_config_describes_its_grid() -> None:
     runs, scenarios = sweep_runs(args)
     assert len(scenarios) == 3 * 2 and len(runs) == 6 * 4 * 5
     assert "graph=star,epsilon=0.5" in scenarios
+
+
+def test_a_retrained_model_invalidates_its_stored_runs(tmp_path: Path) -> None:
+    model = tmp_path / "ppo.zip"
+    model.write_bytes(b"first")
+    run = Run("base", Scenario(n_agents=2, n_arms=2, horizon=10), f"ppo:{model}")
+    before = run.key
+    model.write_bytes(b"second")
+    assert run.key != before
+    assert Run("base", run.scenario, "random").key == Run("other", run.scenario, "random").key

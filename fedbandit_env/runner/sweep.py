@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
 
@@ -73,10 +73,12 @@ class Run:
 
     @property
     def key(self) -> str:
-        """A hash of everything the result depends on (not the label)."""
+        """A hash of everything the result depends on (not the label); for a saved
+        model, also of the model file's bytes, so retraining it invalidates its runs."""
         spec = {
             "scenario": self.scenario.to_dict(),
             "policy": self.policy,
+            "model": _file_digest(self.policy.partition(":")[2]) if is_model(self.policy) else "",
             "options": dict(self.options),
             "seed": self.seed,
             "trial": self.trial,
@@ -93,6 +95,14 @@ class Run:
             "policy": self.policy,
             "seed": self.trial,
         }
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file's bytes (``""`` if it does not exist: loading will say so)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def execute(run: Run) -> RegretCurves:
