@@ -42,12 +42,15 @@ from baselines.kernels import (
     eliminate,
     epoch_target,
     epoch_total,
+    fed_ucb_constants,
     fed_ucb_index,
+    fed_ucb_value,
     first_unpulled,
-    forced_count,
     forced_pick,
     gossip_ucb_index,
+    gossip_ucb_value,
     gossip_update,
+    inconsistent,
     local_best,
     log_time,
     mean_of,
@@ -72,7 +75,7 @@ from fedbandit_env.protocols.kernels import (
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
 
@@ -139,6 +142,98 @@ def _close_step(
         out[:, r] = cum
         return r + 1
     return r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ucb_value(
+    fed: bool,
+    theta: float,
+    count: float,
+    log_t: float,
+    n: int,
+    horizon: int,
+    epsilon: float,
+    alpha_1: float,
+    calibrated: bool,
+    c_privacy: float,
+    levels: int,
+    b: float,
+    log_h2: float,
+) -> float:  # pragma: no cover
+    """One arm's index of Gossip_UCB (eq. 11) or Fed_UCB (eq. 12)."""
+    if fed:
+        return fed_ucb_value(
+            theta, count, log_t, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2
+        )
+    return gossip_ucb_value(theta, count, log_t, n, alpha_1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lazy_argmax(
+    bound: FloatArray,
+    theta: FloatArray,
+    counts: FloatArray,
+    log_t: float,
+    fed: bool,
+    n: int,
+    horizon: int,
+    epsilon: float,
+    alpha_1: float,
+    calibrated: bool,
+    c_privacy: float,
+    levels: int,
+    b: float,
+    log_h2: float,
+) -> tuple[int, int]:  # pragma: no cover
+    """:func:`~baselines.kernels.argmax_count` of the index at ``log_t`` without
+    evaluating every arm: ``bound[k]`` (the same formula at a later log time, so at least
+    the index, operation by operation) rules an arm out as soon as it is below an exact
+    index already seen. Exact when the maximum is unique; on a tie the caller recomputes
+    the whole index (the tie count is exact too: a tied arm is never ruled out)."""
+    m = bound.size
+    top = 0
+    for k in range(1, m):  # the most promising arm first
+        if bound[k] > bound[top]:
+            top = k
+    best = _ucb_value(
+        fed, theta[top], counts[top], log_t, n, horizon, epsilon, alpha_1, calibrated,
+        c_privacy, levels, b, log_h2,
+    )  # fmt: skip
+    arg, ties = top, 1
+    for k in range(m):
+        if k != top and bound[k] >= best:
+            v = _ucb_value(
+                fed, theta[k], counts[k], log_t, n, horizon, epsilon, alpha_1, calibrated,
+                c_privacy, levels, b, log_h2,
+            )  # fmt: skip
+            if v > best:
+                best, arg, ties = v, k, 1
+            elif v == best:
+                ties += 1
+                arg = min(arg, k)
+    return arg, ties
+
+
+@njit(cache=True, nogil=True)
+def partner_lists(
+    partners: BoolArray, plist: IntArray, pcount: IntArray
+) -> None:  # pragma: no cover
+    """Row ``i`` of a delivery mask as the increasing indices ``plist[i, :pcount[i]]``.
+
+    Example:
+        >>> plist, pcount = np.zeros((2, 2), np.int64), np.zeros(2, np.int64)
+        >>> partner_lists(np.array([[False, True], [True, False]]), plist, pcount)
+        >>> plist[0, : pcount[0]].tolist(), pcount.tolist()
+        ([1], [1, 1])
+    """
+    n = partners.shape[0]
+    for i in range(n):
+        c = 0
+        for j in range(n):
+            if partners[i, j]:
+                plist[i, c] = j
+                c += 1
+        pcount[i] = c
 
 
 @njit(cache=True, nogil=True)
@@ -318,10 +413,25 @@ def _gossip_trial(
     pend_i = np.zeros(n * m, dtype=np.int64)  # entries of n~(t+1) changed this step
     pend_k = np.zeros(n * m, dtype=np.int64)
     n_pend = 0
+    moved_i = np.zeros(n * m, dtype=np.int64)  # entries of n~(t+1) changed last step,
+    moved_k = np.zeros(n * m, dtype=np.int64)  # to be copied into n~(t) this step
+    n_moved = 0
+    lag = np.zeros(n, dtype=np.int64)  # line 6's count, kept up to date entry by entry
+    # Lazy argmax: bound[i, k] is arm k's index at log time l_ref >= log t, with the same
+    # theta and count (valid while the epoch matches); an arm whose bound is below an
+    # exact index cannot win or tie, so only a few arms are evaluated exactly per step.
+    bound = np.zeros((n, m))
+    bound_epoch = np.full(n, -1, dtype=np.int64)
+    epoch = 0
+    l_ref = -1.0
+    levels_f, b_f, log_h2 = fed_ucb_constants(horizon, epsilon, sensitivity)
     flagged = np.zeros((n, m), dtype=np.bool_)  # already in the pending list
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
+    plist = np.zeros((n, n), dtype=np.int64)  # ... as partner indices, increasing
+    pcount = np.zeros(n, dtype=np.int64)
     if protocol == 0:
         partners[:] = adjacency
+        partner_lists(partners, plist, pcount)
     arms = np.zeros(n, dtype=np.int64)
     rewards = np.zeros(n)
     seen_reward = np.zeros(n, dtype=np.float32)  # what each agent observed last step
@@ -344,10 +454,38 @@ def _gossip_trial(
     for s in range(1, horizon + 1):
         done = s - 1
         log_t = log_time(done - m + 1)
+        if done >= m and log_t > l_ref:  # every bound expires: a new reference time
+            t_now = done - m + 1
+            l_ref = log_time(t_now + max(1, t_now // 512))
+            epoch += 1
+        for c in range(n_moved):  # n~(t) = n~(t+1) of the last step, entry by entry
+            j, kk = moved_i[c], moved_k[c]
+            was = inconsistent(counts[j, kk], n_tilde[j, kk], n)
+            n_tilde[j, kk] = n_tilde_next[j, kk]
+            lag[j] += inconsistent(counts[j, kk], n_tilde[j, kk], n) - was
+        if done > m and fixed_senders:
+            # Line 5's neighbour part, pushed: each entry that changed on the wire since
+            # t-1 raises the rows of its sender's neighbours (the fixed senders), O(deg)
+            # per change instead of every agent scanning every change. max is
+            # order-free, so the rows are the integers update_n_tilde computes.
+            for c in range(n_changed):
+                j, kk = changed_j[c], changed_k[c]
+                v = sent_nt[j, kk]
+                for d in range(degrees[j]):
+                    i = neighbors[j, d]
+                    if v > n_tilde_next[i, kk]:
+                        n_tilde_next[i, kk] = v
+                        if not flagged[i, kk]:
+                            flagged[i, kk] = True
+                            pend_i[n_pend] = i
+                            pend_k[n_pend] = kk
+                            n_pend += 1
         for i in range(n):
             if done > 0:
                 a = arms[i]
+                was = inconsistent(counts[i, a], n_tilde[i, a], n)
                 counts[i, a] += 1.0
+                lag[i] += inconsistent(counts[i, a], n_tilde[i, a], n) - was
                 if private:
                     new_mean = float(seen_mean[i])
                 else:
@@ -358,11 +496,15 @@ def _gossip_trial(
                 if done == m:
                     theta[i] = xbar[i]
                 elif done > m:
-                    gossip_update(theta[i], sent_theta, partners[i], a, change, theta[i])
+                    if pcount[i]:
+                        gossip_update(
+                            theta[i], sent_theta, plist[i, : pcount[i]], a, change, theta[i]
+                        )
+                    else:  # no partner: gossip_update would only add the change
+                        theta[i, a] += change
             if done < m:
                 arms[i] = done
             else:
-                n_tilde[i] = n_tilde_next[i]
                 senders = adjacency[i] if public else partners[i]
                 if done == m or not fixed_senders:
                     update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
@@ -385,45 +527,46 @@ def _gossip_trial(
                             pend_i[n_pend] = i
                             pend_k[n_pend] = a
                             n_pend += 1
-                    for c in range(n_changed):
-                        j = changed_j[c]
-                        if senders[j]:
-                            kk = changed_k[c]
-                            if sent_nt[j, kk] > row[kk]:
-                                row[kk] = sent_nt[j, kk]
-                                if not flagged[i, kk]:
-                                    flagged[i, kk] = True
-                                    pend_i[n_pend] = i
-                                    pend_k[n_pend] = kk
-                                    n_pend += 1
-                lagging = forced_count(counts[i], n_tilde[i], n)
+                    # (the entries neighbours changed were pushed before the loop)
+                if bound_epoch[i] != epoch or done == m or pcount[i]:  # theta moved
+                    for kk in range(m):
+                        bound[i, kk] = _ucb_value(
+                            fed_index, theta[i, kk], counts[i, kk], l_ref, n, horizon,
+                            epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
+                        )  # fmt: skip
+                    bound_epoch[i] = epoch
+                else:  # only the pulled arm's mean and count moved
+                    a = arms[i]
+                    bound[i, a] = _ucb_value(
+                        fed_index, theta[i, a], counts[i, a], l_ref, n, horizon, epsilon,
+                        alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
+                    )  # fmt: skip
+                lagging = lag[i]
                 if lagging:  # line 13
                     k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
                 else:  # lines 9-10
-                    if fed_index:
-                        fed_ucb_index(
-                            theta[i],
-                            counts[i],
-                            log_t,
-                            n,
-                            horizon,
-                            epsilon,
-                            alpha_1,
-                            calibrated,
-                            c_privacy,
-                            sensitivity,
-                            index,
-                        )
-                    else:
-                        gossip_ucb_index(theta[i], counts[i], log_t, n, alpha_1, index)
-                    k, ties = argmax_count(index)
-                    if ties > 1:  # touch the agent's generator only on a tie
-                        k = tie_pick(index, ties, agent_rngs[i])
+                    k, ties = _lazy_argmax(
+                        bound[i], theta[i], counts[i], log_t, fed_index, n, horizon, epsilon,
+                        alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
+                    )  # fmt: skip
+                    if ties > 1:  # the whole index, as the policy computes it
+                        if fed_index:
+                            fed_ucb_index(
+                                theta[i], counts[i], log_t, n, horizon, epsilon, alpha_1,
+                                calibrated, c_privacy, sensitivity, index,
+                            )  # fmt: skip
+                        else:
+                            gossip_ucb_index(theta[i], counts[i], log_t, n, alpha_1, index)
+                        k, ties = argmax_count(index)
+                        k = tie_pick(index, ties, agent_rngs[i])  # touch the generator
                 arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
         # the entries that changed this step; estimates: only the rows someone receives.
         n_changed = 0
+        n_moved = n_pend
+        moved_i[:n_pend] = pend_i[:n_pend]
+        moved_k[:n_pend] = pend_k[:n_pend]
         for c in range(n_pend):
             i, k = pend_i[c], pend_k[c]
             flagged[i, k] = False
@@ -447,13 +590,10 @@ def _gossip_trial(
         else:
             links = n_edges
         cum_cost += peer_cost * links  # the env's c1 * server_links + c2 * peer_links
+        if protocol != 0:
+            partner_lists(partners, plist, pcount)
         for j in range(n):
-            heard = False
-            for i in range(n):
-                if partners[i, j]:
-                    heard = True
-                    break
-            if heard:
+            if pcount[j]:  # someone hears j (deliveries are symmetric)
                 for k in range(m):
                     sent_theta[j, k] = float(np.float32(theta[j, k]))
         if private:

@@ -146,7 +146,7 @@ class GossipUCB(Policy):
                 self.theta = xbar_new.copy()
             elif done > m:
                 sent = observation["messages"][:, m : 2 * m].astype(np.float64)
-                partners = observation["mask"].astype(bool)
+                partners = np.flatnonzero(observation["mask"])
                 change = xbar_new[arm] - self.xbar[arm]
                 self.theta = gossip_update(self.theta, sent, partners, arm, change, np.empty(m))
             self.xbar = xbar_new

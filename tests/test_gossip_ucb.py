@@ -162,7 +162,7 @@ def test_consistency_count_and_gossip_helpers() -> None:
     out = update_n_tilde(np.array([2.0, 2.0]), np.full((2, 2), 7.0), nobody, np.empty(2))
     np.testing.assert_array_equal(out, [2.0, 2.0])
     two = gossip_update(
-        np.array([0.0]), np.array([[1.0], [2.0]]), np.array([True, True]), 0, 0.0, np.empty(1)
+        np.array([0.0]), np.array([[1.0], [2.0]]), np.array([0, 1]), 0, 0.0, np.empty(1)
     )
     np.testing.assert_allclose(two, [1.0])
 
