@@ -160,3 +160,34 @@ def test_accountant_composes_and_enforces_its_budget() -> None:
         acc.spend(-1.0)
     acc.reset()
     assert acc.epsilon == 0.0 and acc.history == []
+
+
+def test_listed_tree_kernels_match_the_dense_ones_step_for_step() -> None:
+    from fedbandit_env.privacy.tree_kernels import (
+        tree_add,
+        tree_add_listed,
+        tree_complete,
+        tree_complete_listed,
+    )
+
+    n_streams, horizon, levels = 40, 300, 9
+    pick = np.random.default_rng(5)
+    dense = [np.zeros((n_streams, levels)), np.zeros((n_streams, levels), bool)]
+    listed = [np.zeros((n_streams, levels)), np.zeros((n_streams, levels), bool)]
+    node_d, node_l, var = (np.zeros((n_streams, levels)) for _ in range(3))
+    touched, live = (np.zeros((levels, n_streams), np.int64) for _ in range(2))
+    n_touched, n_live = np.zeros(levels, np.int64), np.zeros(levels, np.int64)
+    rng_d, rng_l = np.random.default_rng(9), np.random.default_rng(9)
+    for t in range(1, horizon + 1):
+        # a few distinct streams per step, in agent order (not sorted), some steps none
+        streams = pick.choice(n_streams, size=pick.integers(0, 5), replace=False)
+        values = pick.random(streams.size)
+        tree_add(dense[0], dense[1], streams, values)
+        tree_add_listed(listed[0], listed[1], streams, values, touched, n_touched)
+        tree_complete(dense[0], dense[1], node_d, var, t, 2.0, False, rng_d)
+        tree_complete_listed(
+            listed[0], listed[1], node_l, t, 2.0, rng_l, touched, n_touched, live, n_live
+        )
+        np.testing.assert_array_equal(node_l, node_d)
+        np.testing.assert_array_equal(listed[0], dense[0])
+    assert rng_l.random() == rng_d.random()  # the same number of draws

@@ -113,6 +113,84 @@ def tree_complete(
 
 
 @njit(cache=True)
+def tree_add_listed(
+    acc: FloatArray,
+    seen: BoolArray,
+    streams: IntArray,
+    values: FloatArray,
+    touched: IntArray,
+    n_touched: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`tree_add` that also lists, per level, the streams first seen in the open
+    block (``touched[l, :n_touched[l]]``), for :func:`tree_complete_listed`.
+
+    Example:
+        >>> acc, seen = np.zeros((3, 2)), np.zeros((3, 2), bool)
+        >>> touched, n_touched = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
+        >>> tree_add_listed(acc, seen, np.array([2]), np.array([1.0]), touched, n_touched)
+        >>> touched[:, 0].tolist(), n_touched.tolist()
+        ([2, 2], [1, 1])
+    """
+    for j in range(streams.size):
+        s = streams[j]
+        for lvl in range(acc.shape[1]):
+            acc[s, lvl] += values[j]
+            if not seen[s, lvl]:
+                seen[s, lvl] = True
+                touched[lvl, n_touched[lvl]] = s
+                n_touched[lvl] += 1
+
+
+@njit(cache=True)
+def tree_complete_listed(
+    acc: FloatArray,
+    seen: BoolArray,
+    node: FloatArray,
+    t: int,
+    scale: float,
+    rng: np.random.Generator,
+    touched: IntArray,
+    n_touched: IntArray,
+    live: IntArray,
+    n_live: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`tree_complete` (dyadic) that visits only the streams with observations:
+    the same nodes and the same draws in the same order (streams in increasing order),
+    at a cost proportional to the observations instead of to all streams. ``live[l,
+    :n_live[l]]`` lists the streams whose level-``l`` node is nonzero (they become 0 when
+    their new block is empty). Used by the batched path with many streams; the replay
+    tests check it against :func:`tree_complete` step for step.
+
+    Example:
+        >>> acc, seen, node = np.zeros((3, 2)), np.zeros((3, 2), bool), np.zeros((3, 2))
+        >>> touched, n_touched = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
+        >>> live, n_live = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
+        >>> tree_add_listed(acc, seen, np.array([1]), np.array([1.0]), touched, n_touched)
+        >>> tree_complete_listed(acc, seen, node, 1, 1.0, np.random.default_rng(0),
+        ...                      touched, n_touched, live, n_live)
+        >>> bool(node[1, 0] != 0.0), float(node[0, 0]), n_live.tolist(), n_touched.tolist()
+        (True, 0.0, [1, 0], [0, 1])
+    """
+    top = lowest_bit(t)
+    for c in range(n_live[top]):  # the last block of this level: empty unless seen again
+        node[live[top, c], top] = 0.0
+    order = np.sort(touched[top, : n_touched[top]])
+    for c in range(order.size):
+        s = order[c]
+        value = acc[s, top]
+        value += rng.laplace(0.0, scale)
+        node[s, top] = value
+        live[top, c] = s
+    n_live[top] = order.size
+    for lvl in range(top + 1):
+        for c in range(n_touched[lvl]):
+            s = touched[lvl, c]
+            acc[s, lvl] = 0.0
+            seen[s, lvl] = False
+        n_touched[lvl] = 0
+
+
+@njit(cache=True)
 def tree_prefix(node: FloatArray, t: int, s: int) -> float:  # pragma: no cover
     """Private prefix sum of stream ``s`` after step ``t``: the dyadic cover of ``t``.
 
