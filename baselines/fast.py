@@ -43,11 +43,9 @@ from baselines.kernels import (
     epoch_target,
     epoch_total,
     fed_ucb_constants,
-    fed_ucb_index,
     fed_ucb_value,
     first_unpulled,
     forced_pick,
-    gossip_ucb_index,
     gossip_ucb_value,
     gossip_update,
     inconsistent,
@@ -150,23 +148,17 @@ def _close_step(
     return r
 
 
+UcbParams = tuple[bool, int, float, float, bool, float, int, float, float]
+"""``(fed, N, epsilon, alpha_1, calibrated, c_privacy, levels, b, log^2 T)``: what one
+arm's index needs besides its mean, count and ``log t``."""
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _ucb_value(
-    fed: bool,
-    theta: float,
-    count: float,
-    log_t: float,
-    n: int,
-    horizon: int,
-    epsilon: float,
-    alpha_1: float,
-    calibrated: bool,
-    c_privacy: float,
-    levels: int,
-    b: float,
-    log_h2: float,
+    ucb: UcbParams, theta: float, count: float, log_t: float
 ) -> float:  # pragma: no cover
     """One arm's index of Gossip_UCB (eq. 11) or Fed_UCB (eq. 12)."""
+    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2 = ucb
     if fed:
         return fed_ucb_value(
             theta, count, log_t, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2
@@ -175,21 +167,18 @@ def _ucb_value(
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _index_row(
+    ucb: UcbParams, theta: FloatArray, counts: FloatArray, log_t: float, out: FloatArray
+) -> None:  # pragma: no cover
+    """Every arm's index at ``log_t`` into ``out``: the values of the policy's
+    ``gossip_ucb_index`` / ``fed_ucb_index`` (the same scalar formula per arm)."""
+    for k in range(out.size):
+        out[k] = _ucb_value(ucb, theta[k], counts[k], log_t)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _lazy_argmax(
-    bound: FloatArray,
-    theta: FloatArray,
-    counts: FloatArray,
-    log_t: float,
-    fed: bool,
-    n: int,
-    horizon: int,
-    epsilon: float,
-    alpha_1: float,
-    calibrated: bool,
-    c_privacy: float,
-    levels: int,
-    b: float,
-    log_h2: float,
+    ucb: UcbParams, bound: FloatArray, theta: FloatArray, counts: FloatArray, log_t: float
 ) -> tuple[int, int]:  # pragma: no cover
     """:func:`~baselines.kernels.argmax_count` of the index at ``log_t`` without
     evaluating every arm: ``bound[k]`` (the same formula at a later log time, so at least
@@ -201,17 +190,11 @@ def _lazy_argmax(
     for k in range(1, m):  # the most promising arm first
         if bound[k] > bound[top]:
             top = k
-    best = _ucb_value(
-        fed, theta[top], counts[top], log_t, n, horizon, epsilon, alpha_1, calibrated,
-        c_privacy, levels, b, log_h2,
-    )  # fmt: skip
+    best = _ucb_value(ucb, theta[top], counts[top], log_t)
     arg, ties = top, 1
     for k in range(m):
         if k != top and bound[k] >= best:
-            v = _ucb_value(
-                fed, theta[k], counts[k], log_t, n, horizon, epsilon, alpha_1, calibrated,
-                c_privacy, levels, b, log_h2,
-            )  # fmt: skip
+            v = _ucb_value(ucb, theta[k], counts[k], log_t)
             if v > best:
                 best, arg, ties = v, k, 1
             elif v == best:
@@ -431,6 +414,7 @@ def _gossip_trial(
     epoch = 0
     l_ref = -1.0
     levels_f, b_f, log_h2 = fed_ucb_constants(horizon, epsilon, sensitivity)
+    ucb = (fed_index, n, epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2)
     flagged = np.zeros((n, m), dtype=np.bool_)  # already in the pending list
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
     plist = np.zeros((n, n), dtype=np.int64)  # ... as partner indices, increasing
@@ -541,34 +525,18 @@ def _gossip_trial(
                             n_pend += 1
                     # (the entries neighbours changed were pushed before the loop)
                 if bound_epoch[i] != epoch or done == m or pcount[i]:  # theta moved
-                    for kk in range(m):
-                        bound[i, kk] = _ucb_value(
-                            fed_index, theta[i, kk], counts[i, kk], l_ref, n, horizon,
-                            epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
-                        )  # fmt: skip
+                    _index_row(ucb, theta[i], counts[i], l_ref, bound[i])
                     bound_epoch[i] = epoch
                 else:  # only the pulled arm's mean and count moved
                     a = arms[i]
-                    bound[i, a] = _ucb_value(
-                        fed_index, theta[i, a], counts[i, a], l_ref, n, horizon, epsilon,
-                        alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
-                    )  # fmt: skip
+                    bound[i, a] = _ucb_value(ucb, theta[i, a], counts[i, a], l_ref)
                 lagging = lag[i]
                 if lagging:  # line 13
                     k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
                 else:  # lines 9-10
-                    k, ties = _lazy_argmax(
-                        bound[i], theta[i], counts[i], log_t, fed_index, n, horizon, epsilon,
-                        alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2,
-                    )  # fmt: skip
+                    k, ties = _lazy_argmax(ucb, bound[i], theta[i], counts[i], log_t)
                     if ties > 1:  # the whole index, as the policy computes it
-                        if fed_index:
-                            fed_ucb_index(
-                                theta[i], counts[i], log_t, n, horizon, epsilon, alpha_1,
-                                calibrated, c_privacy, sensitivity, index,
-                            )  # fmt: skip
-                        else:
-                            gossip_ucb_index(theta[i], counts[i], log_t, n, alpha_1, index)
+                        _index_row(ucb, theta[i], counts[i], log_t, index)
                         k, ties = argmax_count(index)
                         k = tie_pick(index, ties, agent_rngs[i])  # touch the generator
                 arms[i] = k
