@@ -27,10 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from baselines import FedUCB
-from baselines.fast import run_fast
-from fedbandit_env.policies import IndependentTeam
-from fedbandit_env.runner import RegretCurves, plot_regret, run_trials, write_csv
+from fedbandit_env.runner import RegretCurves, plot_regret, write_csv
+from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.scenario import Scenario
 
 EPSILONS = (1.0, 2.0, 5.0, np.inf)
@@ -63,34 +61,18 @@ def run_setting(
     for eps in EPSILONS:
         label = "no privacy" if np.isinf(eps) else f"epsilon={eps:g}"
 
-        def team(eps: float = eps, label: str = label) -> IndependentTeam:
-            return IndependentTeam(lambda: FedUCB(eps, confidence=confidence), name=label)
-
-        record_every = max(1, horizon // 100)
-        if interactive:
-            needs = team().requirements(scenario.n_agents, scenario.n_arms)
-            c = run_trials(
-                lambda needs=needs: scenario.make_env(needs),
-                team,
-                trials,
-                seed=seed,
-                record_every=record_every,
-                label=label,
-                progress=progress,
-            )
-        else:
-            c = run_fast(
-                "fed_ucb",
-                scenario,
-                trials,
-                seed=seed,
-                record_every=record_every,
-                label=label,
-                progress=progress,
-                workers=workers,
-                epsilon=eps,
-                confidence=confidence,
-            )
+        c = evaluate(
+            "fed_ucb",
+            scenario,
+            {"epsilon": eps, "confidence": confidence},
+            trials=trials,
+            seed=seed,
+            record_every=max(1, horizon // 100),
+            interactive=interactive,
+            workers=workers,
+            progress=progress,
+            label=label,
+        )
         c.meta["lambda_2"] = scenario.network().lambda_2
         curves.append(c)
     return curves

@@ -36,6 +36,7 @@ def evaluate(
     interactive: bool = False,
     workers: int = 1,
     progress: bool = False,
+    label: str | None = None,
 ) -> RegretCurves:
     """Run trials ``first_trial ..`` of ``policy`` on ``scenario`` and return its curves.
 
@@ -53,6 +54,7 @@ def evaluate(
             the same results).
         workers: Threads of the fast path (results do not depend on it).
         progress: Show a progress bar.
+        label: Name in results (default: ``policy``).
 
     Returns:
         The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"`` or
@@ -67,7 +69,9 @@ def evaluate(
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
     if is_model(policy):
-        return _evaluate_model(policy, scenario, trials, seed, first_trial, record_every, progress)
+        return _evaluate_model(
+            policy, scenario, trials, seed, first_trial, record_every, progress, label
+        )
     from baselines.fast import FAST_POLICIES, run_fast
     from baselines.registry import make_team
 
@@ -82,6 +86,7 @@ def evaluate(
             progress=progress,
             workers=workers,
             first_trial=first_trial,
+            label=label,
             **kwargs,
         )
     else:
@@ -92,7 +97,7 @@ def evaluate(
             n_trials=trials,
             seed=seed,
             record_every=record_every,
-            label=policy,
+            label=label or policy,
             progress=progress,
             first_trial=first_trial,
         )
@@ -108,6 +113,7 @@ def _evaluate_model(
     first_trial: int,
     record_every: int,
     progress: bool,
+    label: str | None,
 ) -> RegretCurves:
     """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
     beside it, with the same seeds as every other policy."""
@@ -115,7 +121,8 @@ def _evaluate_model(
     from fedbandit_env.rl import ModelTeam, load_model
     from fedbandit_env.wrappers.flatten import flat_box
 
-    label, model, stack = load_model(spec)
+    name, model, stack = load_model(spec)
+    label = label or name
     probe = stack.make_env(scenario)
     expected = flat_box(probe.observation_space(probe.possible_agents[0]))
     if model.observation_space.shape != expected.shape:

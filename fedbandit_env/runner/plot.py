@@ -23,6 +23,16 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:
+    """Title, lay out, write the PNG and free the figure."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_regret(
     curves: Sequence[RegretCurves],
     path: str | Path,
@@ -59,12 +69,7 @@ def plot_regret(
         if log_x:
             ax.set_xscale("log")
     axes[0].legend(loc="upper left")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, title)
 
 
 def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = "") -> Path:
@@ -116,12 +121,7 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
     if positive.size and positive.max() > 100 * positive.min():
         axes[1].set_yscale("log")  # e.g. gossip every step next to a few server rounds
     axes[0].legend(fontsize="small")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, title)
 
 
 def slug(label: str) -> str:
