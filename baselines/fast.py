@@ -73,7 +73,7 @@ from fedbandit_env.protocols.kernels import (
     choose_subset,
     mean_rows,
     neighbour_calls,
-    random_edge,
+    random_edge_pair,
     weighted_mean_rows,
 )
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
@@ -121,7 +121,7 @@ def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
 
 
 # --------------------------------------------------------------------- kernels
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _close_step(
     arms: IntArray,
     seen: Float32Array,
@@ -137,13 +137,16 @@ def _close_step(
     """End of step ``s`` in every kernel: add the arms' global gaps to the regret, trace
     the arms and the (float32) observed rewards if asked, record at the recorded steps.
     Returns the next record index."""
-    for i in range(arms.size):
+    n = arms.size
+    for i in range(n):
         cum[i] += gaps[arms[i]]
     if t_arms.shape[0]:
-        t_arms[s - 1] = arms
-        t_rewards[s - 1] = seen
+        for i in range(n):
+            t_arms[s - 1, i] = arms[i]
+            t_rewards[s - 1, i] = seen[i]
     if r < steps.size and s == steps[r]:
-        out[:, r] = cum
+        for i in range(n):
+            out[i, r] = cum[i]
         return r + 1
     return r
 
@@ -168,39 +171,20 @@ def _ucb_value(
 
 @njit(cache=True, nogil=True, inline="always")
 def _index_row(
-    ucb: UcbParams, theta: FloatArray, counts: FloatArray, log_t: float, out: FloatArray
+    ucb: UcbParams,
+    theta: FloatArray,
+    counts: FloatArray,
+    i: int,
+    log_t: float,
+    out: FloatArray,
+    row: int,
 ) -> None:  # pragma: no cover
-    """Every arm's index at ``log_t`` into ``out``: the values of the policy's
-    ``gossip_ucb_index`` / ``fed_ucb_index`` (the same scalar formula per arm)."""
-    for k in range(out.size):
-        out[k] = _ucb_value(ucb, theta[k], counts[k], log_t)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lazy_argmax(
-    ucb: UcbParams, bound: FloatArray, theta: FloatArray, counts: FloatArray, log_t: float
-) -> tuple[int, int]:  # pragma: no cover
-    """:func:`~baselines.kernels.argmax_count` of the index at ``log_t`` without
-    evaluating every arm: ``bound[k]`` (the same formula at a later log time, so at least
-    the index, operation by operation) rules an arm out as soon as it is below an exact
-    index already seen. Exact when the maximum is unique; on a tie the caller recomputes
-    the whole index (the tie count is exact too: a tied arm is never ruled out)."""
-    m = bound.size
-    top = 0
-    for k in range(1, m):  # the most promising arm first
-        if bound[k] > bound[top]:
-            top = k
-    best = _ucb_value(ucb, theta[top], counts[top], log_t)
-    arg, ties = top, 1
-    for k in range(m):
-        if k != top and bound[k] >= best:
-            v = _ucb_value(ucb, theta[k], counts[k], log_t)
-            if v > best:
-                best, arg, ties = v, k, 1
-            elif v == best:
-                ties += 1
-                arg = min(arg, k)
-    return arg, ties
+    """Agent ``i``'s index of every arm at ``log_t`` into row ``row`` of ``out``: the values
+    of the policy's ``gossip_ucb_index`` / ``fed_ucb_index`` (the same scalar formula per
+    arm). Rows are indexed, not sliced: a slice is a reference-counted view, and those
+    atomic counts were most of the kernel's time (measured with ``perf``)."""
+    for k in range(theta.shape[1]):
+        out[row, k] = _ucb_value(ucb, theta[i, k], counts[i, k], log_t)
 
 
 @njit(cache=True, nogil=True)
@@ -349,7 +333,7 @@ def _oracle_trial(
         r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _gossip_trial(
     mu: FloatArray,
     noise: int,
@@ -390,7 +374,7 @@ def _gossip_trial(
     sums = np.zeros((n, m))
     xbar = np.zeros((n, m))
     theta = np.zeros((n, m))
-    index = np.zeros(m)
+    index = np.zeros((1, m))
     n_tilde = np.ones((n, m))
     n_tilde_next = np.ones((n, m))
     sent_nt = np.zeros((n, m))  # messages of the last step, as float32 values
@@ -422,6 +406,7 @@ def _gossip_trial(
     if protocol == 0:
         partners[:] = adjacency
         partner_lists(partners, plist, pcount)
+    pair_u, pair_v = -1, -1  # the edge of random_edge gossip in the last step
     arms = np.zeros(n, dtype=np.int64)
     rewards = np.zeros(n)
     seen_reward = np.zeros(n, dtype=np.float32)  # what each agent observed last step
@@ -492,17 +477,12 @@ def _gossip_trial(
                 if done == m:
                     theta[i] = xbar[i]
                 elif done > m:
-                    if pcount[i]:
-                        gossip_update(
-                            theta[i], sent_theta, plist[i, : pcount[i]], a, change, theta[i]
-                        )
-                    else:  # no partner: gossip_update would only add the change
-                        theta[i, a] += change
+                    gossip_update(theta, i, sent_theta, plist, pcount[i], a, change)
             if done < m:
                 arms[i] = done
             else:
-                senders = adjacency[i] if public else partners[i]
                 if done == m or not fixed_senders:
+                    senders = adjacency[i] if public else partners[i]
                     update_n_tilde(counts[i], sent_nt, senders, n_tilde_next[i])
                     for kk in range(m):
                         if n_tilde_next[i, kk] != sent_nt[i, kk] and not flagged[i, kk]:
@@ -514,10 +494,9 @@ def _gossip_trial(
                     # Line 5 incrementally: n~ and n only grow, so
                     # max(n(t), max_j n~_j(t)) = max(n~(t), n_a(t), the entries that
                     # changed since t-1): the same integers update_n_tilde computes.
-                    row = n_tilde_next[i]
                     a = arms[i]
-                    if counts[i, a] > row[a]:
-                        row[a] = counts[i, a]
+                    if counts[i, a] > n_tilde_next[i, a]:
+                        n_tilde_next[i, a] = counts[i, a]
                         if not flagged[i, a]:
                             flagged[i, a] = True
                             pend_i[n_pend] = i
@@ -525,20 +504,41 @@ def _gossip_trial(
                             n_pend += 1
                     # (the entries neighbours changed were pushed before the loop)
                 if bound_epoch[i] != epoch or done == m or pcount[i]:  # theta moved
-                    _index_row(ucb, theta[i], counts[i], l_ref, bound[i])
+                    for kk in range(m):
+                        bound[i, kk] = _ucb_value(ucb, theta[i, kk], counts[i, kk], l_ref)
                     bound_epoch[i] = epoch
                 else:  # only the pulled arm's mean and count moved
                     a = arms[i]
                     bound[i, a] = _ucb_value(ucb, theta[i, a], counts[i, a], l_ref)
                 lagging = lag[i]
                 if lagging:  # line 13
-                    k = forced_pick(counts[i], n_tilde[i], n, lagging, agent_rngs[i])
-                else:  # lines 9-10
-                    k, ties = _lazy_argmax(ucb, bound[i], theta[i], counts[i], log_t)
+                    k = forced_pick(counts, n_tilde, i, n, lagging, agent_rngs[i])
+                else:  # lines 9-10: argmax_count of the index at log t, lazily
+                    # bound[i, kk] (the same formula at a later log time, so at least
+                    # the index, operation by operation) rules an arm out as soon as it
+                    # is below an exact index already seen. Exact when the maximum is
+                    # unique; a tied arm is never ruled out, so the tie count is exact
+                    # and a tie recomputes the whole index. Written out here, not as a
+                    # helper: arrays passed to a helper are reference-counted atomically
+                    # on every call, which was most of the kernel's time (perf).
+                    top = 0
+                    for kk in range(1, m):  # the most promising arm first
+                        if bound[i, kk] > bound[i, top]:
+                            top = kk
+                    best = _ucb_value(ucb, theta[i, top], counts[i, top], log_t)
+                    k, ties = top, 1
+                    for kk in range(m):
+                        if kk != top and bound[i, kk] >= best:
+                            v = _ucb_value(ucb, theta[i, kk], counts[i, kk], log_t)
+                            if v > best:
+                                best, k, ties = v, kk, 1
+                            elif v == best:
+                                ties += 1
+                                k = min(k, kk)
                     if ties > 1:  # the whole index, as the policy computes it
-                        _index_row(ucb, theta[i], counts[i], log_t, index)
-                        k, ties = argmax_count(index)
-                        k = tie_pick(index, ties, agent_rngs[i])  # touch the generator
+                        _index_row(ucb, theta, counts, i, log_t, index, 0)
+                        k, ties = argmax_count(index[0])
+                        k = tie_pick(index[0], ties, agent_rngs[i])  # touch the generator
                 arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
@@ -557,8 +557,14 @@ def _gossip_trial(
                 changed_k[n_changed] = k
                 n_changed += 1
         n_pend = 0
-        if protocol == 1:
-            random_edge(edges, protocol_rng, partners)
+        if protocol == 1:  # random_edge, kept as a pair: O(1) instead of O(N^2) a step
+            if pair_u >= 0:
+                partners[pair_u, pair_v] = partners[pair_v, pair_u] = False
+                pcount[pair_u] = pcount[pair_v] = 0
+            pair_u, pair_v = random_edge_pair(edges, protocol_rng)
+            partners[pair_u, pair_v] = partners[pair_v, pair_u] = True
+            plist[pair_u, 0], plist[pair_v, 0] = pair_v, pair_u
+            pcount[pair_u] = pcount[pair_v] = 1
             links = 1 + n_edges  # the gossip edge, plus every edge for the public counts
         elif protocol == 2:
             neighbour_calls(neighbors, degrees, protocol_rng, partners)
@@ -570,7 +576,7 @@ def _gossip_trial(
         else:
             links = n_edges
         cum_cost += peer_cost * links  # the env's c1 * server_links + c2 * peer_links
-        if protocol != 0:
+        if protocol == 2:
             partner_lists(partners, plist, pcount)
         for j in range(n):
             if pcount[j]:  # someone hears j (deliveries are symmetric)

@@ -146,9 +146,11 @@ class GossipUCB(Policy):
                 self.theta = xbar_new.copy()
             elif done > m:
                 sent = observation["messages"][:, m : 2 * m].astype(np.float64)
-                partners = np.flatnonzero(observation["mask"])
+                partners = np.flatnonzero(observation["mask"]).reshape(1, -1)
                 change = xbar_new[arm] - self.xbar[arm]
-                self.theta = gossip_update(self.theta, sent, partners, arm, change, np.empty(m))
+                gossip_update(
+                    self.theta.reshape(1, -1), 0, sent, partners, partners.size, arm, change
+                )  # in place
             self.xbar = xbar_new
         if done < m:  # line 1: pull every arm once
             return self._message(done)
@@ -164,7 +166,8 @@ class GossipUCB(Policy):
         n = self.spec.n_agents
         lagging = forced_count(self.counts, self.n_tilde, n)
         if lagging:  # line 13
-            arm = int(forced_pick(self.counts, self.n_tilde, n, lagging, self.rng))
+            row = (self.counts.reshape(1, -1), self.n_tilde.reshape(1, -1), 0)
+            arm = int(forced_pick(*row, n, lagging, self.rng))
         else:  # lines 9-10
             arm = argmax_random_tie(self.index(), self.rng)
         return self._message(arm)

@@ -296,19 +296,28 @@ def inconsistent(count: float, n_tilde: float, n_agents: int) -> bool:  # pragma
     return count < n_tilde - n_agents
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def forced_pick(
-    counts: FloatArray, n_tilde: FloatArray, n_agents: int, count: int, rng: np.random.Generator
+    counts: FloatArray,
+    n_tilde: FloatArray,
+    row: int,
+    n_agents: int,
+    count: int,
+    rng: np.random.Generator,
 ) -> int:  # pragma: no cover
-    """Line 13: one of the ``count`` inconsistent arms, uniformly (one ``integers`` draw).
+    """Line 13: one of the ``count`` inconsistent arms of row ``row`` of ``counts`` and
+    ``n_tilde`` (an agent's state is one row: the batched path passes its ``(N, M)``
+    state as it is, since a sliced row is a reference-counted view, costly per step),
+    uniformly (one ``integers`` draw).
 
     Example:
-        >>> forced_pick(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, 1, np.random.default_rng(0))
+        >>> forced_pick(np.array([[1.0, 9.0]]), np.array([[9.0, 9.0]]), 0, 3, 1,
+        ...             np.random.default_rng(0))
         0
     """
     pick = rng.integers(0, count)
-    for k in range(counts.size):
-        if inconsistent(counts[k], n_tilde[k], n_agents):
+    for k in range(counts.shape[1]):
+        if inconsistent(counts[row, k], n_tilde[row, k], n_agents):
             if pick == 0:
                 return k
             pick -= 1
@@ -331,7 +340,7 @@ def forced_arm(
     count = forced_count(counts, n_tilde, n_agents)
     if count == 0:
         return -1
-    return forced_pick(counts, n_tilde, n_agents, count, rng)
+    return forced_pick(counts.reshape(1, -1), n_tilde.reshape(1, -1), 0, n_agents, count, rng)
 
 
 @njit(cache=True)
@@ -358,18 +367,21 @@ def update_n_tilde(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gossip_update(
     theta: FloatArray,
+    row: int,
     sent: FloatArray,
     partners: IntArray,
+    n_partners: int,
     arm: int,
     change: float,
-    out: FloatArray,
-) -> FloatArray:  # pragma: no cover
-    """Lines 20/22: average ``theta`` with the rows ``partners`` of ``sent`` (indices, in
-    increasing order; none: no averaging), then add the change of the local mean, into
-    ``out`` (which may be ``theta``).
+) -> None:  # pragma: no cover
+    """Lines 20/22, in place on row ``row`` of ``theta``: average it with the rows
+    ``partners[row, :n_partners]`` of ``sent`` (indices, in increasing order; none: no
+    averaging), then add the change of the local mean. Rows, not slices: the batched
+    path passes its ``(N, M)`` state as it is (a sliced row is a reference-counted view,
+    costly per step); one agent passes ``theta.reshape(1, -1)``.
 
     Only the pulled ``arm``'s mean changes in a step (Algorithm 1 line 15; Algorithm 4
     line 17), by ``change = xbar_arm(t) - xbar_arm(t-1)``; every other arm's change is
@@ -380,22 +392,20 @@ def gossip_update(
     under random-edge gossip), not ``O(N M)``.
 
     Example:
-        >>> gossip_update(np.array([0.2, 0.3]), np.array([[0.6, 0.5], [9.0, 9.0]]),
-        ...               np.array([0]), 0, 0.1, np.empty(2)).round(6).tolist()
-        [0.5, 0.4]
+        >>> theta = np.array([[0.2, 0.3]])
+        >>> gossip_update(theta, 0, np.array([[0.6, 0.5], [9.0, 9.0]]), np.array([[0]]), 1,
+        ...               0, 0.1)
+        >>> theta.round(6).tolist()
+        [[0.5, 0.4]]
     """
-    p = partners.size
-    if p == 0:
-        for k in range(theta.size):  # a no-op when ``out`` is ``theta``
-            out[k] = theta[k]
-    else:
-        for k in range(theta.size):
-            total = theta[k]
+    p = n_partners
+    if p:
+        for k in range(theta.shape[1]):
+            total = theta[row, k]
             for c in range(p):
-                total += sent[partners[c], k]
-            out[k] = total / (1 + p)
-    out[arm] = out[arm] + change
-    return out
+                total += sent[partners[row, c], k]
+            theta[row, k] = total / (1 + p)
+    theta[row, arm] = theta[row, arm] + change
 
 
 # ----------------------------------------------------------- Li & Song's elimination

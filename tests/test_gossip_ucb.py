@@ -161,10 +161,12 @@ def test_consistency_count_and_gossip_helpers() -> None:
     nobody = np.zeros(2, dtype=bool)
     out = update_n_tilde(np.array([2.0, 2.0]), np.full((2, 2), 7.0), nobody, np.empty(2))
     np.testing.assert_array_equal(out, [2.0, 2.0])
-    two = gossip_update(
-        np.array([0.0]), np.array([[1.0], [2.0]]), np.array([0, 1]), 0, 0.0, np.empty(1)
-    )
-    np.testing.assert_allclose(two, [1.0])
+    two = np.array([[0.0], [5.0]])  # row 0 averages with both rows of sent
+    gossip_update(two, 0, np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]]), 2, 0, 0.0)
+    np.testing.assert_allclose(two, [[1.0], [5.0]])  # row 1 untouched
+    alone = np.array([[0.5]])  # no partner: only the change
+    gossip_update(alone, 0, np.array([[9.0]]), np.array([[0]]), 0, 0, 0.25)
+    np.testing.assert_allclose(alone, [[0.75]])
 
 
 def test_gossip_policies_validate() -> None:

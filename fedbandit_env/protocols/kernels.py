@@ -8,6 +8,21 @@ from numba import njit
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
+@njit(cache=True, inline="always")
+def random_edge_pair(
+    edges: IntArray, rng: np.random.Generator
+) -> tuple[int, int]:  # pragma: no cover
+    """The draw of :func:`random_edge`: the endpoints of one edge chosen uniformly (one
+    ``integers`` draw). The batched path keeps the pair instead of an ``N x N`` mask.
+
+    Example:
+        >>> random_edge_pair(np.array([[0, 1]]), np.random.default_rng(0))
+        (0, 1)
+    """
+    e = rng.integers(0, edges.shape[0])
+    return edges[e, 0], edges[e, 1]
+
+
 @njit(cache=True)
 def random_edge(
     edges: IntArray, rng: np.random.Generator, mask: BoolArray
@@ -21,8 +36,7 @@ def random_edge(
         [[False, True], [True, False]]
     """
     mask[:] = False
-    e = rng.integers(0, edges.shape[0])
-    i, j = edges[e, 0], edges[e, 1]
+    i, j = random_edge_pair(edges, rng)
     mask[i, j] = True
     mask[j, i] = True
     return mask
