@@ -8,7 +8,7 @@ from numba import njit
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def random_edge_pair(
     edges: IntArray, rng: np.random.Generator
 ) -> tuple[int, int]:  # pragma: no cover
