@@ -91,6 +91,23 @@ def test_regret_info_is_the_global_gap_of_the_chosen_arm() -> None:
     assert all(truncs.values()) and env.agents == []
 
 
+def test_observation_arrays_are_fresh_per_agent_and_step_is_shared_read_only() -> None:
+    env = FederatedMABEnv(MABProblem([[0.9, 0.1], [0.1, 0.5], [0.5, 0.5]]), horizon=3)
+    env.reset(seed=0)
+    obs, rewards, *_ = env.step({"agent_0": 0, "agent_1": 1, "agent_2": 0})
+    kept = obs["agent_1"]["reward"].copy()
+    obs["agent_0"]["reward"][0] = 99.0  # an agent's own array: the others are untouched
+    assert obs["agent_1"]["reward"] == kept
+    assert [float(obs[a]["reward"][0]) for a in ("agent_1", "agent_2")] == pytest.approx(
+        [rewards["agent_1"], rewards["agent_2"]]
+    )
+    assert obs["agent_0"]["step"] is obs["agent_2"]["step"]  # one array for everyone ...
+    with pytest.raises(ValueError, match="read-only"):
+        obs["agent_0"]["step"][0] = 5.0  # ... that nobody can change
+    later, *_ = env.step({"agent_0": 0, "agent_1": 1, "agent_2": 0})
+    assert float(obs["agent_0"]["step"][0]) == 1.0 and float(later["agent_0"]["step"][0]) == 2.0
+
+
 def test_messages_reach_only_neighbours_with_their_sender_slot() -> None:
     env = federated_mab_v0.parallel_env(
         problem=conflicting(4, 3, seed=0), network=Network.path(4), horizon=5, message_dim=2

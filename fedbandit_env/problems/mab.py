@@ -93,7 +93,7 @@ class MABProblem:
             )
         object.__setattr__(self, "sigma", float(self.sigma))
         object.__setattr__(self, "mean_rewards", self._expected_rewards())
-        object.__setattr__(self, "_rows", np.arange(means.shape[0]))
+        object.__setattr__(self, "_rows", np.arange(means.shape[0]) * means.shape[1])
 
     def _expected_rewards(self) -> FloatArray:
         mu = self.local_means
@@ -178,7 +178,7 @@ class MABProblem:
         # Vectorized NumPy draws; the compiled ``problems.kernels.sample_rewards`` of the
         # fast path draws the same numbers one by one (tests/test_replay.py). Passing a
         # Generator into compiled code costs ~10 us a call, too much per env step.
-        mu = self.local_means[self._rows, arms]
+        mu = self.local_means.ravel()[self._rows + arms]  # row offsets i * M: one gather
         if self.noise == "bernoulli":
             return (rng.random(mu.shape[0]) < mu).astype(np.float64)
         out = mu + self.sigma * rng.standard_normal(mu.shape[0])
