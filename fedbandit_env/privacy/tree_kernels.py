@@ -174,14 +174,21 @@ def tree_complete_listed(
     top = lowest_bit(t)
     for c in range(n_live[top]):  # the last block of this level: empty unless seen again
         node[live[top, c], top] = 0.0
-    order = np.sort(touched[top, : n_touched[top]])
-    for c in range(order.size):
-        s = order[c]
+    n = n_touched[top]
+    for c in range(1, n):  # increasing stream order, sorted in place (insertion sort:
+        s = touched[top, c]  # no allocation; the lists are short at the frequent levels)
+        d = c
+        while d > 0 and touched[top, d - 1] > s:
+            touched[top, d] = touched[top, d - 1]
+            d -= 1
+        touched[top, d] = s
+    for c in range(n):
+        s = touched[top, c]
         value = acc[s, top]
         value += rng.laplace(0.0, scale)
         node[s, top] = value
         live[top, c] = s
-    n_live[top] = order.size
+    n_live[top] = n
     for lvl in range(top + 1):
         for c in range(n_touched[lvl]):
             s = touched[lvl, c]
