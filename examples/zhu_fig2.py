@@ -60,7 +60,7 @@ def run_setting(
     curves = []
     for eps in EPSILONS:
         label = "no privacy" if np.isinf(eps) else f"epsilon={eps:g}"
-
+        start = time.perf_counter()
         c = evaluate(
             "fed_ucb",
             scenario,
@@ -73,6 +73,7 @@ def run_setting(
             progress=progress,
             label=label,
         )
+        c.meta["wall_s"] = time.perf_counter() - start
         c.meta["lambda_2"] = scenario.network().lambda_2
         curves.append(c)
     return curves
@@ -114,7 +115,9 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
         )
         print(
             f"{name}: {time.perf_counter() - start:.1f} s for {len(EPSILONS)} x "
-            f"{args.trials} trials of T={args.horizon}"
+            f"{args.trials} trials of T={args.horizon} ("
+            + ", ".join(f"{c.policy} {c.meta['wall_s']:.1f} s" for c in curves)
+            + ")"
         )
         lam = curves[0].meta["lambda_2"]
         s = SETTINGS[name]
