@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test install clean
+.PHONY: bench test install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,5 +25,10 @@ test: $(BIN)/.installed
 	$(BIN)/mypy
 	$(BIN)/pytest $(ARGS)
 
-clean:
+# Numba's disk cache is keyed by the source file of each compiled function, not by
+# the files it calls into: after editing a kernel module, drop the compiled kernels.
+clean-kernels:
+	find fedbandit_env baselines -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-kernels
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -45,7 +45,6 @@ from baselines.kernels import (
     fed_ucb_constants,
     fed_ucb_value,
     first_unpulled,
-    forced_pick,
     gossip_ucb_value,
     gossip_update,
     inconsistent,
@@ -512,7 +511,16 @@ def _gossip_trial(
                     bound[i, a] = _ucb_value(ucb, theta[i, a], counts[i, a], l_ref)
                 lagging = lag[i]
                 if lagging:  # line 13
-                    k = forced_pick(counts, n_tilde, i, n, lagging, agent_rngs[i])
+                    # forced_pick written out on the rows (a helper taking arrays pays
+                    # atomic reference counts per call): the same draw, the same arm.
+                    pick = agent_rngs[i].integers(0, lagging)
+                    k = -1
+                    for kk in range(m):
+                        if inconsistent(counts[i, kk], n_tilde[i, kk], n):
+                            if pick == 0:
+                                k = kk
+                                break
+                            pick -= 1
                 else:  # lines 9-10: argmax_count of the index at log t, lazily
                     # bound[i, kk] (the same formula at a later log time, so at least
                     # the index, operation by operation) rules an arm out as soon as it

@@ -166,8 +166,7 @@ class GossipUCB(Policy):
         n = self.spec.n_agents
         lagging = forced_count(self.counts, self.n_tilde, n)
         if lagging:  # line 13
-            row = (self.counts.reshape(1, -1), self.n_tilde.reshape(1, -1), 0)
-            arm = int(forced_pick(*row, n, lagging, self.rng))
+            arm = int(forced_pick(self.counts, self.n_tilde, n, lagging, self.rng))
         else:  # lines 9-10
             arm = argmax_random_tie(self.index(), self.rng)
         return self._message(arm)

@@ -296,28 +296,22 @@ def inconsistent(count: float, n_tilde: float, n_agents: int) -> bool:  # pragma
     return count < n_tilde - n_agents
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def forced_pick(
-    counts: FloatArray,
-    n_tilde: FloatArray,
-    row: int,
-    n_agents: int,
-    count: int,
-    rng: np.random.Generator,
+    counts: FloatArray, n_tilde: FloatArray, n_agents: int, count: int, rng: np.random.Generator
 ) -> int:  # pragma: no cover
-    """Line 13: one of the ``count`` inconsistent arms of row ``row`` of ``counts`` and
-    ``n_tilde`` (an agent's state is one row: the batched path passes its ``(N, M)``
-    state as it is, since a sliced row is a reference-counted view, costly per step),
-    uniformly (one ``integers`` draw).
+    """Line 13: one of the ``count`` inconsistent arms, uniformly: one ``integers`` draw
+    ``pick``, then the ``pick``-th inconsistent arm in index order. (The batched path
+    writes this loop out on its ``(N, M)`` state; ``tests/test_replay.py`` holds the two
+    to the same arms.)
 
     Example:
-        >>> forced_pick(np.array([[1.0, 9.0]]), np.array([[9.0, 9.0]]), 0, 3, 1,
-        ...             np.random.default_rng(0))
+        >>> forced_pick(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, 1, np.random.default_rng(0))
         0
     """
     pick = rng.integers(0, count)
-    for k in range(counts.shape[1]):
-        if inconsistent(counts[row, k], n_tilde[row, k], n_agents):
+    for k in range(counts.size):
+        if inconsistent(counts[k], n_tilde[k], n_agents):
             if pick == 0:
                 return k
             pick -= 1
@@ -340,7 +334,7 @@ def forced_arm(
     count = forced_count(counts, n_tilde, n_agents)
     if count == 0:
         return -1
-    return forced_pick(counts.reshape(1, -1), n_tilde.reshape(1, -1), 0, n_agents, count, rng)
+    return forced_pick(counts, n_tilde, n_agents, count, rng)
 
 
 @njit(cache=True)
