@@ -120,7 +120,7 @@ def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
 
 
 # --------------------------------------------------------------------- kernels
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _close_step(
     arms: IntArray,
     seen: Float32Array,
@@ -136,16 +136,13 @@ def _close_step(
     """End of step ``s`` in every kernel: add the arms' global gaps to the regret, trace
     the arms and the (float32) observed rewards if asked, record at the recorded steps.
     Returns the next record index."""
-    n = arms.size
-    for i in range(n):
+    for i in range(arms.size):
         cum[i] += gaps[arms[i]]
     if t_arms.shape[0]:
-        for i in range(n):
-            t_arms[s - 1, i] = arms[i]
-            t_rewards[s - 1, i] = seen[i]
+        t_arms[s - 1] = arms
+        t_rewards[s - 1] = seen
     if r < steps.size and s == steps[r]:
-        for i in range(n):
-            out[i, r] = cum[i]
+        out[:, r] = cum
         return r + 1
     return r
 
@@ -166,24 +163,6 @@ def _ucb_value(
             theta, count, log_t, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2
         )
     return gossip_ucb_value(theta, count, log_t, n, alpha_1)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _index_row(
-    ucb: UcbParams,
-    theta: FloatArray,
-    counts: FloatArray,
-    i: int,
-    log_t: float,
-    out: FloatArray,
-    row: int,
-) -> None:  # pragma: no cover
-    """Agent ``i``'s index of every arm at ``log_t`` into row ``row`` of ``out``: the values
-    of the policy's ``gossip_ucb_index`` / ``fed_ucb_index`` (the same scalar formula per
-    arm). Rows are indexed, not sliced: a slice is a reference-counted view, and those
-    atomic counts were most of the kernel's time (measured with ``perf``)."""
-    for k in range(theta.shape[1]):
-        out[row, k] = _ucb_value(ucb, theta[i, k], counts[i, k], log_t)
 
 
 @njit(cache=True, nogil=True)
@@ -373,7 +352,7 @@ def _gossip_trial(
     sums = np.zeros((n, m))
     xbar = np.zeros((n, m))
     theta = np.zeros((n, m))
-    index = np.zeros((1, m))
+    index = np.zeros(m)
     n_tilde = np.ones((n, m))
     n_tilde_next = np.ones((n, m))
     sent_nt = np.zeros((n, m))  # messages of the last step, as float32 values
@@ -544,9 +523,10 @@ def _gossip_trial(
                                 ties += 1
                                 k = min(k, kk)
                     if ties > 1:  # the whole index, as the policy computes it
-                        _index_row(ucb, theta, counts, i, log_t, index, 0)
-                        k, ties = argmax_count(index[0])
-                        k = tie_pick(index[0], ties, agent_rngs[i])  # touch the generator
+                        for kk in range(m):
+                            index[kk] = _ucb_value(ucb, theta[i, kk], counts[i, kk], log_t)
+                        k, ties = argmax_count(index)
+                        k = tie_pick(index, ties, agent_rngs[i])  # touch the generator
                 arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only

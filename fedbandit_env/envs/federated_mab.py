@@ -326,8 +326,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
 
     def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
         arms = self._last_arms.tolist()
-        # One fresh array per step for each key; each agent gets its own row (a view).
-        # The step is the same for everyone: one read-only array shared by all agents
+        # One fresh array per step for each key, each agent its own row (a view); except
+        # the step, the same for everyone: one read-only array shared by all agents
         # (writing to it raises), which saves a view per agent.
         rewards = self._last_rewards.astype(np.float32).reshape(-1, 1)
         step = np.full(1, self._t, dtype=np.float32)
