@@ -162,7 +162,10 @@ def test_accountant_composes_and_enforces_its_budget() -> None:
     assert acc.epsilon == 0.0 and acc.history == []
 
 
-def test_listed_tree_kernels_match_the_dense_ones_step_for_step() -> None:
+@pytest.mark.parametrize("n_streams", [40, 2000])
+def test_listed_tree_kernels_match_the_dense_ones_step_for_step(n_streams: int) -> None:
+    # 40 streams: short lists (insertion sort) and lists read back from ``seen``;
+    # 2000: also lists of 33+ streams that cover under 1/8 of them (in-place quicksort)
     from fedbandit_env.privacy.tree_kernels import (
         tree_add,
         tree_add_listed,
@@ -170,7 +173,7 @@ def test_listed_tree_kernels_match_the_dense_ones_step_for_step() -> None:
         tree_complete_listed,
     )
 
-    n_streams, horizon, levels = 40, 300, 9
+    horizon, levels = 300, 9
     pick = np.random.default_rng(5)
     dense = [np.zeros((n_streams, levels)), np.zeros((n_streams, levels), bool)]
     listed = [np.zeros((n_streams, levels)), np.zeros((n_streams, levels), bool)]

@@ -175,13 +175,27 @@ def tree_complete_listed(
     for c in range(n_live[top]):  # the last block of this level: empty unless seen again
         node[live[top, c], top] = 0.0
     n = n_touched[top]
-    for c in range(1, n):  # increasing stream order, sorted in place (insertion sort:
-        s = touched[top, c]  # no allocation; the lists are short at the frequent levels)
-        d = c
-        while d > 0 and touched[top, d - 1] > s:
-            touched[top, d] = touched[top, d - 1]
-            d -= 1
-        touched[top, d] = s
+    n_streams = acc.shape[0]
+    # Increasing stream order, without allocating. Short lists (the frequent low
+    # levels): insertion sort. Long ones (rare high levels, where insertion sort is
+    # quadratic: measured 2.4x slower Fed_UCB at N=50, M=100): in place by quicksort, or,
+    # when they cover a good part of all streams, read back from ``seen`` in order.
+    if n > 32 and 8 * n >= n_streams:
+        c = 0
+        for s in range(n_streams):
+            if seen[s, top]:
+                touched[top, c] = s
+                c += 1
+    elif n > 32:
+        touched[top, :n].sort()
+    else:
+        for c in range(1, n):
+            s = touched[top, c]
+            d = c
+            while d > 0 and touched[top, d - 1] > s:
+                touched[top, d] = touched[top, d - 1]
+                d -= 1
+            touched[top, d] = s
     for c in range(n):
         s = touched[top, c]
         value = acc[s, top]
