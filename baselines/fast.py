@@ -64,7 +64,7 @@ from fedbandit_env.privacy.tree_kernels import (
     tree_add_listed,
     tree_complete,
     tree_complete_listed,
-    tree_prefix,
+    tree_prefix_streams,
 )
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
@@ -75,6 +75,7 @@ from fedbandit_env.protocols.kernels import (
     random_edge_pair,
     weighted_mean_rows,
 )
+from fedbandit_env.rng_kernels import integer_below
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
@@ -261,7 +262,7 @@ def _random_trial(
     r = 0
     for s in range(1, horizon + 1):
         for i in range(n):
-            arms[i] = agent_rngs[i].integers(0, m)
+            arms[i] = integer_below(agent_rngs[i], m)
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
@@ -408,7 +409,8 @@ def _gossip_trial(
     n_live = np.zeros(levels, dtype=np.int64)
     streams = np.zeros(n, dtype=np.int64)
     values = np.zeros(n)
-    previous = np.zeros(n)
+    previous = np.zeros(n)  # private prefix sums of the pulled arms' streams at t - 1
+    current = np.zeros(n)  # ... and at t
     r = 0
     for s in range(1, horizon + 1):
         done = s - 1
@@ -492,7 +494,7 @@ def _gossip_trial(
                 if lagging:  # line 13
                     # forced_pick written out on the rows (a helper taking arrays pays
                     # atomic reference counts per call): the same draw, the same arm.
-                    pick = agent_rngs[i].integers(0, lagging)
+                    pick = integer_below(agent_rngs[i], lagging)
                     k = -1
                     for kk in range(m):
                         if inconsistent(counts[i, kk], n_tilde[i, kk], n):
@@ -576,7 +578,7 @@ def _gossip_trial(
                 streams[i] = i * m + a
                 values[i] = min(max(rewards[i], clip_lo), clip_hi)
                 w_counts[i, a] += 1.0
-                previous[i] = tree_prefix(node, s - 1, streams[i])
+            tree_prefix_streams(node, s - 1, streams, previous)
             if honaker:  # every level of every stream is revisited: the dense kernels
                 tree_add(acc, seen_tree, streams, values)
                 tree_complete(acc, seen_tree, node, var, s, tree_scale, True, privacy_rng)
@@ -586,10 +588,10 @@ def _gossip_trial(
                     acc, seen_tree, node, s, tree_scale, privacy_rng, touched, n_touched,
                     live, n_live,
                 )  # fmt: skip
+            tree_prefix_streams(node, s, streams, current)
             for i in range(n):
-                new = tree_prefix(node, s, streams[i])
-                seen_reward[i] = np.float32(new - previous[i])
-                seen_mean[i] = np.float32(new / w_counts[i, arms[i]])
+                seen_reward[i] = np.float32(current[i] - previous[i])
+                seen_mean[i] = np.float32(current[i] / w_counts[i, arms[i]])
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fedbandit_env.rng_kernels import integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
@@ -48,7 +49,7 @@ def tie_pick(values: FloatArray, count: int, rng: np.random.Generator) -> int:  
         True
     """
     best = values.max()
-    pick = rng.integers(0, count)
+    pick = integer_below(rng, count)
     for k in range(values.size):
         if values[k] == best:
             if pick == 0:
@@ -309,7 +310,7 @@ def forced_pick(
         >>> forced_pick(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, 1, np.random.default_rng(0))
         0
     """
-    pick = rng.integers(0, count)
+    pick = integer_below(rng, count)
     for k in range(counts.size):
         if inconsistent(counts[k], n_tilde[k], n_agents):
             if pick == 0:

@@ -194,3 +194,15 @@ def test_listed_tree_kernels_match_the_dense_ones_step_for_step(n_streams: int) 
         np.testing.assert_array_equal(node_l, node_d)
         np.testing.assert_array_equal(listed[0], dense[0])
     assert rng_l.random() == rng_d.random()  # the same number of draws
+
+
+def test_tree_prefix_of_a_batch_of_streams_is_tree_prefix_bit_for_bit() -> None:
+    from fedbandit_env.privacy.tree_kernels import tree_prefix, tree_prefix_streams
+
+    rng = np.random.default_rng(3)
+    node = rng.normal(size=(30, 12)) * 10.0 ** rng.integers(-8, 8, size=(30, 12))
+    streams = rng.integers(0, 30, 25)  # repeats included
+    for t in [0, 1, 2, 3, 4095, 4096, *rng.integers(1, 4096, 50)]:
+        batch = tree_prefix_streams(node, int(t), streams, np.empty(streams.size))
+        one_by_one = [tree_prefix(node, int(t), int(s)) for s in streams]
+        assert batch.tolist() == one_by_one

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fedbandit_env.rng_kernels import integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
@@ -19,7 +20,7 @@ def random_edge_pair(
         >>> random_edge_pair(np.array([[0, 1]]), np.random.default_rng(0))
         (0, 1)
     """
-    e = rng.integers(0, edges.shape[0])
+    e = integer_below(rng, edges.shape[0])
     return edges[e, 0], edges[e, 1]
 
 
@@ -86,7 +87,7 @@ def choose_subset(
         return mask
     pool = candidates.copy()
     for c in range(k):
-        j = c + rng.integers(0, n - c)
+        j = c + integer_below(rng, n - c)
         pool[c], pool[j] = pool[j], pool[c]
         mask[pool[c]] = True
     return mask
