@@ -122,10 +122,9 @@ def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
 
 # --------------------------------------------------------------------- kernels
 @njit(cache=True, nogil=True)
-def _close_step(
+def _record_step(
     arms: IntArray,
     seen: Float32Array,
-    gaps: FloatArray,
     cum: FloatArray,
     out: FloatArray,
     steps: IntArray,
@@ -134,11 +133,11 @@ def _close_step(
     t_arms: IntArray,
     t_rewards: Float32Array,
 ) -> int:  # pragma: no cover
-    """End of step ``s`` in every kernel: add the arms' global gaps to the regret, trace
-    the arms and the (float32) observed rewards if asked, record at the recorded steps.
-    Returns the next record index."""
-    for i in range(arms.size):
-        cum[i] += gaps[arms[i]]
+    """End of step ``s`` when something is kept: trace the arms and the (float32) observed
+    rewards if asked, record the regret at the recorded steps. Returns the next record
+    index. Every kernel adds the step's gaps to ``cum`` itself and calls this only when
+    ``t_arms`` is non-empty or ``s == steps[r]``: a call with array arguments costs
+    atomic reference counts, a dozen a step for nothing otherwise."""
     if t_arms.shape[0]:
         t_arms[s - 1] = arms
         t_rewards[s - 1] = seen
@@ -189,15 +188,6 @@ def partner_lists(
 
 
 @njit(cache=True, nogil=True)
-def _record_cost(
-    cum_cost: float, cost_out: FloatArray, steps: IntArray, r: int, s: int
-) -> None:  # pragma: no cover
-    """Record the network's cumulative cost at the same steps as :func:`_close_step`."""
-    if r < steps.size and s == steps[r]:
-        cost_out[r] = cum_cost
-
-
-@njit(cache=True, nogil=True)
 def _local_ucb_trial(
     mu: FloatArray,
     noise: int,
@@ -237,7 +227,10 @@ def _local_ucb_trial(
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = _record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -266,7 +259,10 @@ def _random_trial(
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = _record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -309,7 +305,10 @@ def _oracle_trial(
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = _record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -595,8 +594,12 @@ def _gossip_trial(
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])
-        _record_cost(cum_cost, cost_out, steps, r, s)
-        r = _close_step(arms, seen_reward, gaps, cum, out, steps, r, s, t_arms, t_rewards)
+        if r < steps.size and s == steps[r]:  # the network's cost, at the same steps
+            cost_out[r] = cum_cost
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = _record_step(arms, seen_reward, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
@@ -763,8 +766,12 @@ def _elimination_trial(
                         aggregate[k] = float(np.float32(aggregate[k]))
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        _record_cost(cum_cost, cost_out, steps, r, s)
-        r = _close_step(arms, seen, gaps, cum, out, steps, r, s, t_arms, t_rewards)
+        if r < steps.size and s == steps[r]:  # the network's cost, at the same steps
+            cost_out[r] = cum_cost
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = _record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True)
