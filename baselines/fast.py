@@ -43,9 +43,9 @@ from baselines.kernels import (
     epoch_target,
     epoch_total,
     fed_ucb_constants,
-    fed_ucb_value,
+    fed_ucb_width,
     first_unpulled,
-    gossip_ucb_value,
+    gossip_ucb_width,
     gossip_update,
     inconsistent,
     local_best,
@@ -153,16 +153,30 @@ arm's index needs besides its mean, count and ``log t``."""
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _ucb_width(ucb: UcbParams, count: float, log_t: float) -> float:  # pragma: no cover
+    """One arm's confidence width: the square root of eq. (11) or eq. (12)."""
+    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2 = ucb
+    if fed:
+        return fed_ucb_width(count, log_t, n, epsilon, calibrated, c_privacy, levels, b, log_h2)
+    return gossip_ucb_width(count, log_t, n, alpha_1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ucb_join(ucb: UcbParams, theta: float, width: float) -> float:  # pragma: no cover
+    """One arm's index from its estimate and width, in the order of
+    :func:`~baselines.kernels.gossip_ucb_value` and
+    :func:`~baselines.kernels.fed_ucb_value` (the same bits)."""
+    if ucb[0]:
+        return theta + ucb[3] + width
+    return theta + width
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _ucb_value(
     ucb: UcbParams, theta: float, count: float, log_t: float
 ) -> float:  # pragma: no cover
     """One arm's index of Gossip_UCB (eq. 11) or Fed_UCB (eq. 12)."""
-    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2 = ucb
-    if fed:
-        return fed_ucb_value(
-            theta, count, log_t, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2
-        )
-    return gossip_ucb_value(theta, count, log_t, n, alpha_1)
+    return _ucb_join(ucb, theta, _ucb_width(ucb, count, log_t))
 
 
 @njit(cache=True, nogil=True)
@@ -372,6 +386,7 @@ def _gossip_trial(
     # theta and count (valid while the epoch matches); an arm whose bound is below an
     # exact index cannot win or tie, so only a few arms are evaluated exactly per step.
     bound = np.zeros((n, m))
+    width = np.zeros((n, m))  # its confidence width: counts and l_ref move it, theta not
     bound_epoch = np.full(n, -1, dtype=np.int64)
     epoch = 0
     l_ref = -1.0
@@ -482,13 +497,19 @@ def _gossip_trial(
                             pend_k[n_pend] = a
                             n_pend += 1
                     # (the entries neighbours changed were pushed before the loop)
-                if bound_epoch[i] != epoch or done == m or pcount[i]:  # theta moved
+                if bound_epoch[i] != epoch or done == m:  # a new reference time
                     for kk in range(m):
-                        bound[i, kk] = _ucb_value(ucb, theta[i, kk], counts[i, kk], l_ref)
+                        width[i, kk] = _ucb_width(ucb, counts[i, kk], l_ref)
+                        bound[i, kk] = _ucb_join(ucb, theta[i, kk], width[i, kk])
                     bound_epoch[i] = epoch
-                else:  # only the pulled arm's mean and count moved
+                else:  # the pulled arm's count moved; with a message, every estimate
                     a = arms[i]
-                    bound[i, a] = _ucb_value(ucb, theta[i, a], counts[i, a], l_ref)
+                    width[i, a] = _ucb_width(ucb, counts[i, a], l_ref)
+                    if pcount[i]:
+                        for kk in range(m):
+                            bound[i, kk] = _ucb_join(ucb, theta[i, kk], width[i, kk])
+                    else:
+                        bound[i, a] = _ucb_join(ucb, theta[i, a], width[i, a])
                 lagging = lag[i]
                 if lagging:  # line 13
                     # forced_pick written out on the rows (a helper taking arrays pays

@@ -180,7 +180,22 @@ def gossip_ucb_value(
         >>> gossip_ucb_value(0.0, 4.0, 0.0, 3, 0.25)
         0.5
     """
-    return theta + np.sqrt(2.0 * n_agents * log_t / count + alpha_1)
+    return theta + gossip_ucb_width(count, log_t, n_agents, alpha_1)
+
+
+@njit(cache=True)
+def gossip_ucb_width(
+    count: float, log_t: float, n_agents: int, alpha_1: float
+) -> float:  # pragma: no cover
+    """The confidence width of eq. (11), ``sqrt(2 N log(t) / n + alpha_1)``: the index is
+    ``theta + width`` (:func:`gossip_ucb_value` adds exactly this), so the batched path
+    can keep an arm's width while only its estimate moves.
+
+    Example:
+        >>> gossip_ucb_width(4.0, 0.0, 3, 0.25)
+        0.5
+    """
+    return np.sqrt(2.0 * n_agents * log_t / count + alpha_1)
 
 
 @njit(cache=True)
@@ -262,12 +277,41 @@ def fed_ucb_value(
         >>> round(v, 3)
         3.383
     """
+    return (
+        theta
+        + alpha_1
+        + fed_ucb_width(count, log_t, n_agents, epsilon, calibrated, c_privacy, levels, b, log_h2)
+    )
+
+
+@njit(cache=True)
+def fed_ucb_width(
+    count: float,
+    log_t: float,
+    n_agents: int,
+    epsilon: float,
+    calibrated: bool,
+    c_privacy: float,
+    levels: int,
+    b: float,
+    log_h2: float,
+) -> float:  # pragma: no cover
+    """The square root of eq. (12): the index is ``(theta + alpha_1) + width``, which is
+    exactly what :func:`fed_ucb_value` computes; non-decreasing in ``log_t``.
+
+    Example:
+        >>> levels, b, log_h2 = fed_ucb_constants(1024, 1.0, 1.0)
+        >>> w = fed_ucb_width(100.0, log_time(1000), 3, 1.0, True, 128.0, levels, b, log_h2)
+        >>> w == fed_ucb_value(0.0, 100.0, log_time(1000), 3, 1.0, 0.0, True, 128.0,
+        ...                    levels, b, log_h2)
+        True
+    """
     n = count
     if calibrated:
         privacy = 2.0 * levels * b * b / (n * n)
     else:
         privacy = c_privacy * n_agents * log_h2 * log_t * np.log(n) / (n * n * epsilon**2)
-    return theta + alpha_1 + np.sqrt(2.0 * n_agents * (privacy + 1.0 / n) * log_t)
+    return np.sqrt(2.0 * n_agents * (privacy + 1.0 / n) * log_t)
 
 
 @njit(cache=True)
