@@ -18,13 +18,16 @@ def _draw_all(rng: np.random.Generator, bounds: np.ndarray, out: np.ndarray) -> 
 @pytest.mark.parametrize("seed", [0, 1, 2024])
 def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
     # small bounds (forced picks, ties, edges), bounds where Lemire rejects often
-    # (just above 2**31), the raw-uint32 case 2**32 and n = 1 (no draw): interleaved,
-    # so a draw consumed differently would shift every later one
+    # (just above 2**31 and 2**63), the raw-uint32 case 2**32, 64-bit bounds and n = 1
+    # (no draw): interleaved, so a draw consumed differently would shift every later one
     pick = np.random.default_rng(seed + 100)
     bounds = pick.integers(1, 60, 3000)
     bounds[::7] = 1
     bounds[::11] = 2**31 + pick.integers(1, 2**30, bounds[::11].size)
     bounds[::13] = 2**32
+    bounds[::17] = pick.integers(2**32 + 1, 2**62, bounds[::17].size)
+    bounds[::19] = 2**62 + pick.integers(1, 2**61, bounds[::19].size)
+    bounds[::23] = 2**63 - 1
     ours = np.empty_like(bounds)
     _draw_all(np.random.default_rng(seed), bounds, ours)
     numpy_rng = np.random.default_rng(seed)
@@ -36,6 +39,9 @@ def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
     assert after.random() == numpy_rng.random()
 
 
-def test_integer_below_rejects_an_empty_range() -> None:
-    with pytest.raises(ValueError, match="n >= 1"):
-        _draw_all(np.random.default_rng(0), np.array([0]), np.empty(1, np.int64))
+def test_integer_below_returns_minus_one_for_an_empty_range_without_drawing() -> None:
+    rng, untouched = np.random.default_rng(0), np.random.default_rng(0)
+    out = np.empty(2, np.int64)
+    _draw_all(rng, np.array([0, -5]), out)
+    assert out.tolist() == [-1, -1]
+    assert rng.random() == untouched.random()
