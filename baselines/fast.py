@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit, typed
 from tqdm.auto import tqdm
 
@@ -75,7 +76,7 @@ from fedbandit_env.protocols.kernels import (
     random_edge_pair,
     weighted_mean_rows,
 )
-from fedbandit_env.rng_kernels import integer_below
+from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
@@ -110,9 +111,16 @@ class TrialResult:
 
 def _agent_generators(team_seed: np.random.SeedSequence, n: int) -> Any:
     """The generators an ``IndependentTeam`` gives its agents, as a numba list."""
+    return typed.List(_agent_rngs(team_seed, n))
+
+
+def _agent_rngs(team_seed: np.random.SeedSequence, n: int) -> list[np.random.Generator]:
+    """The generators an ``IndependentTeam`` gives its agents. Kernels that draw from
+    them every step take them as a ``generator_table`` (an item of a numba list costs
+    about 40 ns, a row of the table nothing); the caller keeps this list alive."""
     from fedbandit_env.seeding import spawn
 
-    return typed.List([np.random.default_rng(s) for s in spawn(team_seed, n)])
+    return [np.random.default_rng(s) for s in spawn(team_seed, n)]
 
 
 def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
@@ -211,7 +219,7 @@ def _local_ucb_trial(
     steps: IntArray,
     scale: float,
     reward_rng: np.random.Generator,
-    agent_rngs: Any,
+    agent_table: npt.NDArray[np.uint64],
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: Float32Array,
@@ -236,7 +244,7 @@ def _local_ucb_trial(
                 ucb1_index(sums[i], counts[i], log_t, scale, index)
                 k, ties = argmax_count(index)
                 if ties > 1:  # touch the agent's generator only on a tie
-                    k = tie_pick(index, ties, agent_rngs[i])
+                    k = tie_pick(index, ties, generator_at(agent_table, i))
             arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
@@ -256,7 +264,7 @@ def _random_trial(
     horizon: int,
     steps: IntArray,
     reward_rng: np.random.Generator,
-    agent_rngs: Any,
+    agent_table: npt.NDArray[np.uint64],
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: Float32Array,
@@ -269,7 +277,7 @@ def _random_trial(
     r = 0
     for s in range(1, horizon + 1):
         for i in range(n):
-            arms[i] = integer_below(agent_rngs[i], m)
+            arms[i] = integer_below(generator_at(agent_table, i), m)
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
@@ -353,7 +361,7 @@ def _gossip_trial(
     reward_rng: np.random.Generator,
     protocol_rng: np.random.Generator,
     privacy_rng: np.random.Generator,
-    agent_rngs: Any,
+    agent_table: npt.NDArray[np.uint64],
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: Float32Array,
@@ -514,7 +522,7 @@ def _gossip_trial(
                 if lagging:  # line 13
                     # forced_pick written out on the rows (a helper taking arrays pays
                     # atomic reference counts per call): the same draw, the same arm.
-                    pick = integer_below(agent_rngs[i], lagging)
+                    pick = integer_below(generator_at(agent_table, i), lagging)
                     k = -1
                     for kk in range(m):
                         if inconsistent(counts[i, kk], n_tilde[i, kk], n):
@@ -548,7 +556,7 @@ def _gossip_trial(
                         for kk in range(m):
                             index[kk] = _ucb_value(ucb, theta[i, kk], counts[i, kk], log_t)
                         k, ties = argmax_count(index)
-                        k = tie_pick(index, ties, agent_rngs[i])  # touch the generator
+                        k = tie_pick(index, ties, generator_at(agent_table, i))
                 arms[i] = k
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
@@ -852,7 +860,7 @@ def _run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
-    agent_rngs = _agent_generators(team_seed, st.scenario.n_agents)
+    agent_rngs = _agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
     scale = float(st.params.get("scale", 1.0))
     _local_ucb_trial(
         st.mu,
@@ -863,7 +871,7 @@ def _run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
         st.steps,
         scale,
         reward_rng,
-        agent_rngs,
+        generator_table(agent_rngs),
         out,
         arms,
         rewards,
@@ -875,7 +883,7 @@ def _run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
-    agent_rngs = _agent_generators(team_seed, st.scenario.n_agents)
+    agent_rngs = _agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
     _random_trial(
         st.mu,
         st.noise,
@@ -884,7 +892,7 @@ def _run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
         st.scenario.horizon,
         st.steps,
         reward_rng,
-        agent_rngs,
+        generator_table(agent_rngs),
         out,
         arms,
         rewards,
@@ -931,6 +939,7 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
     sensitivity = float(hi - lo) if private else 1.0
     tree_scale = tree_levels(scenario.horizon) * sensitivity / epsilon if private else 1.0
     cost = np.zeros(st.steps.size)
+    agent_rngs = _agent_rngs(team_seed, n)  # alive during the call
     _gossip_trial(
         st.mu,
         st.noise,
@@ -958,7 +967,7 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
         reward_rng,
         protocol_rng,
         wrapper_generator(env_seed),
-        _agent_generators(team_seed, n),
+        generator_table(agent_rngs),
         out,
         arms,
         rewards,

@@ -2,18 +2,32 @@
 
 numba's ``Generator.integers(low, high)`` returns a scalar by filling a one-element
 array: a heap allocation and its atomic reference counts on every draw (measured here:
-63 ns a draw, against 6 ns for :func:`integer_below`). Forced picks, ties and gossip
+63 ns a draw, against 2 ns for :func:`integer_below`). Forced picks, ties and gossip
 edges draw one small integer at a time, often every step, so the kernels draw through
 :func:`integer_below` instead: the same algorithm as NumPy (Lemire's bounded rejection on
-the bit generator's ``next_uint32``), hence the same integers and the same consumption of
-the stream as ``np.random.Generator.integers(0, n)``. ``tests/test_rng_kernels.py`` holds it
-to NumPy's draws for many bounds and seeds.
+the bit generator's ``next_uint32`` / ``next_uint64``), hence the same integers and the
+same consumption of the stream as ``np.random.Generator.integers(0, n)``.
+``tests/test_rng_kernels.py`` holds it to NumPy's draws for many bounds and seeds.
+
+Many generators (one per agent) cannot go into a kernel as a numba typed list without
+cost: an item access there is a C call and atomic reference counts, about 40 ns. They go
+as a :func:`generator_table` instead, one row of addresses per generator from NumPy's
+documented ``bit_generator.ctypes`` interface, and :func:`generator_at` gives a row that
+:func:`integer_below` draws from exactly as from the generator itself (the same C
+functions on the same state).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from ctypes import c_void_p, cast
+from typing import Any
+
 import numpy as np
-from numba import njit, uint64
+import numpy.typing as npt
+from llvmlite import ir
+from numba import njit, types, uint64
+from numba.core.extending import intrinsic, overload
 from numba.np.random.generator_core import next_uint32, next_uint64
 
 _UINT32_MAX = 0xFFFFFFFF
@@ -38,8 +52,112 @@ def _multiply_64(a: int, b: int) -> tuple[int, int]:  # pragma: no cover
     return high, a * b
 
 
+GeneratorSlot = tuple[int, int, int]
+"""One row of a :func:`generator_table`: ``(state address, next_uint32, next_uint64)``."""
+
+
+def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint64]:
+    """The ``(len(rngs), 3)`` ``uint64`` table of the generators' bit-generator state and
+    ``next_uint32`` / ``next_uint64`` function addresses, for :func:`generator_at`.
+
+    The table holds addresses, not references: the generators must stay alive (and not
+    be drawn from elsewhere) while a kernel uses it.
+
+    Example:
+        >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
+        >>> generator_table(rngs).shape
+        (2, 3)
+    """
+    table = np.zeros((len(rngs), 3), dtype=np.uint64)
+    for i, rng in enumerate(rngs):
+        interface = rng.bit_generator.ctypes
+        table[i, 0] = interface.state_address
+        table[i, 1] = cast(interface.next_uint32, c_void_p).value
+        table[i, 2] = cast(interface.next_uint64, c_void_p).value
+    return table
+
+
 @njit(cache=True, nogil=True)
-def integer_below(rng: np.random.Generator, n: int) -> int:  # pragma: no cover
+def generator_at(table: npt.NDArray[np.uint64], i: int) -> GeneratorSlot:  # pragma: no cover
+    """Row ``i`` of a :func:`generator_table`, to draw from with :func:`integer_below`.
+
+    Example:
+        >>> rngs = [np.random.default_rng(5)]
+        >>> slot = generator_at(generator_table(rngs), 0)
+        >>> integer_below(slot, 100) == int(np.random.default_rng(5).integers(0, 100))
+        True
+    """
+    return table[i, 0], table[i, 1], table[i, 2]
+
+
+def _call_next(width: int) -> Any:
+    """An intrinsic calling a bit generator's ``next_uint{width}`` at an address."""
+
+    @intrinsic
+    def call(typingctx: Any, state: Any, function: Any) -> Any:
+        result = types.uint32 if width == 32 else types.uint64
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            address_type = context.get_value_type(types.uintp)
+            function_type = ir.FunctionType(context.get_value_type(result), (address_type,))
+            pointer = builder.inttoptr(args[1], function_type.as_pointer())
+            return builder.call(pointer, (args[0],))
+
+        return result(types.uint64, types.uint64), codegen
+
+    return call
+
+
+_call_next_uint32 = _call_next(32)
+_call_next_uint64 = _call_next(64)
+
+
+def _next32(source: Any) -> int:  # pragma: no cover
+    """``next_uint32`` of a Generator or of a :data:`GeneratorSlot` (compiled only)."""
+    raise NotImplementedError
+
+
+def _next64(source: Any) -> int:  # pragma: no cover
+    """``next_uint64`` of a Generator or of a :data:`GeneratorSlot` (compiled only)."""
+    raise NotImplementedError
+
+
+@overload(_next32)
+def _overload_next32(source: Any) -> Any:  # pragma: no cover
+    if isinstance(source, types.NumPyRandomGeneratorType):
+
+        def from_generator(source: Any) -> int:
+            return next_uint32(source.bit_generator)
+
+        return from_generator
+    if isinstance(source, types.UniTuple) and source.count == 3:
+
+        def from_slot(source: Any) -> int:
+            return _call_next_uint32(source[0], source[1])
+
+        return from_slot
+    return None
+
+
+@overload(_next64)
+def _overload_next64(source: Any) -> Any:  # pragma: no cover
+    if isinstance(source, types.NumPyRandomGeneratorType):
+
+        def from_generator(source: Any) -> int:
+            return next_uint64(source.bit_generator)
+
+        return from_generator
+    if isinstance(source, types.UniTuple) and source.count == 3:
+
+        def from_slot(source: Any) -> int:
+            return _call_next_uint64(source[0], source[2])
+
+        return from_slot
+    return None
+
+
+@njit(cache=True, nogil=True)
+def integer_below(rng: np.random.Generator | GeneratorSlot, n: int) -> int:  # pragma: no cover
     """``rng.integers(0, n)`` for ``1 <= n < 2**63``, bit for bit, without allocating;
     ``-1`` (and no draw) for ``n < 1``, where NumPy raises: the callers' bounds are
     counts known to be positive, and a ``raise`` here would keep numba from pruning the
@@ -47,7 +165,8 @@ def integer_below(rng: np.random.Generator, n: int) -> int:  # pragma: no cover
 
     NumPy draws ``[0, n)`` with ``range = n - 1``: no draw when ``range == 0``; one raw
     ``uint32`` when ``range == 2**32 - 1``; Lemire's rejection on ``uint32`` draws below
-    that and on ``uint64`` draws above.
+    that and on ``uint64`` draws above. ``rng`` is a Generator or a row of a
+    :func:`generator_table` (:func:`generator_at`).
 
     Example:
         >>> rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
@@ -57,23 +176,22 @@ def integer_below(rng: np.random.Generator, n: int) -> int:  # pragma: no cover
     if n <= 1:
         return 0 if n == 1 else -1
     span = uint64(n - 1)
-    bitgen = rng.bit_generator
     if span == uint64(_UINT32_MAX):
-        return np.int64(next_uint32(bitgen))
+        return np.int64(_next32(rng))
     if span < uint64(_UINT32_MAX):
         excl = span + uint64(1)
-        product = uint64(next_uint32(bitgen)) * excl
+        product = uint64(_next32(rng)) * excl
         leftover = product & uint64(_UINT32_MAX)
         if leftover < excl:  # rejection, only where the low word can be biased
             threshold = (uint64(_UINT32_MAX) - span) % excl
             while leftover < threshold:
-                product = uint64(next_uint32(bitgen)) * excl
+                product = uint64(_next32(rng)) * excl
                 leftover = product & uint64(_UINT32_MAX)
         return np.int64(product >> uint64(32))
     excl = span + uint64(1)
-    high, leftover = _multiply_64(next_uint64(bitgen), excl)
+    high, leftover = _multiply_64(_next64(rng), excl)
     if leftover < excl:
         threshold = (uint64(_UINT64_MAX) - span) % excl
         while leftover < threshold:
-            high, leftover = _multiply_64(next_uint64(bitgen), excl)
+            high, leftover = _multiply_64(_next64(rng), excl)
     return np.int64(high)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from fedbandit_env.rng_kernels import integer_below
+from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 
 
 @njit
@@ -15,8 +15,13 @@ def _draw_all(rng: np.random.Generator, bounds: np.ndarray, out: np.ndarray) -> 
         out[j] = integer_below(rng, bounds[j])
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2024])
-def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
+@njit
+def _draw_round_robin(table: np.ndarray, bounds: np.ndarray, out: np.ndarray) -> None:
+    for j in range(bounds.size):  # draw j from generator j % rows
+        out[j] = integer_below(generator_at(table, j % table.shape[0]), bounds[j])
+
+
+def _bounds(seed: int) -> np.ndarray:
     # small bounds (forced picks, ties, edges), bounds where Lemire rejects often
     # (just above 2**31 and 2**63), the raw-uint32 case 2**32, 64-bit bounds and n = 1
     # (no draw): interleaved, so a draw consumed differently would shift every later one
@@ -28,6 +33,12 @@ def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
     bounds[::17] = pick.integers(2**32 + 1, 2**62, bounds[::17].size)
     bounds[::19] = 2**62 + pick.integers(1, 2**61, bounds[::19].size)
     bounds[::23] = 2**63 - 1
+    return bounds
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2024])
+def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
+    bounds = _bounds(seed)
     ours = np.empty_like(bounds)
     _draw_all(np.random.default_rng(seed), bounds, ours)
     numpy_rng = np.random.default_rng(seed)
@@ -37,6 +48,20 @@ def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
     after = np.random.default_rng(seed)
     _draw_all(after, bounds, ours)
     assert after.random() == numpy_rng.random()
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_a_generator_table_draws_what_its_generators_draw(seed: int) -> None:
+    # three generators interleaved through one table, as the kernels' agents draw
+    bounds = _bounds(seed)
+    rngs = [np.random.default_rng([seed, a]) for a in range(3)]
+    ours = np.empty_like(bounds)
+    _draw_round_robin(generator_table(rngs), bounds, ours)
+    numpy_rngs = [np.random.default_rng([seed, a]) for a in range(3)]
+    expected = [numpy_rngs[j % 3].integers(0, n) for j, n in enumerate(bounds)]
+    np.testing.assert_array_equal(ours, expected)
+    # the table drew on the generators themselves: they moved on exactly as NumPy's
+    assert [r.random() for r in rngs] == [r.random() for r in numpy_rngs]
 
 
 def test_integer_below_returns_minus_one_for_an_empty_range_without_drawing() -> None:
