@@ -606,7 +606,10 @@ def _gossip_trial(
                 streams[i] = i * m + a
                 values[i] = min(max(rewards[i], clip_lo), clip_hi)
                 w_counts[i, a] += 1.0
-            tree_prefix_streams(node, s - 1, streams, previous)
+            # Fed_UCB runs on the private means prefix(t) / w; the private rewards
+            # prefix(t) - prefix(t-1) are only traced, so prefix(t-1) only then.
+            if t_arms.shape[0]:
+                tree_prefix_streams(node, s - 1, streams, previous)
             if honaker:  # every level of every stream is revisited: the dense kernels
                 tree_add(acc, seen_tree, streams, values)
                 tree_complete(acc, seen_tree, node, var, s, tree_scale, True, privacy_rng)
@@ -618,8 +621,9 @@ def _gossip_trial(
                 )  # fmt: skip
             tree_prefix_streams(node, s, streams, current)
             for i in range(n):
-                seen_reward[i] = np.float32(current[i] - previous[i])
                 seen_mean[i] = np.float32(current[i] / w_counts[i, arms[i]])
+                if t_arms.shape[0]:
+                    seen_reward[i] = np.float32(current[i] - previous[i])
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])

@@ -80,8 +80,9 @@ def test_fast_path_replays_the_interactive_path(
 def _assert_paths_agree(
     policy: str, scenario: Scenario, params: dict[str, Any], seed: int
 ) -> np.ndarray:
-    """Two trials on both paths: equal arms, rewards, regret and cost at every step.
-    Returns the interactive path's cumulative cost, ``(trials, T)``."""
+    """Two trials on both paths: equal arms, rewards, regret and cost at every step, and
+    the same regret and cost without tracing (the kernels skip work that only traces
+    need). Returns the interactive path's cumulative cost, ``(trials, T)``."""
     arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=seed, n_trials=2)
     fast = run_fast(
         policy, scenario, 2, seed=seed, record_every=1, progress=False, trace=True, **params
@@ -90,6 +91,9 @@ def _assert_paths_agree(
     np.testing.assert_array_equal(fast.meta["rewards"], rewards)
     np.testing.assert_array_equal(fast.regret, regret)
     np.testing.assert_array_equal(fast.comm_cost, cost)
+    untraced = run_fast(policy, scenario, 2, seed=seed, record_every=1, progress=False, **params)
+    np.testing.assert_array_equal(untraced.regret, regret)
+    np.testing.assert_array_equal(untraced.comm_cost, cost)
     return cost
 
 

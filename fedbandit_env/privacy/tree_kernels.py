@@ -131,14 +131,20 @@ def tree_add_listed(
         >>> touched[:, 0].tolist(), n_touched.tolist()
         ([2, 2], [1, 1])
     """
+    levels = acc.shape[1]
     for j in range(streams.size):
         s = streams[j]
-        for lvl in range(acc.shape[1]):
+        for lvl in range(levels):
             acc[s, lvl] += values[j]
-            if not seen[s, lvl]:
-                seen[s, lvl] = True
-                touched[lvl, n_touched[lvl]] = s
-                n_touched[lvl] += 1
+        # An open block lies inside the open block of the level above, so the levels a
+        # stream is seen at are a top range: list it from level 0 up to the first level
+        # where it is already seen (one or two levels, typically, instead of all).
+        lvl = 0
+        while lvl < levels and not seen[s, lvl]:
+            seen[s, lvl] = True
+            touched[lvl, n_touched[lvl]] = s
+            n_touched[lvl] += 1
+            lvl += 1
 
 
 @njit(cache=True)
