@@ -19,6 +19,20 @@ on disk (numba ``cache=True``).
 Adding an algorithm: write its trial kernel from the shared pieces, wrap it in a
 function ``(setting, (env_seed, team_seed)) -> TrialResult`` and register it in
 :data:`FAST_POLICIES`.
+
+What keeps a kernel fast (each found with ``perf`` and gdb on ``NRT_incref``):
+
+- numba counts references to array views and to the array arguments of a called
+  function with *atomic* operations, and LLVM's pruning rarely removes them once the
+  callee has a loop or a ``raise``. Inside the per-step and per-agent loops, index the
+  ``(N, M)`` state directly; call array-taking helpers once per step for all agents, or
+  only when needed (as :func:`_record_step`).
+- ``Generator.integers`` allocates a one-element array per scalar draw: draw with
+  :func:`fedbandit_env.rng_kernels.integer_below` (NumPy's draw, bit for bit).
+- An item of a numba typed list costs ~40 ns: per-agent generators go in as a
+  :func:`fedbandit_env.rng_kernels.generator_table`.
+- After editing a helper module, run ``make clean-kernels``: numba's disk cache is keyed
+  by the file of the cached function, not by the modules it calls.
 """
 
 from __future__ import annotations

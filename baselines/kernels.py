@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.rng_kernels import integer_below
+from fedbandit_env.rng_kernels import GeneratorSlot, integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
@@ -40,7 +40,9 @@ def argmax_count(values: FloatArray) -> tuple[int, int]:  # pragma: no cover
 
 
 @njit(cache=True)
-def tie_pick(values: FloatArray, count: int, rng: np.random.Generator) -> int:  # pragma: no cover
+def tie_pick(
+    values: FloatArray, count: int, rng: np.random.Generator | GeneratorSlot
+) -> int:  # pragma: no cover
     """Among the ``count`` indices holding the largest value, one drawn uniformly (one
     ``rng.integers`` draw).
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from llvmlite import ir
-from numba import njit, types, uint64
+from numba import njit, types
 from numba.core.extending import intrinsic, overload
 from numba.np.random.generator_core import next_uint32, next_uint64
 
@@ -35,16 +35,15 @@ _UINT64_MAX = 0xFFFFFFFFFFFFFFFF
 
 
 @njit(cache=True, nogil=True)
-def _multiply_64(a: int, b: int) -> tuple[int, int]:  # pragma: no cover
+def _multiply_64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:  # pragma: no cover
     """The 128-bit product of two ``uint64`` as ``(high, low)`` words.
 
     Example:
-        >>> [int(w) for w in _multiply_64(2**63, 6)]
+        >>> [int(w) for w in _multiply_64(np.uint64(2**63), np.uint64(6))]
         [3, 0]
     """
-    a, b = uint64(a), uint64(b)
-    mask = uint64(_UINT32_MAX)
-    shift = uint64(32)
+    mask = np.uint64(_UINT32_MAX)
+    shift = np.uint64(32)
     a_lo, a_hi, b_lo, b_hi = a & mask, a >> shift, b & mask, b >> shift
     lo_lo, hi_lo, lo_hi = a_lo * b_lo, a_hi * b_lo, a_lo * b_hi
     cross = (lo_lo >> shift) + (hi_lo & mask) + lo_hi
@@ -71,10 +70,20 @@ def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint6
     table = np.zeros((len(rngs), 3), dtype=np.uint64)
     for i, rng in enumerate(rngs):
         interface = rng.bit_generator.ctypes
-        table[i, 0] = interface.state_address
-        table[i, 1] = cast(interface.next_uint32, c_void_p).value
-        table[i, 2] = cast(interface.next_uint64, c_void_p).value
+        table[i] = (
+            interface.state_address,
+            _address(interface.next_uint32),
+            _address(interface.next_uint64),
+        )
     return table
+
+
+def _address(function: Any) -> int:
+    """The address of a ctypes function pointer."""
+    address = cast(function, c_void_p).value
+    if not address:
+        raise ValueError("a bit generator exposes a null function pointer")
+    return int(address)
 
 
 @njit(cache=True, nogil=True)
@@ -157,7 +166,7 @@ def _overload_next64(source: Any) -> Any:  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def integer_below(rng: np.random.Generator | GeneratorSlot, n: int) -> int:  # pragma: no cover
+def integer_below(rng: np.random.Generator | GeneratorSlot, n: int) -> np.int64:  # pragma: no cover
     """``rng.integers(0, n)`` for ``1 <= n < 2**63``, bit for bit, without allocating;
     ``-1`` (and no draw) for ``n < 1``, where NumPy raises: the callers' bounds are
     counts known to be positive, and a ``raise`` here would keep numba from pruning the
@@ -174,24 +183,24 @@ def integer_below(rng: np.random.Generator | GeneratorSlot, n: int) -> int:  # p
         True
     """
     if n <= 1:
-        return 0 if n == 1 else -1
-    span = uint64(n - 1)
-    if span == uint64(_UINT32_MAX):
+        return np.int64(0) if n == 1 else np.int64(-1)
+    span = np.uint64(n - 1)
+    if span == np.uint64(_UINT32_MAX):
         return np.int64(_next32(rng))
-    if span < uint64(_UINT32_MAX):
-        excl = span + uint64(1)
-        product = uint64(_next32(rng)) * excl
-        leftover = product & uint64(_UINT32_MAX)
+    if span < np.uint64(_UINT32_MAX):
+        excl = span + np.uint64(1)
+        product = np.uint64(_next32(rng)) * excl
+        leftover = product & np.uint64(_UINT32_MAX)
         if leftover < excl:  # rejection, only where the low word can be biased
-            threshold = (uint64(_UINT32_MAX) - span) % excl
+            threshold = (np.uint64(_UINT32_MAX) - span) % excl
             while leftover < threshold:
-                product = uint64(_next32(rng)) * excl
-                leftover = product & uint64(_UINT32_MAX)
-        return np.int64(product >> uint64(32))
-    excl = span + uint64(1)
-    high, leftover = _multiply_64(_next64(rng), excl)
-    if leftover < excl:
-        threshold = (uint64(_UINT64_MAX) - span) % excl
-        while leftover < threshold:
-            high, leftover = _multiply_64(_next64(rng), excl)
+                product = np.uint64(_next32(rng)) * excl
+                leftover = product & np.uint64(_UINT32_MAX)
+        return np.int64(product >> np.uint64(32))
+    excl = span + np.uint64(1)
+    high, low = _multiply_64(np.uint64(_next64(rng)), excl)
+    if low < excl:
+        threshold = (np.uint64(_UINT64_MAX) - span) % excl
+        while low < threshold:
+            high, low = _multiply_64(np.uint64(_next64(rng)), excl)
     return np.int64(high)
