@@ -636,16 +636,18 @@ def _gossip_trial(
             tree_prefix_streams(node, s, streams, current)
             for i in range(n):
                 seen_mean[i] = np.float32(current[i] / w_counts[i, arms[i]])
-                if t_arms.shape[0]:
+            if t_arms.shape[0]:
+                for i in range(n):
                     seen_reward[i] = np.float32(current[i] - previous[i])
         else:
             for i in range(n):
                 seen_reward[i] = np.float32(rewards[i])
-        if r < steps.size and s == steps[r]:  # the network's cost, at the same steps
+        due = r < steps.size and s == steps[r]
+        if due:  # the network's cost, at the same steps as the regret
             cost_out[r] = cum_cost
         for i in range(n):  # the step's regret
             cum[i] += gaps[arms[i]]
-        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+        if due or t_arms.shape[0]:
             r = _record_step(arms, seen_reward, cum, out, steps, r, s, t_arms, t_rewards)
 
 
@@ -813,11 +815,12 @@ def _elimination_trial(
                         aggregate[k] = float(np.float32(aggregate[k]))
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        if r < steps.size and s == steps[r]:  # the network's cost, at the same steps
+        due = r < steps.size and s == steps[r]
+        if due:  # the network's cost, at the same steps as the regret
             cost_out[r] = cum_cost
         for i in range(n):  # the step's regret
             cum[i] += gaps[arms[i]]
-        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+        if due or t_arms.shape[0]:
             r = _record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
