@@ -34,9 +34,12 @@ Readings chosen (see also the protocols' module):
 - The server (or each agent after flooding) receives the aggregated means and eliminates
   itself; the paper's server broadcasts the active set, which is a function of the same
   aggregate, so the arms pulled are the same.
-- Privacy: each release is ``(n eps)``-DP for one agent's rewards (the paper's ``M eps``
-  claim); epochs use disjoint rewards, so releases compose in parallel and the whole run
-  stays ``(n eps)``-DP (:attr:`EliminationPolicy.privacy_claim`).
+- Privacy: rewards are clipped to a known range (``[0, 1]`` in the paper; the env's
+  declared bounds or ``clip``) and the noise is calibrated to its width; unbounded
+  rewards without a range are refused. Each release is then ``(n eps)``-DP for one
+  agent's rewards (the paper's ``M eps`` claim); epochs use disjoint rewards, so
+  releases compose in parallel and the whole run stays ``(n eps)``-DP
+  (:attr:`EliminationPolicy.privacy_claim`).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from baselines.kernels import (
     running_private_mean,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.privacy.mechanisms import LaplaceMechanism
+from fedbandit_env.privacy.mechanisms import LaplaceMechanism, clip_range
 from fedbandit_env.protocols.kernels import mean_rows
 from fedbandit_env.protocols.rounds import participants
 from fedbandit_env.type_aliases import Action, FloatArray, Observation, SeedLike
@@ -68,11 +71,13 @@ def private_epoch_means(
     n_up: int,
     epsilon: float | None,
     rng: np.random.Generator,
+    width: float = 1.0,
 ) -> FloatArray:
     """Algorithm 1 lines 8-9: the epoch means ``xhat = sums / pulls`` plus
-    ``Lap(1 / (n eps pulls))`` each, i.e. the Laplace mechanism with sensitivity
-    ``1 / pulls`` (one reward in ``[0, 1]`` changes one mean by at most that) at epsilon
-    ``n eps``; ``epsilon=None`` releases ``xhat`` as is.
+    ``Lap(width / (n eps pulls))`` each, i.e. the Laplace mechanism with sensitivity
+    ``width / pulls`` (one reward in a range of that ``width``, ``[0, 1]`` in the paper,
+    changes one mean by at most that) at epsilon ``n eps``; ``epsilon=None`` releases
+    ``xhat`` as is. The caller clips the rewards into the range first.
 
     Example:
         >>> out = private_epoch_means(np.array([3.0, 7.0]), 10, 5, 1.0, np.random.default_rng(0))
@@ -82,7 +87,7 @@ def private_epoch_means(
     xhat = np.asarray(epoch_sums, dtype=np.float64) / pulls
     if epsilon is None:
         return xhat
-    return LaplaceMechanism(epsilon=n_up * epsilon, sensitivity=1.0 / pulls).release(xhat, rng)
+    return LaplaceMechanism(epsilon=n_up * epsilon, sensitivity=width / pulls).release(xhat, rng)
 
 
 class EliminationPolicy(Policy):
@@ -97,6 +102,10 @@ class EliminationPolicy(Policy):
             (``None``: Algorithm 1's ``Delta_r = 2^-r``, as many rounds as needed).
         min_gap: The smallest gap ``Delta``, required with ``rounds`` (the paper assumes
             it known).
+        clip: The reward range ``(low, high)`` the policy clips to and calibrates its
+            noise for (sensitivity ``(high - low) / pulls``); default: the range the
+            env's ``reward`` box declares, which must be finite
+            (:func:`~fedbandit_env.privacy.clip_range`: unbounded rewards are refused).
 
     Example:
         >>> from fedbandit_env.runner.scenario import Scenario
@@ -118,6 +127,7 @@ class EliminationPolicy(Policy):
         epsilon: float | None = 1.0,
         rounds: int | None = None,
         min_gap: float | None = None,
+        clip: tuple[float, float] | None = None,
     ) -> None:
         if epsilon is not None and not (epsilon > 0 and np.isfinite(epsilon)):
             raise ValueError(f"epsilon must be a finite number > 0 or None, got {epsilon!r}")
@@ -128,9 +138,12 @@ class EliminationPolicy(Policy):
                 raise ValueError(
                     f"rounds needs the smallest gap min_gap in (0, 1), got {min_gap!r}"
                 )
+        if clip is not None:
+            clip = clip_range(clip, (0.0, 1.0), type(self).__name__)
         self.epsilon = epsilon
         self.rounds = rounds
         self.min_gap = min_gap
+        self.clip = clip
         self.rounds_done = 0
 
     # ------------------------------------------------------------------ contract
@@ -139,8 +152,13 @@ class EliminationPolicy(Policy):
         return n_agents
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
-        """Messages ``[flag, ybar_1..ybar_M]`` through :attr:`protocol`."""
-        return Requirements(message_dim=1 + n_arms, protocol=self.protocol)
+        """Messages ``[flag, ybar_1..ybar_M]`` through :attr:`protocol`; private runs need
+        rewards in a known range."""
+        return Requirements(
+            message_dim=1 + n_arms,
+            protocol=self.protocol,
+            bounded_rewards=self.epsilon is not None,
+        )
 
     @property
     def privacy_claim(self) -> float:
@@ -170,6 +188,11 @@ class EliminationPolicy(Policy):
         m = spec.n_arms
         self._spec = spec
         self._rng = np.random.default_rng(seed)
+        # the clip range and the noise's sensitivity (both paths: clip_range)
+        self._lo, self._hi, self._width = -np.inf, np.inf, 1.0
+        if self.epsilon is not None:
+            self._lo, self._hi = clip_range(self.clip, spec.reward_bounds, type(self).__name__)
+            self._width = self._hi - self._lo
         self._n_up = self.uploaders(spec.n_agents)
         self._eps = float("inf") if self.epsilon is None else float(self.epsilon)
         self._counts = np.zeros(m)
@@ -193,7 +216,7 @@ class EliminationPolicy(Policy):
     def act(self, observation: Observation) -> Action:
         """Record the last reward, process a round's result, pick the arm (and message)."""
         if self._arm >= 0:
-            reward = float(observation["reward"][0])
+            reward = min(max(float(observation["reward"][0]), self._lo), self._hi)
             self._counts[self._arm] += 1.0
             self._sums[self._arm] += reward
             if self._explored:
@@ -246,7 +269,7 @@ class EliminationPolicy(Policy):
         """Lines 8-10: epoch means, Laplace noise, eq. (6); returns ``ybar`` on the wire."""
         pulls = self._total - self._previous
         sums = self._epoch_sums[self._active]
-        yhat = private_epoch_means(sums, pulls, self._n_up, self.epsilon, self._rng)
+        yhat = private_epoch_means(sums, pulls, self._n_up, self.epsilon, self._rng, self._width)
         running_private_mean(self._ybar, yhat, self._active, self._previous, self._total)
         wire = np.zeros(self._spec.n_arms, dtype=np.float32)
         wire[self._active] = self._ybar[self._active]
@@ -277,6 +300,7 @@ class CDPMAB(EliminationPolicy):
             and the noise use that number in place of ``M``.
         rounds: At most ``R`` rounds (needs ``min_gap``).
         min_gap: The smallest gap ``Delta``.
+        clip: The reward range (see :class:`EliminationPolicy`).
 
     Example:
         >>> needs = CDPMAB(participation=0.2).requirements(50, 100)
@@ -292,8 +316,9 @@ class CDPMAB(EliminationPolicy):
         participation: float = 1.0,
         rounds: int | None = None,
         min_gap: float | None = None,
+        clip: tuple[float, float] | None = None,
     ) -> None:
-        super().__init__(epsilon, rounds, min_gap)
+        super().__init__(epsilon, rounds, min_gap, clip)
         if not 0.0 < participation <= 1.0:
             raise ValueError(f"participation must lie in (0, 1], got {participation!r}")
         self.participation = float(participation)
@@ -305,7 +330,10 @@ class CDPMAB(EliminationPolicy):
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """Messages through ``ServerRounds(participation)``."""
         return Requirements(
-            message_dim=1 + n_arms, protocol="server", participation=self.participation
+            message_dim=1 + n_arms,
+            protocol="server",
+            participation=self.participation,
+            bounded_rewards=self.epsilon is not None,
         )
 
 

@@ -73,7 +73,7 @@ from baselines.kernels import (
     update_n_tilde,
 )
 from baselines.registry import make_team
-from fedbandit_env.privacy.mechanisms import tree_levels
+from fedbandit_env.privacy.mechanisms import clip_range, tree_levels
 from fedbandit_env.privacy.tree_kernels import (
     tree_add,
     tree_add_listed,
@@ -93,8 +93,17 @@ from fedbandit_env.protocols.kernels import (
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
-from fedbandit_env.seeding import env_generators, trial_seeds, wrapper_generator
+from fedbandit_env.seeding import (
+    env_generators,
+    team_generators,
+    trial_seeds,
+    wrapper_generator,
+)
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
+
+PRIVACY_DEPTH = 0
+"""Where ``Scenario.make_env`` puts ``PrivateRewards``: directly on the env, so its noise
+is the wrapper stream of depth 0 (:func:`fedbandit_env.seeding.wrapper_generator`)."""
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
 
@@ -132,9 +141,7 @@ def _agent_rngs(team_seed: np.random.SeedSequence, n: int) -> list[np.random.Gen
     """The generators an ``IndependentTeam`` gives its agents. Kernels that draw from
     them every step take them as a ``generator_table`` (an item of a numba list costs
     about 40 ns, a row of the table nothing); the caller keeps this list alive."""
-    from fedbandit_env.seeding import spawn
-
-    return [np.random.default_rng(s) for s in spawn(team_seed, n)]
+    return team_generators(team_seed, n)
 
 
 def _traces(trace: bool, horizon: int, n: int) -> tuple[IntArray, Float32Array]:
@@ -662,6 +669,10 @@ def _elimination_trial(
     kind: int,
     n_up: int,
     epsilon: float,
+    lo: float,
+    hi: float,
+    seen_lo: float,
+    seen_hi: float,
     rounds: int,
     min_gap: float,
     sched_peer: IntArray,
@@ -682,7 +693,10 @@ def _elimination_trial(
     flooding) or HDP-MAB (2, hybrid): the epoch loop of
     :class:`~baselines.elimination.EliminationPolicy` for all agents in lockstep (they
     share the schedule: every round ends for all at the same step with the same
-    aggregate). Link counts per round replay the protocol's own (``sched_*``)."""
+    aggregate). Link counts per round replay the protocol's own (``sched_*``). The
+    observed reward is clipped to ``[seen_lo, seen_hi]`` as ``ClipRewards`` does (the
+    scenario's clip range), then to ``[lo, hi]`` as the policy does, whose width
+    calibrates the noise (all infinite without privacy: no clipping)."""
     n, m = mu.shape
     private = np.isfinite(epsilon)
     counts = np.zeros((n, m))
@@ -725,7 +739,7 @@ def _elimination_trial(
         if s > 1:
             for i in range(n):
                 a = arms[i]
-                rw = float(seen[i])
+                rw = min(max(float(seen[i]), lo), hi)
                 counts[i, a] += 1.0
                 sums[i, a] += rw
                 if explored:
@@ -769,7 +783,7 @@ def _elimination_trial(
             arms[:] = arm
         elif phase == 1:  # _privatise, then exploit
             pulls = total - previous
-            scale = (1.0 / pulls) / (n_up * epsilon) if private else 0.0
+            scale = ((hi - lo) / pulls) / (n_up * epsilon) if private else 0.0
             for i in range(n):
                 j = 0
                 for k in range(m):
@@ -813,8 +827,8 @@ def _elimination_trial(
                 if kind != 1:  # the server's broadcast is float32 on the wire
                     for k in range(m):
                         aggregate[k] = float(np.float32(aggregate[k]))
-        for i in range(n):
-            seen[i] = np.float32(rewards[i])
+        for i in range(n):  # what the policy observes (through ClipRewards when private)
+            seen[i] = np.float32(min(max(rewards[i], seen_lo), seen_hi))
         due = r < steps.size and s == steps[r]
         if due:  # the network's cost, at the same steps as the regret
             cost_out[r] = cum_cost
@@ -857,6 +871,7 @@ class Setting:
     noise: int
     sigma: float
     gaps: FloatArray
+    reward_bounds: tuple[float, float]
     steps: IntArray
     trace: bool
     params: dict[str, Any]
@@ -868,7 +883,8 @@ class Setting:
         """Generate the problem once (the network is built by the kernels that need it)."""
         p = scenario.problem()
         mu = np.ascontiguousarray(p.local_means)
-        return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, steps, trace, params)
+        bounds = p.reward_bounds
+        return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, bounds, steps, trace, params)
 
     def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
         """Fresh regret and trace arrays of one trial."""
@@ -935,7 +951,7 @@ def _run_oracle(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
         st.steps,
         scale,
         reward_rng,
-        np.random.default_rng(team_seed),
+        team_generators(team_seed, 1)[0],
         out,
         arms,
         rewards,
@@ -954,9 +970,9 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
     private = fed and bool(np.isfinite(epsilon))
     alpha_1 = params.get("alpha_1")
     alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
-    lo, hi = scenario.clip if scenario.clip is not None else scenario.problem().reward_bounds
-    if private and not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ValueError("Fed_UCB on unbounded rewards needs Scenario.clip (a finite range)")
+    lo, hi = 0.0, 1.0
+    if private:  # as PrivateRewards(clip=scenario.clip) on the env's declared bounds
+        lo, hi = clip_range(scenario.clip, st.reward_bounds, "PrivateRewards")
     sensitivity = float(hi - lo) if private else 1.0
     tree_scale = tree_levels(scenario.horizon) * sensitivity / epsilon if private else 1.0
     cost = np.zeros(st.steps.size)
@@ -987,7 +1003,7 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
         scenario.estimator == "honaker",
         reward_rng,
         protocol_rng,
-        wrapper_generator(env_seed),
+        wrapper_generator(env_seed, PRIVACY_DEPTH),
         generator_table(agent_rngs),
         out,
         arms,
@@ -1021,6 +1037,12 @@ def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialRes
         for q, comp in enumerate(net.components):
             component[comp] = q
         n_components = len(net.components)
+    lo, hi = seen_lo, seen_hi = -np.inf, np.inf
+    if epsilon is not None:  # Scenario.make_env's ClipRewards, then the policy's range
+        if scenario.clip is not None:
+            seen_lo, seen_hi = scenario.clip
+        bounds = st.reward_bounds if scenario.clip is None else scenario.clip
+        lo, hi = clip_range(params.get("clip"), bounds, ("CDPMAB", "DDPMAB", "HDPMAB")[kind])
     cost = np.zeros(st.steps.size)
     _elimination_trial(
         st.mu,
@@ -1032,6 +1054,10 @@ def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialRes
         kind,
         n_up,
         float("inf") if epsilon is None else float(epsilon),
+        lo,
+        hi,
+        seen_lo,
+        seen_hi,
         int(rounds or 0),
         float(min_gap or 0.0),
         peer,

@@ -15,6 +15,7 @@ from pettingzoo import ParallelEnv
 from baselines.index_policies import argmax_random_tie
 from baselines.kernels import first_unpulled, mean_of, oracle_index
 from fedbandit_env.policies import AgentSpec, Team
+from fedbandit_env.seeding import team_generators
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, SeedLike
 
 
@@ -59,7 +60,7 @@ class OracleUCB(Team):
         self.counts = np.zeros(spec.n_arms)
         self.sums = np.zeros(spec.n_arms)
         self.t = 0
-        self.rng = np.random.default_rng(seed)
+        self.rng = team_generators(seed, 1)[0]  # never an env stream (seeding's table)
 
     def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
         """Pool last step's rewards, then send every agent to the best index."""

@@ -148,6 +148,14 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
     b.add_argument(
+        "--clip",
+        type=parse_clip,
+        default=None,
+        help="LOW,HIGH: reward range of every private mechanism (fed_ucb's wrapper and "
+        "the *dp_mab policies clip to it and calibrate their noise to its width); "
+        "required for private policies under --noise gaussian",
+    )
+    b.add_argument(
         "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"
     )
     b.add_argument(
@@ -261,6 +269,24 @@ def _config_value(value: Any) -> str:
     return str(value)
 
 
+def parse_clip(text: str) -> tuple[float, float]:
+    """A clip range from ``"LOW,HIGH"`` (finite, ``LOW < HIGH``).
+
+    Example:
+        >>> parse_clip("-1,2.5")
+        (-1.0, 2.5)
+    """
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"clip must look like 0,1 (LOW,HIGH), got {text!r}"
+        ) from err
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"clip needs finite LOW < HIGH, got {text!r}")
+    return lo, hi
+
+
 def parse_components(text: str) -> tuple[int, ...]:
     """Component sizes from ``"20,20,10"``, with ``"SIZExCOUNT"`` shorthand.
 
@@ -329,6 +355,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         seed=args.seed,
         protocol=args.protocol,
         estimator=args.estimator,
+        clip=args.clip,
         link_costs=(args.c1, args.c2),
         components=components,
     )

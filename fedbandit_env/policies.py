@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.seeding import spawn
+from fedbandit_env.seeding import team_streams
 from fedbandit_env.type_aliases import (
     Action,
     AgentID,
@@ -44,12 +44,17 @@ class AgentSpec:
         n_arms: Number of arms ``M``.
         horizon: Episode length ``T``.
         message_dim: Length of the message the env expects (0: no messages).
+        reward_bounds: The range the ``reward`` observation declares (``(-inf, inf)``
+            for unbounded noise, or where the env has no ``reward`` box).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=10)
-        >>> AgentSpec.from_env(env, "agent_2")
-        AgentSpec(index=2, n_agents=3, n_arms=4, horizon=10, message_dim=0)
+        >>> spec = AgentSpec.from_env(env, "agent_2")
+        >>> spec.index, spec.n_agents, spec.n_arms, spec.horizon, spec.message_dim
+        (2, 3, 4, 10, 0)
+        >>> spec.reward_bounds
+        (0.0, 1.0)
     """
 
     index: int
@@ -57,6 +62,7 @@ class AgentSpec:
     n_arms: int
     horizon: int
     message_dim: int = 0
+    reward_bounds: tuple[float, float] = (-np.inf, np.inf)
 
     @classmethod
     def from_env(cls, env: ParallelEnv[Any, Any, Any], agent: AgentID) -> AgentSpec:
@@ -69,12 +75,19 @@ class AgentSpec:
         if not isinstance(space, spaces.Discrete):
             raise TypeError(f"expected a Discrete arm space, got {space!r}")
         horizon = int(getattr(env.unwrapped, "horizon", 0))
+        bounds = (-np.inf, np.inf)
+        obs_space = env.observation_space(agent)
+        if isinstance(obs_space, spaces.Dict) and isinstance(
+            reward := obs_space.spaces.get("reward"), spaces.Box
+        ):
+            bounds = (float(reward.low.min()), float(reward.high.max()))
         return cls(
             index=env.possible_agents.index(agent),
             n_agents=len(env.possible_agents),
             n_arms=int(space.n),
             horizon=horizon,
             message_dim=message_dim,
+            reward_bounds=bounds,
         )
 
 
@@ -91,10 +104,15 @@ class Requirements:
             :data:`~fedbandit_env.protocols.PROTOCOLS`, e.g. ``"server"``), or ``None``
             to take the scenario's.
         participation: Participation rate of a ``"server"`` protocol.
+        bounded_rewards: The policy privatises its rewards itself (Li & Song's epoch
+            means), so it needs them in a known finite range: a scenario with a clip
+            range clips them (:class:`~fedbandit_env.wrappers.ClipRewards`) before the
+            policy sees them.
 
     Example:
-        >>> Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
-        Requirements(message_dim=4, public_dim=2, epsilon=1.0, protocol=None, participation=1.0)
+        >>> both = Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
+        >>> both.message_dim, both.public_dim, both.epsilon, both.protocol, both.bounded_rewards
+        (4, 2, 1.0, None, False)
     """
 
     message_dim: int = 0
@@ -102,6 +120,7 @@ class Requirements:
     epsilon: float | None = None
     protocol: str | None = None
     participation: float = 1.0
+    bounded_rewards: bool = False
 
     def merge(self, other: Requirements) -> Requirements:
         """The requirements of running both (longest messages, smallest epsilon).
@@ -124,6 +143,7 @@ class Requirements:
             min(eps) if eps else None,
             protocols.pop() if protocols else None,
             self.participation if self.protocol else other.participation,
+            self.bounded_rewards or other.bounded_rewards,
         )
 
 
@@ -164,6 +184,37 @@ class Policy(ABC):
     @abstractmethod
     def act(self, observation: Observation) -> Action:
         """Read the newest observation and return this step's action."""
+
+
+class FixedArm(Policy):
+    """Always pulls one arm and sends a zero message: the simplest player, for audits of
+    wrappers and protocols whose privacy must not depend on the policy.
+
+    Args:
+        arm: The arm pulled at every step.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=2)
+        >>> team = IndependentTeam(lambda: FixedArm(2))
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> team.act(obs)
+        {'agent_0': 2, 'agent_1': 2}
+    """
+
+    def __init__(self, arm: int = 0) -> None:
+        if isinstance(arm, bool) or not isinstance(arm, int | np.integer) or arm < 0:
+            raise ValueError(f"arm must be an int >= 0, got {arm!r}")
+        self.arm = int(arm)
+
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Check that the arm exists."""
+        if self.arm >= spec.n_arms:
+            raise ValueError(f"arm {self.arm} does not exist: the env has {spec.n_arms} arms")
+
+    def act(self, observation: Observation) -> Action:
+        """The fixed arm."""
+        return self.arm
 
 
 class Team(ABC):
@@ -322,8 +373,9 @@ class IndependentTeam(Team):
                 f"IndependentTeam has {len(self.policies)} policies but the env has "
                 f"{len(agents)} agents"
             )
+        # team_streams: keys (.., 3, i), never an env stream whatever the two seeds
         seeds: list[SeedLike] = (
-            list(spawn(seed, len(agents))) if seed is not None else [None] * len(agents)
+            list(team_streams(seed, len(agents))) if seed is not None else [None] * len(agents)
         )
         for agent, policy, s in zip(agents, self.policies, seeds, strict=True):
             spec = AgentSpec.from_env(env, agent)

@@ -1,5 +1,30 @@
 """Seeding helpers: one ``SeedSequence`` per run, spawned, never global state.
 
+Every consumer of randomness draws from its own stream, so that no draw one party can
+observe is a function of a draw that must stay secret (a privacy mechanism's noise
+above all). The streams are ``SeedSequence`` children named by their spawn key; keys of
+different consumers differ in length or in their first entry, so two streams never
+coincide, *whatever pair of seeds* the env and the team are given (``env.reset(seed=0);
+team.reset(env, seed=0)`` is safe):
+
+=====================================  ===========================  ====================
+consumer                               stream                       built by
+=====================================  ===========================  ====================
+env master (spawns the two below)      ``SeedSequence(env_seed)``   ``env.reset(seed)``
+rewards                                env seed, key ``(0,)``       :func:`env_generators`
+protocol (gossip edges, participants)  env seed, key ``(1,)``       :func:`env_generators`
+wrapper ``d`` layers above the env     env seed, key ``(2, d)``     :func:`wrapper_generator`
+  (``PrivateRewards``' noise, ...)
+agent ``i`` of a team                  team seed, key ``(.., 3, i)``  :func:`team_streams`
+a centralized team (the oracle)        team seed, key ``(.., 3, 0)``  :func:`team_streams`
+=====================================  ===========================  ====================
+
+(An env reset *without* a seed spawns the next children of its master, keys ``(2,)``,
+``(3,)``, ...: one entry long, so still distinct from every two-entry key above.) The
+runners split each trial's seed into an env seed and a team seed first
+(:func:`trial_seeds`); the fast path derives every generator with these same functions,
+which is what makes its replay of the PettingZoo path exact.
+
 Example:
     >>> a, b = spawn(0, 2)
     >>> a.entropy == b.entropy and a.spawn_key != b.spawn_key
@@ -94,11 +119,65 @@ def env_generators(env_seed: int) -> tuple[np.random.Generator, np.random.Genera
     return reward, protocol
 
 
-def wrapper_generator(env_seed: int) -> np.random.Generator:
-    """The generator a wrapper draws from after ``reset(seed=env_seed)``.
+WRAPPER_KEY = 2
+"""First spawn-key entry of the wrappers' streams (see the module's table)."""
+TEAM_KEY = 3
+"""Spawn-key entry under a team seed that precedes an agent's index."""
+
+
+def wrapper_generator(env_seed: int, depth: int = 0) -> np.random.Generator:
+    """The generator of the wrapper ``depth`` layers above the env, after
+    ``reset(seed=env_seed)``: spawn key ``(2, depth)``, never the reward or the protocol
+    stream, and different for two wrappers of one stack.
 
     Example:
         >>> wrapper_generator(1).random() == wrapper_generator(1).random()
         True
+        >>> _, protocol = env_generators(1)
+        >>> wrapper_generator(1).random() != protocol.random()   # independent streams
+        True
     """
-    return np.random.default_rng(spawn(env_seed, 2)[1])
+    depth = int(depth)
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    root = seed_sequence(env_seed)
+    key = (*root.spawn_key, WRAPPER_KEY, depth)
+    return np.random.default_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
+    )
+
+
+def team_streams(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
+    """The ``n`` agents' streams of a team seeded with ``seed``: key ``(.., 3, i)``.
+
+    Distinct from every env stream for any pair of seeds (see the module's table), so
+    seeding the env and the team with the same int is safe.
+
+    Example:
+        >>> [s.spawn_key for s in team_streams(0, 2)]
+        [(3, 0), (3, 1)]
+        >>> reward, protocol = env_generators(0)
+        >>> rng = np.random.default_rng(team_streams(0, 1)[0])
+        >>> rng.random() not in (reward.random(), protocol.random())
+        True
+    """
+    root = seed_sequence(seed)
+    return [
+        np.random.SeedSequence(
+            root.entropy, spawn_key=(*root.spawn_key, TEAM_KEY, i), pool_size=root.pool_size
+        )
+        for i in range(n)
+    ]
+
+
+def team_generators(seed: SeedLike, n: int) -> list[np.random.Generator]:
+    """One generator per agent from :func:`team_streams` (fresh OS entropy for ``None``).
+
+    Example:
+        >>> a, b = team_generators(0, 2)
+        >>> a.random() != b.random()
+        True
+    """
+    if seed is None:
+        return [np.random.default_rng() for _ in range(n)]
+    return [np.random.default_rng(s) for s in team_streams(seed, n)]

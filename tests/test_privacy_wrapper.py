@@ -66,7 +66,9 @@ def test_composes_with_local_statistics_and_refuses_unbounded_rewards() -> None:
     obs, *_ = env.step({a: 1 for a in env.agents})
     assert {"counts", "means", "private_means"} <= set(obs["agent_0"])
     gauss = federated_mab_v0.parallel_env(problem=MABProblem([[0.1], [0.2]], "gaussian", 1.0))
-    with pytest.raises(ValueError, match="clip must be a finite range"):
+    with pytest.raises(
+        ValueError, match="PrivateRewards privatises rewards, so they need a finite range"
+    ):
         PrivateRewards(gauss, 1.0)
     assert PrivateRewards(gauss, 1.0, clip=(-3.0, 4.0)).clip == (-3.0, 4.0)
     with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):

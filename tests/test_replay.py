@@ -39,6 +39,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     ("fed_ucb", {"graph": "star", "estimator": "honaker"}, {"epsilon": 5.0}),
     ("fed_ucb", {"graph": "complete"}, {"epsilon": np.inf}),
+    ("fed_ucb", {"noise": "gaussian", "sigma": 0.7, "clip": (-0.5, 1.5)}, {"epsilon": 1.0}),
 ]
 
 
@@ -107,6 +108,13 @@ ELIMINATION: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("hdp_mab", {"graph": "star", "components": (2, 1, 3)}, {"epsilon": 1.0}),
     ("hdp_mab", {"graph": "path", "components": (6,)}, {"epsilon": 2.0}),
     ("hdp_mab", {"components": (1,) * 6}, {"epsilon": 1.0, "rounds": 3, "min_gap": 0.1}),
+    # unbounded rewards: clipped by the scenario's range (ClipRewards), then the policy's
+    ("cdp_mab", {"noise": "gaussian", "sigma": 0.5, "clip": (0.0, 1.0)}, {"epsilon": 1.0}),
+    (
+        "ddp_mab",
+        {"graph": "ring", "noise": "gaussian", "sigma": 0.5, "clip": (-1.0, 2.0)},
+        {"epsilon": 1.0, "clip": (0.1, 0.9)},
+    ),
 ]
 
 

@@ -1,20 +1,59 @@
-"""Empirical privacy audits: lower-bound epsilon from samples (Clopper-Pearson).
+"""Black-box privacy audits: lower-bound epsilon from what an observer sees.
 
-Run a mechanism many times on two neighbouring inputs, reduce each output to one event
-``E``, and bound ``epsilon >= log(P(E | D1) / P(E | D0))`` from below with exact
-binomial confidence bounds (lower bound for the numerator, upper for the denominator).
-A correct mechanism must never produce a lower bound above its claim; a broken one with
-enough samples does. (Jagielski et al. 2020; Nasr et al. 2021.)
+An audit runs a mechanism (or a whole env stack) many times on two neighbouring inputs
+``d0`` and ``d1``, records what an *observer* sees in each run (the released values; or
+another agent's observations, the server's view, the messages an agent sends), and
+searches for an event ``E`` of that view whose probabilities violate the claim. An
+``(epsilon, delta)``-DP mechanism satisfies, for every event,
+
+    ``P(E | d1) <= exp(epsilon) P(E | d0) + delta``  (and with ``d0``, ``d1`` swapped),
+
+so ``log((P(E | d1) - delta) / P(E | d0))`` with a *lower* confidence bound on the
+numerator and an *upper* one on the denominator (exact Clopper-Pearson intervals) is a
+lower bound on epsilon that holds with probability ``1 - alpha`` (Jagielski et al.
+2020; Nasr et al. 2021). A correct mechanism produces a bound above its claim with
+probability at most ``alpha``; a weakened one (too little noise, sensitivity
+understated, a tree level missing, noise shared with an observable stream) is caught
+once the runs are enough.
+
+The event is found on a *selection* share of the runs and bounded on the rest, so the
+search does not bias the bound (:func:`audit_views`). Candidates are thresholds on each
+coordinate of the view and unions of the view's cells (each coordinate binned, or taken
+as categories when it has few values) in decreasing order of their likelihood ratio:
+for a low-dimensional view this finds the likelihood-ratio test, the most powerful one.
+
+Entry points, from the most general:
+
+- :func:`audit_views`: two arrays of views, ``(runs, k)`` each;
+- :func:`audit`: a sampler ``(input, seed, runs) -> views`` and two inputs;
+- :func:`audit_mechanism`: anything with ``release(values, rng)`` (the Laplace and
+  Gaussian mechanisms here, or a user's own), and two neighbouring input arrays;
+- :func:`audit_env`: an env factory ``input -> ParallelEnv``, a team that plays, and an
+  observer ``Episode -> view``; :class:`ReplaceReward` builds neighbouring inputs by
+  changing one agent's reward at one step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
+from pettingzoo import ParallelEnv
 from scipy import stats
 
-from fedbandit_env.type_aliases import BoolArray
+from fedbandit_env.seeding import spawn, split_trial_seed
+from fedbandit_env.type_aliases import (
+    Action,
+    AgentID,
+    BoolArray,
+    FloatArray,
+    Observation,
+    SeedLike,
+    StepResult,
+)
+from fedbandit_env.wrappers.base import ParallelWrapper
 
 
 def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
@@ -44,33 +83,52 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of :func:`epsilon_lower_bound`.
+    """Outcome of an audit.
 
     Attributes:
         epsilon_lb: Lower confidence bound on epsilon (0 if the data show nothing).
         p1: Observed frequency of the event on the input that favours it.
         p0: Observed frequency on the other input.
-        trials: Samples per input.
-
+        trials: Runs per input the bound was computed on.
+        alpha: The bound holds with probability at least ``1 - alpha``.
+        delta: The ``delta`` of the claim the bound is for.
+        event: How the event was chosen (for reports).
 
     Example:
-        >>> AuditResult(0.9, 0.5, 0.2, 1000).epsilon_lb
-        0.9
+        >>> r = AuditResult(0.9, 0.5, 0.2, 1000)
+        >>> r.epsilon_lb, r.confidence
+        (0.9, 0.99)
     """
 
     epsilon_lb: float
     p1: float
     p0: float
     trials: int
+    alpha: float = 0.01
+    delta: float = 0.0
+    event: str = ""
+
+    @property
+    def confidence(self) -> float:
+        """``1 - alpha``."""
+        return 1.0 - self.alpha
+
+
+def _check_alpha_delta(alpha: float, delta: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
 
 
 def epsilon_lower_bound(
-    event_d1: BoolArray, event_d0: BoolArray, alpha: float = 0.01
+    event_d1: BoolArray, event_d0: BoolArray, alpha: float = 0.01, delta: float = 0.0
 ) -> AuditResult:
     """Lower-bound epsilon from event indicators observed on two neighbouring inputs.
 
-    Both directions of the ratio are tried, each at level ``alpha / 4`` per bound (so
-    the whole statement holds with probability at least ``1 - alpha``).
+    Both directions of the ratio are tried (the event on ``d1`` against ``d0``, and its
+    complement on ``d0`` against ``d1``), each bound at level ``alpha / 4`` per side, so
+    the whole statement holds with probability at least ``1 - alpha``.
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -80,6 +138,7 @@ def epsilon_lower_bound(
         >>> 0.9 < r.epsilon_lb <= 1.0
         True
     """
+    _check_alpha_delta(alpha, delta)
     e1, e0 = np.asarray(event_d1, bool), np.asarray(event_d0, bool)
     n1, n0 = e1.size, e0.size
     k1, k0 = int(e1.sum()), int(e0.sum())
@@ -88,6 +147,378 @@ def epsilon_lower_bound(
     for num_k, num_n, den_k, den_n in ((k1, n1, k0, n0), (n0 - k0, n0, n1 - k1, n1)):
         lo, _ = clopper_pearson(num_k, num_n, a)
         _, hi = clopper_pearson(den_k, den_n, a)
-        if lo > 0 and hi > 0:
-            best = max(best, float(np.log(lo / hi)))
-    return AuditResult(best, k1 / n1, k0 / n0, min(n1, n0))
+        if lo - delta > 0 and hi > 0:
+            best = max(best, float(np.log((lo - delta) / hi)))
+    return AuditResult(best, k1 / n1, k0 / n0, min(n1, n0), alpha, delta)
+
+
+# ---------------------------------------------------------------------- event search
+def _as_views(views: Any) -> FloatArray:
+    out = np.asarray(views, dtype=np.float64)
+    if out.ndim == 1:
+        out = out[:, None]
+    if out.ndim != 2 or out.shape[0] < 2:
+        raise ValueError(f"views must have shape (runs, k) with runs >= 2, got {out.shape}")
+    if not np.all(np.isfinite(out)):
+        raise ValueError("views must be finite (encode 'nothing seen' as a number)")
+    return out
+
+
+def _column_codes(
+    select: FloatArray, column: FloatArray, bins: int
+) -> tuple[np.ndarray, int, FloatArray | None]:
+    """Codes of ``column`` (categories if the selection share has at most ``bins``
+    values, else quantile bins of the selection share), their count, and the bin edges
+    (``None`` for categories)."""
+    values = np.unique(select)
+    if values.size <= bins:
+        codes = np.searchsorted(values, column)
+        known = (codes < values.size) & (values[np.minimum(codes, values.size - 1)] == column)
+        return np.where(known, codes, values.size), values.size + 1, None
+    edges = np.unique(np.quantile(select, np.linspace(0, 1, bins + 1)[1:-1]))
+    return np.searchsorted(edges, column, side="right"), edges.size + 1, edges
+
+
+def _candidates(
+    sel1: FloatArray, sel0: FloatArray, all1: FloatArray, all0: FloatArray, bins: int
+) -> list[tuple[str, BoolArray, BoolArray]]:
+    """Candidate events as (description, indicator on all runs of d1, of d0)."""
+    pooled = np.concatenate([sel1, sel0])
+    k = pooled.shape[1]
+    per_column = max(2, int(bins ** (1.0 / k)) if k > 1 else bins)
+    cells1 = np.zeros(all1.shape[0], dtype=np.int64)
+    cells0 = np.zeros(all0.shape[0], dtype=np.int64)
+    out: list[tuple[str, BoolArray, BoolArray]] = []
+    n_cells = 1
+    for j in range(k):
+        c1, size, edges = _column_codes(pooled[:, j], all1[:, j], per_column)
+        c0, _, _ = _column_codes(pooled[:, j], all0[:, j], per_column)
+        cells1, cells0, n_cells = cells1 * size + c1, cells0 * size + c0, n_cells * size
+        if edges is not None:  # thresholds on a continuous coordinate
+            for e in edges:
+                out.append((f"view[{j}] >= {e:.4g}", all1[:, j] >= e, all0[:, j] >= e))
+    s1, s0 = sel1.shape[0], sel0.shape[0]
+    count1 = np.bincount(cells1[:s1], minlength=n_cells)
+    count0 = np.bincount(cells0[:s0], minlength=n_cells)
+    ratio = ((count1 + 0.5) / s1) / ((count0 + 0.5) / s0)
+    seen = np.flatnonzero(count1 + count0 > 0)
+    order = seen[np.argsort(-ratio[seen], kind="stable")]
+    rank = np.full(n_cells, order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    r1, r0 = rank[cells1], rank[cells0]
+    steps = np.unique(np.linspace(1, max(order.size - 1, 1), min(64, order.size)).astype(int))
+    for top in steps:
+        out.append((f"the {top} cells of highest likelihood ratio", r1 < top, r0 < top))
+    return out
+
+
+def audit_views(
+    view_d1: Any,
+    view_d0: Any,
+    *,
+    alpha: float = 0.01,
+    delta: float = 0.0,
+    select: float = 0.3,
+    bins: int = 64,
+) -> AuditResult:
+    """Lower-bound epsilon from an observer's views on two neighbouring inputs.
+
+    The first ``select`` share of each array's runs chooses the event (the candidate
+    with the largest bound there); the rest bounds it (:func:`epsilon_lower_bound`),
+    so the result holds with probability ``1 - alpha`` whatever the search tried.
+
+    Args:
+        view_d1: ``(runs, k)`` (or ``(runs,)``) views on input ``d1``, runs independent.
+        view_d0: Views on ``d0``.
+        alpha: One minus the confidence of the bound.
+        delta: The ``delta`` of the claim being audited (0 for pure DP).
+        select: Share of the runs that chooses the event.
+        bins: Cells per view (spread over its coordinates; a coordinate with at most
+            that many values is taken as categories).
+
+    Example:
+        >>> rng = np.random.default_rng(1)
+        >>> r = audit_views(1.0 + rng.laplace(0, 1, 100_000), rng.laplace(0, 1, 100_000))
+        >>> 0.8 < r.epsilon_lb <= 1.0
+        True
+    """
+    _check_alpha_delta(alpha, delta)
+    if not 0.0 < select < 1.0:
+        raise ValueError(f"select must lie in (0, 1), got {select!r}")
+    v1, v0 = _as_views(view_d1), _as_views(view_d0)
+    if v1.shape[1] != v0.shape[1]:
+        raise ValueError(f"views have {v1.shape[1]} and {v0.shape[1]} coordinates")
+    s1, s0 = int(select * v1.shape[0]), int(select * v0.shape[0])
+    if min(s1, s0, v1.shape[0] - s1, v0.shape[0] - s0) < 1:
+        raise ValueError("too few runs to split into a selection and an evaluation share")
+    best: tuple[float, str, BoolArray, BoolArray] | None = None
+    for name, e1, e0 in _candidates(v1[:s1], v0[:s0], v1, v0, bins):
+        score = epsilon_lower_bound(e1[:s1], e0[:s0], alpha, delta).epsilon_lb
+        if best is None or score > best[0]:
+            best = (score, name, e1, e0)
+    assert best is not None
+    _, name, e1, e0 = best
+    held = epsilon_lower_bound(e1[s1:], e0[s0:], alpha, delta)
+    return AuditResult(
+        held.epsilon_lb, held.p1, held.p0, held.trials, alpha, delta, f"{name} (held out)"
+    )
+
+
+# ---------------------------------------------------------------------- samplers
+Sampler = Callable[[Any, np.random.SeedSequence, int], Any]
+"""``(input, seed, runs) -> views``: ``runs`` independent runs on ``input``, each reduced
+to what the observer sees, as a ``(runs, k)`` array."""
+
+
+def audit(
+    sample: Sampler,
+    d0: Any,
+    d1: Any,
+    *,
+    runs: int = 100_000,
+    seed: SeedLike = 0,
+    alpha: float = 0.01,
+    delta: float = 0.0,
+    select: float = 0.3,
+    bins: int = 64,
+) -> AuditResult:
+    """Audit any randomized procedure: ``runs`` views on each input, then
+    :func:`audit_views`. The two inputs get independent seeds.
+
+    Example:
+        >>> def sample(x, seed, runs):  # a Laplace mechanism, scale 1
+        ...     return x + np.random.default_rng(seed).laplace(0.0, 1.0, runs)
+        >>> 0.8 < audit(sample, 0.0, 1.0, runs=100_000).epsilon_lb <= 1.0
+        True
+    """
+    if runs < 4:
+        raise ValueError(f"runs must be >= 4, got {runs}")
+    s0, s1 = spawn(seed, 2)
+    return audit_views(
+        sample(d1, s1, runs),
+        sample(d0, s0, runs),
+        alpha=alpha,
+        delta=delta,
+        select=select,
+        bins=bins,
+    )
+
+
+class Releaser(Protocol):
+    """Anything with ``release(values, rng) -> noisy values`` (a mechanism)."""
+
+    def release(self, values: FloatArray, rng: np.random.Generator) -> FloatArray: ...
+
+
+def audit_mechanism(
+    mechanism: Releaser,
+    x0: Any,
+    x1: Any,
+    *,
+    runs: int = 200_000,
+    seed: SeedLike = 0,
+    alpha: float = 0.01,
+    delta: float = 0.0,
+    project: bool = True,
+) -> AuditResult:
+    """Audit ``mechanism.release`` on two neighbouring input arrays.
+
+    Each run releases the whole input once (the runs are batched into one ``release``
+    call on a ``(runs, *shape)`` array, so the mechanism must treat rows independently,
+    as the mechanisms here do). With ``project`` the view is the release projected on
+    ``x1 - x0`` (the optimal statistic for a shift under Laplace noise in one coordinate
+    and under Gaussian noise); otherwise the whole release is the view.
+
+    Example:
+        >>> from fedbandit_env.privacy import LaplaceMechanism
+        >>> r = audit_mechanism(LaplaceMechanism(epsilon=1.0), [0.0, 0.5], [1.0, 0.5])
+        >>> 0.8 < r.epsilon_lb <= 1.0
+        True
+    """
+    a0, a1 = np.asarray(x0, dtype=np.float64), np.asarray(x1, dtype=np.float64)
+    if a0.shape != a1.shape:
+        raise ValueError(f"x0 and x1 must have one shape, got {a0.shape} and {a1.shape}")
+    direction = (a1 - a0).ravel()
+    if project and not np.any(direction):
+        raise ValueError("x0 and x1 are equal: nothing to audit")
+
+    def sample(x: FloatArray, s: np.random.SeedSequence, n: int) -> FloatArray:
+        out = mechanism.release(np.broadcast_to(x, (n, *x.shape)).copy(), np.random.default_rng(s))
+        flat = np.asarray(out, dtype=np.float64).reshape(n, -1)
+        return flat @ direction if project else flat
+
+    return audit(sample, a0, a1, runs=runs, seed=seed, alpha=alpha, delta=delta)
+
+
+# ---------------------------------------------------------------------- envs
+@dataclass
+class Episode:
+    """What one run of an env stack produced, step by step, for an observer function.
+
+    Attributes:
+        observations: ``observations[t]`` maps each agent to what it observed after
+            step ``t`` (``t = 0``: after ``reset``).
+        actions: ``actions[t]`` maps each agent to its action at step ``t + 1`` (arm
+            and, where the env carries messages, the message it *sent*).
+        infos: ``infos[t]`` as ``observations`` (``infos[0]`` from ``reset``).
+
+    Example:
+        >>> Episode().steps
+        0
+    """
+
+    observations: list[dict[AgentID, Observation]] = field(default_factory=list)
+    actions: list[dict[AgentID, Action]] = field(default_factory=list)
+    infos: list[dict[AgentID, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def steps(self) -> int:
+        """Steps played."""
+        return len(self.actions)
+
+
+TeamLike = Any
+"""A :class:`~fedbandit_env.policies.Team`, or a callable returning one per run."""
+
+
+def play(env: ParallelEnv[AgentID, Observation, Action], team: Any, seed: SeedLike) -> Episode:
+    """Play one seeded episode (env and team seeded as the runners seed a trial) and
+    record it.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from fedbandit_env.policies import FixedArm, IndependentTeam
+        >>> ep = play(federated_mab_v0.parallel_env(horizon=3), IndependentTeam(FixedArm), 0)
+        >>> ep.steps, len(ep.observations), ep.actions[0]["agent_0"]
+        (3, 4, 0)
+    """
+    env_seed, team_seed = split_trial_seed(seed)
+    obs, infos = env.reset(seed=env_seed)
+    team.reset(env, seed=team_seed)
+    episode = Episode([obs], [], [infos])
+    while env.agents:
+        actions = team.act(obs)
+        obs, _, _, _, infos = env.step(actions)
+        episode.actions.append(actions)
+        episode.observations.append(obs)
+        episode.infos.append(infos)
+    return episode
+
+
+def audit_env(
+    make_env: Callable[[Any], ParallelEnv[AgentID, Observation, Action]],
+    d0: Any,
+    d1: Any,
+    team: TeamLike,
+    observe: Callable[[Episode], Sequence[float] | FloatArray],
+    *,
+    runs: int = 5000,
+    seed: SeedLike = 0,
+    alpha: float = 0.01,
+    delta: float = 0.0,
+    select: float = 0.3,
+    bins: int = 64,
+) -> AuditResult:
+    """Audit a whole env stack end to end through the PettingZoo API.
+
+    Each run builds ``make_env(d)``, plays one episode with ``team`` (env and team
+    seeded from the run's own seed), and keeps ``observe(episode)``: what the observer
+    sees, as a short vector of numbers. An observer is another agent (its observations:
+    messages received, masks), the server (the messages sent), or a coalition of them;
+    the secret is what differs between ``d0`` and ``d1`` (e.g. one agent's reward at one
+    step, :class:`ReplaceReward`).
+
+    Args:
+        make_env: Builds the env stack for an input.
+        d0: One input.
+        d1: Its neighbour.
+        team: The agents' policies (or a factory of them, called once per run).
+        observe: The observer's view of an episode.
+        runs: Runs per input.
+        seed: Seed of the audit.
+        alpha: One minus the confidence of the bound.
+        delta: The ``delta`` of the claim being audited.
+        select: Share of the runs that chooses the event.
+        bins: Cells per view (see :func:`audit_views`).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from fedbandit_env.problems import MABProblem
+        >>> from fedbandit_env.policies import FixedArm, IndependentTeam
+        >>> from fedbandit_env.wrappers import PrivateRewards
+        >>> def make_env(secret):  # agent 0's reward at step 1 is the secret
+        ...     base = federated_mab_v0.parallel_env(problem=MABProblem([[0.0], [0.0]]), horizon=1)
+        ...     return PrivateRewards(ReplaceReward(base, "agent_0", 1, secret), epsilon=1.0)
+        >>> seen = lambda ep: [ep.observations[1]["agent_0"]["private_means"][0]]
+        >>> r = audit_env(make_env, 0.0, 1.0, IndependentTeam(FixedArm), seen, runs=2000)
+        >>> 0.3 < r.epsilon_lb <= 1.0
+        True
+    """
+    factory = team if callable(team) and not hasattr(team, "act") else (lambda: team)
+
+    def sample(data: Any, s: np.random.SeedSequence, n: int) -> FloatArray:
+        env = make_env(data)
+        rows = []
+        for child in spawn(s, n):
+            rows.append(np.asarray(observe(play(env, factory(), child)), dtype=np.float64))
+        return np.array(rows)
+
+    return audit(
+        sample, d0, d1, runs=runs, seed=seed, alpha=alpha, delta=delta, select=select, bins=bins
+    )
+
+
+class ReplaceReward(ParallelWrapper):
+    """One agent's reward at one step replaced by a given value: neighbouring inputs.
+
+    Two stacks that differ only in ``value`` (and are seeded alike) see reward streams
+    that differ in exactly one item, the unit of privacy of every mechanism here. Put it
+    directly on the env, *under* the wrappers being audited; the observation's
+    ``reward`` and the reward ``step`` returns are both replaced.
+
+    Args:
+        env: A parallel env whose observations hold ``reward``.
+        agent: Whose reward.
+        step: At which step (``1 .. horizon``).
+        value: The reward it gets then.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = ReplaceReward(federated_mab_v0.parallel_env(horizon=2), "agent_1", 1, 0.25)
+        >>> _ = env.reset(seed=0)
+        >>> obs, rewards, *_ = env.step({a: 0 for a in env.agents})
+        >>> rewards["agent_1"], float(obs["agent_1"]["reward"][0])
+        (0.25, 0.25)
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv[AgentID, Observation, Action],
+        agent: AgentID,
+        step: int,
+        value: float,
+    ) -> None:
+        super().__init__(env)
+        if agent not in env.possible_agents:
+            raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
+            raise ValueError(f"step must be an int >= 1, got {step!r}")
+        self.agent, self.step_index, self.value = agent, int(step), float(value)
+        self._t = 0
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset the env and the step count."""
+        self._t = 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
+        """Step; at the chosen step, replace the agent's reward."""
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        self._t += 1
+        if self._t == self.step_index and self.agent in obs:
+            rewards = {**rewards, self.agent: self.value}
+            o = obs[self.agent]
+            obs = {**obs, self.agent: {**o, "reward": np.array([self.value], np.float32)}}
+        return obs, rewards, terms, truncs, infos

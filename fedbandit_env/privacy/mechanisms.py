@@ -32,6 +32,45 @@ def _check_positive(name: str, value: float) -> float:
     return float(value)
 
 
+def clip_range(
+    clip: tuple[float, float] | None, bounds: tuple[float, float], owner: str
+) -> tuple[float, float]:
+    """The range a private mechanism clips rewards to, and calibrates its noise for.
+
+    Every private policy and wrapper calls this, on both paths: ``clip`` if given, else
+    the env's declared reward ``bounds``; either way it must be finite, since the
+    sensitivity is its width. Unbounded rewards (Gaussian noise) without a clip range
+    are refused rather than privatised with a sensitivity that does not hold.
+
+    Raises:
+        ValueError: Naming ``owner``, for an infinite or empty range.
+
+    Example:
+        >>> clip_range(None, (0.0, 1.0), "CDPMAB"), clip_range((-1, 2), (0.0, 1.0), "x")
+        ((0.0, 1.0), (-1.0, 2.0))
+        >>> clip_range(None, (-np.inf, np.inf), "CDPMAB")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: CDPMAB privatises rewards, so they need a finite range: the env's ...
+    """
+    if clip is not None:
+        try:
+            lo, hi = (float(v) for v in clip)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{owner}: clip must be a pair (low, high), got {clip!r}") from err
+        what = f"clip={clip!r}"
+    else:
+        lo, hi = (float(v) for v in bounds)
+        what = f"the env's rewards lie in [{lo:g}, {hi:g}]"
+    if np.isfinite(lo) and np.isfinite(hi) and lo < hi:
+        return lo, hi
+    why = " (unbounded noise)" if clip is None else ""
+    raise ValueError(
+        f"{owner} privatises rewards, so they need a finite range: {what}{why}; give a "
+        "clip range (clip=(low, high), Scenario(clip=...), fedbandit --clip LOW,HIGH)"
+    )
+
+
 def tree_levels(horizon: int) -> int:
     """Number of tree nodes that cover one item over ``horizon`` steps: ``floor(log2 T) + 1``.
 
@@ -122,6 +161,43 @@ class GaussianMechanism:
     def sigma(self) -> float:
         """Standard deviation of the noise."""
         return float(self.sensitivity * np.sqrt(2.0 * np.log(1.25 / self.delta)) / self.epsilon)
+
+    @property
+    def mu(self) -> float:
+        """``sensitivity / sigma``: the mechanism is exactly ``mu``-Gaussian-DP."""
+        return self.sensitivity / self.sigma
+
+    def epsilon_at(self, delta: float) -> float:
+        """The smallest epsilon this mechanism satisfies at ``delta``: its exact privacy
+        curve, ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle &
+        Wang 2018, Thm 8), solved for ``eps``. The classical calibration over-provides
+        (``epsilon_at(self.delta) < self.epsilon``); audits test this tight curve, so a
+        mechanism with 10% less noise than :attr:`sigma` is caught.
+
+        Example:
+            >>> mech = GaussianMechanism(epsilon=0.9, delta=0.1)
+            >>> round(mech.mu, 3), round(mech.epsilon_at(0.1), 3), round(mech.epsilon_at(0.05), 3)
+            (0.4, 0.157, 0.348)
+        """
+        from scipy import optimize, stats
+
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        mu = self.mu
+
+        def excess(eps: float) -> float:
+            return float(
+                stats.norm.cdf(-eps / mu + mu / 2)
+                - np.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+                - delta
+            )
+
+        if excess(0.0) <= 0.0:
+            return 0.0
+        high = 1.0
+        while excess(high) > 0.0:
+            high *= 2.0
+        return float(optimize.brentq(excess, 0.0, high, xtol=1e-12))
 
     def release(self, values: FloatArray, rng: np.random.Generator) -> FloatArray:
         """``values`` plus independent Gaussian noise of standard deviation :attr:`sigma`."""

@@ -10,6 +10,7 @@ from pettingzoo import ParallelEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
+from fedbandit_env.privacy.mechanisms import clip_range
 from fedbandit_env.problems.mab import (
     MABProblem,
     NoiseKind,
@@ -19,6 +20,7 @@ from fedbandit_env.problems.mab import (
 )
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.validation import check_int
+from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous"]
@@ -45,7 +47,10 @@ class Scenario:
         protocol: Delivery rule for policies that talk
             (:data:`~fedbandit_env.protocols.PROTOCOLS`).
         estimator: Tree estimator of the privacy wrapper (``"dyadic"``, ``"honaker"``).
-        clip: Reward range of the privacy wrapper (default: the problem's bounds).
+        clip: Reward range of every private mechanism (default: the problem's bounds,
+            which Gaussian noise leaves unbounded: private policies then refuse to run).
+            ``PrivateRewards`` clips to it; a policy that privatises its own rewards
+            (``Requirements.bounded_rewards``) sees them through ``ClipRewards``.
         graph_p: Edge probability of an ``erdos_renyi`` graph (default ``2 log(n) / n``).
         link_costs: ``(c1, c2)``, cost of a server-agent and of an agent-agent link.
         components: Sizes of separate components (Li & Song's hybrid structure), each a
@@ -91,6 +96,8 @@ class Scenario:
                 )
         if self.instance not in INSTANCES:
             raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
+        if self.clip is not None:
+            object.__setattr__(self, "clip", clip_range(self.clip, (0.0, 1.0), "Scenario"))
 
     def problem(self) -> MABProblem:
         """Build the (seeded) reward model."""
@@ -128,7 +135,9 @@ class Scenario:
 
         Messages of ``needs.message_dim`` go through ``needs.protocol`` if the policy
         names one, else :attr:`protocol` (with the public prefix it asks for);
-        ``needs.epsilon`` wraps the env in ``PrivateRewards``.
+        ``needs.epsilon`` wraps the env in ``PrivateRewards`` (directly: its noise is the
+        wrapper stream of depth 0), ``needs.bounded_rewards`` with a :attr:`clip` range
+        in ``ClipRewards``.
         """
         needs = needs or Requirements()
         protocol = None
@@ -146,6 +155,8 @@ class Scenario:
         )
         if needs.epsilon is not None:
             env = PrivateRewards(env, needs.epsilon, self.estimator, self.clip)  # type: ignore[arg-type]
+        elif needs.bounded_rewards and self.clip is not None:
+            env = ClipRewards(env, *self.clip)
         return env
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,8 +1,15 @@
 """Wrappers, one concern each, composable like Gymnasium's and PettingZoo's."""
 
 from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-__all__ = ["FlattenObservations", "LocalStatistics", "ParallelWrapper", "PrivateRewards"]
+__all__ = [
+    "ClipRewards",
+    "FlattenObservations",
+    "LocalStatistics",
+    "ParallelWrapper",
+    "PrivateRewards",
+]

@@ -10,15 +10,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
+from fedbandit_env.seeding import wrapper_generator
 from fedbandit_env.type_aliases import Action, AgentID, Observation
+
+
+def wrapper_depth(env: ParallelEnv[Any, Any, Any]) -> int:
+    """How many wrapper layers lie between ``env`` and the base env (0 for the base).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> base = federated_mab_v0.parallel_env(horizon=3)
+        >>> wrapper_depth(base), wrapper_depth(ParallelWrapper(ParallelWrapper(base)))
+        (0, 2)
+    """
+    depth = 0
+    while isinstance(env, BaseParallelWrapper):
+        depth += 1
+        env = env.env
+    return depth
 
 
 class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     """A parallel-env wrapper that keeps ``agents`` in sync with the wrapped env.
+
+    A wrapper that draws random numbers takes them from :meth:`stream`, its own spawned
+    stream (key ``(2, depth)`` of the env seed, :attr:`depth` its layer above the env):
+    never the reward or protocol stream, never another wrapper's.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -33,6 +55,19 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
             raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(env).__name__}")
         super().__init__(env)
         self.metadata: dict[str, Any] = dict(getattr(env, "metadata", {}))
+        self.depth = wrapper_depth(env)
+        """Wrapper layers below this one (0: it wraps the base env)."""
+
+    def stream(self, seed: int) -> np.random.Generator:
+        """This wrapper's own generator after ``reset(seed=seed)`` (seeding's table).
+
+        Example:
+            >>> from fedbandit_env import federated_mab_v0
+            >>> w = ParallelWrapper(ParallelWrapper(federated_mab_v0.parallel_env(horizon=3)))
+            >>> w.depth, w.stream(0).random() == w.env.stream(0).random()
+            (1, False)
+        """
+        return wrapper_generator(seed, self.depth)
 
     @property
     def agents(self) -> list[AgentID]:

@@ -9,8 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.privacy.accountant import PrivacyAccountant
-from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism
-from fedbandit_env.seeding import wrapper_generator
+from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism, clip_range
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
 
@@ -62,12 +61,7 @@ class PrivateRewards(ParallelWrapper):
         super().__init__(env)
         agent0 = env.possible_agents[0]
         info = BanditSpaces.of(env, agent0, "PrivateRewards")
-        lo, hi = (info.reward_low, info.reward_high) if clip is None else clip
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(
-                f"clip must be a finite range (low < high); the env's rewards lie in "
-                f"[{info.reward_low}, {info.reward_high}], got clip={clip!r}"
-            )
+        lo, hi = clip_range(clip, (info.reward_low, info.reward_high), "PrivateRewards")
         self.epsilon = float(epsilon)
         self.estimator: Estimator = estimator
         self.clip = (lo, hi)
@@ -110,10 +104,12 @@ class PrivateRewards(ParallelWrapper):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env and draw a fresh noise generator (seeded from ``seed``)."""
+        """Reset the env; with a ``seed``, restart the noise from this wrapper's own stream
+        (:meth:`~fedbandit_env.wrappers.base.ParallelWrapper.stream`: never the protocol's
+        or the rewards', whose draws other agents observe)."""
         obs, infos = self.env.reset(seed=seed, options=options)
         if seed is not None:
-            self._rng = wrapper_generator(seed)
+            self._rng = self.stream(seed)
         self._tree = self._new_tree(self._rng)
         self.accountant.reset()
         self._counts[:] = 0.0
