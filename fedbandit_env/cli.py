@@ -153,7 +153,7 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         default=None,
         help="LOW,HIGH: reward range of every private mechanism (fed_ucb's wrapper and "
         "the *dp_mab policies clip to it and calibrate their noise to its width); "
-        "required for private policies under --noise gaussian",
+        "required for private policies under --noise gaussian (a negative LOW: --clip=-1,2)",
     )
     b.add_argument(
         "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"

@@ -40,17 +40,25 @@ def _run(policy: str, scenario: Scenario, seed: int = 0, **params: Any) -> tuple
 RUNS = 1_000_000
 
 
-@pytest.mark.parametrize(("noise_factor", "caught"), [(1.0, False), (0.9, True)])
-def test_epoch_mean_laplace_mechanism_passes_the_audit(noise_factor: float, caught: bool) -> None:
-    """Neighbouring epochs of 10 pulls differ in one reward (0 vs 1); the released mean must
-    be ``n eps``-DP (n = 4 uploaders, eps = 0.25: claim 1.0). A version with 10% too little
-    noise (its epsilon raised by 1/0.9 while the claim stays) must be caught."""
+@pytest.mark.parametrize(
+    ("noise_factor", "width", "caught"),
+    [(1.0, 1.0, False), (0.9, 1.0, True), (1.0, 0.8, True)],
+    ids=["correct", "noise_x0.9", "range_width_x0.8"],
+)
+def test_epoch_mean_laplace_mechanism_passes_the_audit(
+    noise_factor: float, width: float, caught: bool
+) -> None:
+    """Neighbouring epochs of 10 pulls differ in one reward (0 vs 1, the clip range's
+    width); the released mean must be ``n eps``-DP (n = 4 uploaders, eps = 0.25: claim
+    1.0). A version with 10% too little noise (its epsilon raised by 1/0.9 while the
+    claim stays), or calibrated for a range 20% narrower, must be caught. (The same
+    mechanism is audited through the env, on the messages, in test_privacy_audits.py.)"""
     pulls, n_up, eps = 10, 4, 0.25
     claim = n_up * eps
     used = eps / noise_factor
     rng = np.random.default_rng(3)
-    y1 = private_epoch_means(np.full(RUNS, 6.0), pulls, n_up, used, rng)
-    y0 = private_epoch_means(np.full(RUNS, 5.0), pulls, n_up, used, rng)
+    y1 = private_epoch_means(np.full(RUNS, 6.0), pulls, n_up, used, rng, width)
+    y0 = private_epoch_means(np.full(RUNS, 5.0), pulls, n_up, used, rng, width)
     r = epsilon_lower_bound(y1 >= 0.6, y0 >= 0.6)
     assert (r.epsilon_lb > claim) is caught, r
     if not caught:
