@@ -145,6 +145,7 @@ def test_dyadic_tree_audit_of_the_whole_stream(horizon: int, short: bool) -> Non
 
 def test_honaker_tree_stays_within_the_whole_stream_claim() -> None:
     r = audit(_tree_sampler(8, "honaker", None, "cover"), 0.0, 1.0, runs=300_000, seed=4)
+    _report(r, 1.0)
     assert r.epsilon_lb <= 1.0, r
 
 
@@ -157,6 +158,7 @@ def test_honaker_first_release_matches_the_epsilon_it_reports(short: bool) -> No
     claim.step(np.zeros(1))
     levels = tree_levels(horizon) - 1 if short else None
     r = audit(_tree_sampler(horizon, "honaker", levels, "first"), 0.0, 1.0, runs=300_000, seed=5)
+    _report(r, claim.epsilon_spent())
     assert (r.epsilon_lb > claim.epsilon_spent()) is short, (r, claim.epsilon_spent())
 
 
@@ -164,14 +166,8 @@ def test_honaker_first_release_matches_the_epsilon_it_reports(short: bool) -> No
 class UnderstatedPrivateRewards(PrivateRewards):
     """Calibrates the tree for a reward range 20% narrower than it clips to."""
 
-    def _new_tree(self, rng: np.random.Generator) -> TreeMechanism:
-        return TreeMechanism(
-            len(self._agents) * self.n_arms,
-            self.horizon,
-            self.epsilon,
-            rng,
-            sensitivity=0.8 * (self.clip[1] - self.clip[0]),
-        )
+    def _new_tree(self, rng: np.random.Generator, *_: Any) -> TreeMechanism:
+        return super()._new_tree(rng, sensitivity=0.8 * (self.clip[1] - self.clip[0]))
 
 
 class ShortPrivateRewards(PrivateRewards):
@@ -181,15 +177,8 @@ class ShortPrivateRewards(PrivateRewards):
         super().__init__(env, epsilon)
         self.accountant = PrivacyAccountant(budget=None)
 
-    def _new_tree(self, rng: np.random.Generator) -> TreeMechanism:
-        return TreeMechanism(
-            len(self._agents) * self.n_arms,
-            self.horizon,
-            self.epsilon,
-            rng,
-            sensitivity=self.clip[1] - self.clip[0],
-            levels=tree_levels(self.horizon) - 1,
-        )
+    def _new_tree(self, rng: np.random.Generator, *_: Any) -> TreeMechanism:
+        return super()._new_tree(rng, levels=tree_levels(self.horizon) - 1)
 
 
 class UnclippedPrivateRewards(PrivateRewards):
@@ -199,8 +188,8 @@ class UnclippedPrivateRewards(PrivateRewards):
         super().__init__(env, epsilon)
         self.clip = (-np.inf, np.inf)
 
-    def _new_tree(self, rng: np.random.Generator) -> TreeMechanism:
-        return TreeMechanism(len(self._agents) * self.n_arms, self.horizon, self.epsilon, rng)
+    def _new_tree(self, rng: np.random.Generator, *_: Any) -> TreeMechanism:
+        return super()._new_tree(rng, sensitivity=1.0)
 
 
 def _private_rewards_audit(wrapper: type[PrivateRewards], secret: float, runs: int) -> Any:

@@ -87,14 +87,19 @@ class PrivateRewards(ParallelWrapper):
         self.accountant = PrivacyAccountant(budget=self.epsilon)
         """Per-agent spending (every agent spends the same, one stream set each)."""
 
-    def _new_tree(self, rng: np.random.Generator) -> TreeMechanism:
+    def _new_tree(
+        self, rng: np.random.Generator, sensitivity: float | None = None, levels: int | None = None
+    ) -> TreeMechanism:
+        """The episode's tree: sensitivity the clip range's width, all levels (the
+        overrides exist to build weakened twins for audits)."""
         return TreeMechanism(
             len(self._agents) * self.n_arms,
             self.horizon,
             self.epsilon,
             rng,
-            sensitivity=self.clip[1] - self.clip[0],
+            sensitivity=self.clip[1] - self.clip[0] if sensitivity is None else sensitivity,
             estimator=self.estimator,
+            levels=levels,
         )
 
     def observation_space(self, agent: AgentID) -> spaces.Space[Any]:
