@@ -7,17 +7,13 @@ different consumers differ in length or in their first entry, so two streams nev
 coincide, *whatever pair of seeds* the env and the team are given (``env.reset(seed=0);
 team.reset(env, seed=0)`` is safe):
 
-=====================================  ===========================  ====================
-consumer                               stream                       built by
-=====================================  ===========================  ====================
-env master (spawns the two below)      ``SeedSequence(env_seed)``   ``env.reset(seed)``
-rewards                                env seed, key ``(0,)``       :func:`env_generators`
-protocol (gossip edges, participants)  env seed, key ``(1,)``       :func:`env_generators`
-wrapper ``d`` layers above the env     env seed, key ``(2, d)``     :func:`wrapper_generator`
-  (``PrivateRewards``' noise, ...)
-agent ``i`` of a team                  team seed, key ``(.., 3, i)``  :func:`team_streams`
-a centralized team (the oracle)        team seed, key ``(.., 3, 0)``  :func:`team_streams`
-=====================================  ===========================  ====================
+- env master (spawns the two below): ``SeedSequence(env_seed)``, by ``env.reset(seed)``;
+- rewards: env seed, key ``(0,)`` (:func:`env_generators`);
+- protocol (gossip edges, participants): env seed, key ``(1,)`` (:func:`env_generators`);
+- the wrapper ``d`` layers above the env (``PrivateRewards``' noise, ...): env seed, key
+  ``(2, d)`` (:func:`wrapper_generator`, ``ParallelWrapper.stream``);
+- agent ``i`` of a team: team seed, key ``(.., 3, i)`` (:func:`team_streams`);
+- a centralized team (the oracle): team seed, key ``(.., 3, 0)`` (:func:`team_streams`).
 
 (An env reset *without* a seed spawns the next children of its master, keys ``(2,)``,
 ``(3,)``, ...: one entry long, so still distinct from every two-entry key above.) The
