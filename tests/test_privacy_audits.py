@@ -33,6 +33,7 @@ from fedbandit_env.privacy import (
     audit,
     audit_env,
     audit_mechanism,
+    audit_views,
     tree_levels,
 )
 from fedbandit_env.privacy.audit import Episode
@@ -362,3 +363,40 @@ def test_fed_ucb_joint_view_of_another_agent(wrapper: type, caught: bool) -> Non
     r = _fed_ucb_joint_audit(wrapper, runs=3000)
     _report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
+
+
+# --------------------------------------------------------------------- the audit API itself
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: audit_views(np.zeros(10), np.zeros(10), alpha=0.0), "alpha must lie in"),
+        (lambda: audit_views(np.zeros(10), np.zeros(10), delta=1.0), "delta must lie in"),
+        (lambda: audit_views(np.zeros(10), np.zeros(10), select=1.0), "select must lie in"),
+        (lambda: audit_views(np.zeros((10, 2)), np.zeros((10, 3))), "coordinates"),
+        (lambda: audit_views([np.nan, 1.0, 2.0], [0.0, 1.0, 2.0]), "must be finite"),
+        (lambda: audit_views(np.zeros(2), np.zeros(2)), "too few runs"),
+        (lambda: audit_mechanism(LaplaceMechanism(1.0), [0.0], [0.0]), "nothing to audit"),
+        (lambda: audit_mechanism(LaplaceMechanism(1.0), [0.0], [0.0, 1.0]), "one shape"),
+        (lambda: audit(lambda d, s, n: np.zeros(n), 0, 1, runs=2), "runs must be >= 4"),
+    ],
+)
+def test_audit_api_rejects_bad_input(call: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_identical_inputs_give_no_evidence_and_delta_only_lowers_the_bound() -> None:
+    rng = np.random.default_rng(9)
+    same = audit_views(rng.laplace(0, 1, 50_000), rng.laplace(0, 1, 50_000))
+    assert same.epsilon_lb < 0.1, same
+    y1, y0 = 1.0 + rng.laplace(0, 1, 100_000), rng.laplace(0, 1, 100_000)
+    pure, approx = audit_views(y1, y0), audit_views(y1, y0, delta=0.05)
+    assert approx.epsilon_lb < pure.epsilon_lb
+
+
+def test_replace_reward_rejects_bad_arguments() -> None:
+    base = FederatedMABEnv(MABProblem(np.zeros((2, 1))), Network.complete(2), horizon=2)
+    with pytest.raises(ValueError, match="agent must be one of"):
+        ReplaceReward(base, "agent_9", 1, 0.0)
+    with pytest.raises(ValueError, match="step must be an int >= 1"):
+        ReplaceReward(base, "agent_0", 0, 0.0)
