@@ -223,7 +223,8 @@ def _private_rewards_audit(wrapper: type[PrivateRewards], secret: float, runs: i
     ],
     ids=["correct", "correct_clips", "one_level_short", "unclipped"],
 )
-def test_private_rewards_end_to_end(wrapper: type, secret: float, caught: bool) -> None:
+@pytest.mark.parametrize("runs", [1500, pytest.param(6000, marks=pytest.mark.slow)])
+def test_private_rewards_end_to_end(wrapper: type, secret: float, caught: bool, runs: int) -> None:
     env = wrapper(
         FederatedMABEnv(MABProblem(np.zeros((2, 1))), Network.complete(2), horizon=2), 1.0
     )
@@ -232,7 +233,7 @@ def test_private_rewards_end_to_end(wrapper: type, secret: float, caught: bool) 
         _, _, _, _, infos = env.step({"agent_0": 0, "agent_1": 0})
     if not caught:
         assert infos["agent_0"]["epsilon"] == 1.0  # the claim it reports at the horizon
-    r = _private_rewards_audit(wrapper, secret, runs=6000)
+    r = _private_rewards_audit(wrapper, secret, runs=runs)
     _report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
@@ -308,11 +309,17 @@ def _horizon_of_first_upload(policy: Any, message_dim: int) -> int:
     raise AssertionError("no horizon fits the first epoch")
 
 
-@pytest.mark.parametrize("kind", sorted(ELIMINATION))
+@pytest.mark.parametrize(
+    ("kind", "runs"),
+    [
+        ("cdp", 150),  # quick: the server's view of CDP-MAB
+        *(pytest.param(k, 400, marks=pytest.mark.slow) for k in sorted(ELIMINATION)),
+    ],
+)
 @pytest.mark.parametrize("unclipped", [False, True], ids=["correct", "unclipped"])
-def test_elimination_messages_through_the_env(kind: str, unclipped: bool) -> None:
+def test_elimination_messages_through_the_env(kind: str, runs: int, unclipped: bool) -> None:
     cls = ELIMINATION[kind]
-    r = _elimination_audit(_unclipped(cls) if unclipped else cls, secret=4.0, runs=400)
+    r = _elimination_audit(_unclipped(cls) if unclipped else cls, secret=4.0, runs=runs)
     _report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is unclipped, r
 
@@ -359,8 +366,9 @@ def _fed_ucb_joint_audit(wrapper: type[PrivateRewards], runs: int) -> Any:
     [(PrivateRewards, False), (SharedGeneratorPrivateRewards, True)],
     ids=["correct", "shared_generator"],
 )
-def test_fed_ucb_joint_view_of_another_agent(wrapper: type, caught: bool) -> None:
-    r = _fed_ucb_joint_audit(wrapper, runs=3000)
+@pytest.mark.parametrize("runs", [600, pytest.param(3000, marks=pytest.mark.slow)])
+def test_fed_ucb_joint_view_of_another_agent(wrapper: type, caught: bool, runs: int) -> None:
+    r = _fed_ucb_joint_audit(wrapper, runs=runs)
     _report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
