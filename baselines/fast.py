@@ -1039,10 +1039,10 @@ def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialRes
         n_components = len(net.components)
     lo, hi = seen_lo, seen_hi = -np.inf, np.inf
     if epsilon is not None:  # Scenario.make_env's ClipRewards, then the policy's range
+        declared = scenario.clip or st.reward_bounds  # what the policy's spec says
         if scenario.clip is not None:
             seen_lo, seen_hi = scenario.clip
-        bounds = st.reward_bounds if scenario.clip is None else scenario.clip
-        lo, hi = clip_range(params.get("clip"), bounds, ("CDPMAB", "DDPMAB", "HDPMAB")[kind])
+        lo, hi = clip_range(params.get("clip"), declared, ("CDPMAB", "DDPMAB", "HDPMAB")[kind])
     cost = np.zeros(st.steps.size)
     _elimination_trial(
         st.mu,

@@ -184,19 +184,20 @@ def _candidates(
 ) -> list[tuple[str, BoolArray, BoolArray]]:
     """Candidate events as (description, indicator on all runs of d1, of d0)."""
     pooled = np.concatenate([sel1, sel0])
+    both, n1 = np.concatenate([all1, all0]), all1.shape[0]  # encoded once, split below
     k = pooled.shape[1]
     per_column = max(2, int(bins ** (1.0 / k)) if k > 1 else bins)
-    cells1 = np.zeros(all1.shape[0], dtype=np.int64)
-    cells0 = np.zeros(all0.shape[0], dtype=np.int64)
+    cells = np.zeros(both.shape[0], dtype=np.int64)
     out: list[tuple[str, BoolArray, BoolArray]] = []
     n_cells = 1
     for j in range(k):
-        c1, size, edges = _column_codes(pooled[:, j], all1[:, j], per_column)
-        c0, _, _ = _column_codes(pooled[:, j], all0[:, j], per_column)
-        cells1, cells0, n_cells = cells1 * size + c1, cells0 * size + c0, n_cells * size
+        codes, size, edges = _column_codes(pooled[:, j], both[:, j], per_column)
+        cells, n_cells = cells * size + codes, n_cells * size
         if edges is not None:  # thresholds on a continuous coordinate
             for e in edges:
-                out.append((f"view[{j}] >= {e:.4g}", all1[:, j] >= e, all0[:, j] >= e))
+                above = both[:, j] >= e
+                out.append((f"view[{j}] >= {e:.4g}", above[:n1], above[n1:]))
+    cells1, cells0 = cells[:n1], cells[n1:]
     s1, s0 = sel1.shape[0], sel0.shape[0]
     count1 = np.bincount(cells1[:s1], minlength=n_cells)
     count0 = np.bincount(cells0[:s0], minlength=n_cells)
