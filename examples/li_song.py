@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baselines.fast import run_fast
 from fedbandit_env.runner import RegretCurves, format_table, plot_regret, write_csv
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.scenario import Scenario
 
 HYBRID_CASES: dict[str, tuple[tuple[int, ...], str]] = {

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import stable_baselines3 as sb3
 
-from baselines.fast import run_fast
 from fedbandit_env.rl import AgentVecEnv, LearnerStack, ModelTeam
 from fedbandit_env.runner import RegretCurves, format_table, plot_regret, run_trials, write_csv
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.scenario import Scenario
 
 SCENARIO = Scenario(

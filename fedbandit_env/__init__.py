@@ -1,8 +1,13 @@
 """fedbandit_env: federated bandit settings as PettingZoo parallel environments.
 
 Problems (reward models), networks and protocols assemble into ``ParallelEnv``s;
-wrappers add gossip, privacy and feature views; ``baselines`` holds reference policies;
-the runner turns many seeded runs into regret tables and plots.
+wrappers add gossip, privacy and feature views; policies are found by id in the
+registry (:mod:`fedbandit_env.registry`), where the reference algorithms of
+``baselines`` register themselves; the runner turns many seeded runs into regret
+tables and plots.
+
+Importing the package is cheap: the envs are registered with PettingZoo by name, and a
+class below is imported when it is first used.
 
 Example:
     >>> import pettingzoo
@@ -14,21 +19,47 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from pettingzoo import register
 
-from fedbandit_env import federated_mab_v0
-from fedbandit_env.envs.federated_mab import FederatedMABEnv
-from fedbandit_env.network.graph import Network, make_network
-from fedbandit_env.problems.mab import MABProblem, conflicting, homogeneous, zhu_synthetic
-from fedbandit_env.protocols import Broadcast, Delivery, Protocol
+if TYPE_CHECKING:
+    from fedbandit_env import federated_mab_v0
+    from fedbandit_env.envs.federated_mab import FederatedMABEnv
+    from fedbandit_env.network.graph import Network, make_network
+    from fedbandit_env.problems.mab import MABProblem, conflicting, homogeneous, zhu_synthetic
+    from fedbandit_env.protocols import Broadcast, Delivery, Protocol
 
 __version__ = "0.1.0"
 
 ENV_IDS: tuple[str, ...] = ("fedbandit/federated_mab-v0",)
 """Every env this package registers with PettingZoo (parallel and AEC)."""
 
-register("parallel", "fedbandit/federated_mab-v0", entry_point=federated_mab_v0.parallel_env)
-register("aec", "fedbandit/federated_mab-v0", entry_point=federated_mab_v0.env)
+register("parallel", "fedbandit/federated_mab-v0", "fedbandit_env.federated_mab_v0:parallel_env")
+register("aec", "fedbandit/federated_mab-v0", "fedbandit_env.federated_mab_v0:env")
+
+_LAZY = {
+    "Broadcast": "fedbandit_env.protocols",
+    "Delivery": "fedbandit_env.protocols",
+    "Protocol": "fedbandit_env.protocols",
+    "FederatedMABEnv": "fedbandit_env.envs.federated_mab",
+    "MABProblem": "fedbandit_env.problems.mab",
+    "conflicting": "fedbandit_env.problems.mab",
+    "homogeneous": "fedbandit_env.problems.mab",
+    "zhu_synthetic": "fedbandit_env.problems.mab",
+    "Network": "fedbandit_env.network.graph",
+    "make_network": "fedbandit_env.network.graph",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "federated_mab_v0":
+        return importlib.import_module("fedbandit_env.federated_mab_v0")
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'fedbandit_env' has no attribute {name!r}")
+
 
 __all__ = [
     "ENV_IDS",

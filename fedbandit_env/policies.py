@@ -171,9 +171,8 @@ class Policy(ABC):
         ``None`` if it has no mechanism of its own (default).
 
         Example:
-            >>> from baselines import CDPMAB
-            >>> CDPMAB(epsilon=0.5).privacy_epsilon(n_agents=4, n_arms=3)
-            2.0
+            >>> FixedArm().privacy_epsilon(n_agents=4, n_arms=3) is None
+            True
         """
         return None
 
@@ -244,8 +243,8 @@ class Team(ABC):
         """Each agent's privacy spent by each of ``steps`` (see :func:`privacy_curve`).
 
         Example:
-            >>> from baselines import make_team
-            >>> make_team("fed_ucb", epsilon=1.0).privacy_spent(np.array([1, 8]), 8, 3, 2)
+            >>> from fedbandit_env.registry import make
+            >>> make("fed_ucb", epsilon=1.0).privacy_spent(np.array([1, 8]), 8, 3, 2)
             array([0.25, 1.  ])
         """
         return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon)
@@ -312,12 +311,11 @@ class IndependentTeam(Team):
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
-        >>> from baselines import LocalUCB1
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=5)
-        >>> team = IndependentTeam(LocalUCB1)
+        >>> team = IndependentTeam(lambda: FixedArm(1))  # a fresh FixedArm(1) per agent
         >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
-        >>> sorted(team.act(obs).values())   # every agent starts with arm 0
-        [0, 0, 0]
+        >>> team.act(obs)
+        {'agent_0': 1, 'agent_1': 1, 'agent_2': 1}
     """
 
     def __init__(
@@ -353,9 +351,8 @@ class IndependentTeam(Team):
         """:func:`privacy_curve` with the members' own mechanisms (the weakest one).
 
         Example:
-            >>> from baselines import CDPMAB
-            >>> IndependentTeam(lambda: CDPMAB(epsilon=0.5)).privacy_spent(
-            ...     np.array([10]), 10, 4, 3).tolist()
+            >>> from fedbandit_env.registry import make
+            >>> make("cdp_mab", epsilon=0.5).privacy_spent(np.array([10]), 10, 4, 3).tolist()
             [2.0]
         """
         members = self.policies or ([self._factory()] if self._factory else [])

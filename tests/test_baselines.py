@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from baselines import POLICIES, LocalUCB1, OracleUCB, RandomPolicy, make_team
-from fedbandit_env import FederatedMABEnv, federated_mab_v0
+from baselines import LocalUCB1, OracleUCB, RandomPolicy, make_team
+from fedbandit_env import FederatedMABEnv, federated_mab_v0, registry
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.problems import conflicting
 from fedbandit_env.runner import RegretCurves, run_trials
@@ -74,7 +74,7 @@ def _env_for(policy: str, horizon: int, instance: str = "conflicting") -> Any:
     return scenario.make_env(make_team(policy).requirements(4, 5))
 
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("policy", registry.policy_ids())
 def test_every_baseline_is_reproducible_and_seed_sensitive(policy: str) -> None:
     # Elimination: past the first round, on close arms, so that noise can change the outcome.
     horizon, instance = (3000, "zhu") if policy.endswith("dp_mab") else (200, "conflicting")

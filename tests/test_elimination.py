@@ -11,11 +11,11 @@ import pytest
 
 from baselines import CDPMAB, DDPMAB, make_team
 from baselines.elimination import private_epoch_means
-from baselines.fast import run_fast
 from fedbandit_env.network import Network
 from fedbandit_env.network.graph import make_components
 from fedbandit_env.privacy import epsilon_lower_bound
 from fedbandit_env.protocols import Flooding, Hybrid, ServerRounds, find_sinks, round_schedule
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 

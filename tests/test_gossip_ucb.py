@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from baselines import FedUCB, GossipUCB, make_team
-from baselines.kernels import (
+from baselines.common.kernels import log_time
+from baselines.gossip.kernels import (
     fed_ucb_index,
     forced_arm,
     gossip_ucb_index,
     gossip_update,
-    log_time,
     update_n_tilde,
 )
 from fedbandit_env import federated_mab_v0

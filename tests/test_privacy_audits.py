@@ -36,7 +36,7 @@ from fedbandit_env.privacy import (
     audit_views,
     tree_levels,
 )
-from fedbandit_env.privacy.audit import Episode
+from fedbandit_env.privacy.audit_env import Episode
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.seeding import env_generators

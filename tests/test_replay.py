@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from baselines import make_team
-from baselines.fast import FAST_POLICIES, run_fast
+from fedbandit_env import registry
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 
@@ -132,7 +133,8 @@ def test_fast_elimination_replays_the_interactive_path(
 
 
 def test_every_fast_policy_is_covered() -> None:
-    assert {p for p, _, _ in CASES + ELIMINATION} == set(FAST_POLICIES)
+    fast = {p for p in registry.policy_ids() if registry.spec(p).has_fast_path}
+    assert {p for p, _, _ in CASES + ELIMINATION} == fast
 
 
 def test_results_do_not_depend_on_the_number_of_workers() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baselines import speed
+from fedbandit_env.runner import speed
 
 SMALL = {"n_agents": 3, "n_arms": 2, "graph": "complete"}
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import fedbandit_env.runner.sweep as sweep_module
-from fedbandit_env.cli import build_parser, main, parse_grid, sweep_runs
+from fedbandit_env.cli import build_parser, main
+from fedbandit_env.cli.sweep import parse_grid, sweep_runs
 from fedbandit_env.runner import RegretCurves, read_csv
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.runner.sweep import Run, execute, run_sweep
@@ -184,7 +185,7 @@ def test_sweep_reads_its_grid_from_a_toml_file(tmp_path: Path) -> None:
 
 
 def test_the_example_sweep_config_describes_its_grid() -> None:
-    from fedbandit_env.cli import config_args
+    from fedbandit_env.cli.options import config_args
 
     example = Path(__file__).parents[1] / "examples" / "sweep.toml"
     args = build_parser().parse_args(["sweep", *config_args(example)])

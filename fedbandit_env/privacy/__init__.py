@@ -3,15 +3,13 @@
 from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.audit import (
     AuditResult,
-    Episode,
-    ReplaceReward,
     audit,
-    audit_env,
     audit_mechanism,
     audit_views,
     clopper_pearson,
     epsilon_lower_bound,
 )
+from fedbandit_env.privacy.audit_env import Episode, ReplaceReward, audit_env
 from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,

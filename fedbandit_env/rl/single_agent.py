@@ -35,10 +35,9 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
-        >>> from fedbandit_env.policies import IndependentTeam
-        >>> from baselines import LocalUCB1
+        >>> from fedbandit_env.registry import make
         >>> env = SingleAgentEnv(federated_mab_v0.parallel_env(n_arms=3, horizon=4),
-        ...                      IndependentTeam(LocalUCB1))
+        ...                      make("local_ucb"))
         >>> obs, info = env.reset(seed=0)
         >>> obs.shape, env.action_space
         ((5,), Discrete(3))

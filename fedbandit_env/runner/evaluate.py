@@ -1,7 +1,9 @@
 """Evaluate one policy on one scenario: the fast path where it exists, else PettingZoo.
 
-Both :func:`fedbandit_env.cli.bench` and the sweep call :func:`evaluate`, so a run of a
-sweep is exactly the same trial as in ``fedbandit bench`` with the same options.
+Both ``fedbandit bench`` and the sweep call :func:`evaluate`, so a run of a sweep is
+exactly the same trial as in ``fedbandit bench`` with the same options. Policies are
+found through the registry (:mod:`fedbandit_env.registry`), saved models by their
+``"ppo:path.zip"`` spec.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from fedbandit_env import registry
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import Scenario
 
@@ -41,9 +44,9 @@ def evaluate(
     """Run trials ``first_trial ..`` of ``policy`` on ``scenario`` and return its curves.
 
     Args:
-        policy: A policy id of :data:`baselines.registry.POLICIES` or a saved model
-            ``"ppo:path.zip"`` (``a2c:``, ``dqn:``; evaluated through the wrapper stack
-            saved beside it).
+        policy: A registered policy id (:func:`fedbandit_env.registry.policy_ids`) or a
+            saved model ``"ppo:path.zip"`` (``a2c:``, ``dqn:``; evaluated through the
+            wrapper stack saved beside it).
         scenario: The setting.
         options: Constructor options of the policy (``epsilon``, ``participation``, ...).
         trials: Number of trials.
@@ -72,11 +75,11 @@ def evaluate(
         return _evaluate_model(
             policy, scenario, trials, seed, first_trial, record_every, progress, label
         )
-    from baselines.fast import FAST_POLICIES, run_fast
-    from baselines.registry import make_team
+    from fedbandit_env.runner.fast import run_fast
 
+    spec = registry.spec(policy)
     kwargs = dict(options or {})
-    if policy in FAST_POLICIES and not interactive:
+    if spec.has_fast_path and not interactive:
         curves = run_fast(
             policy,
             scenario,
@@ -90,10 +93,10 @@ def evaluate(
             **kwargs,
         )
     else:
-        needs = make_team(policy, **kwargs).requirements(scenario.n_agents, scenario.n_arms)
+        needs = spec.make(**kwargs).requirements(scenario.n_agents, scenario.n_arms)
         curves = run_trials(
             functools.partial(scenario.make_env, needs),
-            functools.partial(make_team, policy, **kwargs),
+            functools.partial(spec.make, **kwargs),
             n_trials=trials,
             seed=seed,
             record_every=record_every,

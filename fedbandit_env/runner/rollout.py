@@ -162,7 +162,7 @@ def rollout(
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
-        >>> from baselines import make_team
+        >>> from fedbandit_env.registry import make as make_team
         >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=6)
         >>> t, reg, cost = rollout(env, make_team("random"), seed=0, record_every=3)
         >>> t.tolist(), reg.shape, cost.tolist()
@@ -206,7 +206,7 @@ def run_trials(
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
-        >>> from baselines import make_team
+        >>> from fedbandit_env.registry import make as make_team
         >>> curves = run_trials(lambda: federated_mab_v0.parallel_env(horizon=20),
         ...                     lambda: make_team("local_ucb"), n_trials=2, progress=False)
         >>> curves.regret.shape

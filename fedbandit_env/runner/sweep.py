@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -55,6 +56,8 @@ class Run:
         seed: Seed of the experiment (also the scenario's own seed in ``fedbandit``).
         trial: Trial index: this run is trial ``trial`` of ``seed``.
         record_every: Record regret every ``k`` steps.
+        imports: Modules to import before the policy is looked up (those that register
+            a user's policy: ``fedbandit sweep --import``); not part of the key.
 
     Example:
         >>> run = Run("base", Scenario(n_agents=2, n_arms=2, horizon=10), "random")
@@ -70,6 +73,7 @@ class Run:
     seed: int = 0
     trial: int = 0
     record_every: int = 1
+    imports: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -113,6 +117,8 @@ def execute(run: Run) -> RegretCurves:
         >>> c.regret.shape, c.seeds.tolist()
         ((1, 2, 10), [0])
     """
+    for module in run.imports:  # a worker process registers the user's policies too
+        importlib.import_module(module)
     return evaluate(
         run.policy,
         run.scenario,

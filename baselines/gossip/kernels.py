@@ -1,13 +1,9 @@
-"""The reference algorithms' mathematics, written once, compiled with numba.
+"""Zhu et al.'s Gossip_UCB and Fed_UCB: indices, forced exploration, the gossip update.
 
-Every function here is called both by the per-agent policies (the interactive
-PettingZoo path, one call per agent and step) and by the batched kernels of
-:mod:`baselines.fast` (one loop over trials, agents and steps). Because both paths run
-the very same compiled code on the same inputs and draw from the same generators in
-the same order, they agree bit for bit; ``tests/test_replay.py`` checks it.
-
-Randomness enters only through the ``rng`` argument (a ``numpy.random.Generator``;
-numba reproduces NumPy's streams exactly), never through global state.
+Every function here is called both by :class:`~baselines.gossip.GossipUCB` /
+:class:`~baselines.gossip.FedUCB` (one call per agent and step) and by the batched loop
+of :mod:`baselines.gossip.fast`, so the two paths agree bit for bit
+(``tests/test_replay.py``). Equation numbers are the paper's (``ALGORITHMS.md`` section 1).
 """
 
 from __future__ import annotations
@@ -15,137 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.rng_kernels import GeneratorSlot, integer_below
+from fedbandit_env.rng_kernels import integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
-
-
-@njit(cache=True)
-def argmax_count(values: FloatArray) -> tuple[int, int]:  # pragma: no cover
-    """The first index of the largest value and how many values tie with it.
-
-    Example:
-        >>> argmax_count(np.array([0.3, 0.7, 0.7]))
-        (1, 2)
-    """
-    best = values[0]
-    arg = 0
-    count = 1
-    for k in range(1, values.size):
-        v = values[k]
-        if v > best:
-            best, arg, count = v, k, 1
-        elif v == best:
-            count += 1
-    return arg, count
-
-
-@njit(cache=True)
-def tie_pick(
-    values: FloatArray, count: int, rng: np.random.Generator | GeneratorSlot
-) -> int:  # pragma: no cover
-    """Among the ``count`` indices holding the largest value, one drawn uniformly (one
-    ``rng.integers`` draw).
-
-    Example:
-        >>> tie_pick(np.array([0.7, 0.1, 0.7]), 2, np.random.default_rng(0)) in (0, 2)
-        True
-    """
-    best = values.max()
-    pick = integer_below(rng, count)
-    for k in range(values.size):
-        if values[k] == best:
-            if pick == 0:
-                return k
-            pick -= 1
-    return -1
-
-
-@njit(cache=True)
-def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: no cover
-    """Index of the largest value; ties broken uniformly with one ``rng.integers`` draw
-    (no draw without a tie). Batched kernels call its two halves, :func:`argmax_count`
-    and :func:`tie_pick`, so that they touch an agent's generator only on a tie.
-
-    Example:
-        >>> argmax_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
-        1
-    """
-    arg, count = argmax_count(values)
-    if count == 1:
-        return arg
-    return tie_pick(values, count, rng)
-
-
-@njit(cache=True)
-def log_time(t: int) -> float:  # pragma: no cover
-    """``log(max(t, 1))``: the ``log t`` of every confidence bound, computed once per step.
-
-    Example:
-        >>> log_time(0), round(log_time(10), 4)
-        (0.0, 2.3026)
-    """
-    return np.log(max(t, 1))
-
-
-@njit(cache=True)
-def first_unpulled(counts: FloatArray) -> int:  # pragma: no cover
-    """The lowest-index arm never pulled, or -1 (initial round-robin of the papers).
-
-    Example:
-        >>> first_unpulled(np.array([1.0, 0.0, 0.0])), first_unpulled(np.ones(2))
-        (1, -1)
-    """
-    for k in range(counts.size):
-        if counts[k] == 0.0:
-            return k
-    return -1
-
-
-@njit(cache=True)
-def ucb1_index(
-    sums: FloatArray, counts: FloatArray, log_t: float, scale: float, out: FloatArray
-) -> FloatArray:  # pragma: no cover
-    """UCB1 (Auer et al. 2002): ``sums / n + scale * sqrt(2 log t / n)``, into ``out``.
-
-    Example:
-        >>> ucb1_index(np.array([1.0, 2.0]), np.array([1.0, 4.0]), 0.0, 1.0, np.empty(2)).tolist()
-        [1.0, 0.5]
-    """
-    for k in range(counts.size):
-        out[k] = sums[k] / counts[k] + scale * np.sqrt(2.0 * log_t / counts[k])
-    return out
-
-
-@njit(cache=True)
-def oracle_index(
-    sums: FloatArray, counts: FloatArray, t: int, n_agents: int, scale: float, out: FloatArray
-) -> FloatArray:  # pragma: no cover
-    """Pooled UCB1 of the oracle: ``xbar + scale * sqrt(2 log(N t) / (N n))``, into ``out``.
-
-    ``log(N t)`` is computed here (it is called once per step, by one controller).
-
-    Example:
-        >>> oracle_index(np.array([0.5]), np.array([1.0]), 1, 1, 1.0, np.empty(1)).tolist()
-        [0.5]
-    """
-    log_nt = np.log(max(n_agents * t, 1))
-    for k in range(counts.size):
-        out[k] = sums[k] / counts[k] + scale * np.sqrt(2.0 * log_nt / (n_agents * counts[k]))
-    return out
-
-
-@njit(cache=True)
-def mean_of(values: FloatArray) -> float:  # pragma: no cover
-    """Sequential float64 mean (the oracle's pooled reward of one step).
-
-    Example:
-        >>> mean_of(np.array([1.0, 0.0, 0.5]))
-        0.5
-    """
-    total = 0.0
-    for v in values:
-        total += v
-    return total / values.size
 
 
 @njit(cache=True)
@@ -222,6 +89,8 @@ def fed_ucb_index(
     ``b = L * sensitivity / eps``. ``eps = inf`` removes the privacy term.
 
     Example:
+        >>> from baselines.common.kernels import log_time
+
         >>> idx = fed_ucb_index(np.zeros(1), np.array([100.0]), log_time(1000), 3, 1024, 1.0, 0.0,
         ...                     True, 128.0, 1.0, np.empty(1))
         >>> round(float(idx[0]), 3)
@@ -273,6 +142,8 @@ def fed_ucb_value(
     non-decreasing in ``log_t`` (see :func:`gossip_ucb_value`).
 
     Example:
+        >>> from baselines.common.kernels import log_time
+
         >>> levels, b, log_h2 = fed_ucb_constants(1024, 1.0, 1.0)
         >>> v = fed_ucb_value(0.0, 100.0, log_time(1000), 3, 1.0, 0.0, True, 128.0,
         ...                   levels, b, log_h2)
@@ -302,6 +173,8 @@ def fed_ucb_width(
     exactly what :func:`fed_ucb_value` computes; non-decreasing in ``log_t``.
 
     Example:
+        >>> from baselines.common.kernels import log_time
+
         >>> levels, b, log_h2 = fed_ucb_constants(1024, 1.0, 1.0)
         >>> w = fed_ucb_width(100.0, log_time(1000), 3, 1.0, True, 128.0, levels, b, log_h2)
         >>> w == fed_ucb_value(0.0, 100.0, log_time(1000), 3, 1.0, 0.0, True, 128.0,
@@ -449,161 +322,71 @@ def gossip_update(
     theta[row, arm] = theta[row, arm] + change
 
 
-# ----------------------------------------------------------- Li & Song's elimination
-@njit(cache=True)
-def elim_delta(r: int, rounds: int, min_gap: float) -> float:  # pragma: no cover
-    """Algorithm 1 line 3: ``Delta_r = 2^-r``; with at most ``rounds = R`` rounds (Sec.
-    IV-B) ``Delta_r = Delta^(r/R)``, ``Delta`` the smallest gap (assumed known).
-
-    Example:
-        >>> elim_delta(3, 0, 0.0), round(elim_delta(1, 2, 0.01), 6)
-        (0.125, 0.1)
-    """
-    if rounds <= 0:
-        return 2.0 ** (-r)
-    return min_gap ** (r / rounds)
+UcbParams = tuple[bool, int, float, float, bool, float, int, float, float]
+"""``(fed, N, epsilon, alpha_1, calibrated, c_privacy, levels, b, log^2 T)``: what one
+arm's index needs besides its mean, count and ``log t`` (the batched loop's view of
+:func:`gossip_ucb_width` and :func:`fed_ucb_width`)."""
 
 
-@njit(cache=True)
-def epoch_target(
-    r: int,
-    n_active: int,
-    n_arms: int,
-    n_up: int,
-    horizon: int,
-    epsilon: float,
-    delta_r: float,
+@njit(cache=True, nogil=True, inline="always")
+def ucb_width(ucb: UcbParams, count: float, log_t: float) -> float:  # pragma: no cover
+    """One arm's confidence width: the square root of eq. (11) or eq. (12)."""
+    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2 = ucb
+    if fed:
+        return fed_ucb_width(count, log_t, n, epsilon, calibrated, c_privacy, levels, b, log_h2)
+    return gossip_ucb_width(count, log_t, n, alpha_1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ucb_join(ucb: UcbParams, theta: float, width: float) -> float:  # pragma: no cover
+    """One arm's index from its estimate and width, in the order of
+    :func:`gossip_ucb_value` and
+    :func:`fed_ucb_value` (the same bits)."""
+    if ucb[0]:
+        return theta + ucb[3] + width
+    return theta + width
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ucb_value(
+    ucb: UcbParams, theta: float, count: float, log_t: float
 ) -> float:  # pragma: no cover
-    """Algorithm 1 line 4 (``S^p`` of Sec. IV-B with ``n_up = ceil(pM)``):
-    ``S(r) = max{8 log(8|I| r^2 T) / (n Delta_r^2), 8 r sqrt(2 log(8 K r^2 T)) / (n^1.5 eps
-    Delta_r)}``; the second term vanishes without privacy (``epsilon = inf``).
+    """One arm's index of Gossip_UCB (eq. 11) or Fed_UCB (eq. 12)."""
+    return ucb_join(ucb, theta, ucb_width(ucb, count, log_t))
+
+
+@njit(cache=True, nogil=True)
+def partner_lists(
+    partners: BoolArray, plist: IntArray, pcount: IntArray
+) -> None:  # pragma: no cover
+    """Row ``i`` of a delivery mask as the increasing indices ``plist[i, :pcount[i]]``.
 
     Example:
-        >>> round(epoch_target(1, 10, 10, 5, 1000, np.inf, 0.5), 3)
-        72.255
+        >>> plist, pcount = np.zeros((2, 2), np.int64), np.zeros(2, np.int64)
+        >>> partner_lists(np.array([[False, True], [True, False]]), plist, pcount)
+        >>> plist[0, : pcount[0]].tolist(), pcount.tolist()
+        ([1], [1, 1])
     """
-    first = 8.0 * np.log(8.0 * n_active * r * r * horizon) / (n_up * delta_r * delta_r)
-    if not np.isfinite(epsilon):
-        return first
-    second = (
-        8.0
-        * r
-        * np.sqrt(2.0 * np.log(8.0 * n_arms * r * r * horizon))
-        / (n_up**1.5 * epsilon * delta_r)
-    )
-    return max(first, second)
+    n = partners.shape[0]
+    for i in range(n):
+        c = 0
+        for j in range(n):
+            if partners[i, j]:
+                plist[i, c] = j
+                c += 1
+        pcount[i] = c
 
 
-@njit(cache=True)
-def elim_radius(
-    r: int,
-    n_active: int,
-    n_arms: int,
-    n_up: int,
-    horizon: int,
-    epsilon: float,
-    s_r: float,
-) -> float:  # pragma: no cover
-    """Algorithm 1 line 5: ``C(r) = sqrt(log(8|I| r^2 T) / (2 n S(r))) + r sqrt(8 log(8 K
-    r^2 T)) / (n^1.5 eps S(r))`` (second term 0 without privacy).
+@njit(cache=True, nogil=True)
+def tree_levels_of(horizon: int) -> int:  # pragma: no cover
+    """``floor(log2 T) + 1`` inside compiled code (see ``tree_levels``).
 
     Example:
-        >>> round(elim_radius(1, 10, 10, 5, 1000, np.inf, 72.255), 4)
-        0.125
+        >>> tree_levels_of(8)
+        4
     """
-    c = np.sqrt(np.log(8.0 * n_active * r * r * horizon) / (2.0 * n_up * s_r))
-    if np.isfinite(epsilon):
-        c += r * np.sqrt(8.0 * np.log(8.0 * n_arms * r * r * horizon)) / (n_up**1.5 * epsilon * s_r)
-    return c
-
-
-@njit(cache=True)
-def epoch_total(s_r: float, previous: int) -> int:  # pragma: no cover
-    """Pulls per active arm up to the end of epoch ``r``: ``ceil(S(r))``, kept at least one
-    above the previous epoch's (our integer reading of ``S(r) - S(r-1)`` pulls).
-
-    Example:
-        >>> epoch_total(28.4, 0), epoch_total(3.0, 29)
-        (29, 30)
-    """
-    return max(int(np.ceil(s_r)), previous + 1)
-
-
-@njit(cache=True)
-def running_private_mean(
-    ybar: FloatArray, yhat: FloatArray, active: BoolArray, previous: int, total: int
-) -> FloatArray:  # pragma: no cover
-    """Eq. (6) in place: ``ybar <- (S(r-1) ybar + (S(r) - S(r-1)) yhat) / S(r)`` on the active
-    arms (``yhat`` holds one value per active arm, in arm order).
-
-    Example:
-        >>> running_private_mean(np.array([0.5, 0.0]), np.array([1.0]),
-        ...                      np.array([True, False]), 1, 2).tolist()
-        [0.75, 0.0]
-    """
-    j = 0
-    for k in range(ybar.size):
-        if active[k]:
-            ybar[k] = (previous * ybar[k] + (total - previous) * yhat[j]) / total
-            j += 1
-    return ybar
-
-
-@njit(cache=True)
-def eliminate(values: FloatArray, active: BoolArray, radius: float) -> int:  # pragma: no cover
-    """Algorithm 1 lines 13-15 in place: drop every active arm with ``max - value >= 2C``;
-    returns how many remain.
-
-    Example:
-        >>> act = np.ones(3, bool)
-        >>> eliminate(np.array([0.9, 0.5, 0.8]), act, 0.1), act.tolist()
-        (2, [True, False, True])
-    """
-    best = -np.inf
-    for k in range(values.size):
-        if active[k] and values[k] > best:
-            best = values[k]
-    left = 0
-    for k in range(values.size):
-        if active[k]:
-            if best - values[k] >= 2.0 * radius:
-                active[k] = False
-            else:
-                left += 1
-    return left
-
-
-@njit(cache=True)
-def argmax_active(values: FloatArray, active: BoolArray) -> int:  # pragma: no cover
-    """The first active arm with the largest value.
-
-    Example:
-        >>> argmax_active(np.array([0.9, 0.5, 0.8]), np.array([False, True, True]))
-        2
-    """
-    arg = -1
-    best = -np.inf
-    for k in range(values.size):
-        if active[k] and (arg < 0 or values[k] > best):
-            arg, best = k, values[k]
-    return arg
-
-
-@njit(cache=True)
-def local_best(sums: FloatArray, counts: FloatArray, active: BoolArray) -> int:  # pragma: no cover
-    """Local exploitation (Algorithm 2 line 3): the first active arm with the largest local
-    empirical mean (unpulled arms count as mean 0).
-
-    Example:
-        >>> local_best(np.array([1.0, 3.0, 5.0]), np.array([2.0, 4.0, 5.0]),
-        ...            np.array([True, True, False]))
-        1
-    """
-    arg = -1
-    best = -np.inf
-    for k in range(sums.size):
-        if active[k]:
-            v = sums[k] / counts[k] if counts[k] > 0 else 0.0
-            if arg < 0 or v > best:
-                arg, best = k, v
-    return arg
+    levels = 0
+    while horizon > 0:
+        levels += 1
+        horizon >>= 1
+    return levels

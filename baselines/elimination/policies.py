@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines.kernels import (
+from baselines.elimination.kernels import (
     argmax_active,
     elim_delta,
     elim_radius,

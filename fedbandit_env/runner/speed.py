@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from baselines.fast import run_fast
-from baselines.registry import make_team
 from fedbandit_env.policies import IndependentTeam
+from fedbandit_env.registry import make as make_team
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import rollout
 from fedbandit_env.runner.scenario import Scenario
 

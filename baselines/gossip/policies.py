@@ -1,10 +1,10 @@
 """Gossip_UCB and Fed_UCB (Zhu, Zhu, Liu, Liu 2021, Algorithms 1 and 4).
 
-The mathematics is written once, as compiled functions in :mod:`baselines.kernels`
+The mathematics is written once, as compiled functions in :mod:`baselines.gossip.kernels`
 (confidence bounds eq. 11 and eq. 12, the consistency set of line 6, the count
 estimate of line 5, the gossip update of lines 20/22); the per-agent policies here only
-orchestrate them around the env's observations, and the batched kernels of
-:mod:`baselines.fast` call the very same functions.
+orchestrate them around the env's observations, and the batched loop of
+:mod:`baselines.gossip.fast` calls the very same functions.
 
 Timing. Messages sent at env step ``s`` are read when choosing the action of step
 ``s + 1``. Algorithm 1 only ever uses neighbours' values from the previous algorithm
@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines.index_policies import argmax_random_tie
-from baselines.kernels import (
+from baselines.common.kernels import argmax_random_tie, log_time
+from baselines.gossip.kernels import (
     fed_ucb_index,
     forced_count,
     forced_pick,
     gossip_ucb_index,
     gossip_update,
-    log_time,
     update_n_tilde,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements

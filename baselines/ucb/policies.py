@@ -12,21 +12,10 @@ from abc import abstractmethod
 
 import numpy as np
 
-from baselines.kernels import argmax_count, first_unpulled, log_time, tie_pick, ucb1_index
+from baselines.common.kernels import argmax_random_tie, first_unpulled, log_time
+from baselines.ucb.kernels import ucb1_index
 from fedbandit_env.policies import AgentSpec, Policy
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
-
-
-def argmax_random_tie(values: FloatArray, rng: np.random.Generator) -> int:
-    """Index of the largest value, ties broken uniformly: :func:`argmax_tie`'s two halves,
-    handing the generator to compiled code only on a tie (that costs ~10 us a call).
-
-    Example:
-        >>> argmax_random_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
-        1
-    """
-    arg, count = argmax_count(values)
-    return int(arg) if count == 1 else int(tie_pick(values, count, rng))
 
 
 class IndexPolicy(Policy):
@@ -115,7 +104,7 @@ class LocalUCB1(IndexPolicy):
         self.scale = float(scale)
 
     def index(self) -> FloatArray:
-        """UCB1 index of every arm (:func:`baselines.kernels.ucb1_index`)."""
+        """UCB1 index of every arm (:func:`baselines.ucb.kernels.ucb1_index`)."""
         return ucb1_index(
             self.sums, self.counts, log_time(self.t), self.scale, np.empty(self.counts.size)
         )

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from baselines.index_policies import argmax_random_tie
-from baselines.kernels import first_unpulled, mean_of, oracle_index
+from baselines.common.kernels import argmax_random_tie, first_unpulled, mean_of
+from baselines.ucb.kernels import oracle_index
 from fedbandit_env.policies import AgentSpec, Team
 from fedbandit_env.seeding import team_generators
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, SeedLike

@@ -1,0 +1,30 @@
+"""Zhu et al.'s Gossip_UCB and Fed_UCB (gossip over a graph; Fed_UCB under the tree
+mechanism of ``PrivateRewards``).
+
+``policies.py`` holds the per-agent policies, ``kernels.py`` their mathematics,
+``fast.py`` the batched trial loop; ``baselines.registration`` registers them as
+``gossip_ucb`` and ``fed_ucb``.
+
+Example:
+    >>> from baselines.gossip import FedUCB
+    >>> FedUCB(epsilon=2.0).requirements(n_agents=3, n_arms=4).epsilon
+    2.0
+"""
+
+from typing import Any
+
+from baselines.gossip.policies import FedUCB, GossipUCB, default_alpha_1
+
+
+def fed_ucb_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """Fed_UCB's constructor arguments from the setting options: its ``epsilon``
+    (``inf``: the plain tree-free index, no privacy).
+
+    Example:
+        >>> fed_ucb_options({"epsilon": 2.0, "rounds": 3}, None)
+        {'epsilon': 2.0}
+    """
+    return {"epsilon": options.get("epsilon", 1.0)}
+
+
+__all__ = ["FedUCB", "GossipUCB", "default_alpha_1", "fed_ucb_options"]

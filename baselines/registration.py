@@ -1,0 +1,77 @@
+"""The reference policies' entries in the core registry (:mod:`fedbandit_env.registry`).
+
+:func:`register_policies` is named in ``pyproject.toml`` under the entry point group
+``fedbandit_env.policies``, so the registry loads it on its first lookup; the core
+package never imports ``baselines``. Every entry point is a ``"module:attr"`` string:
+registering imports nothing, a policy's module is imported when it is first made.
+
+Adding a family: a folder ``baselines/<family>/`` (policies, compiled mathematics,
+batched trial loop) and its ``register`` calls here.
+
+Example:
+    >>> from fedbandit_env import registry
+    >>> register_policies()
+    >>> registry.policy_ids()
+    ['cdp_mab', 'ddp_mab', 'fed_ucb', 'gossip_ucb', 'hdp_mab', 'local_ucb', 'oracle_ucb', 'random']
+    >>> registry.make("local_ucb").name
+    'local_ucb'
+"""
+
+from __future__ import annotations
+
+from fedbandit_env.registry import register
+
+
+def register_policies() -> None:
+    """Register every reference policy (idempotent)."""
+    register(
+        "local_ucb",
+        "baselines.ucb:LocalUCB1",
+        description="UCB1 on the agent's own rewards, no communication (Auer et al. 2002)",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_local_ucb",
+    )
+    register(
+        "oracle_ucb",
+        "baselines.ucb:OracleUCB",
+        description="centralized UCB1 on every agent's rewards, all pulling one arm",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_oracle",
+    )
+    register(
+        "random",
+        "baselines.ucb:RandomPolicy",
+        description="uniformly random arms",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_random",
+    )
+    register(
+        "gossip_ucb",
+        "baselines.gossip:GossipUCB",
+        description="Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts",
+        family="gossip",
+        fast_entry_point="baselines.gossip.fast:run_gossip_ucb",
+    )
+    register(
+        "fed_ucb",
+        "baselines.gossip:FedUCB",
+        description="Zhu et al. 2021, Alg. 4: Gossip_UCB under the tree mechanism",
+        family="gossip",
+        kwargs={"epsilon": 1.0},
+        fast_entry_point="baselines.gossip.fast:run_fed_ucb",
+        options_entry_point="baselines.gossip:fed_ucb_options",
+    )
+    for pid, cls, what in (
+        ("cdp_mab", "CDPMAB", "master-worker rounds with partial participation"),
+        ("ddp_mab", "DDPMAB", "decentralized GIS flooding"),
+        ("hdp_mab", "HDPMAB", "hybrid: components with sinks"),
+    ):
+        register(
+            pid,
+            f"baselines.elimination:{cls}",
+            description=f"Li & Song, private arm elimination: {what}",
+            family="elimination",
+            fast_entry_point=f"baselines.elimination.fast:run_{pid}",
+            options_entry_point="baselines.elimination:"
+            + ("cdp_mab_options" if pid == "cdp_mab" else "elimination_options"),
+        )

@@ -1,0 +1,16 @@
+"""The plain baselines: local UCB1 (no communication), the pooled oracle, random.
+
+``policies.py`` and ``oracle.py`` hold the policies, ``kernels.py`` their indices,
+``fast.py`` their batched trial loops; ``baselines.registration`` registers them as
+``local_ucb``, ``oracle_ucb`` and ``random``.
+
+Example:
+    >>> from baselines.ucb import LocalUCB1
+    >>> LocalUCB1(scale=0.5).scale
+    0.5
+"""
+
+from baselines.ucb.oracle import OracleUCB
+from baselines.ucb.policies import IndexPolicy, LocalUCB1, RandomPolicy
+
+__all__ = ["IndexPolicy", "LocalUCB1", "OracleUCB", "RandomPolicy"]

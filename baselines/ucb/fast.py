@@ -1,0 +1,220 @@
+"""The plain baselines' batched trial loops: local UCB1, random, the pooled oracle.
+
+Each loop plays a whole trial for all agents with the same compiled mathematics as the
+policies (:mod:`baselines.ucb.kernels`, :mod:`baselines.common.kernels`) and the same
+draws as the env, so it replays the PettingZoo path step for step
+(``tests/test_replay.py``); the runners are the registry's ``fast_entry_point``s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from baselines.common.kernels import (
+    argmax_count,
+    first_unpulled,
+    log_time,
+    mean_of,
+    tie_pick,
+)
+from baselines.common.trial import agent_rngs, record_step
+from baselines.ucb.kernels import oracle_index, ucb1_index
+from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
+from fedbandit_env.runner.fast import Setting, TrialResult
+from fedbandit_env.seeding import env_generators, team_generators
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@njit(cache=True, nogil=True)
+def _local_ucb_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    scale: float,
+    reward_rng: np.random.Generator,
+    agent_table: npt.NDArray[np.uint64],
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    counts = np.zeros((n, m))
+    sums = np.zeros((n, m))
+    index = np.zeros(m)
+    arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
+    cum = np.zeros(n)
+    r = 0
+    for s in range(1, horizon + 1):
+        log_t = log_time(s - 1)
+        for i in range(n):
+            if s > 1:  # IndexPolicy.observe of the last step (float32 observation)
+                counts[i, arms[i]] += 1.0
+                sums[i, arms[i]] += float(seen[i])
+            k = first_unpulled(counts[i])
+            if k < 0:
+                ucb1_index(sums[i], counts[i], log_t, scale, index)
+                k, ties = argmax_count(index)
+                if ties > 1:  # touch the agent's generator only on a tie
+                    k = tie_pick(index, ties, generator_at(agent_table, i))
+            arms[i] = k
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
+
+
+@njit(cache=True, nogil=True)
+def _random_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    reward_rng: np.random.Generator,
+    agent_table: npt.NDArray[np.uint64],
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
+    cum = np.zeros(n)
+    r = 0
+    for s in range(1, horizon + 1):
+        for i in range(n):
+            arms[i] = integer_below(generator_at(agent_table, i), m)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
+
+
+@njit(cache=True, nogil=True)
+def _oracle_trial(
+    mu: FloatArray,
+    noise: int,
+    sigma: float,
+    gaps: FloatArray,
+    horizon: int,
+    steps: IntArray,
+    scale: float,
+    reward_rng: np.random.Generator,
+    team_rng: np.random.Generator,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> None:  # pragma: no cover
+    n, m = mu.shape
+    counts = np.zeros(m)
+    sums = np.zeros(m)
+    index = np.zeros(m)
+    arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
+    cum = np.zeros(n)
+    t = 0
+    r = 0
+    for s in range(1, horizon + 1):
+        if s > 1:
+            sums[arms[0]] += mean_of(seen.astype(np.float64))
+            counts[arms[0]] += 1.0
+            t += 1
+        k = first_unpulled(counts)
+        if k < 0:
+            oracle_index(sums, counts, t, n, scale, index)
+            k, ties = argmax_count(index)
+            if ties > 1:
+                k = tie_pick(index, ties, team_rng)
+        arms[:] = k
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if t_arms.shape[0] or (r < steps.size and s == steps[r]):
+            r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
+
+
+def run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+    env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
+    reward_rng, _ = env_generators(env_seed)
+    rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
+    scale = float(st.params.get("scale", 1.0))
+    _local_ucb_trial(
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
+        scale,
+        reward_rng,
+        generator_table(rngs),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+    env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
+    reward_rng, _ = env_generators(env_seed)
+    rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
+    _random_trial(
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
+        reward_rng,
+        generator_table(rngs),
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def run_oracle(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+    env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
+    reward_rng, _ = env_generators(env_seed)
+    scale = float(st.params.get("scale", 1.0))
+    _oracle_trial(
+        st.mu,
+        st.noise,
+        st.sigma,
+        st.gaps,
+        st.scenario.horizon,
+        st.steps,
+        scale,
+        reward_rng,
+        team_generators(team_seed, 1)[0],
+        out,
+        arms,
+        rewards,
+    )
+    return TrialResult(out, arms, rewards)

@@ -1,0 +1,112 @@
+"""The ``fedbandit`` command: one module per subcommand, imported only when it runs.
+
+Each subcommand module (``bench``, ``sweep``, ``plot``, ``speed``, ``listing``) has
+``add_arguments(parser)`` and ``run(args)``, and may set ``PARSER_KWARGS`` (for its
+subparser) and ``USES_CONFIG`` (it reads ``--config`` TOML files). The options that
+describe a setting are shared through :mod:`fedbandit_env.cli.options`. ``fedbandit
+--help`` imports none of them, so it answers at once.
+
+Example:
+    >>> parser = build_parser()
+    >>> args = parser.parse_args(["bench", "--policies", "random", "--horizon", "10"])
+    >>> args.policies, args.horizon
+    ('random', 10)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("fedbandit_env.cli.bench", "benchmark policies on one scenario"),
+    "sweep": (
+        "fedbandit_env.cli.sweep",
+        "run a grid of scenarios x policies x seeds, in parallel, resumable",
+    ),
+    "plot": ("fedbandit_env.cli.plot", "redraw the figures of saved bench or sweep results"),
+    "speed": (
+        "fedbandit_env.cli.speed",
+        "agent-steps per second of the fast path, the PettingZoo path and a plain loop",
+    ),
+    "list": ("fedbandit_env.cli.listing", "the registered policies"),
+}
+"""Subcommand -> (module, one-line help). A new subcommand is a module and a line here."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``fedbandit``.
+
+    Args:
+        only: Build the options of this subcommand only (the others are listed with
+            their help, without importing their modules); ``None``: all of them;
+            ``""``: none (the top-level help).
+
+    Example:
+        >>> build_parser().parse_args(["speed", "--quick"]).quick
+        True
+        >>> sorted(build_parser("").parse_args(["list"]).__dict__)
+        ['command']
+    """
+    parser = argparse.ArgumentParser(
+        prog="fedbandit", description="Federated bandit environments and benchmarks."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        module = importlib.import_module(module_name)
+        kwargs = getattr(module, "PARSER_KWARGS", {})
+        module.add_arguments(sub.add_parser(name, help=help_text, **kwargs))
+    return parser
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The subcommand named in ``argv`` (``""`` if none is)."""
+    for token in argv:
+        if token in COMMANDS:
+            return token
+        if not token.startswith("-"):
+            return ""
+    return ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``fedbandit`` command; returns the exit status.
+
+    Errors in the options or the setting print one line (exit status 2), not a
+    traceback.
+
+    Example:
+        >>> try:
+        ...     main(["bench", "--policies", "nope"])
+        ... except SystemExit as stop:
+        ...     print(stop.code)
+        2
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        if getattr(module, "USES_CONFIG", False) and args.config is not None:
+            from fedbandit_env.cli.options import config_args
+
+            rest = list(argv)
+            rest.remove(args.command)
+            args = parser.parse_args([args.command, *config_args(args.config), *rest])
+        module.run(args)
+    except (ValueError, TypeError) as err:
+        parser.exit(2, f"fedbandit: error: {err}\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+
+__all__ = ["COMMANDS", "build_parser", "main"]

@@ -1,0 +1,47 @@
+"""``fedbandit list``: the registered policies (id, family, fast path, description)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--import`` (modules that register more policies).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> p.parse_args(["--import", "my_policies"]).imports
+        [['my_policies']]
+    """
+    from fedbandit_env.cli.options import parse_modules
+
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        type=parse_modules,
+        default=[],
+        metavar="MODULE[,MODULE]",
+        help="import these modules first (modules that register policies)",
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    """Print the registry.
+
+    Example:
+        >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS
+        id          family       fast  description
+        ...
+        gossip_ucb  gossip       yes   Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts
+        ...
+    """
+    from fedbandit_env import registry
+    from fedbandit_env.cli.options import import_modules
+
+    import_modules(args.imports)
+    print(registry.describe_registry())
+
+
+__all__ = ["add_arguments", "run"]

@@ -1,0 +1,346 @@
+"""The options every ``fedbandit`` subcommand that runs policies shares, and their parsing.
+
+``bench`` and ``sweep`` describe a setting with the same options
+(:func:`add_setting_options`), read the same TOML config files (:func:`config_args`),
+and turn the options into a :class:`~fedbandit_env.runner.scenario.Scenario`
+(:func:`scenario_from_args`) and into each policy's constructor arguments
+(:func:`policy_kwargs`, through the policy's registered options entry point).
+
+Example:
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_setting_options(p, out=Path("r"))
+    >>> args = p.parse_args(["--agents", "4", "--graph", "ring"])
+    >>> scenario_from_args(args).n_agents, scenario_from_args(args).graph
+    (4, 'ring')
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedbandit_env import registry
+from fedbandit_env.network.graph import GRAPH_KINDS
+from fedbandit_env.problems.mab import NOISE_KINDS
+from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.scenario import INSTANCES, Scenario
+
+DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
+
+
+def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
+    """The options that describe a setting and its runs (shared by bench and sweep).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_setting_options(p, out=Path("r"))
+        >>> p.parse_args(["--graph", "ring"]).graph
+        'ring'
+    """
+    b = parser
+    d = Scenario()
+    b.add_argument(
+        "--policies",
+        default=DEFAULT_POLICIES,
+        help="comma-separated policy ids (see `fedbandit list`), or saved models as "
+        "ppo:path.zip (a2c:, dqn:)",
+    )
+    b.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        type=parse_modules,
+        default=[],
+        metavar="MODULE[,MODULE]",
+        help="import these modules first: a module that registers policies "
+        "(fedbandit_env.registry.register) makes them available to --policies",
+    )
+    b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
+    b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
+    b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
+    b.add_argument(
+        "--conflict-fraction",
+        type=float,
+        default=d.conflict_fraction,
+        help="share of misled agents (conflicting instance)",
+    )
+    b.add_argument(
+        "--gap", type=float, default=d.gap, help="guaranteed global gap (conflicting instance)"
+    )
+    b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
+    b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
+    b.add_argument(
+        "--clip",
+        type=parse_clip,
+        default=None,
+        help="LOW,HIGH: reward range of every private mechanism (fed_ucb's wrapper and "
+        "the *dp_mab policies clip to it and calibrate their noise to its width); "
+        "required for private policies under --noise gaussian (a negative LOW: --clip=-1,2)",
+    )
+    b.add_argument(
+        "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"
+    )
+    b.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default=d.protocol,
+        help="delivery rule for policies that talk",
+    )
+    b.add_argument(
+        "--epsilon",
+        type=float,
+        default=1.0,
+        help="privacy level of fed_ucb and the *dp_mab policies (inf: no privacy)",
+    )
+    b.add_argument(
+        "--participation",
+        type=float,
+        default=1.0,
+        help="cdp_mab: share p of agents uploading per round (ceil(p N) uploaders)",
+    )
+    b.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="*dp_mab: at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)",
+    )
+    b.add_argument(
+        "--min-gap",
+        type=float,
+        default=None,
+        help="*dp_mab with --rounds: the smallest gap Delta (default: the instance's)",
+    )
+    b.add_argument(
+        "--components",
+        type=parse_components,
+        default=None,
+        help="hybrid topology: component sizes, e.g. 20,20,20,20,20 or 20x5 (five of 20) "
+        "or 1x100; each is a --graph; sets --agents to their sum",
+    )
+    b.add_argument(
+        "--estimator",
+        choices=("dyadic", "honaker"),
+        default=d.estimator,
+        help="tree estimator of the privacy wrapper",
+    )
+    b.add_argument("--c1", type=float, default=d.link_costs[0], help="cost of a server link")
+    b.add_argument("--c2", type=float, default=d.link_costs[1], help="cost of a peer link")
+    b.add_argument("--horizon", type=int, default=d.horizon, help="steps T")
+    b.add_argument("--trials", type=int, default=20, help="independent runs per policy")
+    b.add_argument("--seed", type=int, default=0, help="seed of instance, graph and runs")
+    b.add_argument(
+        "--record-every", type=int, default=0, help="record regret every k steps (0: horizon / 100)"
+    )
+    b.add_argument(
+        "--out", type=Path, default=out, help="output folder (table, plots, CSV, config)"
+    )
+    b.add_argument("--no-plot", action="store_true", help="skip the PNGs")
+    b.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    b.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="TOML file of options (same names); options given on the command line win",
+    )
+
+
+def config_args(path: Path) -> list[str]:
+    """Bench options from a TOML file as command-line tokens: keys are option names
+    (``horizon``, ``conflict-fraction`` or ``conflict_fraction``), lists become comma
+    lists, ``true`` switches a flag on. Placed before the command line's own options, so
+    those win; argparse refuses unknown names.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "s.toml"
+        >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nno_plot = true\\n')
+        >>> config_args(f)
+        ['--policies', 'cdp_mab,local_ucb', '--no-plot']
+    """
+    import tomllib
+
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError as err:
+        raise ValueError(f"no config file at {str(path)!r}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"config {str(path)!r} is not valid TOML: {err}") from err
+    tokens: list[str] = []
+    for key, value in raw.items():
+        option = "--" + key.replace("_", "-")
+        if isinstance(value, dict):
+            if key != "grid":
+                raise ValueError(f"config {str(path)!r}: unknown table [{key}] (only [grid])")
+            for axis, values in value.items():
+                sep = "/" if axis == "components" else ","
+                items = values if isinstance(values, list) else [values]
+                tokens += ["--grid", f"{axis}={sep.join(_config_value(v) for v in items)}"]
+        elif isinstance(value, bool):
+            tokens += [option] if value else []
+        elif isinstance(value, list):
+            tokens += [option, ",".join(str(v) for v in value)]
+        else:
+            tokens += [option, str(value)]
+    return tokens
+
+
+def _config_value(value: Any) -> str:
+    """A TOML value as an option value: lists become comma lists."""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def parse_clip(text: str) -> tuple[float, float]:
+    """A clip range from ``"LOW,HIGH"`` (finite, ``LOW < HIGH``).
+
+    Example:
+        >>> parse_clip("-1,2.5")
+        (-1.0, 2.5)
+    """
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"clip must look like 0,1 (LOW,HIGH), got {text!r}"
+        ) from err
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"clip needs finite LOW < HIGH, got {text!r}")
+    return lo, hi
+
+
+def parse_components(text: str) -> tuple[int, ...]:
+    """Component sizes from ``"20,20,10"``, with ``"SIZExCOUNT"`` shorthand.
+
+    Example:
+        >>> parse_components("20x2,10"), parse_components("1x3")
+        ((20, 20, 10), (1, 1, 1))
+    """
+    sizes: list[int] = []
+    try:
+        for token in text.split(","):
+            size, _, count = token.strip().partition("x")
+            sizes += [int(size)] * (int(count) if count else 1)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"components must look like 20,20,10 or 20x5, got {text!r}"
+        ) from err
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"component sizes must be >= 1, got {text!r}")
+    return tuple(sizes)
+
+
+def policy_kwargs(pid: str, args: argparse.Namespace, problem: Any) -> dict[str, Any]:
+    """The constructor options ``fedbandit bench`` passes to policy ``pid``: what its
+    registered options entry point makes of the setting options (none without one).
+
+    Example:
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser().parse_args(["bench", "--rounds", "3", "--epsilon", "inf",
+        ...                                   "--min-gap", "0.05"])
+        >>> policy_kwargs("ddp_mab", args, scenario_from_args(args).problem())
+        {'epsilon': None, 'rounds': 3, 'min_gap': 0.05}
+    """
+    return registry.spec(pid).options(vars(args), problem)
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The :class:`Scenario` that ``fedbandit bench`` options describe.
+
+    Example:
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser().parse_args(["bench", "--components", "2x3", "--graph", "star"])
+        >>> s = scenario_from_args(args)
+        >>> s.n_agents, s.components, s.graph
+        (6, (2, 2, 2), 'star')
+    """
+    components = args.components
+    return Scenario(
+        n_agents=sum(components) if components else args.agents,
+        n_arms=args.arms,
+        instance=args.instance,
+        conflict_fraction=args.conflict_fraction,
+        gap=args.gap,
+        noise=args.noise,
+        sigma=args.sigma,
+        graph=args.graph,
+        horizon=args.horizon,
+        seed=args.seed,
+        protocol=args.protocol,
+        estimator=args.estimator,
+        clip=args.clip,
+        link_costs=(args.c1, args.c2),
+        components=components,
+    )
+
+
+def parse_modules(text: str) -> list[str]:
+    """Module names from a comma list (the ``--import`` option).
+
+    Example:
+        >>> parse_modules("my_policies, lab.extra")
+        ['my_policies', 'lab.extra']
+    """
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected module names, got {text!r}")
+    return names
+
+
+def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
+    """Import the ``--import`` modules (they register their policies); returns their
+    names, flat, for the sweep's workers to import too.
+
+    Raises:
+        ValueError: For a module that cannot be imported.
+
+    Example:
+        >>> import_modules([["json"], ["math"]])
+        ('json', 'math')
+    """
+    names = tuple(name for group in groups for name in group)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            raise ValueError(f"--import {name}: {err}") from err
+    return names
+
+
+def parse_policies(text: str) -> list[str]:
+    """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked.
+
+    Example:
+        >>> parse_policies("gossip_ucb, ppo:m.zip")
+        ['gossip_ucb', 'ppo:m.zip']
+    """
+    known = registry.policy_ids()
+    ids = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in ids if p not in known and not is_model(p)]
+    if not ids or unknown:
+        raise ValueError(
+            f"--policies must name known ids {known} (registered policies, see "
+            f"`fedbandit list`; or saved models ppo:path.zip), got {text!r}"
+        )
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"--policies lists a policy twice: {text!r}")
+    return ids
+
+
+__all__ = [
+    "DEFAULT_POLICIES",
+    "add_setting_options",
+    "config_args",
+    "import_modules",
+    "parse_clip",
+    "parse_components",
+    "parse_policies",
+    "policy_kwargs",
+    "scenario_from_args",
+]

@@ -1,0 +1,244 @@
+"""``fedbandit sweep``: a grid of scenarios x policies x seeds, in parallel, resumable.
+
+Every combination of the ``--grid`` values (on top of the other options) is a scenario;
+each policy runs trials ``0 .. trials - 1`` on each, through the same
+:func:`~fedbandit_env.runner.evaluate.evaluate` as ``fedbandit bench``. Finished runs
+are kept in ``OUT/runs``, so the same command resumes an interrupted sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import itertools
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fedbandit_env.cli.options import (
+    add_setting_options,
+    import_modules,
+    parse_policies,
+    policy_kwargs,
+    scenario_from_args,
+)
+from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.results import (
+    format_table,
+    summary_rows,
+    write_config,
+    write_csv,
+    write_parquet,
+)
+from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.runner.sweep import Run, run_sweep
+
+PARSER_KWARGS: dict[str, Any] = {
+    "formatter_class": argparse.ArgumentDefaultsHelpFormatter,
+    "description": "Every combination of the --grid values (on top of the other options) "
+    "is a scenario; each policy runs trials 0..trials-1 on each. Finished runs are "
+    "kept in OUT/runs, so the same command resumes an interrupted sweep.",
+}
+USES_CONFIG = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The setting options, ``--grid`` and the engine (``--jobs``, ``--cluster``).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> p.parse_args(["--grid", "graph=ring,star"]).grid
+        ['graph=ring,star']
+    """
+    add_setting_options(parser, out=Path("results/sweep"))
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="OPTION=V1,V2",
+        help="an axis of the grid: a setting option and its values (repeatable; "
+        "components values are separated by '/', e.g. components=20x5/1x100)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="local worker processes"
+    )
+    parser.add_argument(
+        "--cluster",
+        default=None,
+        help="run on Dask: 'local' or 'local:N' (a LocalCluster of N workers) or a "
+        "scheduler address tcp://host:8786",
+    )
+
+
+GRID_EXCLUDED = frozenset(
+    {"policies", "trials", "out", "no_plot", "no_progress", "config", "grid", "jobs"}
+    | {"cluster", "record_every", "imports"}
+)
+"""Options that are not axes of a sweep's grid (``policies`` and ``trials`` are axes
+already; the rest say how to run, not what)."""
+
+
+def parse_grid(specs: Sequence[str], base: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
+    """Grid points from ``--grid OPTION=V1,V2`` specs: ``(label, {option: value})`` for
+    every combination, the first axis slowest. A later spec of the same option replaces
+    an earlier one (the command line overrides a config file). No spec: one point,
+    ``"base"``.
+
+    Example:
+        >>> from fedbandit_env.cli import build_parser
+        >>> base = build_parser().parse_args(["sweep"])
+        >>> [label for label, _ in parse_grid(["graph=complete,ring", "epsilon=1"], base)]
+        ['graph=complete,epsilon=1', 'graph=ring,epsilon=1']
+    """
+    axes: dict[str, list[str]] = {}
+    for spec in specs:
+        key, sep, text = spec.partition("=")
+        option = key.strip().lstrip("-").replace("_", "-")
+        dest = option.replace("-", "_")
+        if not sep or not option or not text.strip():
+            raise ValueError(f"--grid must look like OPTION=V1,V2, got {spec!r}")
+        if dest not in vars(base) or dest in GRID_EXCLUDED:
+            allowed = sorted(k.replace("_", "-") for k in vars(base) if k not in GRID_EXCLUDED)
+            raise ValueError(f"--grid {option!r} is not a setting option; choose from {allowed}")
+        split = "/" if option == "components" else ","
+        values = [v.strip() for v in text.split(split) if v.strip()]
+        if len(set(values)) != len(values):
+            raise ValueError(f"--grid {option} lists a value twice: {text!r}")
+        axes[option] = values
+    if not axes:
+        return [("base", {})]
+    points = []
+    for combo in itertools.product(*axes.values()):
+        point = dict(zip(axes, combo, strict=True))
+        points.append((",".join(f"{k}={v}" for k, v in point.items()), point))
+    return points
+
+
+def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
+    """The runs of ``fedbandit sweep`` and the configuration of each scenario.
+
+    Each grid point's options are parsed by the same parser as the command line, on top
+    of the other options, so they are checked the same way.
+
+    Example:
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser().parse_args(["sweep", "--policies", "random,local_ucb",
+        ...     "--grid", "graph=complete,ring", "--trials", "3"])
+        >>> runs, scenarios = sweep_runs(args)
+        >>> len(runs), sorted(scenarios)
+        (12, ['graph=complete', 'graph=ring'])
+    """
+    imports = import_modules(args.imports)
+    ids = parse_policies(args.policies)
+    if args.trials < 1:
+        raise ValueError(f"--trials must be >= 1, got {args.trials}")
+    values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
+    add_setting_options(values, out=args.out)
+    runs: list[Run] = []
+    scenarios: dict[str, Any] = {}
+    for label, point in parse_grid(args.grid, args):
+        ns = copy.copy(args)
+        for option, value in point.items():
+            values.parse_args([f"--{option}={value}"], namespace=ns)
+        scenario = scenario_from_args(ns)
+        problem = scenario.problem()
+        record_every = ns.record_every or max(1, scenario.horizon // 100)
+        options = {pid: ({} if is_model(pid) else policy_kwargs(pid, ns, problem)) for pid in ids}
+        scenarios[label] = {
+            "point": point,
+            "scenario": scenario.to_dict(),
+            "seed": ns.seed,
+            "record_every": record_every,
+            "policy_options": options,
+            "global_means": problem.global_means.tolist(),
+            "best_arm": problem.best_arm,
+        }
+        for pid in ids:
+            for trial in range(args.trials):
+                runs.append(
+                    Run(label, scenario, pid, options[pid], ns.seed, trial, record_every, imports)
+                )
+    return runs, scenarios
+
+
+def sweep(args: argparse.Namespace) -> list[RegretCurves]:
+    """Run ``fedbandit sweep`` from parsed arguments; returns one curve per (scenario,
+    policy).
+
+    Writes ``sweep.json`` first (so an interrupted sweep keeps its configuration), each
+    finished run to ``runs/``, then the tidy ``results.csv`` (and ``results.parquet``),
+    a table per scenario and the plots.
+
+    Example:
+        >>> import tempfile
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser().parse_args(["sweep", "--policies", "random", "--horizon",
+        ...     "20", "--grid", "graph=complete,ring", "--trials", "2", "--jobs", "1",
+        ...     "--no-plot", "--no-progress", "--out", tempfile.mkdtemp()])
+        >>> [(c.scenario, c.regret.shape) for c in sweep(args)]  # doctest: +ELLIPSIS
+        sweep: 4 runs ...
+        [('graph=complete', (2, 10, 20)), ('graph=ring', (2, 10, 20))]
+    """
+    runs, scenarios = sweep_runs(args)
+    out: Path = args.out
+    config: dict[str, Any] = {
+        "command": "sweep",
+        "argv": sys.argv[1:],
+        "grid": list(args.grid),
+        "policies": parse_policies(args.policies),
+        "trials": args.trials,
+        "scenarios": scenarios,
+        "runs": [r.describe() for r in runs],
+        "engine": {"jobs": args.jobs, "cluster": args.cluster},
+    }
+    write_config(config, out / "sweep.json")
+    store = out / "runs"
+    keys = {r.key for r in runs}
+    done = sum((store / f"{k}.npz").exists() for k in keys)
+    engine_text = f"dask cluster {args.cluster}" if args.cluster else f"{args.jobs} local jobs"
+    print(
+        f"sweep: {len(runs)} runs ({len(scenarios)} scenarios x "
+        f"{len(config['policies'])} policies x {args.trials} seeds; {len(keys)} distinct), "
+        f"{done} already done, "
+        f"on {engine_text}"
+    )
+    start = time.perf_counter()
+    curves = run_sweep(
+        runs, out, jobs=args.jobs, cluster=args.cluster, progress=not args.no_progress
+    )
+    elapsed = time.perf_counter() - start
+    for label in scenarios:
+        print(f"\n[{label}]")
+        print(format_table([c for c in curves if c.scenario == label]))
+    config["summary"] = [{"scenario": c.scenario, **summary_rows([c])[0]} for c in curves]
+    config["seconds"] = elapsed
+    write_config(config, out / "sweep.json")
+    written = [write_csv(curves, out / "results.csv")]
+    parquet = write_parquet(curves, out / "results.parquet")
+    written += [parquet] if parquet is not None else []
+    if not args.no_plot:
+        from fedbandit_env.runner.plot import plot_results
+
+        written += plot_results(out / "results.csv", out)
+    print(f"wrote {', '.join(str(w) for w in written)} in {elapsed:.1f}s")
+    return curves
+
+
+def run(args: argparse.Namespace) -> None:
+    """The subcommand's entry point; an interruption says how to resume (exit 130)."""
+    try:
+        sweep(args)
+    except KeyboardInterrupt:
+        print(
+            f"fedbandit: interrupted; finished runs are kept in {args.out / 'runs'}: "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
+
+
+__all__ = ["add_arguments", "parse_grid", "run", "sweep", "sweep_runs"]

@@ -1,0 +1,342 @@
+"""The policy registry: policies by id, the way Gymnasium registers envs.
+
+A policy is registered once, under an id, with an *entry point*: a callable, or a
+``"module:attr"`` string imported on first use, that returns a :class:`Team` or a
+per-agent :class:`Policy` (which :func:`make` runs as one copy per agent). The runner,
+the sweeps and the ``fedbandit`` command know policies only through this registry, so a
+policy registered here runs everywhere a reference one does::
+
+    from fedbandit_env import registry
+    registry.register("my_policy", entry_point="my_package.policies:MyPolicy")
+
+Then ``fedbandit bench --import my_package.policies --policies my_policy`` (or, for an
+installed package, an entry point in its ``pyproject.toml``, below).
+
+Besides the policy, a spec may name:
+
+- a **fast entry point** (Gymnasium's ``vector_entry_point``): a compiled per-trial
+  runner ``(setting, (env_seed, team_seed)) -> TrialResult`` that
+  :func:`fedbandit_env.runner.fast.run_fast` drives, giving the same results as the
+  PettingZoo path, much faster;
+- an **options entry point**: how the setting options of ``fedbandit bench`` and
+  ``fedbandit sweep`` (``epsilon``, ``participation``, ...) become the policy's
+  constructor arguments, ``(options, problem) -> kwargs``. Without one the policy gets
+  no options from the command line (only the spec's ``kwargs``).
+
+Plugins: an installed package adds its policies by naming a function that calls
+:func:`register` in the entry point group ``fedbandit_env.policies`` of its
+``pyproject.toml``::
+
+    [project.entry-points."fedbandit_env.policies"]
+    my_package = "my_package.registration:register_policies"
+
+The group is loaded on the first lookup (:func:`make`, :func:`spec`, :func:`policy_ids`).
+The reference policies of ``baselines`` are registered exactly this way: the core
+package never imports them.
+
+Example:
+    >>> from fedbandit_env.policies import FixedArm
+    >>> s = register("always_one", FixedArm, kwargs={"arm": 1}, description="pulls arm 1")
+    >>> team = make("always_one")
+    >>> team.name, "always_one" in policy_ids()
+    ('always_one', True)
+    >>> deregister("always_one")
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the registry imports nothing heavy until a policy is made
+    from fedbandit_env.policies import Team
+
+ENTRY_POINT_GROUP = "fedbandit_env.policies"
+"""The entry point group through which installed packages register policies."""
+
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+
+EntryPoint = Callable[..., Any] | str
+"""A callable, or ``"module:attr"`` naming one (imported on first use)."""
+
+
+def load_entry_point(entry_point: EntryPoint, what: str = "entry point") -> Any:
+    """The object an entry point names: the callable itself, or ``module:attr`` imported.
+
+    Raises:
+        ValueError: For a string that is not ``"module:attr"``, a module that cannot
+            be imported or an attribute it lacks (naming ``what``).
+
+    Example:
+        >>> load_entry_point("fedbandit_env.policies:FixedArm").__name__
+        'FixedArm'
+    """
+    if not isinstance(entry_point, str):
+        return entry_point
+    module, sep, attr = entry_point.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{what} must look like 'module:attr', got {entry_point!r}")
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as err:
+        raise ValueError(f"{what} {entry_point!r}: cannot import {module!r}: {err}") from err
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as err:
+            raise ValueError(f"{what} {entry_point!r}: {module!r} has no {attr!r}") from err
+    return obj
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A registered policy: how to make it, what it is, and its optional fast path.
+
+    Attributes:
+        id: The name ``make`` and ``fedbandit bench --policies`` take (a letter, then
+            letters, digits, ``_``, ``.``, ``-``; never ``:``, which marks saved models).
+        entry_point: Callable (or ``"module:attr"``) returning a :class:`Team` or a
+            per-agent :class:`Policy`.
+        description: One line for listings (``fedbandit list``).
+        family: The algorithm family (a folder of ``baselines``, or the user's).
+        kwargs: Default constructor arguments (call arguments win).
+        fast_entry_point: A per-trial runner for
+            :func:`~fedbandit_env.runner.fast.run_fast` (``None``: PettingZoo path only).
+        options_entry_point: ``(options, problem) -> kwargs``: the constructor
+            arguments the command line's setting options give this policy.
+
+    Example:
+        >>> s = PolicySpec("p", "fedbandit_env.policies:FixedArm", kwargs={"arm": 2})
+        >>> s.make().name, s.has_fast_path
+        ('p', False)
+    """
+
+    id: str
+    entry_point: EntryPoint
+    description: str = ""
+    family: str = ""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    fast_entry_point: EntryPoint | None = None
+    options_entry_point: EntryPoint | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not _ID.match(self.id):
+            raise ValueError(
+                f"policy id must start with a letter and hold only letters, digits, '_', "
+                f"'.', '-' (no ':', which marks saved models), got {self.id!r}"
+            )
+        for name in ("entry_point", "fast_entry_point", "options_entry_point"):
+            value = getattr(self, name)
+            if value is None and name != "entry_point":
+                continue
+            if not (callable(value) or isinstance(value, str)):
+                raise TypeError(
+                    f"{name} of {self.id!r} must be a callable or 'module:attr', got {value!r}"
+                )
+        if not isinstance(self.kwargs, Mapping):
+            raise TypeError(f"kwargs of {self.id!r} must be a mapping, got {self.kwargs!r}")
+
+    @property
+    def has_fast_path(self) -> bool:
+        """Whether a compiled per-trial runner is registered."""
+        return self.fast_entry_point is not None
+
+    def make(self, **kwargs: Any) -> Team:
+        """A fresh team of this policy (``kwargs`` over the spec's defaults).
+
+        A per-agent :class:`~fedbandit_env.policies.Policy` becomes an
+        :class:`~fedbandit_env.policies.IndependentTeam` (a new copy per agent at every
+        reset); a :class:`~fedbandit_env.policies.Team` is returned as it is.
+
+        Raises:
+            TypeError: If the entry point returns neither, or rejects the arguments.
+        """
+        from fedbandit_env.policies import IndependentTeam, Policy, Team
+
+        factory = load_entry_point(self.entry_point, f"entry point of {self.id!r}")
+        merged = {**self.kwargs, **kwargs}
+        made = factory(**merged)
+        if isinstance(made, Team):
+            return made
+        if isinstance(made, Policy):
+            return IndependentTeam(lambda: factory(**merged), name=self.id)
+        raise TypeError(
+            f"entry point of {self.id!r} returned {type(made).__name__}, not a Team or Policy"
+        )
+
+    def fast_runner(self) -> Callable[..., Any]:
+        """The registered per-trial runner.
+
+        Raises:
+            ValueError: If the policy has no fast path.
+        """
+        if self.fast_entry_point is None:
+            raise ValueError(f"policy {self.id!r} has no fast path")
+        runner: Callable[..., Any] = load_entry_point(
+            self.fast_entry_point, f"fast entry point of {self.id!r}"
+        )
+        return runner
+
+    def options(self, settings: Mapping[str, Any], problem: Any) -> dict[str, Any]:
+        """The constructor arguments that the setting options give this policy.
+
+        Example:
+            >>> PolicySpec("p", "fedbandit_env.policies:FixedArm").options({"epsilon": 1}, None)
+            {}
+        """
+        if self.options_entry_point is None:
+            return {}
+        hook = load_entry_point(self.options_entry_point, f"options entry point of {self.id!r}")
+        return dict(hook(settings, problem))
+
+
+_registry: dict[str, PolicySpec] = {}
+_plugins_loaded = False
+
+
+def register(
+    id: str,
+    entry_point: EntryPoint,
+    *,
+    description: str = "",
+    family: str = "",
+    kwargs: Mapping[str, Any] | None = None,
+    fast_entry_point: EntryPoint | None = None,
+    options_entry_point: EntryPoint | None = None,
+) -> PolicySpec:
+    """Register a policy under ``id`` (see :class:`PolicySpec` for the arguments).
+
+    Registering the same spec again is a no-op; a different spec under a known id
+    replaces it with a warning (as Gymnasium does).
+
+    Example:
+        >>> from fedbandit_env.policies import FixedArm
+        >>> register("arm_zero", FixedArm).id
+        'arm_zero'
+        >>> deregister("arm_zero")
+    """
+    new = PolicySpec(
+        id,
+        entry_point,
+        description=description,
+        family=family,
+        kwargs=dict(kwargs or {}),
+        fast_entry_point=fast_entry_point,
+        options_entry_point=options_entry_point,
+    )
+    old = _registry.get(id)
+    if old is not None and old != new:
+        warnings.warn(f"overriding policy {id!r} in the registry", UserWarning, stacklevel=2)
+    _registry[id] = new
+    return new
+
+
+def deregister(id: str) -> None:
+    """Remove ``id`` from the registry (for tests and notebooks).
+
+    Raises:
+        ValueError: For an id that is not registered.
+    """
+    if id not in _registry:
+        raise ValueError(f"policy {id!r} is not registered")
+    del _registry[id]
+
+
+def load_plugins(group: str = ENTRY_POINT_GROUP) -> None:
+    """Call every registration function installed packages name in ``group``.
+
+    A plugin that fails to load is reported with a warning and skipped, so one broken
+    package does not hide the others' policies.
+    """
+    for ep in entry_points(group=group):
+        try:
+            hook = ep.load()
+            if callable(hook):
+                hook()
+        except Exception as err:  # a plugin's own error, reported not raised
+            warnings.warn(
+                f"policy plugin {ep.name!r} ({ep.value}) failed to load: {err}",
+                UserWarning,
+                stacklevel=2,
+            )
+
+
+def _ensure_plugins() -> None:
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        load_plugins()
+
+
+def spec(id: str) -> PolicySpec:
+    """The spec registered under ``id``.
+
+    Raises:
+        ValueError: For an unknown id, listing the known ones.
+
+    Example:
+        >>> spec("gossip_ucb").family
+        'gossip'
+    """
+    _ensure_plugins()
+    if id not in _registry:
+        raise ValueError(f"unknown policy id {id!r}; known ids: {sorted(_registry)}")
+    return _registry[id]
+
+
+def make(id: str, **kwargs: Any) -> Team:
+    """A team of the policy registered under ``id``; ``kwargs`` go to its constructor.
+
+    Example:
+        >>> make("fed_ucb", epsilon=2.0).requirements(3, 4).epsilon
+        2.0
+    """
+    return spec(id).make(**kwargs)
+
+
+def policy_ids() -> list[str]:
+    """Every registered id, sorted.
+
+    Example:
+        >>> {"gossip_ucb", "local_ucb"} <= set(policy_ids())
+        True
+    """
+    _ensure_plugins()
+    return sorted(_registry)
+
+
+def describe_registry() -> str:
+    """The registry as a table: id, family, fast path, description (``fedbandit list``).
+
+    Example:
+        >>> print(describe_registry().splitlines()[0])
+        id          family       fast  description
+    """
+    _ensure_plugins()
+    specs = [_registry[k] for k in sorted(_registry, key=lambda k: (_registry[k].family, k))]
+    w_id = max([len("id"), *(len(s.id) for s in specs)])
+    w_fam = max([len("family"), *(len(s.family) for s in specs)])
+    lines = [f"{'id':<{w_id}}  {'family':<{w_fam}}  fast  description"]
+    for s in specs:
+        fast = "yes" if s.has_fast_path else "-"
+        lines.append(f"{s.id:<{w_id}}  {s.family:<{w_fam}}  {fast:<4}  {s.description}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PolicySpec",
+    "deregister",
+    "describe_registry",
+    "load_entry_point",
+    "load_plugins",
+    "make",
+    "policy_ids",
+    "register",
+    "spec",
+]

@@ -1,0 +1,227 @@
+"""The fast path's driver: whole trials of a registered policy as compiled loops.
+
+A policy family may register, beside its policy, a *per-trial runner*
+(:data:`TrialRunner`, the registry's ``fast_entry_point``): a function that plays one
+whole trial of the scenario, given the :class:`Setting` every trial shares and the
+trial's two seeds, and returns a :class:`TrialResult`. :func:`run_fast` is the one
+driver of all of them: it derives the seeds exactly as the PettingZoo path does
+(:func:`fedbandit_env.seeding.trial_seeds`), runs the trials on threads (results do
+not depend on how many), shows progress, and assembles the
+:class:`~fedbandit_env.runner.rollout.RegretCurves`.
+
+The contract a runner keeps (``tests/test_replay.py`` checks it for every registered
+fast path): given the same seeds it produces the same arms, rewards and regret at every
+step as the policy's team on ``scenario.make_env(...)`` through the PettingZoo API. So
+it draws from the generators of :mod:`fedbandit_env.seeding` in the same order and
+reproduces what crosses the API (observations and messages are float32).
+
+The reference families' runners live in ``baselines/<family>/fast.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from fedbandit_env import registry
+from fedbandit_env.runner.rollout import RegretCurves, record_steps
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import trial_seeds
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+PRIVACY_DEPTH = 0
+"""Where ``Scenario.make_env`` puts ``PrivateRewards``: directly on the env, so its noise
+is the wrapper stream of depth 0 (:func:`fedbandit_env.seeding.wrapper_generator`)."""
+
+
+@dataclass
+class TrialResult:
+    """One trial of the fast path.
+
+    Attributes:
+        regret: Per-agent cumulative pseudo-regret at the recorded steps, ``(N, R)``.
+        arms: Arm of every agent at every step, ``(T, N)`` (only when traced).
+        rewards: Reward every agent observed, ``(T, N)`` float32 (only when traced):
+            the raw reward, or the private increment under privacy.
+        comm_cost: The network's cumulative communication cost at the recorded steps
+            (``None``: the policy never talks).
+
+    Example:
+        >>> TrialResult(np.zeros((2, 1)), np.zeros((0, 2), int), np.zeros((0, 2))).comm_cost is None
+        True
+    """
+
+    regret: FloatArray
+    arms: IntArray
+    rewards: Float32Array
+    comm_cost: FloatArray | None = None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What every trial of one ``run_fast`` call shares, built once from the scenario.
+
+    Attributes:
+        scenario: The setting.
+        mu: Local means ``(N, M)``, C-contiguous.
+        noise: The problem's noise code (``fedbandit_env.problems.kernels``).
+        sigma: Gaussian noise scale.
+        gaps: Global gaps ``(M,)``.
+        reward_bounds: The range the env declares for rewards.
+        steps: The recorded steps.
+        trace: Whether trials keep every step's arms and rewards.
+        params: The policy's constructor options.
+
+    Example:
+        >>> st = Setting.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
+        ...                    False, {})
+        >>> st.mu.shape, [b.shape for b in st.buffers()]
+        ((3, 2), [(3, 1), (0, 3), (0, 3)])
+    """
+
+    scenario: Scenario
+    mu: FloatArray
+    noise: int
+    sigma: float
+    gaps: FloatArray
+    reward_bounds: tuple[float, float]
+    steps: IntArray
+    trace: bool
+    params: dict[str, Any]
+
+    @classmethod
+    def build(
+        cls, scenario: Scenario, steps: IntArray, trace: bool, params: dict[str, Any]
+    ) -> Setting:
+        """Generate the problem once (the network is built by the runners that need it)."""
+        p = scenario.problem()
+        mu = np.ascontiguousarray(p.local_means)
+        bounds = p.reward_bounds
+        return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, bounds, steps, trace, params)
+
+    def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
+        """Fresh regret and trace arrays of one trial: ``(N, R)`` regret, and ``(T, N)``
+        arms and rewards when tracing (else ``(0, N)``)."""
+        n = self.scenario.n_agents
+        shape = (self.scenario.horizon, n) if self.trace else (0, n)
+        arms, rewards = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.float32)
+        return np.zeros((n, self.steps.size)), arms, rewards
+
+
+TrialRunner = Callable[[Setting, tuple[int, Any]], TrialResult]
+"""``(setting, (env_seed, team_seed)) -> TrialResult``: one whole trial (a registered
+policy's ``fast_entry_point``)."""
+
+
+def has_fast_path(policy_id: str) -> bool:
+    """Whether ``policy_id`` registered a per-trial runner.
+
+    Example:
+        >>> has_fast_path("gossip_ucb"), has_fast_path("ppo:model.zip")
+        (True, False)
+    """
+    if policy_id not in registry.policy_ids():  # a saved model, or unknown
+        return False
+    return registry.spec(policy_id).has_fast_path
+
+
+def run_fast(
+    policy_id: str,
+    scenario: Scenario,
+    n_trials: int,
+    seed: int = 0,
+    record_every: int = 1,
+    label: str | None = None,
+    progress: bool = True,
+    workers: int = 1,
+    trace: bool = False,
+    first_trial: int = 0,
+    **params: Any,
+) -> RegretCurves:
+    """Run ``n_trials`` of a registered policy on its fast path.
+
+    Same seeds, same results as :func:`fedbandit_env.runner.run_trials` with the
+    policy's team on ``scenario.make_env(...)``, step for step.
+
+    Args:
+        policy_id: A registered id with a fast path (:func:`has_fast_path`).
+        scenario: The setting (problem, graph, protocol, horizon, privacy estimator).
+        n_trials: Independent trials.
+        seed: Seed of the experiment.
+        record_every: Record regret every ``k`` steps (memory independent of ``T``).
+        label: Name in results (default ``policy_id``).
+        progress: Show a progress bar over trials.
+        workers: Threads running trials concurrently (results do not depend on it).
+        trace: Also keep every step's arms and observed rewards (``meta["arms"]``,
+            ``meta["rewards"]``, shape ``(trials, T, N)``); for tests and debugging.
+        first_trial: Run trials ``first_trial .. first_trial + n_trials - 1`` of
+            ``seed`` (a sweep's single runs are the same trials as a bench's).
+        **params: The policy's constructor options (``epsilon``, ``alpha_1``, ...).
+
+    Raises:
+        ValueError: For a policy without a fast path, or bad counts.
+
+    Example:
+        >>> c = run_fast("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=50), 2,
+        ...              record_every=25, progress=False)
+        >>> c.regret.shape
+        (2, 3, 2)
+    """
+    if not has_fast_path(policy_id):
+        fast = [p for p in registry.policy_ids() if registry.spec(p).has_fast_path]
+        raise ValueError(f"no fast path for {policy_id!r}; fast ids: {fast}")
+    spec = registry.spec(policy_id)
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if first_trial < 0:
+        raise ValueError(f"first_trial must be >= 0, got {first_trial}")
+    team = spec.make(**params)  # checks the options as the PettingZoo path would
+    runner: TrialRunner = spec.fast_runner()
+    steps = record_steps(scenario.horizon, record_every)
+    setting = Setting.build(scenario, steps, trace, params)
+    seeds = trial_seeds(seed, first_trial + n_trials)[first_trial:]
+
+    def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
+        start = time.perf_counter()
+        res = runner(setting, s)
+        return res, time.perf_counter() - start
+
+    bar = tqdm(
+        total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
+    )
+    results: list[tuple[TrialResult, float]] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for res in pool.map(one, seeds):
+            results.append(res)
+            bar.update()
+    bar.close()
+    n_records = steps.size
+    curves = RegretCurves(
+        label or policy_id,
+        steps,
+        np.stack([r.regret for r, _ in results]),
+        np.array([sec for _, sec in results]),
+        comm_cost=np.stack(
+            [r.comm_cost if r.comm_cost is not None else np.zeros(n_records) for r, _ in results]
+        ),
+        seeds=np.arange(first_trial, first_trial + n_trials),
+        privacy_spent=team.privacy_spent(
+            steps, scenario.horizon, scenario.n_agents, scenario.n_arms
+        ),
+    )
+    curves.meta["path"] = "fast"
+    if trace:
+        curves.meta["arms"] = np.stack([r.arms for r, _ in results])
+        curves.meta["rewards"] = np.stack([r.rewards for r, _ in results])
+    return curves
+
+
+__all__ = ["PRIVACY_DEPTH", "Setting", "TrialResult", "TrialRunner", "has_fast_path", "run_fast"]
