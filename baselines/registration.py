@@ -11,8 +11,8 @@ batched trial loop) and its ``register`` calls here.
 Example:
     >>> from fedbandit_env import registry
     >>> register_policies()
-    >>> registry.policy_ids()
-    ['cdp_mab', 'ddp_mab', 'fed_ucb', 'gossip_ucb', 'hdp_mab', 'local_ucb', 'oracle_ucb', 'random']
+    >>> [p for p in registry.policy_ids() if registry.spec(p).family == "elimination"]
+    ['cdp_mab', 'ddp_mab', 'hdp_mab']
     >>> registry.make("local_ucb").name
     'local_ucb'
 """

@@ -9,8 +9,9 @@ policy registered here runs everywhere a reference one does::
     from fedbandit_env import registry
     registry.register("my_policy", entry_point="my_package.policies:MyPolicy")
 
-Then ``fedbandit bench --import my_package.policies --policies my_policy`` (or, for an
-installed package, an entry point in its ``pyproject.toml``, below).
+Then ``fedbandit bench --import my_package.policies --policies my_policy`` (a module
+name or a ``.py`` file; :func:`import_plugin`), or, for an installed package, an entry
+point in its ``pyproject.toml`` (below).
 
 Besides the policy, a spec may name:
 
@@ -46,6 +47,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 import warnings
 from collections.abc import Callable, Mapping
@@ -195,6 +197,41 @@ class PolicySpec:
         return dict(hook(settings, problem))
 
 
+def import_plugin(name: str) -> Any:
+    """Import a module that registers policies: a module name (also searched in the
+    current folder, as ``python -m`` does) or the path of a ``.py`` file.
+
+    Raises:
+        ValueError: If it cannot be imported (naming it).
+
+    Example:
+        >>> import_plugin("json").__name__
+        'json'
+    """
+    import os
+    import sys
+    from pathlib import Path
+
+    try:
+        if name.endswith(".py"):
+            path = Path(name).resolve()
+            module_name = f"fedbandit_plugin_{path.stem}"
+            if module_name in sys.modules:
+                return sys.modules[module_name]
+            spec_ = importlib.util.spec_from_file_location(module_name, path)
+            if spec_ is None or spec_.loader is None or not path.is_file():
+                raise ImportError(f"no Python file at {str(path)!r}")
+            module = importlib.util.module_from_spec(spec_)
+            sys.modules[module_name] = module
+            spec_.loader.exec_module(module)
+            return module
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise ValueError(f"cannot import {name!r}: {err}") from err
+
+
 _registry: dict[str, PolicySpec] = {}
 _plugins_loaded = False
 
@@ -333,6 +370,7 @@ __all__ = [
     "PolicySpec",
     "deregister",
     "describe_registry",
+    "import_plugin",
     "load_entry_point",
     "load_plugins",
     "make",

@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +57,8 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         type=parse_modules,
         default=[],
         metavar="MODULE[,MODULE]",
-        help="import these modules first: a module that registers policies "
-        "(fedbandit_env.registry.register) makes them available to --policies",
+        help="import these first: modules (or .py files) that register policies "
+        "(fedbandit_env.registry.register) make them available to --policies",
     )
     b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
     b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
@@ -307,8 +306,8 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     names = tuple(name for group in groups for name in group)
     for name in names:
         try:
-            importlib.import_module(name)
-        except ImportError as err:
+            registry.import_plugin(name)
+        except ValueError as err:
             raise ValueError(f"--import {name}: {err}") from err
     return names
 

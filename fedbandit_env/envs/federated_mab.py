@@ -52,6 +52,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
@@ -165,8 +166,9 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self.n_arms = problem.n_arms
         self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(n)]
         self.agents: list[AgentID] = []
-        self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        self._no_messages = np.zeros((n, 0))
+        self._actions = ActionParser(
+            self.possible_agents, self.n_arms, self.message_dim, self.message_bounds
+        )
         self._live: set[AgentID] = set()
         self._gaps: FloatArray = problem.gaps
         self._np_random: np.random.Generator | None = None
@@ -264,7 +266,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         """Pull every agent's arm, route the messages, return the parallel-API tuple."""
         if not self.agents:
             raise RuntimeError("step() called on a finished episode; call reset() first")
-        arms, messages = self._parse_actions(actions)
+        arms, messages = self._actions.parse(actions, self.agents, self._live)
         rewards = self.problem.sample(arms, self._reward_rng)
         self._t += 1
         regret = self._gaps[arms]
@@ -370,72 +372,3 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             obs.update(zip(keys, values, strict=True))
             out[a] = obs
         return out
-
-    def _parse_actions(self, actions: dict[AgentID, Action]) -> tuple[IntArray, FloatArray]:
-        if not isinstance(actions, dict):
-            raise TypeError(f"actions must be a dict agent -> action, got {type(actions).__name__}")
-        if actions.keys() != self._live:
-            missing = [a for a in self.agents if a not in actions]
-            unknown = [a for a in actions if a not in self._live]
-            raise ValueError(
-                f"actions must have exactly one entry per live agent; missing {missing}, "
-                f"unexpected {unknown}"
-            )
-        if not self.message_dim:
-            values = list(actions.values())
-            m = self.n_arms
-            if (
-                list(actions) == self.agents
-                and set(map(type, values)) == {int}
-                and min(values) >= 0
-                and max(values) < m
-            ):  # the common case: plain ints in agent order, checked by builtins
-                return np.array(values, dtype=np.int64), self._no_messages
-            arms = np.array([self._check_arm(a, actions[a]) for a in self.possible_agents])
-            return arms, self._no_messages
-        arms = np.empty(self.n_agents, dtype=np.int64)
-        messages = np.zeros((self.n_agents, self.message_dim), dtype=np.float64)
-        for agent, action in actions.items():
-            i = self._index[agent]
-            arm = action
-            if self.message_dim:
-                if not isinstance(action, dict) or set(action) != {"arm", "message"}:
-                    raise TypeError(
-                        f"action of {agent} must be a dict with keys 'arm' and 'message' "
-                        f"(message_dim={self.message_dim}), got {action!r}"
-                    )
-                arm = action["arm"]
-                messages[i] = self._check_message(agent, action["message"])
-            arms[i] = self._check_arm(agent, arm)
-        return arms, messages
-
-    def _check_arm(self, agent: AgentID, arm: object) -> int:
-        value = arm
-        if isinstance(value, np.ndarray) and value.size == 1:
-            value = value.reshape(()).item() if value.dtype.kind in "iu" else value
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-            raise TypeError(
-                f"arm of {agent} must be an int in [0, {self.n_arms}), "
-                f"got {type(arm).__name__} {arm!r}"
-            )
-        if not 0 <= value < self.n_arms:
-            raise ValueError(f"arm of {agent} must lie in [0, {self.n_arms}), got {value}")
-        return int(value)
-
-    def _check_message(self, agent: AgentID, message: object) -> FloatArray:
-        try:
-            msg = np.asarray(message, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(
-                f"message of {agent} must be an array of floats, got {message!r}"
-            ) from err
-        if msg.shape != (self.message_dim,):
-            raise ValueError(
-                f"message of {agent} must have shape ({self.message_dim},), got {msg.shape}"
-            )
-        lo, hi = self.message_bounds
-        if not np.all(np.isfinite(msg)) or msg.min() < lo or msg.max() > hi:
-            raise ValueError(
-                f"message of {agent} must be finite and within [{lo}, {hi}], got {msg!r}"
-            )
-        return msg

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fedbandit_env import registry
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
@@ -118,7 +118,7 @@ def execute(run: Run) -> RegretCurves:
         ((1, 2, 10), [0])
     """
     for module in run.imports:  # a worker process registers the user's policies too
-        importlib.import_module(module)
+        registry.import_plugin(module)
     return evaluate(
         run.policy,
         run.scenario,
