@@ -16,7 +16,7 @@ point in its ``pyproject.toml`` (below).
 Besides the policy, a spec may name:
 
 - a **fast entry point** (Gymnasium's ``vector_entry_point``): a compiled per-trial
-  runner ``(setting, (env_seed, team_seed)) -> TrialResult`` that
+  runner ``(setup, (env_seed, team_seed)) -> TrialResult`` that
   :func:`fedbandit_env.runner.fast.run_fast` drives, giving the same results as the
   PettingZoo path, much faster;
 - an **options entry point**: how the setting options of ``fedbandit bench`` and
@@ -208,6 +208,7 @@ def import_plugin(name: str) -> Any:
         >>> import_plugin("json").__name__
         'json'
     """
+    import hashlib
     import os
     import sys
     from pathlib import Path
@@ -215,7 +216,8 @@ def import_plugin(name: str) -> Any:
     try:
         if name.endswith(".py"):
             path = Path(name).resolve()
-            module_name = f"fedbandit_plugin_{path.stem}"
+            digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
+            module_name = f"fedbandit_plugin_{path.stem}_{digest}"  # one per file
             if module_name in sys.modules:
                 return sys.modules[module_name]
             spec_ = importlib.util.spec_from_file_location(module_name, path)

@@ -12,6 +12,9 @@ team.reset(env, seed=0)`` is safe):
 - protocol (gossip edges, participants): env seed, key ``(1,)`` (:func:`env_generators`);
 - the wrapper ``d`` layers above the env (``PrivateRewards``' noise, ...): env seed, key
   ``(2, d)`` (:func:`wrapper_generator`, ``ParallelWrapper.stream``);
+- the episode's instance, for an env that draws one per reset from a distribution:
+  env seed, key ``(4, split)`` with ``split`` 0 for train and 1 for held-out instances
+  (:func:`instance_seed`; the two sets of instance seeds never meet);
 - agent ``i`` of a team: team seed, key ``(.., 3, i)`` (:func:`team_streams`);
 - a centralized team (the oracle): team seed, key ``(.., 3, 0)`` (:func:`team_streams`).
 
@@ -141,6 +144,36 @@ def wrapper_generator(env_seed: int, depth: int = 0) -> np.random.Generator:
     return np.random.default_rng(
         np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
     )
+
+
+INSTANCE_KEY = 4
+"""First spawn-key entry of the instance streams (see the module's table)."""
+SPLITS: dict[str, int] = {"train": 0, "held_out": 1}
+"""Instance splits and their second key entry: train and held-out instance seeds are
+disjoint by construction."""
+
+
+def instance_seed(env_seed: SeedLike, split: str = "train") -> np.random.SeedSequence:
+    """The seed of the instance an env draws at ``reset(seed=env_seed)`` from its problem
+    distribution: spawn key ``(4, 0)`` for ``split="train"``, ``(4, 1)`` for
+    ``"held_out"``.
+
+    Raises:
+        ValueError: For an unknown split.
+
+    Example:
+        >>> instance_seed(7, "held_out").spawn_key
+        (4, 1)
+        >>> a = np.random.default_rng(instance_seed(7)).random()
+        >>> b = np.random.default_rng(instance_seed(7, "held_out")).random()
+        >>> a != b
+        True
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+    root = seed_sequence(env_seed)
+    key = (*root.spawn_key, INSTANCE_KEY, SPLITS[split])
+    return np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
 
 
 def team_streams(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:

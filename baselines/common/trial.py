@@ -1,7 +1,7 @@
 """What every family's batched trial loop uses: per-agent generators and recording.
 
 A family's ``fast.py`` holds its compiled trial loop and a runner
-``(setting, (env_seed, team_seed)) -> TrialResult`` that
+``(setup, (env_seed, team_seed)) -> TrialResult`` that
 :func:`fedbandit_env.runner.fast.run_fast` drives (the registry's
 ``fast_entry_point``). The pieces here keep those loops equal to the PettingZoo path:
 :func:`agent_rngs` are the generators :class:`~fedbandit_env.policies.IndependentTeam`

@@ -27,7 +27,7 @@ from fedbandit_env.privacy.mechanisms import clip_range
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows, weighted_mean_rows
-from fedbandit_env.runner.fast import Setting, TrialResult
+from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -212,7 +212,7 @@ def _elimination_trial(
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
-def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialResult:
+def _run_elimination(st: TrialSetup, seeds: tuple[int, Any], kind: int) -> TrialResult:
     scenario, params = st.scenario, st.params
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
@@ -275,16 +275,16 @@ def _run_elimination(st: Setting, seeds: tuple[int, Any], kind: int) -> TrialRes
     return TrialResult(out, arms, rewards, cost)
 
 
-def run_cdp_mab(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_cdp_mab(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of CDP-MAB (server rounds; fast entry point of ``cdp_mab``)."""
     return _run_elimination(st, seeds, kind=0)
 
 
-def run_ddp_mab(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_ddp_mab(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of DDP-MAB (GIS flooding; fast entry point of ``ddp_mab``)."""
     return _run_elimination(st, seeds, kind=1)
 
 
-def run_hdp_mab(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_hdp_mab(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of HDP-MAB (hybrid; fast entry point of ``hdp_mab``)."""
     return _run_elimination(st, seeds, kind=2)

@@ -48,7 +48,7 @@ from fedbandit_env.privacy.tree_kernels import (
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
-from fedbandit_env.runner.fast import PRIVACY_DEPTH, Setting, TrialResult
+from fedbandit_env.runner.fast import PRIVACY_DEPTH, TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -360,7 +360,7 @@ def _gossip_trial(
             r = record_step(arms, seen_reward, cum, out, steps, r, s, t_arms, t_rewards)
 
 
-def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
+def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResult:
     scenario, params = st.scenario, st.params
     net = scenario.network()
     env_seed, team_seed = seeds
@@ -415,11 +415,11 @@ def _run_gossip(st: Setting, seeds: tuple[int, Any], fed: bool) -> TrialResult:
     return TrialResult(out, arms, rewards, cost)
 
 
-def run_gossip_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of Gossip_UCB (the registry's fast entry point of ``gossip_ucb``)."""
     return _run_gossip(st, seeds, fed=False)
 
 
-def run_fed_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_fed_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of Fed_UCB under ``PrivateRewards`` (fast entry point of ``fed_ucb``)."""
     return _run_gossip(st, seeds, fed=True)

@@ -25,7 +25,7 @@ from baselines.common.trial import agent_rngs, record_step
 from baselines.ucb.kernels import oracle_index, ucb1_index
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
-from fedbandit_env.runner.fast import Setting, TrialResult
+from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -154,7 +154,7 @@ def _oracle_trial(
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
-def run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_local_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
@@ -177,7 +177,7 @@ def run_local_ucb(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     return TrialResult(out, arms, rewards)
 
 
-def run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_random(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
@@ -198,7 +198,7 @@ def run_random(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
     return TrialResult(out, arms, rewards)
 
 
-def run_oracle(st: Setting, seeds: tuple[int, Any]) -> TrialResult:
+def run_oracle(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)

@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
         if getattr(module, "USES_CONFIG", False) and args.config is not None:
-            from fedbandit_env.cli.options import config_args
+            from fedbandit_env.cli.config import config_args
 
             rest = list(argv)
             rest.remove(args.command)

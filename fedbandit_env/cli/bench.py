@@ -17,7 +17,10 @@ import numpy as np
 
 from fedbandit_env.cli.options import (
     add_setting_options,
+    check_drawn_instances,
+    describe_instances,
     import_modules,
+    instance_record,
     parse_policies,
     policy_kwargs,
     scenario_from_args,
@@ -79,10 +82,10 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     if components:
         topology = f"{len(components)} {scenario.graph} components {list(components)}"
     record_every = args.record_every or max(1, scenario.horizon // 100)
+    check_drawn_instances(scenario, args)
     print(
         f"scenario: N={scenario.n_agents} agents, M={scenario.n_arms} arms, "
-        f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
-        f"min gap {problem.min_gap:.3f}), {scenario.noise} noise, {topology}, "
+        f"{describe_instances(scenario, problem)}, {scenario.noise} noise, {topology}, "
         f"T={scenario.horizon}, {args.trials} trials"
     )
     curves = []
@@ -117,6 +120,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         "trials": args.trials,
         "seed": args.seed,
         "record_every": record_every,
+        "instances": instance_record(scenario, args.seed, args.trials),
         "local_means": problem.local_means.tolist(),
         "global_means": problem.global_means.tolist(),
         "best_arm": problem.best_arm,

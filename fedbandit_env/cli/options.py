@@ -28,7 +28,8 @@ from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
-from fedbandit_env.runner.scenario import INSTANCES, Scenario
+from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, Scenario
+from fedbandit_env.seeding import instance_seed, trial_seeds
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
 
@@ -63,6 +64,21 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
     b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
     b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
+    b.add_argument(
+        "--instances",
+        choices=INSTANCE_SPLITS,
+        default=d.instances,
+        help="fixed: every trial plays the one instance of --seed (the papers' setting); "
+        "train / held_out: each trial draws its own instance of --instance from its seed, "
+        "from the train or the disjoint held-out instance seeds",
+    )
+    b.add_argument(
+        "--held-out",
+        dest="instances",
+        action="store_const",
+        const="held_out",
+        help="same as --instances held_out (evaluate on instances no training run used)",
+    )
     b.add_argument(
         "--conflict-fraction",
         type=float,
@@ -149,53 +165,6 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     )
 
 
-def config_args(path: Path) -> list[str]:
-    """Bench options from a TOML file as command-line tokens: keys are option names
-    (``horizon``, ``conflict-fraction`` or ``conflict_fraction``), lists become comma
-    lists, ``true`` switches a flag on. Placed before the command line's own options, so
-    those win; argparse refuses unknown names.
-
-    Example:
-        >>> import tempfile
-        >>> f = Path(tempfile.mkdtemp()) / "s.toml"
-        >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nno_plot = true\\n')
-        >>> config_args(f)
-        ['--policies', 'cdp_mab,local_ucb', '--no-plot']
-    """
-    import tomllib
-
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except FileNotFoundError as err:
-        raise ValueError(f"no config file at {str(path)!r}") from err
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"config {str(path)!r} is not valid TOML: {err}") from err
-    tokens: list[str] = []
-    for key, value in raw.items():
-        option = "--" + key.replace("_", "-")
-        if isinstance(value, dict):
-            if key != "grid":
-                raise ValueError(f"config {str(path)!r}: unknown table [{key}] (only [grid])")
-            for axis, values in value.items():
-                sep = "/" if axis == "components" else ","
-                items = values if isinstance(values, list) else [values]
-                tokens += ["--grid", f"{axis}={sep.join(_config_value(v) for v in items)}"]
-        elif isinstance(value, bool):
-            tokens += [option] if value else []
-        elif isinstance(value, list):
-            tokens += [option, ",".join(str(v) for v in value)]
-        else:
-            tokens += [option, str(value)]
-    return tokens
-
-
-def _config_value(value: Any) -> str:
-    """A TOML value as an option value: lists become comma lists."""
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 def parse_clip(text: str) -> tuple[float, float]:
     """A clip range from ``"LOW,HIGH"`` (finite, ``LOW < HIGH``).
 
@@ -276,7 +245,60 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         clip=args.clip,
         link_costs=(args.c1, args.c2),
         components=components,
+        instances=args.instances,
     )
+
+
+def describe_instances(scenario: Scenario, problem: Any) -> str:
+    """How ``fedbandit bench`` and ``sweep`` describe a scenario's instances.
+
+    Example:
+        >>> s = Scenario(n_agents=4, n_arms=3, instances="held_out")
+        >>> describe_instances(s, s.problem())
+        'held-out instances of conflicting(N=4,M=3)'
+    """
+    if scenario.instances != "fixed":
+        split = scenario.instances.replace("_", "-")
+        return f"{split} instances of {scenario.distribution().name}"
+    return (
+        f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
+        f"min gap {problem.min_gap:.3f})"
+    )
+
+
+def check_drawn_instances(scenario: Scenario, args: argparse.Namespace) -> None:
+    """Options that need one known instance are refused with drawn instances.
+
+    Raises:
+        ValueError: ``--rounds`` without ``--min-gap`` (each drawn instance has its own
+            smallest gap, which the policies may not read).
+    """
+    if scenario.instances != "fixed" and args.rounds and args.min_gap is None:
+        raise ValueError(
+            f"--rounds with --instances {scenario.instances} needs --min-gap: each drawn "
+            "instance has its own smallest gap"
+        )
+
+
+def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any]:
+    """Which instances the trials played, for ``config.json``: the split, and with drawn
+    instances the distribution and each trial's instance id (the ``instance`` the env
+    reports at reset).
+
+    Example:
+        >>> instance_record(Scenario(), 0, 3)
+        {'split': 'fixed', 'seed': 0}
+        >>> rec = instance_record(Scenario(n_agents=4, n_arms=3, instances="held_out"), 0, 3)
+        >>> rec["distribution"], len(rec["ids"])
+        ('conflicting(N=4,M=3)', 3)
+    """
+    if scenario.instances == "fixed":
+        return {"split": "fixed", "seed": scenario.seed}
+    ids = [
+        int(instance_seed(env_seed, scenario.instances).generate_state(1)[0])
+        for env_seed, _ in trial_seeds(seed, trials)
+    ]
+    return {"split": scenario.instances, "distribution": scenario.distribution().name, "ids": ids}
 
 
 def parse_modules(text: str) -> list[str]:
@@ -335,8 +357,10 @@ def parse_policies(text: str) -> list[str]:
 __all__ = [
     "DEFAULT_POLICIES",
     "add_setting_options",
-    "config_args",
+    "check_drawn_instances",
+    "describe_instances",
     "import_modules",
+    "instance_record",
     "parse_clip",
     "parse_components",
     "parse_policies",

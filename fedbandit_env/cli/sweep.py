@@ -20,7 +20,9 @@ from typing import Any
 
 from fedbandit_env.cli.options import (
     add_setting_options,
+    check_drawn_instances,
     import_modules,
+    instance_record,
     parse_policies,
     policy_kwargs,
     scenario_from_args,
@@ -145,6 +147,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         for option, value in point.items():
             values.parse_args([f"--{option}={value}"], namespace=ns)
         scenario = scenario_from_args(ns)
+        check_drawn_instances(scenario, ns)
         problem = scenario.problem()
         record_every = ns.record_every or max(1, scenario.horizon // 100)
         options = {pid: ({} if is_model(pid) else policy_kwargs(pid, ns, problem)) for pid in ids}
@@ -154,6 +157,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
             "seed": ns.seed,
             "record_every": record_every,
             "policy_options": options,
+            "instances": instance_record(scenario, ns.seed, args.trials),
             "global_means": problem.global_means.tolist(),
             "best_arm": problem.best_arm,
         }

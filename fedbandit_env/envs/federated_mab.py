@@ -53,10 +53,13 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
+from fedbandit_env.envs.spaces import action_space, observation_space
 from fedbandit_env.network.graph import Network
+from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
+from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import (
     Action,
     AgentID,
@@ -108,7 +111,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
 
     def __init__(
         self,
-        problem: MABProblem,
+        problem: MABProblem | ProblemDistribution,
         network: Network | nx.Graph | None = None,
         protocol: Protocol | None = None,
         horizon: int = 1000,
@@ -116,9 +119,20 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         message_bounds: tuple[float, float] = (-np.inf, np.inf),
         link_costs: tuple[float, float] = (25.0, 1.0),
         render_mode: str | None = None,
+        split: str = "train",
     ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+        self.split = split
+        self.distribution: ProblemDistribution | None = None
+        if isinstance(problem, ProblemDistribution):
+            self.distribution = problem
+            problem = problem.sample(instance_seed(0, split))  # until the first reset
         if not isinstance(problem, MABProblem):
-            raise TypeError(f"problem must be a MABProblem, got {type(problem).__name__}")
+            raise TypeError(
+                "problem must be a MABProblem or a ProblemDistribution, "
+                f"got {type(problem).__name__}"
+            )
         n = problem.n_agents
         if n < 2:
             raise ValueError(f"problem must have at least 2 agents for a federated env, got {n}")
@@ -179,34 +193,12 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._cum_cost = 0.0
         self._last_arms: IntArray = np.zeros(n, dtype=np.int64)
         self._last_rewards: FloatArray = np.zeros(n)
-        r_lo, r_hi = problem.reward_bounds
-        obs: dict[str, spaces.Space[Any]] = {
-            "arm": spaces.Discrete(self.n_arms),
-            "reward": spaces.Box(r_lo, r_hi, shape=(1,), dtype=np.float32),
-            "step": spaces.Box(0.0, float(self.horizon), shape=(1,), dtype=np.float32),
-        }
-        if self.message_dim:
-            obs["messages"] = spaces.Box(lo, hi, shape=(n, self.message_dim), dtype=np.float32)
-            obs["mask"] = spaces.MultiBinary(n)
-            if protocol.public_dim:
-                obs["public_mask"] = spaces.MultiBinary(n)
-            if protocol.has_server:
-                obs["server"] = spaces.Box(
-                    -np.inf, np.inf, shape=(self.message_dim,), dtype=np.float32
-                )
-                obs["server_mask"] = spaces.MultiBinary(1)
-        self._obs_spaces = {a: spaces.Dict(obs) for a in self.possible_agents}
+        # one space object per agent, so that seeding one agent's space leaves the others'
+        spec = (self.n_arms, self.horizon, problem.reward_bounds, self.message_dim, (lo, hi))
+        self._obs_spaces = {a: observation_space(n, *spec, protocol) for a in self.possible_agents}
         self._act_spaces: dict[AgentID, spaces.Space[Any]] = {
-            a: self._make_action_space() for a in self.possible_agents
+            a: action_space(self.n_arms, self.message_dim, (lo, hi)) for a in self.possible_agents
         }
-
-    def _make_action_space(self) -> spaces.Space[Any]:
-        arm = spaces.Discrete(self.n_arms)
-        if not self.message_dim:
-            return arm
-        lo, hi = self.message_bounds
-        msg = spaces.Box(lo, hi, shape=(self.message_dim,), dtype=np.float32)
-        return spaces.Dict({"arm": arm, "message": msg})
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: AgentID) -> spaces.Space[Any]:
@@ -248,6 +240,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         reward_rng, protocol_rng = self.np_random.spawn(2)  # as seeding.env_generators
+        instance = self._next_problem(seed, options)
         self._reward_rng = reward_rng
         if self.message_dim:
             self.protocol.reset(self.network, protocol_rng)
@@ -260,7 +253,28 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._last_rewards = np.zeros(self.n_agents)
         observations = self._observations(None)
         infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.agents}
+        if instance is not None:
+            for info in infos.values():
+                info["instance"] = instance
         return observations, infos
+
+    def _next_problem(self, seed: int | None, options: dict[str, Any] | None) -> int | None:
+        """Set this episode's problem: ``options["problem"]`` if given, else a draw of
+        the distribution (:func:`~fedbandit_env.problems.distribution.draw_instance`).
+        Returns the drawn instance's id."""
+        pinned = (options or {}).get("problem")
+        if pinned is not None:
+            self._set_problem(check_pinned(pinned, self.distribution, self.problem))
+            return None
+        if self.distribution is None:
+            return None
+        problem, instance = draw_instance(self.distribution, seed, self.split, self.np_random)
+        self._set_problem(problem)
+        return instance
+
+    def _set_problem(self, problem: MABProblem) -> None:
+        self.problem = problem
+        self._gaps = problem.gaps
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Pull every agent's arm, route the messages, return the parallel-API tuple."""

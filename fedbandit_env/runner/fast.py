@@ -2,7 +2,7 @@
 
 A policy family may register, beside its policy, a *per-trial runner*
 (:data:`TrialRunner`, the registry's ``fast_entry_point``): a function that plays one
-whole trial of the scenario, given the :class:`Setting` every trial shares and the
+whole trial of the scenario, given the :class:`TrialSetup` every trial shares and the
 trial's two seeds, and returns a :class:`TrialResult`. :func:`run_fast` is the one
 driver of all of them: it derives the seeds exactly as the PettingZoo path does
 (:func:`fedbandit_env.seeding.trial_seeds`), runs the trials on threads (results do
@@ -64,7 +64,7 @@ class TrialResult:
 
 
 @dataclass(frozen=True)
-class Setting:
+class TrialSetup:
     """What every trial of one ``run_fast`` call shares, built once from the scenario.
 
     Attributes:
@@ -77,9 +77,10 @@ class Setting:
         steps: The recorded steps.
         trace: Whether trials keep every step's arms and rewards.
         params: The policy's constructor options.
+        problem: The generated problem itself, for what the arrays above do not carry.
 
     Example:
-        >>> st = Setting.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
+        >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
         ...                    False, {})
         >>> st.mu.shape, [b.shape for b in st.buffers()]
         ((3, 2), [(3, 1), (0, 3), (0, 3)])
@@ -94,16 +95,25 @@ class Setting:
     steps: IntArray
     trace: bool
     params: dict[str, Any]
+    problem: Any = None
 
     @classmethod
     def build(
-        cls, scenario: Scenario, steps: IntArray, trace: bool, params: dict[str, Any]
-    ) -> Setting:
-        """Generate the problem once (the network is built by the runners that need it)."""
-        p = scenario.problem()
+        cls,
+        scenario: Scenario,
+        steps: IntArray,
+        trace: bool,
+        params: dict[str, Any],
+        env_seed: int = 0,
+    ) -> TrialSetup:
+        """Generate the problem of a trial with ``env_seed`` (the same for every trial
+        of a fixed-instance scenario; the network is built by the runners that need it)."""
+        p = scenario.problem_for(env_seed)
         mu = np.ascontiguousarray(p.local_means)
         bounds = p.reward_bounds
-        return cls(scenario, mu, p.noise_code, p.sigma, p.gaps, bounds, steps, trace, params)
+        return cls(
+            scenario, mu, p.noise_code, p.sigma, p.gaps, bounds, steps, trace, params, problem=p
+        )
 
     def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
         """Fresh regret and trace arrays of one trial: ``(N, R)`` regret, and ``(T, N)``
@@ -114,8 +124,8 @@ class Setting:
         return np.zeros((n, self.steps.size)), arms, rewards
 
 
-TrialRunner = Callable[[Setting, tuple[int, Any]], TrialResult]
-"""``(setting, (env_seed, team_seed)) -> TrialResult``: one whole trial (a registered
+TrialRunner = Callable[[TrialSetup, tuple[int, Any]], TrialResult]
+"""``(setup, (env_seed, team_seed)) -> TrialResult``: one whole trial (a registered
 policy's ``fast_entry_point``)."""
 
 
@@ -186,12 +196,14 @@ def run_fast(
     team = spec.make(**params)  # checks the options as the PettingZoo path would
     runner: TrialRunner = spec.fast_runner()
     steps = record_steps(scenario.horizon, record_every)
-    setting = Setting.build(scenario, steps, trace, params)
+    shared = TrialSetup.build(scenario, steps, trace, params)
     seeds = trial_seeds(seed, first_trial + n_trials)[first_trial:]
+    fixed = scenario.instances == "fixed"
 
     def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
         start = time.perf_counter()
-        res = runner(setting, s)
+        setup = shared if fixed else TrialSetup.build(scenario, steps, trace, params, s[0])
+        res = runner(setup, s)
         return res, time.perf_counter() - start
 
     bar = tqdm(
@@ -224,4 +236,4 @@ def run_fast(
     return curves
 
 
-__all__ = ["PRIVACY_DEPTH", "Setting", "TrialResult", "TrialRunner", "has_fast_path", "run_fast"]
+__all__ = ["PRIVACY_DEPTH", "TrialResult", "TrialRunner", "TrialSetup", "has_fast_path", "run_fast"]

@@ -11,6 +11,7 @@ from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import clip_range
+from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.mab import (
     MABProblem,
     NoiseKind,
@@ -19,12 +20,15 @@ from fedbandit_env.problems.mab import (
     zhu_synthetic,
 )
 from fedbandit_env.protocols import make_protocol
+from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous"]
 INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous")
+INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
+"""``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class Scenario:
         components: Sizes of separate components (Li & Song's hybrid structure), each a
             ``graph`` of that size; they must add up to ``n_agents``. ``None``: one
             connected ``graph``.
+        instances: ``"fixed"``: every trial plays the one instance of ``seed`` (the
+            papers' setting); ``"train"`` or ``"held_out"``: every trial draws its own
+            instance of the ``instance`` generator from its env seed, from the train or
+            the held-out instance seeds (disjoint; see
+            :mod:`fedbandit_env.problems.distribution`).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -83,6 +92,7 @@ class Scenario:
     graph_p: float | None = None
     link_costs: tuple[float, float] = (25.0, 1.0)
     components: tuple[int, ...] | None = None
+    instances: str = "fixed"
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -98,6 +108,8 @@ class Scenario:
             raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
         if self.clip is not None:
             object.__setattr__(self, "clip", clip_range(self.clip, (0.0, 1.0), "Scenario"))
+        if self.instances not in INSTANCE_SPLITS:
+            raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
 
     def problem(self) -> MABProblem:
         """Build the (seeded) reward model."""
@@ -116,6 +128,36 @@ class Scenario:
         if self.instance == "homogeneous":
             return homogeneous(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
         raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
+
+    def distribution(self) -> ProblemDistribution:
+        """The ``instance`` generator as a distribution (a fresh instance per seed).
+
+        Example:
+            >>> Scenario(n_agents=3, n_arms=2, instance="zhu").distribution().name
+            'zhu(N=3,M=2)'
+        """
+        n, m, noise, sigma = self.n_agents, self.n_arms, self.noise, self.sigma
+        if self.instance == "conflicting":
+            return ProblemDistribution.conflicting(
+                n, m, self.conflict_fraction, self.gap, noise, sigma
+            )
+        if self.instance == "zhu":
+            return ProblemDistribution.zhu(n, m, noise, sigma)
+        return ProblemDistribution.homogeneous(n, m, noise, sigma)
+
+    def problem_for(self, env_seed: int) -> MABProblem:
+        """The instance a trial with ``env_seed`` plays: :meth:`problem` for fixed
+        instances, else the env's own draw at ``reset(seed=env_seed)``.
+
+        Example:
+            >>> s = Scenario(n_agents=3, n_arms=3, instances="held_out")
+            >>> a, b = s.problem_for(1), s.problem_for(2)
+            >>> bool((a.local_means != b.local_means).any())
+            True
+        """
+        if self.instances == "fixed":
+            return self.problem()
+        return self.distribution().sample(instance_seed(env_seed, self.instances))
 
     def network(self) -> Network:
         """Build the (seeded) communication graph."""
@@ -144,8 +186,11 @@ class Scenario:
         if needs.message_dim:
             kind = needs.protocol or self.protocol
             protocol = make_protocol(kind, needs.public_dim, needs.participation)
+        fixed = self.instances == "fixed"
+        if not fixed:
+            kwargs = {"split": self.instances, **kwargs}
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
-            self.problem(),
+            self.problem() if fixed else self.distribution(),
             self.network(),
             protocol,
             horizon=self.horizon,
@@ -160,5 +205,9 @@ class Scenario:
         return env
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON)."""
-        return asdict(self)
+        """Plain dict (for JSON). ``instances`` appears only when it is not ``"fixed"``,
+        so the keys of sweep runs stored before it existed still match (resume)."""
+        out = asdict(self)
+        if out["instances"] == "fixed":
+            del out["instances"]
+        return out
