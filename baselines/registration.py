@@ -5,6 +5,10 @@
 package never imports ``baselines``. Every entry point is a ``"module:attr"`` string:
 registering imports nothing, a policy's module is imported when it is first made.
 
+``settings`` names the information settings (:mod:`fedbandit_env.settings`) a policy
+is meant for; local UCB1 and random run in any. The oracle is ``privileged``: it pools
+every agent's raw rewards, outside any setting, as the ceiling of every table.
+
 Adding a family: a folder ``baselines/<family>/`` (policies, compiled mathematics,
 batched trial loop) and its ``register`` calls here.
 
@@ -37,6 +41,7 @@ def register_policies() -> None:
         description="centralized UCB1 on every agent's rewards, all pulling one arm",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_oracle",
+        privileged=True,  # the ceiling of every table: raw rewards of all, no setting
     )
     register(
         "random",
@@ -51,6 +56,7 @@ def register_policies() -> None:
         description="Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts",
         family="gossip",
         fast_entry_point="baselines.gossip.fast:run_gossip_ucb",
+        settings=("gossip", "neighbours", "gossip+private", "neighbours+private"),
     )
     register(
         "fed_ucb",
@@ -60,11 +66,12 @@ def register_policies() -> None:
         kwargs={"epsilon": 1.0},
         fast_entry_point="baselines.gossip.fast:run_fed_ucb",
         options_entry_point="baselines.gossip:fed_ucb_options",
+        settings=("gossip+private", "neighbours+private"),
     )
-    for pid, cls, what in (
-        ("cdp_mab", "CDPMAB", "master-worker rounds with partial participation"),
-        ("ddp_mab", "DDPMAB", "decentralized GIS flooding"),
-        ("hdp_mab", "HDPMAB", "hybrid: components with sinks"),
+    for pid, cls, what, setting in (
+        ("cdp_mab", "CDPMAB", "master-worker rounds with partial participation", "server"),
+        ("ddp_mab", "DDPMAB", "decentralized GIS flooding", "flooding"),
+        ("hdp_mab", "HDPMAB", "hybrid: components with sinks", "hybrid"),
     ):
         register(
             pid,
@@ -74,4 +81,5 @@ def register_policies() -> None:
             fast_entry_point=f"baselines.elimination.fast:run_{pid}",
             options_entry_point="baselines.elimination:"
             + ("cdp_mab_options" if pid == "cdp_mab" else "elimination_options"),
+            settings=(setting,),  # they privatise what they send themselves
         )

@@ -237,6 +237,10 @@ class Team(ABC):
         """What the env must provide for this team (default: nothing)."""
         return Requirements()
 
+    def own_privacy(self, n_agents: int, n_arms: int) -> float | None:
+        """The epsilon of a mechanism the team runs itself (``None``: none; default)."""
+        return None
+
     def privacy_spent(
         self, steps: IntArray, horizon: int, n_agents: int, n_arms: int
     ) -> FloatArray:
@@ -247,7 +251,8 @@ class Team(ABC):
             >>> make("fed_ucb", epsilon=1.0).privacy_spent(np.array([1, 8]), 8, 3, 2)
             array([0.25, 1.  ])
         """
-        return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon)
+        own = self.own_privacy(n_agents, n_arms)
+        return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon, own)
 
     @abstractmethod
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
@@ -345,10 +350,8 @@ class IndependentTeam(Team):
             out = out.merge(p.requirements(n_agents, n_arms))
         return out
 
-    def privacy_spent(
-        self, steps: IntArray, horizon: int, n_agents: int, n_arms: int
-    ) -> FloatArray:
-        """:func:`privacy_curve` with the members' own mechanisms (the weakest one).
+    def own_privacy(self, n_agents: int, n_arms: int) -> float | None:
+        """The weakest of the members' own mechanisms (``None``: none has one).
 
         Example:
             >>> from fedbandit_env.registry import make
@@ -357,8 +360,7 @@ class IndependentTeam(Team):
         """
         members = self.policies or ([self._factory()] if self._factory else [])
         owns = [e for p in members if (e := p.privacy_epsilon(n_agents, n_arms)) is not None]
-        own = max(owns) if owns else None
-        return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon, own)
+        return max(owns) if owns else None
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Give each agent a fresh policy (or reset the given ones) with its own seed."""

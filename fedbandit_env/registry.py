@@ -46,53 +46,25 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
+
+from fedbandit_env.entry_points import (
+    ENTRY_POINT_GROUP,
+    EntryPoint,
+    import_plugin,
+    load_entry_point,
+    load_plugins,
+)
 
 if TYPE_CHECKING:  # the registry imports nothing heavy until a policy is made
     from fedbandit_env.policies import Team
 
-ENTRY_POINT_GROUP = "fedbandit_env.policies"
-"""The entry point group through which installed packages register policies."""
 
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
-
-EntryPoint = Callable[..., Any] | str
-"""A callable, or ``"module:attr"`` naming one (imported on first use)."""
-
-
-def load_entry_point(entry_point: EntryPoint, what: str = "entry point") -> Any:
-    """The object an entry point names: the callable itself, or ``module:attr`` imported.
-
-    Raises:
-        ValueError: For a string that is not ``"module:attr"``, a module that cannot
-            be imported or an attribute it lacks (naming ``what``).
-
-    Example:
-        >>> load_entry_point("fedbandit_env.policies:FixedArm").__name__
-        'FixedArm'
-    """
-    if not isinstance(entry_point, str):
-        return entry_point
-    module, sep, attr = entry_point.partition(":")
-    if not sep or not module or not attr:
-        raise ValueError(f"{what} must look like 'module:attr', got {entry_point!r}")
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as err:
-        raise ValueError(f"{what} {entry_point!r}: cannot import {module!r}: {err}") from err
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError as err:
-            raise ValueError(f"{what} {entry_point!r}: {module!r} has no {attr!r}") from err
-    return obj
 
 
 @dataclass(frozen=True)
@@ -111,6 +83,11 @@ class PolicySpec:
             :func:`~fedbandit_env.runner.fast.run_fast` (``None``: PettingZoo path only).
         options_entry_point: ``(options, problem) -> kwargs``: the constructor
             arguments the command line's setting options give this policy.
+        settings: The information settings (:data:`fedbandit_env.settings.SETTINGS`)
+            the policy is meant for; ``None``: any that gives it what it needs.
+        privileged: A bound, not a competitor (the oracle that pools every agent's raw
+            rewards): in a setting it runs on its own env, outside the setting, and
+            results mark it.
 
     Example:
         >>> s = PolicySpec("p", "fedbandit_env.policies:FixedArm", kwargs={"arm": 2})
@@ -125,6 +102,8 @@ class PolicySpec:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     fast_entry_point: EntryPoint | None = None
     options_entry_point: EntryPoint | None = None
+    settings: tuple[str, ...] | None = None
+    privileged: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -142,6 +121,24 @@ class PolicySpec:
                 )
         if not isinstance(self.kwargs, Mapping):
             raise TypeError(f"kwargs of {self.id!r} must be a mapping, got {self.kwargs!r}")
+        if self.settings is not None:
+            from fedbandit_env.settings import SETTINGS
+
+            object.__setattr__(self, "settings", tuple(self.settings))
+            unknown = [s for s in self.settings if s not in SETTINGS]
+            if unknown:
+                raise ValueError(
+                    f"settings of {self.id!r} must be names of {sorted(SETTINGS)}, got {unknown}"
+                )
+
+    def runs_in(self, setting: str) -> bool:
+        """Whether the policy is meant for the information setting ``setting``.
+
+        Example:
+            >>> spec("fed_ucb").runs_in("gossip+private"), spec("fed_ucb").runs_in("local")
+            (True, False)
+        """
+        return self.settings is None or setting in self.settings
 
     @property
     def has_fast_path(self) -> bool:
@@ -197,43 +194,6 @@ class PolicySpec:
         return dict(hook(settings, problem))
 
 
-def import_plugin(name: str) -> Any:
-    """Import a module that registers policies: a module name (also searched in the
-    current folder, as ``python -m`` does) or the path of a ``.py`` file.
-
-    Raises:
-        ValueError: If it cannot be imported (naming it).
-
-    Example:
-        >>> import_plugin("json").__name__
-        'json'
-    """
-    import hashlib
-    import os
-    import sys
-    from pathlib import Path
-
-    try:
-        if name.endswith(".py"):
-            path = Path(name).resolve()
-            digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
-            module_name = f"fedbandit_plugin_{path.stem}_{digest}"  # one per file
-            if module_name in sys.modules:
-                return sys.modules[module_name]
-            spec_ = importlib.util.spec_from_file_location(module_name, path)
-            if spec_ is None or spec_.loader is None or not path.is_file():
-                raise ImportError(f"no Python file at {str(path)!r}")
-            module = importlib.util.module_from_spec(spec_)
-            sys.modules[module_name] = module
-            spec_.loader.exec_module(module)
-            return module
-        if os.getcwd() not in sys.path:
-            sys.path.append(os.getcwd())
-        return importlib.import_module(name)
-    except ImportError as err:
-        raise ValueError(f"cannot import {name!r}: {err}") from err
-
-
 _registry: dict[str, PolicySpec] = {}
 _plugins_loaded = False
 
@@ -247,6 +207,8 @@ def register(
     kwargs: Mapping[str, Any] | None = None,
     fast_entry_point: EntryPoint | None = None,
     options_entry_point: EntryPoint | None = None,
+    settings: tuple[str, ...] | None = None,
+    privileged: bool = False,
 ) -> PolicySpec:
     """Register a policy under ``id`` (see :class:`PolicySpec` for the arguments).
 
@@ -267,6 +229,8 @@ def register(
         kwargs=dict(kwargs or {}),
         fast_entry_point=fast_entry_point,
         options_entry_point=options_entry_point,
+        settings=settings,
+        privileged=privileged,
     )
     old = _registry.get(id)
     if old is not None and old != new:
@@ -284,25 +248,6 @@ def deregister(id: str) -> None:
     if id not in _registry:
         raise ValueError(f"policy {id!r} is not registered")
     del _registry[id]
-
-
-def load_plugins(group: str = ENTRY_POINT_GROUP) -> None:
-    """Call every registration function installed packages name in ``group``.
-
-    A plugin that fails to load is reported with a warning and skipped, so one broken
-    package does not hide the others' policies.
-    """
-    for ep in entry_points(group=group):
-        try:
-            hook = ep.load()
-            if callable(hook):
-                hook()
-        except Exception as err:  # a plugin's own error, reported not raised
-            warnings.warn(
-                f"policy plugin {ep.name!r} ({ep.value}) failed to load: {err}",
-                UserWarning,
-                stacklevel=2,
-            )
 
 
 def _ensure_plugins() -> None:

@@ -44,6 +44,7 @@ def test_bench_writes_table_plot_csv_and_config(
         rows = list(csv.DictReader(fh))
     assert list(rows[0]) == [
         "scenario",
+        "setting",
         "policy",
         "seed",
         "agent",

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import fedbandit_env.entry_points
 from fedbandit_env import registry
 from fedbandit_env.cli import main
 from fedbandit_env.policies import FixedArm, IndependentTeam, Team
@@ -34,7 +35,8 @@ def scratch_ids() -> Iterator[list[str]]:
 
 
 def test_reference_policies_are_registered_through_the_entry_point_group() -> None:
-    groups = [ep.value for ep in registry.entry_points(group=registry.ENTRY_POINT_GROUP)]
+    group = fedbandit_env.entry_points.ENTRY_POINT_GROUP
+    groups = [ep.value for ep in fedbandit_env.entry_points.entry_points(group=group)]
     assert "baselines.registration:register_policies" in groups
     assert {"gossip_ucb", "fed_ucb", "cdp_mab", "local_ucb", "oracle_ucb"} <= set(
         registry.policy_ids()
@@ -144,7 +146,7 @@ def test_plugins_load_and_a_broken_one_is_reported_not_fatal(
         EntryPoint("bad", "no_such_plugin_xyz:register", registry.ENTRY_POINT_GROUP),
         EntryPoint("good", "good_plugin_mod:register_policies", registry.ENTRY_POINT_GROUP),
     ]
-    monkeypatch.setattr(registry, "entry_points", lambda group: fake)
+    monkeypatch.setattr(fedbandit_env.entry_points, "entry_points", lambda group: fake)
     scratch_ids.append("plugin_arm")
     with pytest.warns(UserWarning, match="policy plugin 'bad'.*failed to load"):
         registry.load_plugins()

@@ -17,13 +17,16 @@ import numpy as np
 
 from fedbandit_env.cli.options import (
     add_setting_options,
-    check_drawn_instances,
-    describe_instances,
     import_modules,
-    instance_record,
     parse_policies,
     policy_kwargs,
     scenario_from_args,
+)
+from fedbandit_env.cli.report import (
+    check_drawn_instances,
+    describe_instances,
+    describe_setting,
+    instance_record,
 )
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
@@ -70,7 +73,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         ['random']
     """
     import_modules(args.imports)
-    ids = parse_policies(args.policies)
+    ids = parse_policies(args.policies, args.setting)
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
@@ -86,7 +89,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     print(
         f"scenario: N={scenario.n_agents} agents, M={scenario.n_arms} arms, "
         f"{describe_instances(scenario, problem)}, {scenario.noise} noise, {topology}, "
-        f"T={scenario.horizon}, {args.trials} trials"
+        f"T={scenario.horizon}, {args.trials} trials{describe_setting(scenario)}"
     )
     curves = []
     start = time.perf_counter()

@@ -29,7 +29,7 @@ from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, Scenario
-from fedbandit_env.seeding import instance_seed, trial_seeds
+from fedbandit_env.settings import SETTINGS
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
 
@@ -47,9 +47,17 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     d = Scenario()
     b.add_argument(
         "--policies",
-        default=DEFAULT_POLICIES,
+        default=None,
         help="comma-separated policy ids (see `fedbandit list`), or saved models as "
-        "ppo:path.zip (a2c:, dqn:)",
+        f"ppo:path.zip (a2c:, dqn:); default: {DEFAULT_POLICIES}, or with --setting "
+        "those of them meant for it",
+    )
+    b.add_argument(
+        "--setting",
+        choices=sorted(SETTINGS),
+        default=None,
+        help="information setting every policy runs in (who hears whom, raw or private "
+        "rewards; +private uses --epsilon); default: each policy the env it asks for",
     )
     b.add_argument(
         "--import",
@@ -111,7 +119,8 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "--epsilon",
         type=float,
         default=1.0,
-        help="privacy level of fed_ucb and the *dp_mab policies (inf: no privacy)",
+        help="privacy level of fed_ucb, the *dp_mab policies and +private settings "
+        "(inf: no privacy)",
     )
     b.add_argument(
         "--participation",
@@ -246,59 +255,9 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         link_costs=(args.c1, args.c2),
         components=components,
         instances=args.instances,
+        setting=args.setting,
+        epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
     )
-
-
-def describe_instances(scenario: Scenario, problem: Any) -> str:
-    """How ``fedbandit bench`` and ``sweep`` describe a scenario's instances.
-
-    Example:
-        >>> s = Scenario(n_agents=4, n_arms=3, instances="held_out")
-        >>> describe_instances(s, s.problem())
-        'held-out instances of conflicting(N=4,M=3)'
-    """
-    if scenario.instances != "fixed":
-        split = scenario.instances.replace("_", "-")
-        return f"{split} instances of {scenario.distribution().name}"
-    return (
-        f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
-        f"min gap {problem.min_gap:.3f})"
-    )
-
-
-def check_drawn_instances(scenario: Scenario, args: argparse.Namespace) -> None:
-    """Options that need one known instance are refused with drawn instances.
-
-    Raises:
-        ValueError: ``--rounds`` without ``--min-gap`` (each drawn instance has its own
-            smallest gap, which the policies may not read).
-    """
-    if scenario.instances != "fixed" and args.rounds and args.min_gap is None:
-        raise ValueError(
-            f"--rounds with --instances {scenario.instances} needs --min-gap: each drawn "
-            "instance has its own smallest gap"
-        )
-
-
-def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any]:
-    """Which instances the trials played, for ``config.json``: the split, and with drawn
-    instances the distribution and each trial's instance id (the ``instance`` the env
-    reports at reset).
-
-    Example:
-        >>> instance_record(Scenario(), 0, 3)
-        {'split': 'fixed', 'seed': 0}
-        >>> rec = instance_record(Scenario(n_agents=4, n_arms=3, instances="held_out"), 0, 3)
-        >>> rec["distribution"], len(rec["ids"])
-        ('conflicting(N=4,M=3)', 3)
-    """
-    if scenario.instances == "fixed":
-        return {"split": "fixed", "seed": scenario.seed}
-    ids = [
-        int(instance_seed(env_seed, scenario.instances).generate_state(1)[0])
-        for env_seed, _ in trial_seeds(seed, trials)
-    ]
-    return {"split": scenario.instances, "distribution": scenario.distribution().name, "ids": ids}
 
 
 def parse_modules(text: str) -> list[str]:
@@ -334,13 +293,21 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     return names
 
 
-def parse_policies(text: str) -> list[str]:
-    """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked.
+def parse_policies(text: str | None, setting: str | None = None) -> list[str]:
+    """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked; with
+    no list, the default policies (those meant for ``setting`` when there is one).
 
     Example:
         >>> parse_policies("gossip_ucb, ppo:m.zip")
         ['gossip_ucb', 'ppo:m.zip']
+        >>> parse_policies(None, "local")
+        ['local_ucb', 'oracle_ucb', 'random']
     """
+    if text is None:
+        ids = DEFAULT_POLICIES.split(",")
+        if setting is None:
+            return ids
+        return [p for p in ids if registry.spec(p).runs_in(setting)]
     known = registry.policy_ids()
     ids = [p.strip() for p in text.split(",") if p.strip()]
     unknown = [p for p in ids if p not in known and not is_model(p)]
@@ -357,10 +324,7 @@ def parse_policies(text: str) -> list[str]:
 __all__ = [
     "DEFAULT_POLICIES",
     "add_setting_options",
-    "check_drawn_instances",
-    "describe_instances",
     "import_modules",
-    "instance_record",
     "parse_clip",
     "parse_components",
     "parse_policies",

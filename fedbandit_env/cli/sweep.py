@@ -18,14 +18,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fedbandit_env import registry
 from fedbandit_env.cli.options import (
     add_setting_options,
-    check_drawn_instances,
     import_modules,
-    instance_record,
     parse_policies,
     policy_kwargs,
     scenario_from_args,
+)
+from fedbandit_env.cli.report import (
+    check_drawn_instances,
+    instance_record,
 )
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.results import (
@@ -120,6 +123,19 @@ def parse_grid(specs: Sequence[str], base: argparse.Namespace) -> list[tuple[str
     return points
 
 
+def runs_in(policy: str, setting: str | None) -> bool:
+    """Whether ``policy`` is meant for ``setting`` (saved models: always; they refuse a
+    setting whose env they cannot read when they run).
+
+    Example:
+        >>> runs_in("fed_ucb", "local"), runs_in("local_ucb", "gossip"), runs_in("p:m.zip", "x")
+        (False, True, True)
+    """
+    if setting is None or is_model(policy):
+        return True
+    return registry.spec(policy).runs_in(setting)
+
+
 def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
     """The runs of ``fedbandit sweep`` and the configuration of each scenario.
 
@@ -135,7 +151,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         (12, ['graph=complete', 'graph=ring'])
     """
     imports = import_modules(args.imports)
-    ids = parse_policies(args.policies)
+    ids = parse_policies(args.policies, args.setting)
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
@@ -150,7 +166,8 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         check_drawn_instances(scenario, ns)
         problem = scenario.problem()
         record_every = ns.record_every or max(1, scenario.horizon // 100)
-        options = {pid: ({} if is_model(pid) else policy_kwargs(pid, ns, problem)) for pid in ids}
+        here = [p for p in ids if runs_in(p, scenario.setting)]
+        options = {pid: ({} if is_model(pid) else policy_kwargs(pid, ns, problem)) for pid in here}
         scenarios[label] = {
             "point": point,
             "scenario": scenario.to_dict(),
@@ -160,8 +177,9 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
             "instances": instance_record(scenario, ns.seed, args.trials),
             "global_means": problem.global_means.tolist(),
             "best_arm": problem.best_arm,
+            "skipped": [p for p in ids if p not in here],  # not meant for this setting
         }
-        for pid in ids:
+        for pid in here:
             for trial in range(args.trials):
                 runs.append(
                     Run(label, scenario, pid, options[pid], ns.seed, trial, record_every, imports)
@@ -193,7 +211,7 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         "command": "sweep",
         "argv": sys.argv[1:],
         "grid": list(args.grid),
-        "policies": parse_policies(args.policies),
+        "policies": parse_policies(args.policies, args.setting),
         "trials": args.trials,
         "scenarios": scenarios,
         "runs": [r.describe() for r in runs],

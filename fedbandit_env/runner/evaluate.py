@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from fedbandit_env import registry
+from fedbandit_env.policies import privacy_curve
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.settings import get_setting
 
 
 def is_model(policy: str) -> bool:
@@ -79,10 +82,28 @@ def evaluate(
 
     spec = registry.spec(policy)
     kwargs = dict(options or {})
-    if spec.has_fast_path and not interactive:
+    team = spec.make(**kwargs)
+    n, m = scenario.n_agents, scenario.n_arms
+    needs = merged = team.requirements(n, m)
+    fast_scenario = scenario
+    setting = scenario.setting
+    if setting is not None and spec.privileged:  # a bound: it runs outside the setting
+        scenario = fast_scenario = replace(scenario, setting=None, epsilon=None)
+    if scenario.setting is not None:
+        if not spec.runs_in(scenario.setting):
+            raise ValueError(
+                f"{policy} is not meant for the {scenario.setting!r} setting; it runs in "
+                f"{list(spec.settings or ())}"
+            )
+        merged = get_setting(scenario.setting).requirements(needs, scenario.epsilon)
+        # the same env without the setting, for the fast path (which knows no settings)
+        protocol = merged.protocol or scenario.protocol
+        fast_scenario = replace(scenario, setting=None, epsilon=None, protocol=protocol)
+    # the fast path plays the policy's own env: usable unless the setting adds privacy
+    if spec.has_fast_path and merged.epsilon == needs.epsilon and not interactive:
         curves = run_fast(
             policy,
-            scenario,
+            fast_scenario,
             trials,
             seed=seed,
             record_every=record_every,
@@ -93,7 +114,6 @@ def evaluate(
             **kwargs,
         )
     else:
-        needs = spec.make(**kwargs).requirements(scenario.n_agents, scenario.n_arms)
         curves = run_trials(
             functools.partial(scenario.make_env, needs),
             functools.partial(spec.make, **kwargs),
@@ -105,6 +125,14 @@ def evaluate(
             first_trial=first_trial,
         )
         curves.meta["path"] = "interactive"
+    if scenario.setting is not None:  # what the setting's stack spends, whoever acts
+        curves.privacy_spent = privacy_curve(
+            merged, curves.t, scenario.horizon, team.own_privacy(n, m)
+        )
+        curves.setting = scenario.setting
+    if setting is not None and spec.privileged:
+        curves.setting = setting
+        curves.meta["privileged"] = 1
     return curves
 
 
@@ -120,7 +148,6 @@ def _evaluate_model(
 ) -> RegretCurves:
     """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
     beside it, with the same seeds as every other policy."""
-    from fedbandit_env.policies import privacy_curve
     from fedbandit_env.rl import ModelTeam, load_model
     from fedbandit_env.wrappers.flatten import flat_box
 
@@ -145,9 +172,11 @@ def _evaluate_model(
         progress=progress,
         first_trial=first_trial,
     )
-    curves.privacy_spent = privacy_curve(
-        stack.requirements(scenario.n_arms), curves.t, scenario.horizon
-    )
+    needs = stack.requirements(scenario.n_arms)
+    if scenario.setting is not None:
+        needs = get_setting(scenario.setting).requirements(needs, scenario.epsilon)
+        curves.setting = scenario.setting
+    curves.privacy_spent = privacy_curve(needs, curves.t, scenario.horizon)
     curves.meta["path"] = "interactive"
     curves.meta["stack"] = repr(stack)
     return curves

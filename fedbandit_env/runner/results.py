@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.type_aliases import FloatArray
 
 CSV_COLUMNS = (
     "scenario",
+    "setting",
     "policy",
     "seed",
     "agent",
@@ -22,7 +24,7 @@ CSV_COLUMNS = (
     "comm_cost",
     "privacy_spent",
 )
-"""The tidy table: one row per (scenario, policy, seed, agent, recorded step)."""
+"""The tidy table: one row per (scenario, setting, policy, seed, agent, recorded step)."""
 
 
 def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
@@ -45,6 +47,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
         trials, agents, records = c.regret.shape
         rows = trials * agents * records
         parts["scenario"].append(np.full(rows, c.scenario, dtype=object))
+        parts["setting"].append(np.full(rows, c.setting, dtype=object))
         parts["policy"].append(np.full(rows, c.policy, dtype=object))
         parts["seed"].append(np.repeat(c.seeds, agents * records))
         parts["agent"].append(np.tile(np.repeat(np.arange(agents), records), trials))
@@ -64,8 +67,11 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1, 2]), np.arange(8.0).reshape(2, 2, 2))
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
-        >>> p.read_text().splitlines()[:2]
-        ['scenario,policy,seed,agent,t,regret,comm_cost,privacy_spent', ',p,0,0,1,0.0,0.0,nan']
+        >>> header, first = p.read_text().splitlines()[:2]
+        >>> header
+        'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent'
+        >>> first
+        ',,p,0,0,1,0.0,0.0,nan'
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +150,7 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
         raise ValueError(f"{str(path)!r} is not a results table: no {sorted(missing)} columns")
     n = len(raw["policy"])
     scenario = [str(v) for v in raw.get("scenario", [""] * n)]
+    setting = [str(v) for v in raw.get("setting", [""] * n)]
     policy = [str(v) for v in raw["policy"]]
     seed = np.asarray(raw[seed_key], dtype=np.int64)
     agent = np.asarray(raw["agent"], dtype=np.int64)
@@ -151,11 +158,11 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     regret = np.asarray(raw["regret"], dtype=np.float64)
     cost = np.asarray(raw.get("comm_cost", [0.0] * n), dtype=np.float64)
     privacy = np.asarray(raw.get("privacy_spent", ["nan"] * n), dtype=np.float64)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for row, key in enumerate(zip(scenario, policy, strict=True)):
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for row, key in enumerate(zip(scenario, setting, policy, strict=True)):
         groups.setdefault(key, []).append(row)
     out = []
-    for (label, name), rows in groups.items():
+    for (label, info, name), rows in groups.items():
         idx = np.asarray(rows)
         seeds, si = np.unique(seed[idx], return_inverse=True)
         agents, ai = np.unique(agent[idx], return_inverse=True)
@@ -181,9 +188,33 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
                 privacy_spent=spent,
                 seeds=seeds,
                 scenario=label,
+                setting=info,
             )
         )
     return out
+
+
+def bootstrap_ci(
+    values: FloatArray, level: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (one value per trial).
+
+    Trials are the independent units, so they are what is resampled; the generator is
+    seeded, so a table prints the same interval every time. One value: a point.
+
+    Example:
+        >>> lo, hi = bootstrap_ci(np.array([1.0, 2.0, 3.0, 4.0]))
+        >>> 1.0 <= lo < 2.5 < hi <= 4.0
+        True
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if x.size < 2:
+        return float(x.mean()), float(x.mean())
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return float(lo), float(hi)
 
 
 def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
@@ -198,15 +229,18 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
     rows = []
     for c in curves:
         pa, grp = c.final_per_agent, c.final_group
+        lo, hi = bootstrap_ci(pa)
         rows.append(
             {
                 "policy": c.policy,
+                **({"setting": c.setting} if c.setting else {}),
                 "horizon": int(c.t[-1]),
                 "trials": c.n_trials,
                 "per_agent_mean": float(pa.mean()),
                 "per_agent_std": float(pa.std(ddof=1)) if pa.size > 1 else 0.0,
                 "per_agent_min": float(pa.min()),
                 "per_agent_max": float(pa.max()),
+                "per_agent_ci95": [lo, hi],
                 "group_mean": float(grp.mean()),
                 "late_slope": float(c.late_slope.mean()),
                 "comm_cost": float(c.comm_cost[:, -1].mean()),
@@ -220,28 +254,35 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
 def format_table(curves: Sequence[RegretCurves]) -> str:
     """A fixed-width table of :func:`summary_rows` for the terminal.
 
+    ``95% CI`` is the bootstrap interval of the mean over trials (:func:`bootstrap_ci`);
     ``late slope`` is the per-agent regret per step over the last quarter of the
-    horizon: a flattening curve has a slope far below a linear one's.
+    horizon: a flattening curve has a slope far below a linear one's. A policy marked
+    ``*`` is a privileged bound that ran outside the information setting.
 
     Example:
         >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
-        >>> print(format_table([c]).splitlines()[0][:60].rstrip())
-        policy      per-agent regret (mean ± std)   [min, max]
+        >>> print(format_table([c]).splitlines()[0][:64].rstrip())
+        policy      per-agent regret (mean ± std)   95% CI
     """
     rows = summary_rows(curves)
-    w = max([12] + [len(str(r["policy"])) + 2 for r in rows])
+    w = max([12] + [len(str(r["policy"])) + 3 for r in rows])
     head = (
-        f"{'policy':<{w}}{'per-agent regret (mean ± std)':<32}{'[min, max]':<20}"
+        f"{'policy':<{w}}{'per-agent regret (mean ± std)':<32}{'95% CI':<20}{'[min, max]':<20}"
         f"{'group regret':<15}{'late slope':<12}{'comm cost':<12}{'s/trial'}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
+        name = r["policy"] + ("*" if r.get("privileged") else "")
+        lo, hi = r["per_agent_ci95"]
         lines.append(
-            f"{r['policy']:<{w}}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
-            f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(w + 52)
+            f"{name:<{w}}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
+            f"{f'[{lo:.1f}, {hi:.1f}]':<20}"
+            f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(w + 72)
             + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['comm_cost']:<12.4g}"
             + f"{r['seconds_per_trial']:.2f}"
         )
+    if any(r.get("privileged") for r in rows):
+        lines.append("* privileged bound: pools every agent's raw rewards, outside the setting")
     return "\n".join(lines)
 
 

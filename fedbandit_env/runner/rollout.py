@@ -53,7 +53,9 @@ class RegretCurves:
             unknown).
         seeds: The trial index of each row of ``regret`` (trial ``j`` of the seed),
             default ``0 .. trials-1``.
-        scenario: Label of the setting (a sweep's grid point; ``""`` for one setting).
+        scenario: Label of the scenario (a sweep's grid point; ``""`` for one scenario).
+        setting: The information setting every policy of the table ran in
+            (:mod:`fedbandit_env.settings`; ``""``: each policy its own).
 
     Example:
         >>> c = RegretCurves("x", np.array([1, 2]), np.ones((3, 2, 2)))
@@ -70,6 +72,7 @@ class RegretCurves:
     privacy_spent: FloatArray = field(default_factory=lambda: np.zeros(0))
     seeds: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     scenario: str = ""
+    setting: str = ""
 
     def __post_init__(self) -> None:
         trials, _, records = self.regret.shape

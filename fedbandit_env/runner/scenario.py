@@ -21,6 +21,7 @@ from fedbandit_env.problems.mab import (
 )
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.seeding import SPLITS, instance_seed
+from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
@@ -65,6 +66,10 @@ class Scenario:
             instance of the ``instance`` generator from its env seed, from the train or
             the held-out instance seeds (disjoint; see
             :mod:`fedbandit_env.problems.distribution`).
+        setting: An information setting (:data:`~fedbandit_env.settings.SETTINGS`) that
+            every policy's env is built through, so that all see the same information;
+            ``None``: each policy gets the env it asks for.
+        epsilon: The privacy level of a ``+private`` setting.
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -93,6 +98,8 @@ class Scenario:
     link_costs: tuple[float, float] = (25.0, 1.0)
     components: tuple[int, ...] | None = None
     instances: str = "fixed"
+    setting: str | None = None
+    epsilon: float | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -108,6 +115,12 @@ class Scenario:
             raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
         if self.clip is not None:
             object.__setattr__(self, "clip", clip_range(self.clip, (0.0, 1.0), "Scenario"))
+        if self.setting is not None:
+            info = get_setting(self.setting)
+            if info.private and (self.epsilon is None or not self.epsilon > 0):
+                raise ValueError(
+                    f"setting {self.setting!r} needs an epsilon > 0, got {self.epsilon!r}"
+                )
         if self.instances not in INSTANCE_SPLITS:
             raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
 
@@ -182,6 +195,8 @@ class Scenario:
         in ``ClipRewards``.
         """
         needs = needs or Requirements()
+        if self.setting is not None:  # what everyone may know, whatever the policy asks
+            needs = get_setting(self.setting).requirements(needs, self.epsilon)
         protocol = None
         if needs.message_dim:
             kind = needs.protocol or self.protocol
@@ -205,9 +220,11 @@ class Scenario:
         return env
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON). ``instances`` appears only when it is not ``"fixed"``,
-        so the keys of sweep runs stored before it existed still match (resume)."""
+        """Plain dict (for JSON). ``instances``, ``setting`` and ``epsilon`` appear only
+        when they are not their defaults, so the keys of sweep runs stored before they
+        existed still match (resume)."""
         out = asdict(self)
-        if out["instances"] == "fixed":
-            del out["instances"]
+        for name, default in (("instances", "fixed"), ("setting", None), ("epsilon", None)):
+            if out[name] == default:
+                del out[name]
         return out

@@ -161,6 +161,7 @@ def load_run(run: Run, path: Path) -> RegretCurves:
             privacy_spent=data["privacy_spent"],
             seeds=np.array([run.trial]),
             scenario=run.label,
+            setting=run.scenario.setting or "",
         )
         curves.meta["path"] = str(data["path"])
     return curves
@@ -314,6 +315,7 @@ def merge_runs(curves: Sequence[RegretCurves]) -> list[RegretCurves]:
             privacy_spent=first.privacy_spent,
             seeds=np.concatenate([p.seeds for p in parts]),
             scenario=label,
+            setting=first.setting,
         )
         merged.meta.update(first.meta)
         out.append(merged)

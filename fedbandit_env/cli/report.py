@@ -1,0 +1,80 @@
+"""What ``fedbandit bench`` and ``sweep`` say and record about a scenario: its
+instances and information setting."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import instance_seed, trial_seeds
+from fedbandit_env.settings import SETTINGS
+
+
+def describe_instances(scenario: Scenario, problem: Any) -> str:
+    """How ``fedbandit bench`` and ``sweep`` describe a scenario's instances.
+
+    Example:
+        >>> s = Scenario(n_agents=4, n_arms=3, instances="held_out")
+        >>> describe_instances(s, s.problem())
+        'held-out instances of conflicting(N=4,M=3)'
+    """
+    if scenario.instances != "fixed":
+        split = scenario.instances.replace("_", "-")
+        return f"{split} instances of {scenario.distribution().name}"
+    return (
+        f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
+        f"min gap {problem.min_gap:.3f})"
+    )
+
+
+def describe_setting(scenario: Scenario) -> str:
+    """``", setting NAME (epsilon=E)"`` for the bench's scenario line (``""``: none).
+
+    Example:
+        >>> describe_setting(Scenario(setting="gossip+private", epsilon=2.0))[:40]
+        ', setting gossip+private (epsilon=2.0): '
+    """
+    if scenario.setting is None:
+        return ""
+    info = SETTINGS[scenario.setting]
+    eps = f" (epsilon={scenario.epsilon})" if info.private else ""
+    return f", setting {info.name}{eps}: {info.description}"
+
+
+def check_drawn_instances(scenario: Scenario, args: argparse.Namespace) -> None:
+    """Options that need one known instance are refused with drawn instances.
+
+    Raises:
+        ValueError: ``--rounds`` without ``--min-gap`` (each drawn instance has its own
+            smallest gap, which the policies may not read).
+    """
+    if scenario.instances != "fixed" and args.rounds and args.min_gap is None:
+        raise ValueError(
+            f"--rounds with --instances {scenario.instances} needs --min-gap: each drawn "
+            "instance has its own smallest gap"
+        )
+
+
+def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any]:
+    """Which instances the trials played, for ``config.json``: the split, and with drawn
+    instances the distribution and each trial's instance id (the ``instance`` the env
+    reports at reset).
+
+    Example:
+        >>> instance_record(Scenario(), 0, 3)
+        {'split': 'fixed', 'seed': 0}
+        >>> rec = instance_record(Scenario(n_agents=4, n_arms=3, instances="held_out"), 0, 3)
+        >>> rec["distribution"], len(rec["ids"])
+        ('conflicting(N=4,M=3)', 3)
+    """
+    if scenario.instances == "fixed":
+        return {"split": "fixed", "seed": scenario.seed}
+    ids = [
+        int(instance_seed(env_seed, scenario.instances).generate_state(1)[0])
+        for env_seed, _ in trial_seeds(seed, trials)
+    ]
+    return {"split": scenario.instances, "distribution": scenario.distribution().name, "ids": ids}
+
+
+__all__ = ["check_drawn_instances", "describe_instances", "describe_setting", "instance_record"]
