@@ -1,6 +1,7 @@
 """The ``fedbandit`` command: one module per subcommand, imported only when it runs.
 
-Each subcommand module (``bench``, ``sweep``, ``plot``, ``speed``, ``listing``) has
+Each subcommand module (``bench``, ``sweep``, ``plot``, ``speed``, ``train``,
+``listing``) has
 ``add_arguments(parser)`` and ``run(args)``, and may set ``PARSER_KWARGS`` (for its
 subparser) and ``USES_CONFIG`` (it reads ``--config`` TOML files). The options that
 describe a setting are shared through :mod:`fedbandit_env.cli.options`. ``fedbandit
@@ -30,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "speed": (
         "fedbandit_env.cli.speed",
         "agent-steps per second of the fast path, the PettingZoo path and a plain loop",
+    ),
+    "train": (
+        "fedbandit_env.cli.train",
+        "train a learned policy for one information setting, on train instances",
     ),
     "list": ("fedbandit_env.cli.listing", "the registered policies"),
 }

@@ -84,11 +84,31 @@ def learner_reward(reward: str, env_reward: float, info: dict[str, Any]) -> floa
     return float(env_reward) if reward == "local" else -float(info["regret"])
 
 
+def scale_box(box: spaces.Box) -> tuple[np.ndarray, np.ndarray]:
+    """``(offset, factor)`` mapping each finite-bounded entry of a flat box onto
+    ``[-1, 1]`` (``x * factor + offset``); unbounded entries pass unchanged.
+
+    Counts and the step run up to the horizon: unscaled, they dwarf means in ``[0, 1]``
+    and a small network learns slowly from them.
+
+    Example:
+        >>> off, fac = scale_box(spaces.Box(np.array([0.0, -np.inf]), np.array([200.0, np.inf])))
+        >>> np.round(np.array([200.0, 5.0]) * fac + off, 6).tolist()
+        [1.0, 5.0]
+    """
+    low, high = box.low.astype(np.float64), box.high.astype(np.float64)
+    finite = np.isfinite(low) & np.isfinite(high) & (high > low)
+    factor = np.where(finite, 2.0 / np.where(finite, high - low, 1.0), 1.0)
+    offset = np.where(finite, -1.0 - low * factor, 0.0)
+    return offset.astype(np.float32), factor.astype(np.float32)
+
+
 def batch_observations(
     space: spaces.Space[Any],
     observations: dict[AgentID, Observation],
     agents: list[AgentID],
     flatten: bool,
+    scale: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Any:
     """The agents' observations as one batch, agent by agent: an ``(N, D)`` float32 array
     when flattening, else a dict of stacked arrays (SB3's ``MultiInputPolicy`` layout).
@@ -99,6 +119,10 @@ def batch_observations(
         [[0.0, 1.0], [1.0, 0.0]]
     """
     if flatten:
-        return np.stack([flatten_observation(space, observations[a]) for a in agents])
+        batch = np.stack([flatten_observation(space, observations[a]) for a in agents])
+        if scale is not None:
+            offset, factor = scale
+            batch = batch * factor + offset
+        return batch
     keys = list(observations[agents[0]])
     return {k: np.stack([np.asarray(observations[a][k]) for a in agents]) for k in keys}

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
@@ -21,6 +22,7 @@ from fedbandit_env.rl.common import (
     check_reward,
     learner_reward,
     pack,
+    scale_box,
 )
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.flatten import flat_box
@@ -41,6 +43,8 @@ class AgentVecEnv(VecEnv):
         reward: ``"local"`` or ``"neg_regret"`` (see :class:`SingleAgentEnv`).
         flatten: Present observations as one float32 ``Box``.
         message_fn: Each learner's message when the env carries messages (default zeros).
+        scale: Map every bounded entry of the flat observation onto ``[-1, 1]``
+            (:func:`~fedbandit_env.rl.common.scale_box`); the box then says so.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -60,6 +64,7 @@ class AgentVecEnv(VecEnv):
         reward: str = "local",
         flatten: bool = True,
         message_fn: MessageFn | None = None,
+        scale: bool = False,
     ) -> None:
         if not isinstance(env, ParallelEnv):
             raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(env).__name__}")
@@ -75,14 +80,19 @@ class AgentVecEnv(VecEnv):
         self.reward_kind = check_reward(reward)
         self.message_fn = message_fn
         arm, self._message_dim = arm_space(env, first)
-        obs_space = flat_box(inner) if flatten else inner
+        obs_space: Any = flat_box(inner) if flatten else inner
+        self._scale = scale_box(obs_space) if scale and flatten else None
+        if self._scale is not None:
+            low = obs_space.low * self._scale[1] + self._scale[0]
+            high = obs_space.high * self._scale[1] + self._scale[0]
+            obs_space = spaces.Box(low.astype(np.float32), high.astype(np.float32))
         self._actions: np.ndarray = np.zeros(len(self.agents), dtype=np.int64)
         self._obs: dict[AgentID, Observation] = {}
         super().__init__(len(self.agents), obs_space, arm)
 
     # ------------------------------------------------------------------ core
     def _stack(self, obs: dict[AgentID, Observation]) -> VecEnvObs:
-        return batch_observations(self._inner, obs, self.agents, self.flatten)
+        return batch_observations(self._inner, obs, self.agents, self.flatten, self._scale)
 
     def reset(self) -> VecEnvObs:
         """Reset the parallel env (with the seed set by :meth:`seed`, if any)."""

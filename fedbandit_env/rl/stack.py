@@ -33,6 +33,14 @@ class LearnerStack:
             ``counts`` and ``means``); ``None``: raw rewards plus ``LocalStatistics``.
         share_means: Each agent sends its (private) means as its message, so neighbours'
             means arrive in ``messages`` through the scenario's protocol.
+        setting: The information setting the model was trained in (``None``: none
+            named); evaluating it in another fails with a clear message.
+        reward: What it was trained on: ``"local"`` (its own reward, what the agent
+            observes) or ``"neg_regret"`` (privileged: the global means' regret).
+        distribution: The instances it was trained on (a distribution's name, or
+            ``"fixed"``).
+        scale: Observations scaled onto ``[-1, 1]`` by their bounds (``AgentVecEnv``
+            and ``ModelTeam`` with ``scale=True``).
 
     Example:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -43,13 +51,55 @@ class LearnerStack:
 
     epsilon: float | None = None
     share_means: bool = False
+    setting: str | None = None
+    reward: str = "local"
+    distribution: str = ""
+    scale: bool = False
+
+    @classmethod
+    def for_setting(cls, setting: str, epsilon: float | None = None, **kw: Any) -> LearnerStack:
+        """The stack of a learner in an information setting: private rewards in a
+        ``+private`` one, its means as its message where the setting carries messages.
+
+        Raises:
+            ValueError: For a round-based setting (``server``, ``flooding``,
+                ``hybrid``), whose messages follow a protocol a learner does not speak.
+
+        Example:
+            >>> LearnerStack.for_setting("gossip+private", 1.0).share_means
+            True
+        """
+        from fedbandit_env.settings import get_setting
+
+        info = get_setting(setting)
+        if info.protocol not in (None, "random_edge_gossip", "broadcast"):
+            raise ValueError(
+                f"learners train in local, gossip or neighbours settings (+private), "
+                f"not {setting!r}: its rounds protocol expects a send flag and payload"
+            )
+        eps = epsilon if info.private else None
+        return cls(eps, info.protocol is not None, setting=setting, scale=True, **kw)
+
+    @property
+    def privileged(self) -> bool:
+        """Trained on a signal the agents cannot observe (``reward != "local"``)."""
+        return self.reward != "local"
 
     def requirements(self, n_arms: int) -> Requirements:
         """Messages of ``n_arms`` entries when sharing means; privacy when ``epsilon``."""
         return Requirements(message_dim=n_arms if self.share_means else 0, epsilon=self.epsilon)
 
     def make_env(self, scenario: Scenario) -> ParallelEnv[Any, Any, Any]:
-        """The scenario's env under this stack."""
+        """The scenario's env under this stack (through the scenario's setting, if any).
+
+        Raises:
+            ValueError: If the scenario names a setting other than the stack's.
+        """
+        if self.setting is not None and scenario.setting not in (None, self.setting):
+            raise ValueError(
+                f"the model was trained in the {self.setting!r} setting; it cannot be "
+                f"evaluated in {scenario.setting!r}"
+            )
         env = scenario.make_env(self.requirements(scenario.n_arms))
         return env if self.epsilon is not None else LocalStatistics(env)
 
@@ -75,7 +125,9 @@ class LearnerStack:
         path = sidecar(model_path)
         if not path.exists():
             return cls()
-        return cls(**json.loads(path.read_text()))
+        fields = json.loads(path.read_text())
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in fields.items() if k in known})
 
 
 def sidecar(model_path: str | Path) -> Path:

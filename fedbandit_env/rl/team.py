@@ -9,8 +9,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Team
-from fedbandit_env.rl.common import MessageFn, arm_space, batch_observations, pack
+from fedbandit_env.rl.common import MessageFn, arm_space, batch_observations, pack, scale_box
 from fedbandit_env.type_aliases import Action, AgentID, Observation, SeedLike
+from fedbandit_env.wrappers.flatten import flat_box
 
 
 class Predictor(Protocol):
@@ -31,6 +32,7 @@ class ModelTeam(Team):
         deterministic: Greedy actions (default) or sampled ones.
         flatten: Must match how the model was trained.
         message_fn: Each agent's message when the env carries messages (default zeros).
+        scale: Scale observations as the model was trained (``AgentVecEnv(scale=...)``).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -51,11 +53,14 @@ class ModelTeam(Team):
         deterministic: bool = True,
         flatten: bool = True,
         message_fn: MessageFn | None = None,
+        scale: bool = False,
     ) -> None:
         if not callable(getattr(model, "predict", None)):
             raise TypeError(f"model must have a predict method, got {type(model).__name__}")
         self.model, self.name = model, name
         self.deterministic, self.flatten, self.message_fn = deterministic, flatten, message_fn
+        self.scale = scale
+        self._scaling: tuple[np.ndarray, np.ndarray] | None = None
         self._inner: spaces.Space[Any] | None = None
         self._message_dim = 0
 
@@ -63,6 +68,8 @@ class ModelTeam(Team):
         """Read the env's spaces (the model itself keeps no episode state)."""
         first = env.possible_agents[0]
         self._inner = env.observation_space(first)
+        if self.scale and self.flatten:
+            self._scaling = scale_box(flat_box(self._inner))
         _, self._message_dim = arm_space(env, first)
 
     def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
@@ -70,7 +77,7 @@ class ModelTeam(Team):
         if self._inner is None:
             raise RuntimeError("act() before reset(env)")
         agents = list(observations)
-        batch = batch_observations(self._inner, observations, agents, self.flatten)
+        batch = batch_observations(self._inner, observations, agents, self.flatten, self._scaling)
         arms, _ = self.model.predict(batch, deterministic=self.deterministic)
         arms = np.asarray(arms).reshape(-1)
         return {

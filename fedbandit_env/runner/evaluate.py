@@ -149,8 +149,10 @@ def _evaluate_model(
     """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
     beside it, with the same seeds as every other policy."""
     from fedbandit_env.rl import ModelTeam, load_model
+    from fedbandit_env.rl.train import set_torch_threads
     from fedbandit_env.wrappers.flatten import flat_box
 
+    set_torch_threads(1)  # a small network on few cores: more threads only oversubscribe
     name, model, stack = load_model(spec)
     label = label or name
     probe = stack.make_env(scenario)
@@ -164,7 +166,7 @@ def _evaluate_model(
     message_fn = stack.message_fn if stack.share_means else None
     curves = run_trials(
         functools.partial(stack.make_env, scenario),
-        lambda: ModelTeam(model, name=label, message_fn=message_fn),
+        lambda: ModelTeam(model, name=label, message_fn=message_fn, scale=stack.scale),
         n_trials=trials,
         seed=seed,
         record_every=record_every,
@@ -172,6 +174,9 @@ def _evaluate_model(
         progress=progress,
         first_trial=first_trial,
     )
+    curves.meta["reward"] = stack.reward  # what it was trained on
+    if stack.privileged:
+        curves.meta["privileged"] = 1
     needs = stack.requirements(scenario.n_arms)
     if scenario.setting is not None:
         needs = get_setting(scenario.setting).requirements(needs, scenario.epsilon)

@@ -257,7 +257,7 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     ``95% CI`` is the bootstrap interval of the mean over trials (:func:`bootstrap_ci`);
     ``late slope`` is the per-agent regret per step over the last quarter of the
     horizon: a flattening curve has a slope far below a linear one's. A policy marked
-    ``*`` is a privileged bound that ran outside the information setting.
+    ``*`` is privileged: it used information outside the setting.
 
     Example:
         >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
@@ -282,7 +282,10 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
             + f"{r['seconds_per_trial']:.2f}"
         )
     if any(r.get("privileged") for r in rows):
-        lines.append("* privileged bound: pools every agent's raw rewards, outside the setting")
+        lines.append(
+            "* privileged: uses what the setting does not give (the oracle pools every "
+            "agent's raw rewards; a model trained on neg_regret saw the global means)"
+        )
     return "\n".join(lines)
 
 

@@ -1,0 +1,81 @@
+"""``fedbandit train``: a learned policy for one information setting, on train instances.
+
+Example::
+
+    fedbandit train ppo --setting local --timesteps 200000 --out runs/ppo_local
+    fedbandit bench --policies ppo:runs/ppo_local/model.zip,local_ucb,oracle_ucb,random \\
+        --setting local --held-out --horizon 200 --trials 100
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+
+PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
+TRAIN_OUT = Path("runs/model")
+TRAIN_DEFAULTS: dict[str, Any] = {"horizon": 200, "setting": "local", "out": TRAIN_OUT}
+"""Where training's defaults differ from bench's: short episodes (many instances per
+update), and a setting is required."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The algorithm, the setting options, ``--timesteps``, ``--reward``, ``--threads``.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> a = p.parse_args(["ppo", "--timesteps", "1000"])
+        >>> a.algo, a.timesteps, a.horizon, a.setting, a.reward
+        ('ppo', 1000, 200, 'local', 'local')
+    """
+    parser.add_argument("algo", choices=("ppo", "a2c", "dqn"), help="stable-baselines3 algorithm")
+    add_setting_options(parser, out=TRAIN_OUT)
+    parser.set_defaults(**TRAIN_DEFAULTS)
+    parser.add_argument("--timesteps", type=int, default=200_000, help="agent-steps of training")
+    parser.add_argument(
+        "--reward",
+        choices=("local", "neg_regret"),
+        default="local",
+        help="local: the agent's own reward (what it observes); neg_regret: minus the "
+        "regret against the global means (privileged: recorded and marked in results)",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+
+
+def run(args: argparse.Namespace) -> None:
+    """Train, save, and say how to evaluate the model on held-out instances."""
+    from fedbandit_env.rl.stack import LearnerStack
+    from fedbandit_env.rl.train import train_model
+
+    if args.setting is None:
+        raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
+    scenario = scenario_from_args(args)
+    stack = LearnerStack.for_setting(args.setting, scenario.epsilon, reward=args.reward)
+    print(
+        f"training {args.algo} in the {args.setting!r} setting on train instances of "
+        f"{scenario.distribution().name}, T={scenario.horizon}, {args.timesteps} agent-steps"
+        + (" (privileged reward: neg_regret)" if stack.privileged else "")
+    )
+    path = train_model(
+        args.algo,
+        scenario,
+        stack,
+        args.timesteps,
+        args.out,
+        seed=args.seed,
+        threads=args.threads,
+        progress=not args.no_progress,
+    )
+    print(f"wrote {path} and {path.with_name('train.json')}")
+    print(
+        f"evaluate on held-out instances: fedbandit bench --policies {args.algo}:{path},"
+        f"local_ucb,oracle_ucb,random --setting {args.setting} --held-out "
+        f"--agents {scenario.n_agents} --arms {scenario.n_arms} --horizon {scenario.horizon}"
+    )
+
+
+__all__ = ["add_arguments", "run"]

@@ -1,0 +1,127 @@
+"""Train a parameter-shared stable-baselines3 model on a distribution of instances.
+
+What ``fedbandit train`` runs. The learner
+
+- acts in one **information setting** (:mod:`fedbandit_env.settings`), the one it will
+  be compared in: its stack (:class:`~fedbandit_env.rl.LearnerStack`) is built from
+  the setting, and saved with the model;
+- trains on **train instances**: the scenario draws a fresh instance at every episode
+  (``Scenario(instances="train")``), never one of the held-out instance seeds that
+  ``fedbandit bench --held-out`` evaluates on;
+- is rewarded by default with **what the agent observes** (its local reward). The
+  privileged ``neg_regret`` signal (minus the regret against the global means, which
+  no agent can see) is an explicit option, recorded in the saved stack and marked in
+  every result row.
+
+Torch runs on one thread unless told otherwise: on a few cores its default thread
+count oversubscribes them and small-network training slows down about tenfold.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack
+from fedbandit_env.runner.scenario import Scenario
+
+
+def set_torch_threads(threads: int | None = 1) -> int:
+    """Set torch's intra-op thread count (``None``: leave it); returns the count in use.
+
+    Example:
+        >>> set_torch_threads(None) >= 1
+        True
+    """
+    import torch
+
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        torch.set_num_threads(threads)
+    return int(torch.get_num_threads())
+
+
+def train_model(
+    algo: str,
+    scenario: Scenario,
+    stack: LearnerStack,
+    timesteps: int,
+    out: str | Path,
+    seed: int = 0,
+    threads: int | None = 1,
+    progress: bool = False,
+) -> Path:
+    """Train ``algo`` (``ppo``, ``a2c``, ``dqn``) with parameters shared by all agents;
+    save ``out/model.zip``, its stack beside it and ``out/train.json``.
+
+    Args:
+        algo: The stable-baselines3 algorithm.
+        scenario: The setting; trained on its train instances (``instances`` is set to
+            ``"train"``).
+        stack: What the learner observes and is rewarded with.
+        timesteps: Agent-steps of training (SB3 counts each agent's step).
+        out: Output folder.
+        seed: Seed of the model and of the first episode.
+        threads: Torch threads (``None``: torch's default).
+        progress: Show SB3's progress bar.
+
+    Returns:
+        The saved model's path.
+
+    Example:
+        >>> import tempfile
+        >>> s = Scenario(n_agents=2, n_arms=2, horizon=8, setting="local")
+        >>> path = train_model("a2c", s, LearnerStack.for_setting("local"), 32, tempfile.mkdtemp())
+        >>> path.name, LearnerStack.load(path).setting
+        ('model.zip', 'local')
+    """
+    import stable_baselines3 as sb3
+
+    from fedbandit_env.rl.sb3 import AgentVecEnv
+
+    if algo not in SB3_ALGOS:
+        raise ValueError(f"algo must be one of {SB3_ALGOS}, got {algo!r}")
+    if timesteps < 1:
+        raise ValueError(f"timesteps must be >= 1, got {timesteps}")
+    used = set_torch_threads(threads)
+    scenario = replace(scenario, instances="train")
+    stack = replace(stack, distribution=scenario.distribution().name)
+    venv = AgentVecEnv(
+        stack.make_env(scenario),
+        reward=stack.reward,
+        message_fn=stack.message_fn,
+        scale=stack.scale,
+    )
+    n = venv.num_envs
+    kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
+    if algo == "ppo":  # a few episodes per update: the batch spans many instances
+        n_steps = max(2 * scenario.horizon, 64)
+        kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
+    model: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]("MlpPolicy", venv, **kwargs)
+    start = time.perf_counter()
+    model.learn(total_timesteps=timesteps, progress_bar=progress)
+    seconds = time.perf_counter() - start
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.zip"
+    model.save(path)
+    stack.save(path)
+    record = {
+        "algo": algo,
+        "timesteps": timesteps,
+        "seed": seed,
+        "torch_threads": used,
+        "seconds": seconds,
+        "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),
+        "scenario": scenario.to_dict(),
+        "stack": asdict(stack),
+    }
+    (folder / "train.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return path
+
+
+__all__ = ["set_torch_threads", "train_model"]

@@ -1,0 +1,101 @@
+"""fedbandit train: a learner for one information setting, on train instances, with an
+honest reward by default; evaluated on held-out instances in the same setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedbandit_env.cli import main
+from fedbandit_env.rl import LearnerStack
+from fedbandit_env.rl.train import set_torch_threads, train_model
+from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.scenario import Scenario
+
+SMALL = ["--agents", "3", "--arms", "3", "--horizon", "20"]
+
+
+def _train(out: Path, *extra: str) -> Path:
+    argv = ["train", "a2c", *SMALL, "--timesteps", "120", "--no-progress", "--out", str(out)]
+    assert main([*argv, *extra]) == 0
+    return out / "model.zip"
+
+
+def test_train_saves_the_setting_the_instances_and_an_honest_reward(tmp_path: Path) -> None:
+    path = _train(tmp_path / "m", "--setting", "neighbours")
+    stack = LearnerStack.load(path)
+    assert (stack.setting, stack.reward, stack.share_means, stack.scale) == (
+        "neighbours",
+        "local",
+        True,
+        True,
+    )
+    assert stack.distribution == "conflicting(N=3,M=3)" and not stack.privileged
+    record = json.loads((tmp_path / "m" / "train.json").read_text())
+    assert record["scenario"]["instances"] == "train" and record["torch_threads"] == 1
+
+
+def test_a_model_is_evaluated_in_its_setting_on_held_out_instances(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _train(tmp_path / "m", "--setting", "local")
+    argv = ["bench", "--policies", f"a2c:{path},random", *SMALL, "--trials", "2", "--held-out"]
+    assert main([*argv, "--setting", "local", "--no-plot", "--out", str(tmp_path / "b")]) == 0
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    assert config["instances"]["split"] == "held_out"
+    row = config["summary"][0]
+    assert row["setting"] == "local" and row["reward"] == "local" and "privileged" not in row
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--setting", "gossip", "--no-plot", "--out", str(tmp_path / "c")])
+    assert stop.value.code == 2
+    assert "trained in the 'local' setting" in capsys.readouterr().err
+
+
+def test_a_privileged_reward_is_recorded_and_marked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _train(tmp_path / "m", "--reward", "neg_regret")
+    assert LearnerStack.load(path).privileged
+    capsys.readouterr()
+    argv = ["bench", "--policies", f"a2c:{path}", *SMALL, "--trials", "1", "--setting", "local"]
+    assert main([*argv, "--no-plot", "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "a2c:model*" in out and "a model trained on neg_regret" in out
+
+
+def test_training_is_reproducible_from_its_seed(tmp_path: Path) -> None:
+    import stable_baselines3 as sb3
+
+    scenario = Scenario(n_agents=2, n_arms=3, horizon=10, setting="local")
+    stack = LearnerStack.for_setting("local")
+    params = []
+    for run in ("a", "b"):
+        path = train_model("ppo", scenario, stack, 128, tmp_path / run, seed=3)
+        model = sb3.PPO.load(path, device="cpu")
+        params.append(
+            np.concatenate([p.detach().numpy().ravel() for p in model.policy.parameters()])
+        )
+    np.testing.assert_array_equal(params[0], params[1])
+
+
+def test_bad_training_requests_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="learners train in local, gossip or neighbours"):
+        LearnerStack.for_setting("server")
+    scenario = Scenario(n_agents=2, n_arms=2, horizon=5)
+    with pytest.raises(ValueError, match="algo must be one of"):
+        train_model("sac", scenario, LearnerStack(), 10, tmp_path)
+    with pytest.raises(ValueError, match="timesteps must be >= 1"):
+        train_model("ppo", scenario, LearnerStack(), 0, tmp_path)
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        set_torch_threads(0)
+
+
+def test_evaluate_refuses_a_model_outside_its_setting(tmp_path: Path) -> None:
+    path = _train(tmp_path / "m", "--setting", "local")
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=20, setting="neighbours")
+    with pytest.raises(ValueError, match="trained in the 'local' setting"):
+        evaluate(f"a2c:{path}", scenario, trials=1)
