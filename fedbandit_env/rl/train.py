@@ -103,7 +103,7 @@ def train_model(
         kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
     model: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]("MlpPolicy", venv, **kwargs)
     start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, progress_bar=progress)
+    model.learn(total_timesteps=timesteps, callback=_progress(timesteps, algo, progress))
     seconds = time.perf_counter() - start
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -122,6 +122,25 @@ def train_model(
     }
     (folder / "train.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     return path
+
+
+def _progress(total: int, label: str, show: bool) -> Any:
+    """A tqdm bar over agent-steps as an SB3 callback (SB3's own needs ``rich``)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+    from tqdm.auto import tqdm
+
+    class Progress(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.bar = tqdm(total=total, desc=f"train {label}", unit="step", disable=not show)
+
+        def _on_step(self) -> bool:
+            self.bar.update(min(self.training_env.num_envs, total - self.bar.n))
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    return Progress()
 
 
 __all__ = ["set_torch_threads", "train_model"]
