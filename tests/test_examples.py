@@ -54,8 +54,15 @@ def test_train_ppo_example_runs_small(tmp_path: Path) -> None:
     pytest.importorskip("stable_baselines3")
     mod = runpy.run_path(str(EXAMPLES / "train_ppo.py"))
     out = mod["main"](
-        ["--timesteps", "384", "--trials", "1", "--no-progress", "--out", str(tmp_path)]
+        ["--timesteps", "400", "--trials", "2", "--no-progress", "--out", str(tmp_path)]
     )
-    policies = [c.policy for c in out["held_out_instance"]]
-    assert policies == ["ppo", "a2c", "gossip_ucb", "fed_ucb", "local_ucb"]
-    assert (tmp_path / "ppo.fedbandit.json").exists() and (tmp_path / "a2c.zip").exists()
+    assert [c.policy for c in out["neighbours"]] == [
+        "ppo",
+        "gossip_ucb",
+        "local_ucb",
+        "oracle_ucb",
+        "random",
+    ]
+    assert {c.setting for c in out["local"]} == {"local"}
+    assert (tmp_path / "local" / "model.zip").exists()
+    assert (tmp_path / "neighbours" / "held_out.csv").exists()

@@ -1,0 +1,92 @@
+"""How much of PPO's training time the env costs: PPO through :class:`AgentVecEnv` on a
+federated env, against PPO on plain Gymnasium envs with the same observation and
+action spaces that do nothing, measured in one run (``fedbandit speed --train``).
+
+The plain env returns a constant observation and a zero reward, so its PPO time is the
+learner's own cost (rollout bookkeeping, network forward and backward passes). The
+difference is what the env stack adds; the ratio is what to compare across machines.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from fedbandit_env.rl.stack import LearnerStack
+from fedbandit_env.rl.train import set_torch_threads
+from fedbandit_env.runner.scenario import Scenario
+
+
+class ConstantEnv(gym.Env[np.ndarray, Any]):
+    """A Gymnasium env with given spaces that does nothing: constant observation, zero
+    reward, truncated after ``horizon`` steps.
+
+    Example:
+        >>> env = ConstantEnv(gym.spaces.Box(0.0, 1.0, (3,)), gym.spaces.Discrete(2), 2)
+        >>> obs, _ = env.reset(seed=0); env.step(1)[3], env.step(0)[3]
+        (False, True)
+    """
+
+    def __init__(
+        self, observation_space: gym.spaces.Box, action_space: gym.spaces.Discrete, horizon: int
+    ) -> None:
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.horizon = horizon
+        self._obs = np.zeros(observation_space.shape, dtype=np.float32)
+        self._t = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start over."""
+        super().reset(seed=seed)
+        self._t = 0
+        return self._obs, {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Nothing happens."""
+        self._t += 1
+        return self._obs, 0.0, False, self._t >= self.horizon, {}
+
+
+def training_throughput(
+    setting: str = "neighbours", timesteps: int = 40_000, n_agents: int = 10, n_arms: int = 5
+) -> dict[str, float]:
+    """Agent-steps per second of PPO on the federated env and on constant envs of the
+    same spaces (one torch thread), and the share of training time the env costs.
+
+    Example:
+        >>> r = training_throughput("local", timesteps=512, n_agents=2, n_arms=2)
+        >>> sorted(r)
+        ['env_share', 'federated', 'plain']
+    """
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from fedbandit_env.rl.sb3 import AgentVecEnv
+
+    set_torch_threads(1)
+    scenario = Scenario(
+        n_agents=n_agents, n_arms=n_arms, horizon=200, instances="train", setting=setting
+    )
+    stack = LearnerStack.for_setting(setting, 1.0)
+    venv = AgentVecEnv(stack.make_env(scenario), message_fn=stack.message_fn, scale=stack.scale)
+    box, arms = venv.observation_space, venv.action_space
+    plain = DummyVecEnv(
+        [lambda: ConstantEnv(box, arms, scenario.horizon) for _ in range(venv.num_envs)]  # type: ignore[arg-type]
+    )
+    rates = {}
+    for name, env in (("federated", venv), ("plain", plain)):
+        model = sb3.PPO("MlpPolicy", env, n_steps=400, batch_size=500, seed=0, device="cpu")
+        start = time.perf_counter()
+        model.learn(total_timesteps=timesteps)
+        rates[name] = timesteps / (time.perf_counter() - start)
+    rates["env_share"] = 1.0 - rates["federated"] / rates["plain"]
+    return rates
+
+
+__all__ = ["ConstantEnv", "training_throughput"]
