@@ -221,3 +221,22 @@ def test_an_unimportable_module_is_a_one_line_error(
         main(["bench", "--import", "no_such_module_xyz", "--out", str(tmp_path)])
     assert stop.value.code == 2
     assert "--import no_such_module_xyz: cannot import" in capsys.readouterr().err
+
+
+def test_evaluate_takes_policy_objects_and_factories_too() -> None:
+    scenario = Scenario(n_agents=3, n_arms=4, horizon=30)
+    by_class = evaluate(FixedArm, scenario, {"arm": 0}, trials=2, record_every=10)
+    by_lambda = evaluate(lambda: IndependentTeam(lambda: FixedArm(0)), scenario, trials=2)
+    assert by_class.policy == "FixedArm" and by_lambda.policy == "custom"
+    np.testing.assert_allclose(by_class.regret[:, :, -1], by_lambda.regret[:, :, -1])
+    assert evaluate(FixedArm, scenario, trials=1, label="mine").policy == "mine"
+    # an unregistered spec with a fast path takes it, with the registered one's numbers
+    spec = registry.PolicySpec(
+        "unlisted", "baselines.ucb:LocalUCB1", fast_entry_point="baselines.ucb.fast:run_local_ucb"
+    )
+    mine = evaluate(spec, scenario, trials=2, record_every=10)
+    ref = evaluate("local_ucb", scenario, trials=2, record_every=10)
+    assert mine.meta["path"] == "fast" and "unlisted" not in registry.policy_ids()
+    np.testing.assert_array_equal(mine.regret, ref.regret)
+    with pytest.raises(TypeError, match="policy must be an id"):
+        evaluate(3, scenario)  # type: ignore[arg-type]

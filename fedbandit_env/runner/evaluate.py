@@ -9,7 +9,7 @@ found through the registry (:mod:`fedbandit_env.registry`), saved models by thei
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +31,7 @@ def is_model(policy: str) -> bool:
 
 
 def evaluate(
-    policy: str,
+    policy: str | registry.PolicySpec | Callable[..., Any],
     scenario: Scenario,
     options: Mapping[str, Any] | None = None,
     *,
@@ -47,9 +47,11 @@ def evaluate(
     """Run trials ``first_trial ..`` of ``policy`` on ``scenario`` and return its curves.
 
     Args:
-        policy: A registered policy id (:func:`fedbandit_env.registry.policy_ids`) or a
+        policy: A registered policy id (:func:`fedbandit_env.registry.policy_ids`), a
             saved model ``"ppo:path.zip"`` (``a2c:``, ``dqn:``; evaluated through the
-            wrapper stack saved beside it).
+            wrapper stack saved beside it), a :class:`~fedbandit_env.registry.PolicySpec`,
+            or any factory of a ``Team`` or a per-agent ``Policy`` (a class, a function;
+            called with ``options``), registered or not.
         scenario: The setting.
         options: Constructor options of the policy (``epsilon``, ``participation``, ...).
         trials: Number of trials.
@@ -74,13 +76,15 @@ def evaluate(
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
-    if is_model(policy):
+    spec = as_spec(policy, label)
+    if spec is None:  # a saved model
+        assert isinstance(policy, str)
         return _evaluate_model(
             policy, scenario, trials, seed, first_trial, record_every, progress, label
         )
     from fedbandit_env.runner.fast import run_fast
 
-    spec = registry.spec(policy)
+    policy = spec.id
     kwargs = dict(options or {})
     team = spec.make(**kwargs)
     n, m = scenario.n_agents, scenario.n_arms
@@ -102,7 +106,7 @@ def evaluate(
     # the fast path plays the policy's own env: usable unless the setting adds privacy
     if spec.has_fast_path and merged.epsilon == needs.epsilon and not interactive:
         curves = run_fast(
-            policy,
+            spec,
             fast_scenario,
             trials,
             seed=seed,
@@ -134,6 +138,37 @@ def evaluate(
         curves.setting = setting
         curves.meta["privileged"] = 1
     return curves
+
+
+def as_spec(
+    policy: str | registry.PolicySpec | Callable[..., Any], label: str | None = None
+) -> registry.PolicySpec | None:
+    """The spec of what :func:`evaluate` is given (``None`` for a saved model).
+
+    A factory becomes an unregistered spec named ``label``, or its ``__name__`` where
+    that is a valid id, or ``"custom"``.
+
+    Example:
+        >>> from fedbandit_env.policies import FixedArm
+        >>> as_spec(FixedArm).id, as_spec("gossip_ucb").family, as_spec("ppo:m.zip")
+        ('FixedArm', 'gossip', None)
+    """
+    if isinstance(policy, registry.PolicySpec):
+        return policy
+    if isinstance(policy, str):
+        return None if is_model(policy) else registry.spec(policy)
+    if not callable(policy):
+        raise TypeError(
+            f"policy must be an id, a saved model, a PolicySpec or a factory, got {policy!r}"
+        )
+    for name in (label, getattr(policy, "__name__", None), "custom"):
+        if name is None:
+            continue
+        try:
+            return registry.PolicySpec(str(name), policy)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _evaluate_model(

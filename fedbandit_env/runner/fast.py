@@ -142,7 +142,7 @@ def has_fast_path(policy_id: str) -> bool:
 
 
 def run_fast(
-    policy_id: str,
+    policy_id: str | registry.PolicySpec,
     scenario: Scenario,
     n_trials: int,
     seed: int = 0,
@@ -160,7 +160,8 @@ def run_fast(
     policy's team on ``scenario.make_env(...)``, step for step.
 
     Args:
-        policy_id: A registered id with a fast path (:func:`has_fast_path`).
+        policy_id: A registered id with a fast path (:func:`has_fast_path`), or a
+            :class:`~fedbandit_env.registry.PolicySpec` with a ``fast_entry_point``.
         scenario: The setting (problem, graph, protocol, horizon, privacy estimator).
         n_trials: Independent trials.
         seed: Seed of the experiment.
@@ -183,10 +184,15 @@ def run_fast(
         >>> c.regret.shape
         (2, 3, 2)
     """
-    if not has_fast_path(policy_id):
+    if isinstance(policy_id, registry.PolicySpec):
+        spec, policy_id = policy_id, policy_id.id
+    elif has_fast_path(policy_id):
+        spec = registry.spec(policy_id)
+    else:
+        spec = None
+    if spec is None or not spec.has_fast_path:
         fast = [p for p in registry.policy_ids() if registry.spec(p).has_fast_path]
         raise ValueError(f"no fast path for {policy_id!r}; fast ids: {fast}")
-    spec = registry.spec(policy_id)
     if n_trials < 1:
         raise ValueError(f"n_trials must be >= 1, got {n_trials}")
     if workers < 1:
