@@ -80,6 +80,7 @@ def train_model(
         ('model.zip', 'local')
     """
     import stable_baselines3 as sb3
+    from stable_baselines3.common.vec_env import VecMonitor
 
     from fedbandit_env.rl.sb3 import AgentVecEnv
 
@@ -97,6 +98,7 @@ def train_model(
         scale=stack.scale,
     )
     n = venv.num_envs
+    monitored = VecMonitor(venv)  # episode returns and lengths: SB3's rollout/ep_rew_mean
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
     if algo == "ppo":  # a few episodes per update: the batch spans many instances
         n_steps = max(2 * scenario.horizon, 64)
@@ -105,6 +107,7 @@ def train_model(
     start = time.perf_counter()
     model.learn(total_timesteps=timesteps, callback=_progress(timesteps, algo, progress))
     seconds = time.perf_counter() - start
+    returns = [float(e["r"]) for e in model.ep_info_buffer]  # the last 100 agent-episodes
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "model.zip"
@@ -117,6 +120,7 @@ def train_model(
         "torch_threads": used,
         "seconds": seconds,
         "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),
+        "last_episode_returns_mean": sum(returns) / len(returns) if returns else None,
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
