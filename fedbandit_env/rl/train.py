@@ -103,7 +103,9 @@ def train_model(
     if algo == "ppo":  # a few episodes per update: the batch spans many instances
         n_steps = max(2 * scenario.horizon, 64)
         kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
-    model: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]("MlpPolicy", venv, **kwargs)
+    model: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo](
+        "MlpPolicy", monitored, **kwargs
+    )
     start = time.perf_counter()
     model.learn(total_timesteps=timesteps, callback=_progress(timesteps, algo, progress))
     seconds = time.perf_counter() - start
