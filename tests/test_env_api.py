@@ -137,3 +137,15 @@ def test_step_after_the_end_is_refused() -> None:
     env.step(dict.fromkeys(env.agents, 0))
     with pytest.raises(RuntimeError, match="finished episode"):
         env.step({"agent_0": 0})
+
+
+def test_state_is_the_agents_joint_view_inside_its_space() -> None:
+    env = federated_mab_v0.parallel_env(problem=conflicting(4, 3, seed=0), horizon=5)
+    env.reset(seed=0)
+    assert not env.state().any()  # nothing observed yet
+    for _ in range(5):
+        env.step({a: 2 for a in env.agents})
+        state = env.state()
+        assert env.state_space.contains(state)
+    per_agent = state[:-1].reshape(4, 4)
+    assert per_agent[:, 2].tolist() == [1.0] * 4 and state[-1] == 5.0

@@ -99,3 +99,10 @@ def test_evaluate_refuses_a_model_outside_its_setting(tmp_path: Path) -> None:
     scenario = Scenario(n_agents=3, n_arms=3, horizon=20, setting="neighbours")
     with pytest.raises(ValueError, match="trained in the 'local' setting"):
         evaluate(f"a2c:{path}", scenario, trials=1)
+
+
+def test_training_throughput_runs_in_private_settings_too() -> None:
+    from fedbandit_env.rl.throughput import training_throughput
+
+    rates = training_throughput("neighbours+private", timesteps=256, n_agents=2, n_arms=2)
+    assert rates["federated"] > 0 and rates["plain"] > 0 and rates["env_share"] < 1

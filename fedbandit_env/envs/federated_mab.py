@@ -35,11 +35,6 @@ the env draws the local rewards (one generator per episode, spawned from the see
 protocol routes the messages (its own spawned generator); each agent observes its own
 arm and reward and what was delivered to it.  Messages sent at step ``t`` are therefore
 seen when choosing the action of step ``t + 1``.
-
-Extension points (how later envs fit without redesign): a contextual env adds a
-``contexts`` key (the per-step decision set, ``(K, d)``) to the observation and keeps the
-same action/message layout; server and hybrid topologies are protocols (a server is a
-router that aggregates, with ``server_links`` counted), not new envs.
 """
 
 from __future__ import annotations
@@ -53,7 +48,8 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
-from fedbandit_env.envs.spaces import action_space, observation_space
+from fedbandit_env.envs.render import render_text
+from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem
@@ -196,6 +192,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         # one space object per agent, so that seeding one agent's space leaves the others'
         spec = (self.n_arms, self.horizon, problem.reward_bounds, self.message_dim, (lo, hi))
         self._obs_spaces = {a: observation_space(n, *spec, protocol) for a in self.possible_agents}
+        self._state_space = state_space(n, self.n_arms, problem.reward_bounds, self.horizon)
         self._act_spaces: dict[AgentID, spaces.Space[Any]] = {
             a: action_space(self.n_arms, self.message_dim, (lo, hi)) for a in self.possible_agents
         }
@@ -317,6 +314,22 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             print(self._render_text())
         return observations, rew, terminations, truncations, infos
 
+    @property
+    def state_space(self) -> spaces.Box:
+        """The global state's space (:meth:`state`), for centralized critics."""
+        return self._state_space
+
+    def state(self) -> np.ndarray:
+        """What every agent observed last, together (:func:`~.spaces.joint_state`).
+
+        Example:
+            >>> env = FederatedMABEnv(MABProblem([[0.2, 0.8], [0.5, 0.5]]), horizon=3)
+            >>> _ = env.reset(seed=0); _ = env.step({"agent_0": 1, "agent_1": 0})
+            >>> env.state().shape, env.state()[[1, 3, 6]].tolist()
+            ((7,), [1.0, 1.0, 1.0])
+        """
+        return joint_state(self._last_arms, self._last_rewards, self._t, self.n_arms)
+
     def render(self) -> str | None:
         """``"ansi"``: a text summary of the last step; ``"human"``: print it."""
         if self.render_mode is None:
@@ -332,13 +345,10 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
 
     # ------------------------------------------------------------------ helpers
     def _render_text(self) -> str:
-        lines = [f"step {self._t}/{self.horizon}  best arm {self.problem.best_arm}"]
-        for i, a in enumerate(self.possible_agents):
-            lines.append(
-                f"  {a}: arm {int(self._last_arms[i])} reward {self._last_rewards[i]:+.3f} "
-                f"regret {self._cum_regret[i]:.2f}"
-            )
-        return "\n".join(lines)
+        last = (self._last_arms, self._last_rewards, self._cum_regret)
+        return render_text(
+            self.problem.best_arm, self._t, self.horizon, self.possible_agents, *last
+        )
 
     def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
         arms = self._last_arms.tolist()

@@ -64,4 +64,41 @@ def action_space(
     return spaces.Dict({"arm": arm, "message": msg})
 
 
-__all__ = ["action_space", "observation_space"]
+def state_space(
+    n_agents: int, n_arms: int, reward_bounds: tuple[float, float], horizon: int
+) -> spaces.Box:
+    """The space of :func:`joint_state`.
+
+    Example:
+        >>> state_space(2, 3, (0.0, 1.0), 10).shape
+        (9,)
+    """
+    r_lo, r_hi = reward_bounds
+    low = np.tile(np.r_[np.zeros(n_arms), min(r_lo, 0.0)], n_agents)
+    high = np.tile(np.r_[np.ones(n_arms), max(r_hi, 0.0)], n_agents)
+    return spaces.Box(
+        np.r_[low, 0.0].astype(np.float32),
+        np.r_[high, float(horizon)].astype(np.float32),
+        dtype=np.float32,
+    )
+
+
+def joint_state(arms: np.ndarray, rewards: np.ndarray, t: int, n_arms: int) -> np.ndarray:
+    """The env's global state (PettingZoo's ``state()``): each agent's last arm
+    (one-hot) and reward, then the step; float32 ``(N (M + 1) + 1,)``, zeros before the
+    first step. It holds no means or regret: a centralized critic trained on it sees the
+    agents' joint view, not the instance.
+
+    Example:
+        >>> joint_state(np.array([1, 0]), np.array([0.5, 1.0]), 1, 2).tolist()
+        [0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0]
+    """
+    n = len(arms)
+    out = np.zeros((n, n_arms + 1), dtype=np.float32)
+    if t:
+        out[np.arange(n), arms] = 1.0
+        out[:, n_arms] = rewards
+    return np.concatenate([out.ravel(), np.array([t], dtype=np.float32)])
+
+
+__all__ = ["action_space", "joint_state", "observation_space", "state_space"]

@@ -70,8 +70,16 @@ def training_throughput(
     from fedbandit_env.rl.sb3 import AgentVecEnv
 
     set_torch_threads(1)
+    from fedbandit_env.settings import get_setting
+
+    epsilon = 1.0 if get_setting(setting).private else None
     scenario = Scenario(
-        n_agents=n_agents, n_arms=n_arms, horizon=200, instances="train", setting=setting
+        n_agents=n_agents,
+        n_arms=n_arms,
+        horizon=200,
+        instances="train",
+        setting=setting,
+        epsilon=epsilon,
     )
     stack = LearnerStack.for_setting(setting, 1.0)
     venv = AgentVecEnv(stack.make_env(scenario), message_fn=stack.message_fn, scale=stack.scale)
