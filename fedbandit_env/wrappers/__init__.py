@@ -1,5 +1,6 @@
 """Wrappers, one concern each, composable like Gymnasium's and PettingZoo's."""
 
+from fedbandit_env.wrappers.arm_actions import ArmActions
 from fedbandit_env.wrappers.base import ParallelWrapper
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
@@ -7,6 +8,7 @@ from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 __all__ = [
+    "ArmActions",
     "ClipRewards",
     "FlattenObservations",
     "LocalStatistics",

@@ -1,0 +1,101 @@
+"""Arms as the only action: a message-carrying env for libraries that expect
+``Discrete`` actions (such as SuperSuit, CleanRL-style scripts or TorchRL's PettingZoo
+wrapper; checked here with PettingZoo's own API tests, not against those libraries)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
+from fedbandit_env.wrappers.base import ParallelWrapper
+
+MessageFn = Callable[[AgentID, Observation], np.ndarray]
+"""``(agent, its latest observation) -> message``."""
+
+
+class ArmActions(ParallelWrapper):
+    """Each agent's action space becomes ``Discrete(M)`` (its arm); the message the env
+    expects is filled in by ``message_fn`` from the agent's latest observation (zeros
+    without one).
+
+    The message is the wrapper's, not the learner's choice, so a learner under this
+    wrapper decides only where to pull; ``LearnerStack.message_fn`` (an agent's own
+    means, or its private means under ``PrivateRewards``) is the usual choice. On an env
+    without messages the wrapper changes nothing.
+
+    Args:
+        env: A parallel env whose actions are ``{"arm", "message"}`` (or bare arms).
+        message_fn: ``(agent, observation) -> message`` of the env's message length.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> base = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=3, message_dim=3)
+        >>> env = ArmActions(base, lambda agent, obs: np.full(3, 0.5, np.float32))
+        >>> env.action_space("agent_0")
+        Discrete(3)
+        >>> _ = env.reset(seed=0)
+        >>> obs, *_ = env.step({"agent_0": 2, "agent_1": 0})
+        >>> obs["agent_1"]["messages"][0].tolist()  # agent_0's message reached agent_1
+        [0.5, 0.5, 0.5]
+    """
+
+    def __init__(
+        self, env: ParallelEnv[AgentID, Observation, Action], message_fn: MessageFn | None = None
+    ) -> None:
+        super().__init__(env)
+        if message_fn is not None and not callable(message_fn):
+            raise TypeError(f"message_fn must be callable, got {message_fn!r}")
+        self.message_fn = message_fn
+        self._arms: dict[AgentID, spaces.Discrete] = {}
+        self._dims: dict[AgentID, int] = {}
+        for agent in env.possible_agents:
+            space = env.action_space(agent)
+            if isinstance(space, spaces.Dict):
+                arm, message = space["arm"], space["message"]
+                if not isinstance(arm, spaces.Discrete):
+                    raise TypeError(f"the arm of {agent} must be Discrete, got {arm!r}")
+                self._arms[agent], self._dims[agent] = arm, int(np.prod(message.shape or (0,)))
+            elif isinstance(space, spaces.Discrete):
+                self._arms[agent], self._dims[agent] = space, 0
+            else:
+                raise TypeError(f"ArmActions needs Discrete or Dict actions, got {space!r}")
+        self._last: dict[AgentID, Observation] = {}
+
+    def action_space(self, agent: AgentID) -> spaces.Space[Any]:
+        """``Discrete(M)``."""
+        return self._arms[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset; remember each agent's observation for its next message."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        self._last = dict(obs)
+        return obs, infos
+
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
+        """Pack each arm with its agent's message, then step."""
+        packed: dict[AgentID, Action] = {}
+        for agent, arm in actions.items():
+            dim = self._dims.get(agent)
+            if dim is None:
+                raise ValueError(f"unknown agent {agent!r}")
+            if not dim:
+                packed[agent] = arm
+                continue
+            if self.message_fn is None:
+                message = np.zeros(dim, dtype=np.float32)
+            else:
+                message = np.asarray(self.message_fn(agent, self._last[agent]), np.float32)
+            packed[agent] = {"arm": arm, "message": message}
+        obs, rewards, terms, truncs, infos = self.env.step(packed)
+        self._last.update(obs)
+        return obs, rewards, terms, truncs, infos
+
+
+__all__ = ["ArmActions"]
