@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+import gymnasium
 from pettingzoo import register
 
 if TYPE_CHECKING:
@@ -34,10 +35,15 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 ENV_IDS: tuple[str, ...] = ("fedbandit/federated_mab-v0",)
-"""Every env this package registers with PettingZoo (parallel and AEC)."""
+"""Every env this package registers with PettingZoo (parallel and AEC); the single-agent
+view is registered with Gymnasium as ``fedbandit/FederatedMABSingle-v0``."""
 
 register("parallel", "fedbandit/federated_mab-v0", "fedbandit_env.federated_mab_v0:parallel_env")
 register("aec", "fedbandit/federated_mab-v0", "fedbandit_env.federated_mab_v0:env")
+# the single-agent view (one learner among registered policies), for Gymnasium users
+gymnasium.register(
+    "fedbandit/FederatedMABSingle-v0", "fedbandit_env.rl.single_agent:make_single_agent"
+)
 
 _LAZY = {
     "Broadcast": "fedbandit_env.protocols",

@@ -135,3 +135,16 @@ def test_bench_evaluates_a_saved_model_through_its_stack(
     with pytest.raises(SystemExit):  # 4 arms: not the setting it was trained for
         main([*argv[:4], "4", *argv[5:], "--policies", f"ppo:{path}"])
     assert "evaluate it on the setting it was trained for" in capsys.readouterr().err
+
+
+def test_the_single_agent_view_is_registered_with_gymnasium() -> None:
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make("fedbandit/FederatedMABSingle-v0", n_agents=3, n_arms=4, horizon=20)
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=1)
+    first = env.unwrapped.env.unwrapped.problem.local_means.copy()
+    env.reset(seed=2)  # train instances: a new one per episode seed
+    assert (env.unwrapped.env.unwrapped.problem.local_means != first).any()
+    assert env.observation_space.contains(obs)

@@ -118,3 +118,48 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
             bool(truncs[self.agent]),
             info,
         )
+
+
+def make_single_agent(
+    others: str = "local_ucb",
+    setting: str = "local",
+    epsilon: float | None = None,
+    instances: str = "train",
+    **scenario: Any,
+) -> SingleAgentEnv:
+    """The single-agent view as Gymnasium makes it: ``agent_0`` learns in an information
+    setting on drawn instances, among registered policies ``others``
+    (``gymnasium.make("fedbandit/FederatedMABSingle-v0", ...)``).
+
+    Args:
+        others: Registered id of the other agents' policy.
+        setting: The information setting (its stack is the learner's, see
+            :meth:`~fedbandit_env.rl.LearnerStack.for_setting`).
+        epsilon: Privacy of a ``+private`` setting.
+        instances: ``"train"`` (default) or ``"held_out"`` instances.
+        **scenario: Further :class:`~fedbandit_env.runner.scenario.Scenario` fields
+            (``n_agents``, ``n_arms``, ``horizon``, ...; horizon default 200).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import fedbandit_env
+        >>> env = gym.make("fedbandit/FederatedMABSingle-v0", n_agents=3, n_arms=3)
+        >>> env.action_space, env.unwrapped.others.name
+        (Discrete(3), 'local_ucb')
+    """
+    from fedbandit_env.registry import make
+    from fedbandit_env.rl.stack import LearnerStack
+    from fedbandit_env.runner.scenario import Scenario
+
+    scenario.setdefault("horizon", 200)
+    built = Scenario(instances=instances, setting=setting, epsilon=epsilon, **scenario)
+    stack = LearnerStack.for_setting(setting, epsilon)
+    team = make(others)
+    env = built.make_env(
+        team.requirements(built.n_agents, built.n_arms).merge(stack.requirements(built.n_arms))
+    )
+    if stack.epsilon is None:
+        from fedbandit_env.wrappers.local_statistics import LocalStatistics
+
+        env = LocalStatistics(env)
+    return SingleAgentEnv(env, team, message_fn=stack.message_fn)
