@@ -36,6 +36,9 @@ def test_train_saves_the_setting_the_instances_and_an_honest_reward(tmp_path: Pa
     assert stack.distribution == "conflicting(N=3,M=3)" and not stack.privileged
     record = json.loads((tmp_path / "m" / "train.json").read_text())
     assert record["scenario"]["instances"] == "train" and record["torch_threads"] == 1
+    # 120 agent-steps of 3 agents at T=20: two whole episodes per agent were logged
+    assert record["last_episodes"]["episodes"] == 6
+    assert record["last_episodes"]["regret"] > 0 and record["last_episodes"]["comm_cost"] > 0
 
 
 def test_a_model_is_evaluated_in_its_setting_on_held_out_instances(

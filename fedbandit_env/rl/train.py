@@ -107,7 +107,8 @@ def train_model(
         "MlpPolicy", monitored, **kwargs
     )
     start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, callback=_progress(timesteps, algo, progress))
+    stats = episode_stats()
+    model.learn(total_timesteps=timesteps, callback=[_progress(timesteps, algo, progress), stats])
     seconds = time.perf_counter() - start
     returns = [float(e["r"]) for e in model.ep_info_buffer]  # the last 100 agent-episodes
     folder = Path(out)
@@ -123,11 +124,67 @@ def train_model(
         "seconds": seconds,
         "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),
         "last_episode_returns_mean": sum(returns) / len(returns) if returns else None,
+        "last_episodes": stats.summary(),
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
     (folder / "train.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     return path
+
+
+def episode_stats(window: int = 100) -> Any:
+    """An SB3 callback that logs, at every rollout's end, each finished agent-episode's
+    regret against the global means, the network's communication cost and the epsilon
+    spent (``fedbandit/regret``, ``fedbandit/comm_cost``, ``fedbandit/epsilon`` in
+    TensorBoard), averaged over the last ``window`` agent-episodes. Logged, never used
+    for learning: the regret is what a researcher watches, not what an agent sees.
+
+    Example:
+        >>> cb = episode_stats(window=2)
+        >>> cb.add({"cumulative_regret": 3.0, "cumulative_comm_cost": 10.0, "epsilon": 1.0})
+        >>> cb.add({"cumulative_regret": 1.0, "cumulative_comm_cost": 0.0})
+        >>> cb.summary()
+        {'regret': 2.0, 'comm_cost': 5.0, 'epsilon': 1.0, 'episodes': 2}
+    """
+    from collections import deque
+
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class EpisodeStats(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.recent: deque[dict[str, float]] = deque(maxlen=window)
+
+        def add(self, info: dict[str, Any]) -> None:
+            self.recent.append(
+                {
+                    "regret": float(info.get("cumulative_regret", float("nan"))),
+                    "comm_cost": float(info.get("cumulative_comm_cost", 0.0)),
+                    "epsilon": float(info.get("epsilon", float("nan"))),
+                }
+            )
+
+        def summary(self) -> dict[str, float | int]:
+            out: dict[str, float | int] = {}
+            for key in ("regret", "comm_cost", "epsilon"):
+                values = [e[key] for e in self.recent if e[key] == e[key]]  # skip nan
+                out[key] = sum(values) / len(values) if values else float("nan")
+            out["episodes"] = len(self.recent)
+            return out
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+                if done:
+                    self.add(info)
+            return True
+
+        def _on_rollout_end(self) -> None:
+            if self.recent:
+                for key, value in self.summary().items():
+                    if key != "episodes":
+                        self.logger.record(f"fedbandit/{key}", value)
+
+    return EpisodeStats()
 
 
 def _progress(total: int, label: str, show: bool) -> Any:
@@ -149,4 +206,4 @@ def _progress(total: int, label: str, show: bool) -> Any:
     return Progress()
 
 
-__all__ = ["set_torch_threads", "train_model"]
+__all__ = ["episode_stats", "set_torch_threads", "train_model"]
