@@ -109,3 +109,16 @@ def test_training_throughput_runs_in_private_settings_too() -> None:
 
     rates = training_throughput("neighbours+private", timesteps=256, n_agents=2, n_arms=2)
     assert rates["federated"] > 0 and rates["plain"] > 0 and rates["env_share"] < 1
+
+
+def test_recurrent_ppo_trains_on_raw_observations_and_evaluates(tmp_path: Path) -> None:
+    argv = ["train", "recurrent_ppo", *SMALL, "--timesteps", "200", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "r")]) == 0
+    path = tmp_path / "r" / "model.zip"
+    stack = LearnerStack.load(path)
+    assert not stack.statistics  # the LSTM keeps its own memory
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=20, setting="local", instances="held_out")
+    curves = evaluate(f"recurrent_ppo:{path}", scenario, trials=2, record_every=10)
+    assert curves.regret.shape == (2, 3, 2)
+    with pytest.raises(ValueError, match="share_means without privacy needs statistics"):
+        LearnerStack(share_means=True, statistics=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+from fedbandit_env.rl.stack import SB3_ALGOS
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TRAIN_OUT = Path("runs/model")
@@ -32,7 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> a.algo, a.timesteps, a.horizon, a.setting, a.reward
         ('ppo', 1000, 200, 'local', 'local')
     """
-    parser.add_argument("algo", choices=("ppo", "a2c", "dqn"), help="stable-baselines3 algorithm")
+    parser.add_argument(
+        "algo",
+        choices=SB3_ALGOS,
+        help="stable-baselines3 algorithm (recurrent_ppo: sb3-contrib's LSTM PPO)",
+    )
     add_setting_options(parser, out=TRAIN_OUT)
     parser.set_defaults(**TRAIN_DEFAULTS)
     parser.add_argument("--timesteps", type=int, default=200_000, help="agent-steps of training")

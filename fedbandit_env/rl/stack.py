@@ -21,7 +21,8 @@ from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 
-SB3_ALGOS = ("ppo", "a2c", "dqn")
+SB3_ALGOS = ("ppo", "a2c", "dqn", "recurrent_ppo")
+"""Algorithms of saved models (``recurrent_ppo``: sb3-contrib's ``RecurrentPPO``)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class LearnerStack:
             ``"fixed"``).
         scale: Observations scaled onto ``[-1, 1]`` by their bounds (``AgentVecEnv``
             and ``ModelTeam`` with ``scale=True``).
+        statistics: Add the agent's own counts and means (``LocalStatistics``) to raw
+            rewards; ``False``: the raw observation only (a recurrent policy keeps its
+            own memory). Sharing raw means needs them.
 
     Example:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -55,6 +59,11 @@ class LearnerStack:
     reward: str = "local"
     distribution: str = ""
     scale: bool = False
+    statistics: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.statistics and self.share_means and self.epsilon is None:
+            raise ValueError("share_means without privacy needs statistics=True (the means)")
 
     @classmethod
     def for_setting(cls, setting: str, epsilon: float | None = None, **kw: Any) -> LearnerStack:
@@ -101,7 +110,9 @@ class LearnerStack:
                 f"evaluated in {scenario.setting!r}"
             )
         env = scenario.make_env(self.requirements(scenario.n_arms))
-        return env if self.epsilon is not None else LocalStatistics(env)
+        if self.epsilon is not None or not self.statistics:
+            return env
+        return LocalStatistics(env)
 
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """The message a learner sends: its means (private ones under privacy).
@@ -142,6 +153,24 @@ def sidecar(model_path: str | Path) -> Path:
     return p.with_name(stem + ".fedbandit.json")
 
 
+def algorithm(algo: str) -> Any:
+    """The stable-baselines3 (or sb3-contrib) class of ``algo``.
+
+    Example:
+        >>> algorithm("recurrent_ppo").__name__
+        'RecurrentPPO'
+    """
+    if algo == "recurrent_ppo":
+        from sb3_contrib import RecurrentPPO
+
+        return RecurrentPPO
+    import stable_baselines3 as sb3
+
+    if algo not in SB3_ALGOS:
+        raise ValueError(f"algo must be one of {SB3_ALGOS}, got {algo!r}")
+    return {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
+
+
 def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     """``"ppo:path/to/model.zip"`` -> ``(label, model, stack)`` (stable-baselines3).
 
@@ -154,7 +183,5 @@ def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     file = Path(path)
     if not file.exists() and not file.with_suffix(".zip").exists():
         raise ValueError(f"no saved model at {path!r}")
-    import stable_baselines3 as sb3
-
-    cls: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo]
+    cls: Any = algorithm(algo)
     return f"{algo}:{file.stem}", cls.load(path, device="cpu"), LearnerStack.load(path)

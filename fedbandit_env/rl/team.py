@@ -60,6 +60,8 @@ class ModelTeam(Team):
         self.model, self.name = model, name
         self.deterministic, self.flatten, self.message_fn = deterministic, flatten, message_fn
         self.scale = scale
+        # an LSTM policy (sb3-contrib's RecurrentPPO) carries its state between steps
+        self._recurrent = hasattr(getattr(model, "policy", None), "lstm_actor")
         self._scaling: tuple[np.ndarray, np.ndarray] | None = None
         self._inner: spaces.Space[Any] | None = None
         self._message_dim = 0
@@ -68,6 +70,8 @@ class ModelTeam(Team):
         """Read the env's spaces (the model itself keeps no episode state)."""
         first = env.possible_agents[0]
         self._inner = env.observation_space(first)
+        self._state: Any = None  # a recurrent model's memory, per agent
+        self._starts = np.ones(len(env.possible_agents), dtype=bool)
         if self.scale and self.flatten:
             self._scaling = scale_box(flat_box(self._inner))
         _, self._message_dim = arm_space(env, first)
@@ -78,7 +82,17 @@ class ModelTeam(Team):
             raise RuntimeError("act() before reset(env)")
         agents = list(observations)
         batch = batch_observations(self._inner, observations, agents, self.flatten, self._scaling)
-        arms, _ = self.model.predict(batch, deterministic=self.deterministic)
+        if self._recurrent:
+            recurrent: Any = self.model  # sb3-contrib's predict also takes the memory
+            arms, self._state = recurrent.predict(
+                batch,
+                state=self._state,
+                episode_start=self._starts,
+                deterministic=self.deterministic,
+            )
+            self._starts = np.zeros(len(agents), dtype=bool)
+        else:
+            arms, _ = self.model.predict(batch, deterministic=self.deterministic)
         arms = np.asarray(arms).reshape(-1)
         return {
             a: pack(arms[i], a, observations[a], self._message_dim, self.message_fn)

@@ -25,7 +25,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack
+from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
 from fedbandit_env.runner.scenario import Scenario
 
 
@@ -55,7 +55,8 @@ def train_model(
     threads: int | None = 1,
     progress: bool = False,
 ) -> Path:
-    """Train ``algo`` (``ppo``, ``a2c``, ``dqn``) with parameters shared by all agents;
+    """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
+    the raw observations where the setting allows) with parameters shared by all agents;
     save ``out/model.zip``, its stack beside it and ``out/train.json``.
 
     Args:
@@ -79,7 +80,6 @@ def train_model(
         >>> path.name, LearnerStack.load(path).setting
         ('model.zip', 'local')
     """
-    import stable_baselines3 as sb3
     from stable_baselines3.common.vec_env import VecMonitor
 
     from fedbandit_env.rl.sb3 import AgentVecEnv
@@ -91,6 +91,8 @@ def train_model(
     used = set_torch_threads(threads)
     scenario = replace(scenario, instances="train")
     stack = replace(stack, distribution=scenario.distribution().name)
+    if algo == "recurrent_ppo" and (stack.epsilon is not None or not stack.share_means):
+        stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
     venv = AgentVecEnv(
         stack.make_env(scenario),
         reward=stack.reward,
@@ -100,12 +102,11 @@ def train_model(
     n = venv.num_envs
     monitored = VecMonitor(venv)  # episode returns and lengths: SB3's rollout/ep_rew_mean
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
-    if algo == "ppo":  # a few episodes per update: the batch spans many instances
+    if algo in ("ppo", "recurrent_ppo"):  # a few episodes per update: many instances
         n_steps = max(2 * scenario.horizon, 64)
         kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
-    model: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN}[algo](
-        "MlpPolicy", monitored, **kwargs
-    )
+    policy = "MlpLstmPolicy" if algo == "recurrent_ppo" else "MlpPolicy"
+    model: Any = algorithm(algo)(policy, monitored, **kwargs)
     start = time.perf_counter()
     stats = episode_stats()
     model.learn(total_timesteps=timesteps, callback=[_progress(timesteps, algo, progress), stats])
