@@ -111,6 +111,7 @@ def test_training_throughput_runs_in_private_settings_too() -> None:
     assert rates["federated"] > 0 and rates["plain"] > 0 and rates["env_share"] < 1
 
 
+@pytest.mark.slow
 def test_recurrent_ppo_trains_on_raw_observations_and_evaluates(tmp_path: Path) -> None:
     argv = ["train", "recurrent_ppo", *SMALL, "--timesteps", "200", "--no-progress"]
     assert main([*argv, "--out", str(tmp_path / "r")]) == 0

@@ -1,64 +1,18 @@
-"""What every adapter shares: the learner's action space, packing arms into env actions."""
+"""What every adapter shares: the learner's reward and its observation batches (the
+arm space and the packing of arms into env actions are
+:mod:`fedbandit_env.wrappers.arm_actions`')."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import ParallelEnv
 
-from fedbandit_env.type_aliases import Action, AgentID, Observation
+from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.flatten import flatten_observation
 
-MessageFn = Callable[[AgentID, Observation], np.ndarray]
-"""``(agent, raw observation) -> message``: what a learner sends when the env talks."""
-
 REWARDS = ("local", "neg_regret")
-
-
-def arm_space(env: ParallelEnv[Any, Any, Any], agent: AgentID) -> tuple[spaces.Discrete, int]:
-    """The learner's ``Discrete`` arm space and the env's message length (0: none).
-
-    Example:
-        >>> from fedbandit_env import federated_mab_v0
-        >>> arm_space(federated_mab_v0.parallel_env(n_arms=3, message_dim=2), "agent_0")
-        (Discrete(3), 2)
-    """
-    space = env.action_space(agent)
-    if isinstance(space, spaces.Dict):
-        arm, message = space["arm"], space["message"]
-        assert isinstance(arm, spaces.Discrete)
-        return arm, int(np.prod(message.shape or (0,)))
-    if not isinstance(space, spaces.Discrete):
-        raise TypeError(f"expected a Discrete arm space for {agent}, got {space!r}")
-    return space, 0
-
-
-def pack(
-    arm: Any,
-    agent: AgentID,
-    observation: Observation,
-    message_dim: int,
-    message_fn: MessageFn | None,
-) -> Action:
-    """The env action for a learner's arm: the arm itself, or ``{"arm", "message"}``.
-
-    Example:
-        >>> pack(np.int64(2), "agent_0", {}, 0, None)
-        2
-        >>> pack(1, "agent_0", {}, 2, None)["message"].tolist()
-        [0.0, 0.0]
-    """
-    a = int(arm)
-    if not message_dim:
-        return a
-    if message_fn is None:
-        message = np.zeros(message_dim, dtype=np.float32)
-    else:
-        message = np.asarray(message_fn(agent, observation), dtype=np.float32)
-    return {"arm": a, "message": message}
 
 
 def check_reward(reward: str) -> str:

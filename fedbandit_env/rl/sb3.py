@@ -15,16 +15,9 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import (
-    MessageFn,
-    arm_space,
-    batch_observations,
-    check_reward,
-    learner_reward,
-    pack,
-    scale_box,
-)
+from fedbandit_env.rl.common import batch_observations, check_reward, learner_reward, scale_box
 from fedbandit_env.type_aliases import Action, AgentID, Observation
+from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box
 
 

@@ -10,9 +10,10 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Team
-from fedbandit_env.rl.common import MessageFn, arm_space, check_reward, learner_reward, pack
+from fedbandit_env.rl.common import check_reward, learner_reward
 from fedbandit_env.seeding import int_seed, spawn
 from fedbandit_env.type_aliases import AgentID, Observation
+from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box, flatten_observation
 
 

@@ -9,8 +9,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Team
-from fedbandit_env.rl.common import MessageFn, arm_space, batch_observations, pack, scale_box
+from fedbandit_env.rl.common import batch_observations, scale_box
 from fedbandit_env.type_aliases import Action, AgentID, Observation, SeedLike
+from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box
 
 

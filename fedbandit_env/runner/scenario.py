@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -144,19 +145,21 @@ class Scenario:
 
     def distribution(self) -> ProblemDistribution:
         """The ``instance`` generator as a distribution (a fresh instance per seed).
+        Built once per parameter set: the fast path asks for it at every trial.
 
         Example:
             >>> Scenario(n_agents=3, n_arms=2, instance="zhu").distribution().name
             'zhu(N=3,M=2)'
         """
-        n, m, noise, sigma = self.n_agents, self.n_arms, self.noise, self.sigma
-        if self.instance == "conflicting":
-            return ProblemDistribution.conflicting(
-                n, m, self.conflict_fraction, self.gap, noise, sigma
-            )
-        if self.instance == "zhu":
-            return ProblemDistribution.zhu(n, m, noise, sigma)
-        return ProblemDistribution.homogeneous(n, m, noise, sigma)
+        return _distribution(
+            self.instance,
+            self.n_agents,
+            self.n_arms,
+            self.conflict_fraction,
+            self.gap,
+            self.noise,
+            self.sigma,
+        )
 
     def problem_for(self, env_seed: int) -> MABProblem:
         """The instance a trial with ``env_seed`` plays: :meth:`problem` for fixed
@@ -228,3 +231,21 @@ class Scenario:
             if out[name] == default:
                 del out[name]
         return out
+
+
+@functools.lru_cache(maxsize=64)
+def _distribution(
+    instance: str,
+    n: int,
+    m: int,
+    conflict_fraction: float,
+    gap: float,
+    noise: NoiseKind,
+    sigma: float,
+) -> ProblemDistribution:
+    """:meth:`Scenario.distribution`, cached (building one draws a probe instance)."""
+    if instance == "conflicting":
+        return ProblemDistribution.conflicting(n, m, conflict_fraction, gap, noise, sigma)
+    if instance == "zhu":
+        return ProblemDistribution.zhu(n, m, noise, sigma)
+    return ProblemDistribution.homogeneous(n, m, noise, sigma)

@@ -15,7 +15,52 @@ from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import ParallelWrapper
 
 MessageFn = Callable[[AgentID, Observation], np.ndarray]
-"""``(agent, its latest observation) -> message``."""
+"""``(agent, its latest observation) -> message``: what a learner sends when the env
+talks."""
+
+
+def arm_space(env: ParallelEnv[Any, Any, Any], agent: AgentID) -> tuple[spaces.Discrete, int]:
+    """The learner's ``Discrete`` arm space and the env's message length (0: none).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> arm_space(federated_mab_v0.parallel_env(n_arms=3, message_dim=2), "agent_0")
+        (Discrete(3), 2)
+    """
+    space = env.action_space(agent)
+    if isinstance(space, spaces.Dict):
+        arm, message = space["arm"], space["message"]
+        if not isinstance(arm, spaces.Discrete):
+            raise TypeError(f"the arm of {agent} must be Discrete, got {arm!r}")
+        return arm, int(np.prod(message.shape or (0,)))
+    if not isinstance(space, spaces.Discrete):
+        raise TypeError(f"expected a Discrete arm space for {agent}, got {space!r}")
+    return space, 0
+
+
+def pack(
+    arm: Any,
+    agent: AgentID,
+    observation: Observation,
+    message_dim: int,
+    message_fn: MessageFn | None,
+) -> Action:
+    """The env action for a learner's arm: the arm itself, or ``{"arm", "message"}``.
+
+    Example:
+        >>> pack(np.int64(2), "agent_0", {}, 0, None)
+        2
+        >>> pack(1, "agent_0", {}, 2, None)["message"].tolist()
+        [0.0, 0.0]
+    """
+    a = int(arm) if isinstance(arm, np.integer) else arm  # the env checks the rest
+    if not message_dim:
+        return a
+    if message_fn is None:
+        message = np.zeros(message_dim, dtype=np.float32)
+    else:
+        message = np.asarray(message_fn(agent, observation), dtype=np.float32)
+    return {"arm": a, "message": message}
 
 
 class ArmActions(ParallelWrapper):
@@ -54,16 +99,7 @@ class ArmActions(ParallelWrapper):
         self._arms: dict[AgentID, spaces.Discrete] = {}
         self._dims: dict[AgentID, int] = {}
         for agent in env.possible_agents:
-            space = env.action_space(agent)
-            if isinstance(space, spaces.Dict):
-                arm, message = space["arm"], space["message"]
-                if not isinstance(arm, spaces.Discrete):
-                    raise TypeError(f"the arm of {agent} must be Discrete, got {arm!r}")
-                self._arms[agent], self._dims[agent] = arm, int(np.prod(message.shape or (0,)))
-            elif isinstance(space, spaces.Discrete):
-                self._arms[agent], self._dims[agent] = space, 0
-            else:
-                raise TypeError(f"ArmActions needs Discrete or Dict actions, got {space!r}")
+            self._arms[agent], self._dims[agent] = arm_space(env, agent)
         self._last: dict[AgentID, Observation] = {}
 
     def action_space(self, agent: AgentID) -> spaces.Space[Any]:
@@ -82,20 +118,13 @@ class ArmActions(ParallelWrapper):
         """Pack each arm with its agent's message, then step."""
         packed: dict[AgentID, Action] = {}
         for agent, arm in actions.items():
-            dim = self._dims.get(agent)
-            if dim is None:
+            if agent not in self._dims:
                 raise ValueError(f"unknown agent {agent!r}")
-            if not dim:
-                packed[agent] = arm
-                continue
-            if self.message_fn is None:
-                message = np.zeros(dim, dtype=np.float32)
-            else:
-                message = np.asarray(self.message_fn(agent, self._last[agent]), np.float32)
-            packed[agent] = {"arm": arm, "message": message}
+            last = self._last[agent]
+            packed[agent] = pack(arm, agent, last, self._dims[agent], self.message_fn)
         obs, rewards, terms, truncs, infos = self.env.step(packed)
         self._last.update(obs)
         return obs, rewards, terms, truncs, infos
 
 
-__all__ = ["ArmActions"]
+__all__ = ["ArmActions", "MessageFn", "arm_space", "pack"]
