@@ -12,6 +12,11 @@ every agent's raw rewards, outside any setting, as the ceiling of every table.
 Adding a family: a folder ``baselines/<family>/`` (policies, compiled mathematics,
 batched trial loop) and its ``register`` calls here.
 
+The linear family (Dubey & Pentland) runs on linear scenarios only (``--instance
+dubey``); ``fedlin_ucb_dp`` is FedUCB *as published* and is **not private** (its
+adaptive schedule leaks, Zhou & Chowdhury 2024): its privacy spent is reported as
+``inf``; ``private_fedlin_ucb`` is the corrected private variant.
+
 Example:
     >>> from fedbandit_env import registry
     >>> register_policies()
@@ -82,4 +87,44 @@ def register_policies() -> None:
             options_entry_point="baselines.elimination:"
             + ("cdp_mab_options" if pid == "cdp_mab" else "elimination_options"),
             settings=(setting,),  # they privatise what they send themselves
+        )
+    linear: tuple[tuple[str, str, str, dict[str, object]], ...] = (
+        ("lin_ucb", "LinUCB", "OFUL on the agent's own data, no communication", {}),
+        (
+            "fedlin_ucb",
+            "FedLinUCB",
+            "Dubey & Pentland, Alg. 1 without PRIVATIZER (adaptive sync; ablation)",
+            {"sync": "adaptive"},
+        ),
+        (
+            "fedlin_ucb_fixed",
+            "FedLinUCB",
+            "FedUCB with a fixed sync schedule, no noise (ablation)",
+            {"sync": "fixed"},
+        ),
+        (
+            "fedlin_ucb_dp",
+            "FedLinUCB",
+            "Dubey & Pentland, Alg. 1 + 2 as published: NOT private (adaptive sync leaks)",
+            {"sync": "adaptive", "epsilon": 1.0, "calibration": "published"},
+        ),
+        (
+            "private_fedlin_ucb",
+            "FedLinUCB",
+            "corrected private FedUCB: fixed schedule, tree over rounds, exact GDP noise",
+            {"sync": "fixed", "epsilon": 1.0, "calibration": "gdp"},
+        ),
+    )
+    for pid, cls, what, kwargs in linear:
+        register(
+            pid,
+            f"baselines.linear:{cls}",
+            description=what,
+            family="linear",
+            kwargs=kwargs,
+            fast_entry_point=f"baselines.linear.fast:run_{pid}",
+            options_entry_point=(
+                "baselines.linear:private_options" if "epsilon" in kwargs else None
+            ),
+            settings=(),  # linear scenarios only; no MAB information setting
         )

@@ -46,6 +46,8 @@ class AgentSpec:
         message_dim: Length of the message the env expects (0: no messages).
         reward_bounds: The range the ``reward`` observation declares (``(-inf, inf)``
             for unbounded noise, or where the env has no ``reward`` box).
+        context_dim: Dimension ``d`` of the decision-set vectors of a linear env (its
+            ``contexts`` observation, ``(K, d)``); 0 in a multi-armed env.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -63,6 +65,7 @@ class AgentSpec:
     horizon: int
     message_dim: int = 0
     reward_bounds: tuple[float, float] = (-np.inf, np.inf)
+    context_dim: int = 0
 
     @classmethod
     def from_env(cls, env: ParallelEnv[Any, Any, Any], agent: AgentID) -> AgentSpec:
@@ -81,6 +84,9 @@ class AgentSpec:
             reward := obs_space.spaces.get("reward"), spaces.Box
         ):
             bounds = (float(reward.low.min()), float(reward.high.max()))
+        context_dim = 0
+        if isinstance(obs_space, spaces.Dict) and "contexts" in obs_space.spaces:
+            context_dim = int((obs_space["contexts"].shape or (0,))[-1])
         return cls(
             index=env.possible_agents.index(agent),
             n_agents=len(env.possible_agents),
@@ -88,6 +94,7 @@ class AgentSpec:
             horizon=horizon,
             message_dim=message_dim,
             reward_bounds=bounds,
+            context_dim=context_dim,
         )
 
 

@@ -298,8 +298,8 @@ def describe_registry() -> str:
     """The registry as a table: id, family, fast path, description (``fedbandit list``).
 
     Example:
-        >>> print(describe_registry().splitlines()[0])
-        id          family       fast  description
+        >>> describe_registry().splitlines()[0].split()
+        ['id', 'family', 'fast', 'description']
     """
     _ensure_plugins()
     specs = [_registry[k] for k in sorted(_registry, key=lambda k: (_registry[k].family, k))]

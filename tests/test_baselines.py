@@ -70,7 +70,14 @@ def test_oracle_far_below_local_far_below_random() -> None:
 
 
 def _env_for(policy: str, horizon: int, instance: str = "conflicting") -> Any:
-    scenario = Scenario(n_agents=4, n_arms=5, horizon=horizon, instance=instance)  # type: ignore[arg-type]
+    linear = registry.spec(policy).family == "linear"
+    scenario = Scenario(
+        n_agents=4,
+        n_arms=5,
+        horizon=horizon,
+        instance="dubey" if linear else instance,  # type: ignore[arg-type]
+        dim=3 if linear else 0,
+    )
     return scenario.make_env(make_team(policy).requirements(4, 5))
 
 

@@ -132,9 +132,36 @@ def test_fast_elimination_replays_the_interactive_path(
     assert cost[0, -1] > 0  # rounds happened, so the replay covered communication
 
 
+# Dubey & Pentland's linear family: thresholds and batches small enough for several
+# synchronisations (so the replay covers the releases, the server sums and the tree).
+LINEAR: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("lin_ucb", {}, {}),
+    ("lin_ucb", {"noise": "gaussian", "sigma": 0.3, "heterogeneity": 0.1}, {"beta": 0.5}),
+    ("fedlin_ucb", {}, {"threshold": 40.0}),
+    ("fedlin_ucb_fixed", {"heterogeneity": 0.2}, {"batch": 9}),
+    ("fedlin_ucb_dp", {}, {"threshold": 30.0}),
+    ("private_fedlin_ucb", {}, {"batch": 5}),
+    ("private_fedlin_ucb", {"instances": "held_out"}, {"batch": 4, "epsilon": 5.0}),
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "setting", "params"),
+    LINEAR,
+    ids=[f"{p}-{i}" for i, (p, _, _) in enumerate(LINEAR)],
+)
+def test_fast_linear_replays_the_interactive_path(
+    policy: str, setting: dict[str, Any], params: dict[str, Any]
+) -> None:
+    scenario = Scenario(n_agents=3, n_arms=6, horizon=150, instance="dubey", dim=3, **setting)
+    cost = _assert_paths_agree(policy, scenario, params, seed=4)
+    if policy != "lin_ucb":
+        assert (cost[:, -1] >= 2 * 25.0 * scenario.n_agents).all()  # two rounds or more
+
+
 def test_every_fast_policy_is_covered() -> None:
     fast = {p for p in registry.policy_ids() if registry.spec(p).has_fast_path}
-    assert {p for p, _, _ in CASES + ELIMINATION} == fast
+    assert {p for p, _, _ in CASES + ELIMINATION + LINEAR} == fast
 
 
 def test_results_do_not_depend_on_the_number_of_workers() -> None:

@@ -27,10 +27,12 @@ from fedbandit_env.cli.report import (
     describe_instances,
     describe_setting,
     instance_record,
+    problem_record,
 )
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
 from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 USES_CONFIG = True
@@ -73,7 +75,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         ['random']
     """
     import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting)
+    ids = parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES)
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
@@ -86,8 +88,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         topology = f"{len(components)} {scenario.graph} components {list(components)}"
     record_every = args.record_every or max(1, scenario.horizon // 100)
     check_drawn_instances(scenario, args)
+    arms = f"K={scenario.n_arms} vectors a set" if scenario.linear else f"M={scenario.n_arms} arms"
     print(
-        f"scenario: N={scenario.n_agents} agents, M={scenario.n_arms} arms, "
+        f"scenario: N={scenario.n_agents} agents, {arms}, "
         f"{describe_instances(scenario, problem)}, {scenario.noise} noise, {topology}, "
         f"T={scenario.horizon}, {args.trials} trials{describe_setting(scenario)}"
     )
@@ -124,9 +127,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         "seed": args.seed,
         "record_every": record_every,
         "instances": instance_record(scenario, args.seed, args.trials),
-        "local_means": problem.local_means.tolist(),
-        "global_means": problem.global_means.tolist(),
-        "best_arm": problem.best_arm,
+        **problem_record(problem),
         "lambda_2": lambda_2,
         "policy_options": {
             pid: policy_kwargs(pid, args, problem) for pid in ids if not is_model(pid)
@@ -142,7 +143,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         from fedbandit_env.runner.plot import plot_regret
 
         title = (
-            f"{scenario.instance}: N={scenario.n_agents}, M={scenario.n_arms}, "
+            f"{scenario.instance}: N={scenario.n_agents}, "
+            + (f"d={scenario.dim}, K=" if scenario.linear else "M=")
+            + f"{scenario.n_arms}, "
             f"{scenario.graph}, {args.trials} trials"
         )
         plot_regret(curves, out / "regret.png", title=title)

@@ -31,10 +31,10 @@ def run(args: argparse.Namespace) -> None:
     """Print the registry.
 
     Example:
-        >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS
-        id          family       fast  description
+        >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+        id family fast description
         ...
-        gossip_ucb  gossip       yes   Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts
+        gossip_ucb gossip yes Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts
         ...
     """
     from fedbandit_env import registry

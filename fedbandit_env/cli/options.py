@@ -28,10 +28,12 @@ from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
-from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, Scenario
+from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, LINEAR_INSTANCES, Scenario
 from fedbandit_env.settings import SETTINGS
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
+LINEAR_POLICIES = "lin_ucb,fedlin_ucb,fedlin_ucb_fixed,fedlin_ucb_dp,private_fedlin_ucb"
+"""The default policies of a linear instance (``--instance dubey``)."""
 
 
 def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
@@ -95,6 +97,19 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     )
     b.add_argument(
         "--gap", type=float, default=d.gap, help="guaranteed global gap (conflicting instance)"
+    )
+    b.add_argument(
+        "--dim",
+        type=int,
+        default=0,
+        help="dimension d of a linear instance (--instance dubey; default 10); --arms is "
+        "then the decision-set size K",
+    )
+    b.add_argument(
+        "--heterogeneity",
+        type=float,
+        default=0.0,
+        help="linear instance: spread of the agents' theta_i around theta (<= 0.2)",
     )
     b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
@@ -238,6 +253,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         (6, (2, 2, 2), 'star')
     """
     components = args.components
+    linear = args.instance in LINEAR_INSTANCES
     return Scenario(
         n_agents=sum(components) if components else args.agents,
         n_arms=args.arms,
@@ -257,6 +273,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         instances=args.instances,
         setting=args.setting,
         epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
+        dim=(args.dim or 10) if linear else args.dim,
+        heterogeneity=args.heterogeneity,
     )
 
 
@@ -293,9 +311,10 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     return names
 
 
-def parse_policies(text: str | None, setting: str | None = None) -> list[str]:
+def parse_policies(text: str | None, setting: str | None = None, linear: bool = False) -> list[str]:
     """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked; with
-    no list, the default policies (those meant for ``setting`` when there is one).
+    no list, the default policies (those meant for ``setting`` when there is one; the
+    linear family's for a ``linear`` instance).
 
     Example:
         >>> parse_policies("gossip_ucb, ppo:m.zip")
@@ -304,7 +323,7 @@ def parse_policies(text: str | None, setting: str | None = None) -> list[str]:
         ['local_ucb', 'oracle_ucb', 'random']
     """
     if text is None:
-        ids = DEFAULT_POLICIES.split(",")
+        ids = (LINEAR_POLICIES if linear else DEFAULT_POLICIES).split(",")
         if setting is None:
             return ids
         return [p for p in ids if registry.spec(p).runs_in(setting)]

@@ -21,11 +21,45 @@ def describe_instances(scenario: Scenario, problem: Any) -> str:
     """
     if scenario.instances != "fixed":
         split = scenario.instances.replace("_", "-")
-        return f"{split} instances of {scenario.distribution().name}"
+        return f"{split} instances of {distribution_name(scenario)}"
+    if scenario.linear:
+        return (
+            f"{scenario.instance} instance (d={problem.dim}, K={problem.set_size} vectors a "
+            f"set from a pool of {problem.n_features})"
+        )
     return (
         f"{scenario.instance} instance ({len(problem.conflicting_agents)} misled agents, "
         f"min gap {problem.min_gap:.3f})"
     )
+
+
+def distribution_name(scenario: Scenario) -> str:
+    """The name of the instance distribution a scenario draws from.
+
+    Example:
+        >>> distribution_name(Scenario(n_agents=3, n_arms=9, instance="dubey", dim=3))
+        'dubey(N=3,d=3,K=9)'
+    """
+    if scenario.linear:
+        return f"{scenario.instance}(N={scenario.n_agents},d={scenario.dim},K={scenario.n_arms})"
+    return scenario.distribution().name
+
+
+def problem_record(problem: Any) -> dict[str, Any]:
+    """What ``config.json`` keeps of the problem: the means and best arm of a multi-armed
+    one, the parameters of a linear one.
+
+    Example:
+        >>> sorted(problem_record(Scenario(n_agents=2, n_arms=3).problem()))
+        ['best_arm', 'global_means', 'local_means']
+    """
+    if hasattr(problem, "theta"):
+        return {"theta": problem.theta.tolist(), "pool_size": problem.n_features}
+    return {
+        "local_means": problem.local_means.tolist(),
+        "global_means": problem.global_means.tolist(),
+        "best_arm": problem.best_arm,
+    }
 
 
 def describe_setting(scenario: Scenario) -> str:
@@ -74,7 +108,14 @@ def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any
         int(instance_seed(env_seed, scenario.instances).generate_state(1)[0])
         for env_seed, _ in trial_seeds(seed, trials)
     ]
-    return {"split": scenario.instances, "distribution": scenario.distribution().name, "ids": ids}
+    return {"split": scenario.instances, "distribution": distribution_name(scenario), "ids": ids}
 
 
-__all__ = ["check_drawn_instances", "describe_instances", "describe_setting", "instance_record"]
+__all__ = [
+    "check_drawn_instances",
+    "describe_instances",
+    "describe_setting",
+    "distribution_name",
+    "instance_record",
+    "problem_record",
+]

@@ -29,6 +29,7 @@ from fedbandit_env.cli.options import (
 from fedbandit_env.cli.report import (
     check_drawn_instances,
     instance_record,
+    problem_record,
 )
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.results import (
@@ -39,6 +40,7 @@ from fedbandit_env.runner.results import (
     write_parquet,
 )
 from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 from fedbandit_env.runner.sweep import Run, run_sweep
 
 PARSER_KWARGS: dict[str, Any] = {
@@ -151,7 +153,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         (12, ['graph=complete', 'graph=ring'])
     """
     imports = import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting)
+    ids = parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES)
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
@@ -175,8 +177,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
             "record_every": record_every,
             "policy_options": options,
             "instances": instance_record(scenario, ns.seed, args.trials),
-            "global_means": problem.global_means.tolist(),
-            "best_arm": problem.best_arm,
+            **problem_record(problem),
             "skipped": [p for p in ids if p not in here],  # not meant for this setting
         }
         for pid in here:
@@ -211,7 +212,7 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         "command": "sweep",
         "argv": sys.argv[1:],
         "grid": list(args.grid),
-        "policies": parse_policies(args.policies, args.setting),
+        "policies": parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES),
         "trials": args.trials,
         "scenarios": scenarios,
         "runs": [r.describe() for r in runs],

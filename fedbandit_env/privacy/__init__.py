@@ -9,7 +9,7 @@ from fedbandit_env.privacy.audit import (
     clopper_pearson,
     epsilon_lower_bound,
 )
-from fedbandit_env.privacy.audit_env import Episode, ReplaceReward, audit_env
+from fedbandit_env.privacy.audit_env import Episode, ReplaceContexts, ReplaceReward, audit_env
 from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -25,6 +25,7 @@ __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
     "PrivacyAccountant",
+    "ReplaceContexts",
     "ReplaceReward",
     "TreeMechanism",
     "audit",

@@ -4,7 +4,8 @@
 it, hands each run's :class:`Episode` to an *observer* function (what another agent, or
 the server, sees), and bounds epsilon from the two sets of views with
 :func:`~fedbandit_env.privacy.audit.audit_views`. :class:`ReplaceReward` builds the
-neighbouring inputs: one agent's reward replaced at one step.
+neighbouring inputs: one agent's reward replaced at one step; :class:`ReplaceContexts`
+one agent's decision set (a linear env's data are ``(x, y)`` pairs).
 """
 
 from __future__ import annotations
@@ -200,3 +201,65 @@ class ReplaceReward(ParallelWrapper):
             o = obs[self.agent]
             obs = {**obs, self.agent: {**o, "reward": np.array([self.value], np.float32)}}
         return obs, rewards, terms, truncs, infos
+
+
+class ReplaceContexts(ParallelWrapper):
+    """One agent's decision set at one step replaced by given vectors: neighbouring
+    inputs of a linear env, whose data are the pairs ``(x, y)`` (Dubey & Pentland's
+    Definition 1). The env still draws the reward of the vector it had put there, so the
+    two inputs differ in that one pair only.
+
+    Args:
+        env: A parallel env whose observations hold ``contexts`` ``(K, d)``.
+        agent: Whose decision set.
+        step: The step it is shown for (``1 .. horizon``: the set the agent chooses from
+            at that step).
+        contexts: The ``(K, d)`` vectors it sees instead.
+
+    Example:
+        >>> from fedbandit_env import federated_linear_v0
+        >>> base = federated_linear_v0.parallel_env(n_agents=2, dim=2, set_size=3, horizon=2)
+        >>> env = ReplaceContexts(base, "agent_0", 1, np.zeros((3, 2)))
+        >>> obs, _ = env.reset(seed=0)
+        >>> mine, other = (float(np.abs(obs[a]["contexts"]).sum()) for a in env.agents)
+        >>> mine, other > 0
+        (0.0, True)
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv[AgentID, Observation, Action],
+        agent: AgentID,
+        step: int,
+        contexts: Any,
+    ) -> None:
+        super().__init__(env)
+        if agent not in env.possible_agents:
+            raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
+            raise ValueError(f"step must be an int >= 1, got {step!r}")
+        shape = env.observation_space(agent)["contexts"].shape
+        value = np.asarray(contexts, dtype=np.float32)
+        if value.shape != shape:
+            raise ValueError(f"contexts must have shape {shape}, got {value.shape}")
+        self.agent, self.step_index, self.contexts = agent, int(step), value
+        self._t = 0
+
+    def _replace(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        if self._t + 1 == self.step_index and self.agent in obs:
+            obs = {**obs, self.agent: {**obs[self.agent], "contexts": self.contexts.copy()}}
+        return obs
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset the env and the step count; replace the first set if asked."""
+        self._t = 0
+        obs, infos = self.env.reset(seed=seed, options=options)
+        return self._replace(obs), infos
+
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
+        """Step; replace the set shown for the chosen step."""
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        self._t += 1
+        return self._replace(obs), rewards, terms, truncs, infos

@@ -1,10 +1,12 @@
-"""Compiled reward draws, shared by ``MABProblem.sample`` and the batched kernels."""
+"""Compiled reward and decision-set draws, shared by the problems (``MABProblem.sample``,
+``LinearProblem.draw_sets``) and the batched kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from fedbandit_env.rng_kernels import integer_below
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 NOISE_CODES = {"bernoulli": 0, "gaussian": 1, "clipped_gaussian": 2}
@@ -39,4 +41,36 @@ def sample_rewards(
             if noise == 2:
                 x = min(max(x, 0.0), 1.0)
             out[i] = x
+    return out
+
+
+@njit(cache=True, nogil=True)
+def draw_sets(
+    n_best: int, n_pool: int, rng: np.random.Generator, out: IntArray
+) -> IntArray:  # pragma: no cover
+    """A step's decision sets ``(N, K)`` as pool rows, the draws of
+    ``LinearProblem.draw_sets`` one by one (its docstring gives the order).
+
+    Example:
+        >>> from fedbandit_env.problems.linear import LinearProblem
+        >>> p = LinearProblem(np.eye(4), [1.0, 0, 0, 0], set_size=3, n_agents=2, n_best=1)
+        >>> mine = draw_sets(1, 4, np.random.default_rng(5), np.empty((2, 3), np.int64))
+        >>> bool((mine == p.draw_sets(np.random.default_rng(5))).all())
+        True
+    """
+    n, k = out.shape
+    if n_best == 0:
+        for i in range(n):
+            for j in range(k):
+                out[i, j] = integer_below(rng, n_pool)
+        return out
+    slot = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        slot[i] = integer_below(rng, k)
+    for i in range(n):
+        out[i, slot[i]] = integer_below(rng, n_best)
+    for i in range(n):
+        for j in range(k):
+            if j != slot[i]:
+                out[i, j] = n_best + integer_below(rng, n_pool - n_best)
     return out

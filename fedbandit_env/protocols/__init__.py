@@ -11,6 +11,7 @@ from fedbandit_env.protocols.rounds import (
     participants,
     round_schedule,
 )
+from fedbandit_env.protocols.sync import Synchronize
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     "broadcast": Broadcast,
@@ -19,6 +20,7 @@ PROTOCOLS: dict[str, type[Protocol]] = {
     "server": ServerRounds,
     "gis_flooding": Flooding,
     "hybrid": Hybrid,
+    "sync": Synchronize,
 }
 """Protocol classes by name (the command line's ``--protocol``)."""
 
@@ -54,6 +56,7 @@ __all__ = [
     "Protocol",
     "RandomEdgeGossip",
     "ServerRounds",
+    "Synchronize",
     "deliver_mask",
     "find_sinks",
     "make_protocol",

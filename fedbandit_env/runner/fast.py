@@ -111,8 +111,9 @@ class TrialSetup:
         p = scenario.problem_for(env_seed)
         mu = np.ascontiguousarray(p.local_means)
         bounds = p.reward_bounds
+        gaps = getattr(p, "gaps", np.zeros(0))  # a linear problem's gaps depend on the sets
         return cls(
-            scenario, mu, p.noise_code, p.sigma, p.gaps, bounds, steps, trace, params, problem=p
+            scenario, mu, p.noise_code, p.sigma, gaps, bounds, steps, trace, params, problem=p
         )
 
     def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:

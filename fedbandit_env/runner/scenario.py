@@ -6,29 +6,34 @@ import functools
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+import numpy as np
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import clip_range
 from fedbandit_env.problems.distribution import ProblemDistribution
+from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.problems.mab import (
-    MABProblem,
     NoiseKind,
     conflicting,
     homogeneous,
     zhu_synthetic,
 )
 from fedbandit_env.protocols import make_protocol
+from fedbandit_env.protocols.sync import sync_message_dim
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-InstanceKind = Literal["conflicting", "zhu", "homogeneous"]
-INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous")
+InstanceKind = Literal["conflicting", "zhu", "homogeneous", "dubey"]
+INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous", "dubey")
+LINEAR_INSTANCES: tuple[str, ...] = ("dubey",)
+"""Generators of linear contextual problems (``federated_linear_v0``)."""
 INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
 """``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
 
@@ -41,8 +46,10 @@ class Scenario:
         n_agents: Agents ``N``.
         n_arms: Arms ``M``.
         instance: ``"conflicting"`` (:func:`~fedbandit_env.problems.conflicting`),
-            ``"zhu"`` (:func:`~fedbandit_env.problems.zhu_synthetic`) or
-            ``"homogeneous"``.
+            ``"zhu"`` (:func:`~fedbandit_env.problems.zhu_synthetic`),
+            ``"homogeneous"``, or the linear contextual ``"dubey"``
+            (:func:`~fedbandit_env.problems.linear.dubey_synthetic`: ``n_arms`` is then
+            the decision-set size ``K`` and ``dim`` the dimension ``d``).
         conflict_fraction: Share of misled agents (conflicting instances).
         gap: Guaranteed global gap (conflicting instances).
         noise: Reward noise kind.
@@ -71,6 +78,8 @@ class Scenario:
             every policy's env is built through, so that all see the same information;
             ``None``: each policy gets the env it asks for.
         epsilon: The privacy level of a ``+private`` setting.
+        dim: Dimension ``d`` of a linear instance (0 for the multi-armed ones).
+        heterogeneity: Spread of the agents' ``theta_i`` around ``theta`` (linear).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -101,6 +110,13 @@ class Scenario:
     instances: str = "fixed"
     setting: str | None = None
     epsilon: float | None = None
+    dim: int = 0
+    heterogeneity: float = 0.0
+
+    @property
+    def linear(self) -> bool:
+        """Whether this is a linear contextual scenario (``federated_linear_v0``)."""
+        return self.instance in LINEAR_INSTANCES
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
@@ -124,9 +140,28 @@ class Scenario:
                 )
         if self.instances not in INSTANCE_SPLITS:
             raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
+        if self.linear:
+            check_int("dim", self.dim, 2)
+            if self.noise not in ("bernoulli", "gaussian"):
+                raise ValueError(
+                    f"linear instances take noise 'bernoulli' or 'gaussian', got {self.noise!r}"
+                )
+            if self.setting is not None:
+                raise ValueError(
+                    "information settings are not built for linear scenarios yet; "
+                    f"got setting={self.setting!r} with instance={self.instance!r}"
+                )
+        elif self.dim or self.heterogeneity:
+            raise ValueError(
+                f"dim and heterogeneity apply to linear instances {LINEAR_INSTANCES}, "
+                f"not {self.instance!r}"
+            )
 
-    def problem(self) -> MABProblem:
-        """Build the (seeded) reward model."""
+    def problem(self) -> Any:
+        """Build the (seeded) reward model: a ``MABProblem``, or a ``LinearProblem`` for
+        a linear instance."""
+        if self.linear:
+            return self._linear(self.seed)
         if self.instance == "conflicting":
             return conflicting(
                 self.n_agents,
@@ -142,6 +177,17 @@ class Scenario:
         if self.instance == "homogeneous":
             return homogeneous(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
         raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
+
+    def _linear(self, seed: Any) -> LinearProblem:
+        return dubey_synthetic(
+            self.n_agents,
+            self.dim,
+            self.n_arms,
+            seed,
+            noise=self.noise,  # type: ignore[arg-type]
+            sigma=self.sigma,
+            heterogeneity=self.heterogeneity,
+        )
 
     def distribution(self) -> ProblemDistribution:
         """The ``instance`` generator as a distribution (a fresh instance per seed).
@@ -161,7 +207,7 @@ class Scenario:
             self.sigma,
         )
 
-    def problem_for(self, env_seed: int) -> MABProblem:
+    def problem_for(self, env_seed: int) -> Any:
         """The instance a trial with ``env_seed`` plays: :meth:`problem` for fixed
         instances, else the env's own draw at ``reset(seed=env_seed)``.
 
@@ -173,6 +219,8 @@ class Scenario:
         """
         if self.instances == "fixed":
             return self.problem()
+        if self.linear:  # as FederatedLinearEnv draws it from its sampler
+            return self._linear(np.random.default_rng(instance_seed(env_seed, self.instances)))
         return self.distribution().sample(instance_seed(env_seed, self.instances))
 
     def network(self) -> Network:
@@ -207,6 +255,16 @@ class Scenario:
         fixed = self.instances == "fixed"
         if not fixed:
             kwargs = {"split": self.instances, **kwargs}
+        if self.linear:  # messages of the sync layout, sized by d
+            return FederatedLinearEnv(
+                self.problem() if fixed else self._linear,
+                self.network(),
+                protocol,
+                horizon=self.horizon,
+                message_dim=sync_message_dim(self.dim) if needs.message_dim else 0,
+                link_costs=self.link_costs,
+                **kwargs,
+            )
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem() if fixed else self.distribution(),
             self.network(),
@@ -223,11 +281,18 @@ class Scenario:
         return env
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (for JSON). ``instances``, ``setting`` and ``epsilon`` appear only
-        when they are not their defaults, so the keys of sweep runs stored before they
-        existed still match (resume)."""
+        """Plain dict (for JSON). ``instances``, ``setting``, ``epsilon``, ``dim`` and
+        ``heterogeneity`` appear only when they are not their defaults, so the keys of
+        sweep runs stored before they existed still match (resume)."""
         out = asdict(self)
-        for name, default in (("instances", "fixed"), ("setting", None), ("epsilon", None)):
+        defaults = (
+            ("instances", "fixed"),
+            ("setting", None),
+            ("epsilon", None),
+            ("dim", 0),
+            ("heterogeneity", 0.0),
+        )
+        for name, default in defaults:
             if out[name] == default:
                 del out[name]
         return out

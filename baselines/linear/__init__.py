@@ -1,0 +1,57 @@
+"""Dubey & Pentland's federated linear contextual bandits: local LinUCB, centralized
+FedUCB as published (adaptive synchronisation, PRIVATIZER) and the corrected private
+variant (a fixed schedule, exact Gaussian-DP calibration), with the non-private
+ablations.
+
+``policies.py`` holds the policies, ``kernels.py`` their compiled mathematics,
+``fast.py`` the batched trial loop; ``baselines.registration`` registers them.
+
+Example:
+    >>> from baselines.linear import linear_env
+    >>> from fedbandit_env.problems.linear import dubey_synthetic
+    >>> env = linear_env(dubey_synthetic(3, dim=2, seed=0), horizon=10, federated=True)
+    >>> env.message_dim, env.protocol.name
+    (10, 'sync')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
+from fedbandit_env.envs.federated_linear import FederatedLinearEnv
+from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.protocols.sync import Synchronize
+
+
+def linear_env(
+    problem: LinearProblem, horizon: int, federated: bool = True, **kwargs: Any
+) -> FederatedLinearEnv:
+    """The env a linear policy runs on: with ``federated``, messages of
+    :func:`linear_message_dim` over :class:`~fedbandit_env.protocols.Synchronize`.
+
+    Example:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> linear_env(dubey_synthetic(2, dim=3, seed=0), 5, federated=False).message_dim
+        0
+    """
+    if not federated:
+        return FederatedLinearEnv(problem, horizon=horizon, **kwargs)
+    dim = linear_message_dim(problem.dim)
+    return FederatedLinearEnv(
+        problem, protocol=Synchronize(), horizon=horizon, message_dim=dim, **kwargs
+    )
+
+
+def private_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """The private variants' constructor arguments from the setting options: their
+    ``epsilon`` (``--epsilon``).
+
+    Example:
+        >>> private_options({"epsilon": 2.0, "rounds": 3}, None)
+        {'epsilon': 2.0}
+    """
+    return {"epsilon": options.get("epsilon", 1.0)}
+
+
+__all__ = ["FedLinUCB", "LinUCB", "linear_env", "linear_message_dim", "private_options"]

@@ -1,0 +1,197 @@
+"""The linear family's fast path: runners of whole trials, the registry's
+``fast_entry_point``s, over the compiled loop of :mod:`baselines.linear.loop`.
+
+The loop calls the kernels the policies call (:mod:`baselines.linear.kernels`), takes every
+derived constant from a policy reset exactly as on the PettingZoo path (threshold,
+schedule, noise, ``rho_min``, ``rho_max``, ``kappa``), draws from the generators the env
+and the team would (rewards: env child 0, decision sets: env child 2, each agent's tree
+noise: its team stream), and reproduces what crosses the API (float32 contexts,
+rewards, releases and server sums), so it replays the PettingZoo path step for step
+(``tests/test_replay.py``). Rank-one updates keep a step at ``O(K d^2)`` per agent with
+no matrix inversion; a synchronisation inverts once per agent (Cholesky).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import typed
+
+from baselines.linear.loop import linear_loop
+from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
+from fedbandit_env import registry
+from fedbandit_env.policies import AgentSpec
+from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.seeding import team_generators
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@dataclass
+class LinearRun:
+    """What the batched loop needs from a policy: its constants after a reset.
+
+    Example:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> run = LinearRun.of(LinUCB(), dubey_synthetic(2, dim=2, seed=0), horizon=5)
+        >>> run.ints.tolist()[:3]
+        [0, 0, 0]
+    """
+
+    floats: FloatArray
+    ints: IntArray
+    messages: bool
+
+    @classmethod
+    def of(
+        cls, policy: LinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
+    ) -> LinearRun:
+        """Reset a copy of ``policy`` as agent 0 of the env and read its constants."""
+        fed = isinstance(policy, FedLinUCB)
+        dim = linear_message_dim(problem.dim) if fed else 0
+        spec = AgentSpec(
+            0, problem.n_agents, problem.set_size, horizon, dim, context_dim=problem.dim
+        )
+        policy.reset(spec, seed=0)
+
+        def get(name: str, default: float = 0.0) -> float:
+            return float(getattr(policy, name, default))
+
+        beta = -1.0 if policy.beta is None else policy.beta
+        floats = [
+            policy.regularizer,
+            policy.sigma,
+            policy.alpha,
+            policy.norm_bound,
+            beta,
+            get("threshold"),
+            get("rho_min"),
+            get("rho_max"),
+            get("shift"),
+            get("kappa"),
+            get("extra"),
+            get("noise_std"),
+            get("feature_bound", 1.0),
+            c1,
+            problem.n_agents,
+        ]
+        private = isinstance(policy, FedLinUCB) and policy.epsilon is not None
+        adaptive = isinstance(policy, FedLinUCB) and policy.sync == "adaptive"
+        ints = [
+            int(fed),
+            int(private),
+            int(adaptive),
+            int(get("batch", 1)),
+            int(get("rounds", 1)),
+            int(get("levels", 1)),
+        ]
+        return cls(np.array(floats), np.array(ints, dtype=np.int64), fed)
+
+
+def linear_trial(
+    policy: LinUCB,
+    problem: LinearProblem,
+    horizon: int,
+    env_seed: int,
+    team_seed: np.random.SeedSequence,
+    steps: IntArray,
+    trace: bool = False,
+    c1: float = 25.0,
+) -> tuple[FloatArray, FloatArray, IntArray, Float32Array]:
+    """One trial: per-agent regret ``(N, R)``, cost ``(R,)`` at ``steps`` and, traced,
+    every agent's choice and observed reward ``(T, N)``.
+
+    Example:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> p = dubey_synthetic(2, dim=2, seed=0)
+        >>> team_seed = np.random.SeedSequence(2)
+        >>> reg, cost, *_ = linear_trial(LinUCB(), p, 6, 1, team_seed, np.array([3, 6]))
+        >>> reg.shape, cost.tolist()
+        ((2, 2), [0.0, 0.0])
+    """
+    run = LinearRun.of(policy, problem, horizon, c1)
+    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
+    reward_rng, _, sets_rng = master.spawn(3)
+    n = problem.n_agents
+    rngs = typed.List(team_generators(team_seed, n))
+    features = problem.features.astype(np.float32).astype(np.float64)
+    out, cost = np.zeros((n, steps.size)), np.zeros(steps.size)
+    t_arms = np.zeros((horizon if trace else 0, n), dtype=np.int64)
+    t_rewards = np.zeros((horizon if trace else 0, n), dtype=np.float32)
+    linear_loop(
+        features,
+        problem.local_means,
+        problem.global_means,
+        problem.n_best,
+        problem.set_size,
+        problem.noise_code,
+        problem.sigma,
+        horizon,
+        steps,
+        run.floats,
+        run.ints,
+        reward_rng,
+        sets_rng,
+        rngs,
+        out,
+        cost,
+        t_arms,
+        t_rewards,
+    )
+    return out, cost, t_arms, t_rewards
+
+
+def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """The registry's fast entry point of ``pid``: its spec's options over the user's."""
+    env_seed, team_seed = seeds
+    kwargs = {**registry.spec(pid).kwargs, **st.params}
+    policy = LinUCB(**kwargs) if pid == "lin_ucb" else FedLinUCB(**kwargs)
+    reg, cost, arms, rewards = linear_trial(
+        policy,
+        st.problem,
+        st.scenario.horizon,
+        env_seed,
+        team_seed,
+        st.steps,
+        st.trace,
+        c1=st.scenario.link_costs[0],
+    )
+    return TrialResult(reg, arms, rewards, comm_cost=cost)
+
+
+def run_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``lin_ucb``'s trial (:class:`LinUCB`)."""
+    return _run("lin_ucb", st, seeds)
+
+
+def run_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``fedlin_ucb``'s trial (adaptive, no noise)."""
+    return _run("fedlin_ucb", st, seeds)
+
+
+def run_fedlin_ucb_fixed(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``fedlin_ucb_fixed``'s trial (fixed schedule, no noise)."""
+    return _run("fedlin_ucb_fixed", st, seeds)
+
+
+def run_fedlin_ucb_dp(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``fedlin_ucb_dp``'s trial (as published)."""
+    return _run("fedlin_ucb_dp", st, seeds)
+
+
+def run_private_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``private_fedlin_ucb``'s trial (the corrected private variant)."""
+    return _run("private_fedlin_ucb", st, seeds)
+
+
+__all__ = [
+    "LinearRun",
+    "linear_trial",
+    "run_fedlin_ucb",
+    "run_fedlin_ucb_dp",
+    "run_fedlin_ucb_fixed",
+    "run_lin_ucb",
+    "run_private_fedlin_ucb",
+]

@@ -1,0 +1,218 @@
+"""The linear family's compiled trial loop (:func:`linear_loop`): all agents of a trial,
+every step, with the kernels the policies call (:mod:`baselines.linear.kernels`) in the
+order the PettingZoo path calls them; :mod:`baselines.linear.fast` prepares its inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from baselines.linear.kernels import (
+    clip_norm,
+    confidence_width,
+    mat_vec,
+    rank_one_update,
+    spd_inverse,
+    symmetric_noise,
+    tree_commit,
+    tree_release,
+    ucb_choice,
+)
+from fedbandit_env.problems.kernels import draw_sets, sample_rewards
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@njit(cache=True, nogil=True)
+def _sync_to(
+    i: int,
+    gram: FloatArray,
+    vec: FloatArray,
+    extra: float,
+    inv: FloatArray,
+    winv: FloatArray,
+    ld: FloatArray,
+    ldw: FloatArray,
+    lds: FloatArray,
+    s: FloatArray,
+    u: FloatArray,
+    since: IntArray,
+) -> None:  # pragma: no cover
+    d = vec.shape[0]
+    s[i] = vec
+    u[i] = 0.0
+    lds[i] = spd_inverse(gram, inv[i])
+    ld[i] = lds[i]
+    shifted = gram.copy()
+    for a in range(d):
+        shifted[a, a] = gram[a, a] + extra
+    ldw[i] = spd_inverse(shifted, winv[i])
+    since[i] = 0
+
+
+@njit(cache=True, nogil=True)
+def _draw_pending(
+    rng: np.random.Generator, scale: float, pending: FloatArray
+) -> None:  # pragma: no cover
+    e = pending.shape[0]
+    raw = np.empty((e, e))
+    for a in range(e):
+        for b in range(e):
+            raw[a, b] = rng.standard_normal()
+    symmetric_noise(raw, scale, pending)
+
+
+@njit(cache=True, nogil=True)
+def linear_loop(
+    features: FloatArray,
+    local_means: FloatArray,
+    global_means: FloatArray,
+    n_best: int,
+    set_size: int,
+    noise: int,
+    sigma: float,
+    horizon: int,
+    steps: IntArray,
+    fp: FloatArray,
+    ip: IntArray,
+    reward_rng: np.random.Generator,
+    sets_rng: np.random.Generator,
+    rngs: Any,
+    out: FloatArray,
+    cost_out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> None:  # pragma: no cover
+    lam, sig, alpha, norm_bound, fixed_beta, threshold = fp[0], fp[1], fp[2], fp[3], fp[4], fp[5]
+    rho_min, rho_max, shift, kappa, extra, noise_std = fp[6], fp[7], fp[8], fp[9], fp[10], fp[11]
+    feature_bound, c1, n_rho = fp[12], fp[13], int(fp[14])
+    federated, private, adaptive = ip[0] == 1, ip[1] == 1, ip[2] == 1
+    batch, rounds, levels = ip[3], ip[4], ip[5]
+    n, d = local_means.shape[0], features.shape[1]
+    e = d + 1
+    inv, winv = np.zeros((n, d, d)), np.zeros((n, d, d))
+    ld, ldw, lds = np.zeros(n), np.zeros(n), np.zeros(n)
+    s_vec, u, last_x = np.zeros((n, d)), np.zeros((n, d)), np.zeros((n, d))
+    leaf, total = np.zeros((n, e, e)), np.zeros((n, e, e))
+    acc, node = np.zeros((n, levels, e, e)), np.zeros((n, levels, e, e))
+    pending, rel = np.zeros((n, e, e)), np.zeros((e, e))
+    rnd, since = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    server = np.zeros((e, e))
+    work, theta, x, z, su = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(e), np.zeros(d)
+    for i in range(n):
+        if federated:
+            init = np.zeros((d, d))
+            for a in range(d):
+                init[a, a] = n_rho * rho_min
+            _sync_to(i, init, np.zeros(d), extra, inv, winv, ld, ldw, lds, s_vec, u, since)
+            if private:
+                _draw_pending(rngs[i], noise_std, pending[i])
+        else:
+            for a in range(d):
+                inv[i, a, a] = 1.0 / lam
+            ld[i] = d * math.log(lam)
+    sets = np.zeros((n, set_size), dtype=np.int64)
+    draw_sets(n_best, features.shape[0], sets_rng, sets)
+    arms, rows = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    flags = np.zeros(n, dtype=np.bool_)
+    rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
+    synced, cost, r = False, 0.0, 0
+    for step in range(1, horizon + 1):
+        for i in range(n):
+            if step > 1:
+                if synced:  # _commit then _sync_to, as FedLinUCB.act
+                    rnd[i] += 1
+                    if private:
+                        tree_commit(acc[i], node[i], leaf[i], pending[i], rnd[i])
+                        _draw_pending(rngs[i], noise_std, pending[i])
+                    else:
+                        total[i] += leaf[i]
+                    leaf[i] = 0.0
+                    gram = np.ascontiguousarray(server[:d, :d])
+                    _sync_to(
+                        i,
+                        gram,
+                        server[:d, d].copy(),
+                        extra,
+                        inv,
+                        winv,
+                        ld,
+                        ldw,
+                        lds,
+                        s_vec,
+                        u,
+                        since,
+                    )
+                y = float(seen[i])
+                if private:
+                    clip_norm(last_x[i], feature_bound, x)
+                    y = min(max(y, -1.0), 1.0)
+                else:
+                    x[:] = last_x[i]
+                ld[i] += rank_one_update(inv[i], x, work)
+                if federated:
+                    ldw[i] += rank_one_update(winv[i], x, work)
+                for a in range(d):
+                    u[i, a] += y * x[a]
+                if federated:
+                    z[:d] = x
+                    z[d] = y
+                    for a in range(e):
+                        for b in range(e):
+                            leaf[i, a, b] += z[a] * z[b]
+                    since[i] += 1
+            for a in range(d):
+                su[a] = s_vec[i, a] + u[i, a]
+            mat_vec(inv[i], su, theta)
+            if fixed_beta >= 0.0:
+                beta = fixed_beta
+            elif federated:
+                beta = confidence_width(
+                    sig, alpha, ld[i], d, n, rho_min, rho_max, kappa, norm_bound
+                )
+            else:
+                beta = confidence_width(sig, alpha, ld[i], d, 1, lam, lam, 0.0, norm_bound)
+            k = ucb_choice(features, sets[i], inv[i], theta, beta)
+            arms[i], rows[i] = k, sets[i, k]
+            last_x[i] = features[rows[i]]
+            if federated:
+                if adaptive:
+                    flags[i] = since[i] > 0 and (ldw[i] - lds[i]) * since[i] > threshold
+                else:
+                    flags[i] = since[i] >= batch and rnd[i] < rounds
+        sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+            best = -np.inf
+            for j in range(set_size):
+                best = max(best, global_means[sets[i, j]])
+            cum[i] += best - global_means[rows[i]]
+        synced = federated and bool(flags.any())
+        if synced:  # Synchronize: float32 releases summed in agent order, sent as float32
+            acc_sum = np.zeros((e, e))
+            for i in range(n):
+                if private:
+                    tree_release(acc[i], node[i], leaf[i], pending[i], rnd[i] + 1, rel)
+                else:
+                    rel[:] = total[i] + leaf[i]
+                for a in range(d):
+                    rel[a, a] += shift
+                for a in range(e):
+                    for b in range(e):
+                        acc_sum[a, b] += float(np.float32(rel[a, b]))
+            for a in range(e):
+                for b in range(e):
+                    server[a, b] = float(np.float32(acc_sum[a, b]))
+            cost += c1 * n + 0.0
+        if t_arms.shape[0]:
+            t_arms[step - 1] = arms
+            t_rewards[step - 1] = seen
+        if r < steps.size and step == steps[r]:
+            out[:, r] = cum
+            cost_out[r] = cost
+            r += 1
+        if step < horizon:
+            draw_sets(n_best, features.shape[0], sets_rng, sets)

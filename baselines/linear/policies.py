@@ -1,0 +1,364 @@
+"""Linear contextual policies: local LinUCB/OFUL and Dubey & Pentland's centralized
+FedUCB (Algorithm 1) with PRIVATIZER (Algorithm 2), as published and corrected.
+
+Every policy acts on ``federated_linear_v0``'s observation: it picks an index of the
+``contexts`` decision set and, federated, sends ``[flag, release]``: the sync flag and
+the ``(d + 1) x (d + 1)`` matrix it would upload if a round happens now, flattened
+(:class:`~fedbandit_env.protocols.Synchronize` sums the releases of every agent when
+any flag is up and returns ``[N, sum]`` in the next observation's ``server``).
+
+Readings chosen (with :mod:`baselines.linear.kernels` and ``ALGORITHMS.md`` section 3):
+
+- *One step of latency.* A flag raised when choosing step ``t`` (with the data of steps
+  ``< t``) synchronises at the end of step ``t``; the sum is used from step ``t + 1``,
+  and the step-``t`` observation goes into the next round. Algorithm 1 syncs after line
+  12 of the same step; messages in this suite arrive with the next observation.
+- *Release.* Agent ``i`` uploads ``sum [x y]^T [x y]`` over *all* its data so far plus
+  ``shift I`` on the Gram block (privately: the tree's noisy prefix sum and ``shift = 2
+  Lambda``, Sec. 4.3; non-privately: exact and ``shift = lambda``), so ``S = sum_i`` of
+  the releases holds ``M rho_min I`` as Algorithm 1's initial ``S`` does.
+- *Trigger* (line 12): ``log det(S + U + M (rho_max - rho_min) I) - log det S > D / t_i``
+  with ``t_i`` the agent's observations since its last round; ``D`` by default Theorem
+  1's ``2 T d / (log(rho_max / rho_min + T L^2 / (d rho_min)) + 1)``.
+- *Noise* (published): ``m = 1 + ceil(log2 T)`` levels (rounds not fixed, Alg. 2 line 2),
+  entries of std ``sigma_N = 4 sqrt(m) (L^2 + 1) log(2/delta) / epsilon`` (line 5),
+  ``Lambda = sqrt(m) sigma_N (4 sqrt(d) + 2 log(2 n M / alpha))`` (the operator-norm bound
+  of a sum of ``m`` symmetric Gaussian matrices, our reading of the garbled formula),
+  ``rho_min = Lambda``, ``rho_max = 3 Lambda``, ``kappa = sqrt(m) sigma_N (sqrt(d) + 2
+  log(2 n M / alpha)) / sqrt(rho_min)``.
+- *Corrected* (``calibration="gdp"``): a fixed, data-independent schedule of ``n``
+  rounds, ``m = 1 + ceil(log2 n)`` levels, and the noise calibrated exactly: one record
+  changes ``sum z z^T`` by at most ``sqrt(2) (L^2 + 1)`` in Frobenius norm, which the
+  symmetrised noise makes ``(L^2 + 1) / sigma_N``-GDP per node and ``sqrt(m) (L^2 + 1) /
+  sigma_N``-GDP over the ``m`` nodes a record reaches
+  (:mod:`fedbandit_env.privacy.gaussian`). Private variants clip ``||x|| <= L`` and
+  ``|y| <= 1`` before anything (the sensitivity needs bounded data, assumption (f)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from baselines.linear.kernels import (
+    clip_norm,
+    confidence_width,
+    mat_vec,
+    rank_one_update,
+    spd_inverse,
+    symmetric_noise,
+    tree_commit,
+    tree_release,
+    ucb_choice,
+)
+from fedbandit_env.policies import AgentSpec, Policy, Requirements
+from fedbandit_env.privacy.gaussian import gdp_mu
+from fedbandit_env.protocols.sync import sync_message_dim as linear_message_dim
+from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
+
+
+def _positive(name: str, value: float) -> float:
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+class LinUCB(Policy):
+    """OFUL (Abbasi-Yadkori et al. 2011) on the agent's own data: no communication.
+
+    Args:
+        regularizer: ``lambda`` of ``V = lambda I + sum x x^T``.
+        sigma: Sub-Gaussian constant of the reward noise (1/2 for Bernoulli rewards).
+        alpha: Failure probability of the confidence set.
+        norm_bound: ``S``, a bound on ``||theta||``.
+        beta: A fixed exploration width instead of OFUL's radius (``None``: the radius).
+
+    Example:
+        >>> from fedbandit_env import federated_linear_v0
+        >>> from fedbandit_env.policies import IndependentTeam
+        >>> from fedbandit_env.runner.rollout import rollout
+        >>> env = federated_linear_v0.parallel_env(n_agents=2, dim=3, horizon=50)
+        >>> t, regret, cost = rollout(env, IndependentTeam(LinUCB), seed=0)
+        >>> regret.shape, float(cost[-1])
+        ((2, 50), 0.0)
+    """
+
+    def __init__(
+        self,
+        regularizer: float = 1.0,
+        sigma: float = 0.5,
+        alpha: float = 0.1,
+        norm_bound: float = 1.0,
+        beta: float | None = None,
+    ) -> None:
+        self.regularizer = _positive("regularizer", regularizer)
+        self.sigma = _positive("sigma", sigma)
+        self.alpha = _positive("alpha", alpha)
+        if self.alpha >= 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        self.norm_bound = _positive("norm_bound", norm_bound)
+        self.beta = None if beta is None else _positive("beta", beta)
+        self.dim = 0
+
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Start from ``V = lambda I``, ``u = 0``."""
+        if spec.context_dim < 1:
+            raise ValueError("LinUCB needs a linear env (observations with 'contexts')")
+        self.spec, d = spec, spec.context_dim
+        self.dim = d
+        self.inv = np.eye(d) / self.regularizer
+        self.log_det = d * math.log(self.regularizer)
+        self.u = np.zeros(d)
+        self.last_x = np.zeros(d)
+        self._work, self._theta = np.zeros(d), np.zeros(d)
+        self._rows = np.arange(spec.n_arms, dtype=np.int64)
+
+    def observe(self, x: FloatArray, y: float) -> None:
+        """Add the pair ``(x, y)`` to ``V`` and ``u``."""
+        self.log_det += rank_one_update(self.inv, x, self._work)
+        self.u += y * x
+
+    def width(self) -> float:
+        """The current exploration width ``beta``."""
+        if self.beta is not None:
+            return self.beta
+        lam = self.regularizer
+        return float(
+            confidence_width(
+                self.sigma, self.alpha, self.log_det, self.dim, 1, lam, lam, 0.0, self.norm_bound
+            )
+        )
+
+    def act(self, observation: Observation) -> int:
+        """Observe the last reward, then choose by the OFUL index."""
+        contexts = np.asarray(observation["contexts"], dtype=np.float64)
+        if float(observation["step"][0]) > 0:
+            self.observe(self.last_x, float(observation["reward"][0]))
+        theta = mat_vec(self.inv, self.u, self._theta)
+        k = int(ucb_choice(contexts, self._rows, self.inv, theta, self.width()))
+        self.last_x = contexts[k].copy()
+        return k
+
+
+Sync = Literal["adaptive", "fixed"]
+Calibration = Literal["published", "gdp"]
+
+
+class FedLinUCB(LinUCB):
+    """Centralized FedUCB (Dubey & Pentland 2020, Algorithm 1), optionally with
+    PRIVATIZER (Algorithm 2); the module docstring gives every reading.
+
+    Args:
+        sync: ``"adaptive"``: the log-det rule of line 12 (as published: *when* an agent
+            syncs depends on its data, which Zhou & Chowdhury (ICLR 2024) show leaks);
+            ``"fixed"``: a round every ``batch`` observations, whatever the data.
+        threshold: ``D`` of the adaptive rule (``None``: Theorem 1's value).
+        batch: Observations between rounds of the fixed schedule (``None``: ``ceil(sqrt(T))``).
+        epsilon: Privacy budget of each agent's releases (``None``: no noise).
+        delta: The ``delta`` of the claim.
+        calibration: ``"published"`` (Algorithm 2's noise; not private as published) or
+            ``"gdp"`` (exact Gaussian-DP calibration over the fixed schedule's tree).
+        noise_scale: Multiplies the noise (1: as calibrated; below 1 only to show that
+            the privacy audits catch a weakened mechanism).
+        feature_bound: ``L``: private variants clip ``||x||`` to it (and ``|y|`` to 1).
+        regularizer, sigma, alpha, norm_bound, beta: As :class:`LinUCB` (``regularizer``
+            is ``lambda = rho_min = rho_max`` without privacy).
+
+    Example:
+        >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
+        >>> pol.reset(AgentSpec(0, 4, 5, horizon=101, message_dim=10, context_dim=2), seed=0)
+        >>> pol.rounds, pol.levels, round(pol.noise_std, 3)
+        (9, 5, 4.856)
+    """
+
+    def __init__(
+        self,
+        sync: Sync = "adaptive",
+        threshold: float | None = None,
+        batch: int | None = None,
+        epsilon: float | None = None,
+        delta: float = 0.1,
+        calibration: Calibration = "published",
+        noise_scale: float = 1.0,
+        feature_bound: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if sync not in ("adaptive", "fixed"):
+            raise ValueError(f"sync must be 'adaptive' or 'fixed', got {sync!r}")
+        if calibration not in ("published", "gdp"):
+            raise ValueError(f"calibration must be 'published' or 'gdp', got {calibration!r}")
+        if calibration == "gdp" and epsilon is not None and sync != "fixed":
+            raise ValueError("the gdp calibration needs the fixed schedule (sync='fixed')")
+        self.sync, self.calibration = sync, calibration
+        self.threshold = None if threshold is None else _positive("threshold", threshold)
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int) or batch < 1
+        ):
+            raise ValueError(f"batch must be an int >= 1, got {batch!r}")
+        self.batch_arg = batch
+        self.epsilon = None if epsilon is None else _positive("epsilon", epsilon)
+        if not 0.0 < float(delta) < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        self.delta = float(delta)
+        self.noise_scale = _positive("noise_scale", noise_scale)
+        self.feature_bound = _positive("feature_bound", feature_bound)
+
+    # ------------------------------------------------------------------ contract
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """Messages over the ``sync`` protocol, whose layout (a flag and a ``(d+1)^2``
+        statistic, :func:`~fedbandit_env.protocols.sync.sync_message_dim`) the linear
+        env sizes from ``d`` (``Scenario.make_env``, :func:`baselines.linear.linear_env`)."""
+        return Requirements(message_dim=1, protocol="sync")
+
+    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
+        """``epsilon`` of the corrected variant; ``inf`` as published (the adaptive
+        schedule leaks, whatever the noise); ``None`` without noise."""
+        if self.epsilon is None:
+            return None
+        return self.epsilon if self.calibration == "gdp" else math.inf
+
+    # ------------------------------------------------------------------ set-up
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Set the schedule, the noise and ``rho_min, rho_max, kappa``; start from
+        ``S = M rho_min I``."""
+        super().reset(spec, seed)
+        d, n_agents, horizon = self.dim, spec.n_agents, max(spec.horizon, 2)
+        if spec.message_dim != linear_message_dim(d):
+            raise ValueError(
+                f"FedLinUCB sends {linear_message_dim(d)} numbers a step for d={d}, the env "
+                f"carries {spec.message_dim}: build it with baselines.linear.linear_env"
+            )
+        self.rng = np.random.default_rng(seed)
+        self.batch = self.batch_arg or max(1, math.ceil(math.sqrt(horizon)))
+        self.rounds = max(1, (horizon - 1) // self.batch) if self.sync == "fixed" else horizon
+        self.levels = 1 + math.ceil(math.log2(self.rounds)) if self.rounds > 1 else 1
+        bound2 = self.feature_bound**2 + 1.0
+        self.noise_std, kappa = 0.0, 0.0
+        if self.epsilon is None:
+            lam = self.regularizer
+            self.rho_min = self.rho_max = self.shift = lam
+        else:
+            m = self.levels
+            if self.calibration == "published":
+                self.noise_std = 4 * math.sqrt(m) * bound2 * math.log(2 / self.delta) / self.epsilon
+            else:
+                self.noise_std = math.sqrt(m) * bound2 / gdp_mu(self.epsilon, self.delta)
+            tail = 2 * math.log(2 * self.rounds * n_agents / self.alpha)
+            spread = math.sqrt(m) * self.noise_std
+            lam = spread * (4 * math.sqrt(d) + tail)
+            self.rho_min, self.rho_max, self.shift = lam, 3 * lam, 2 * lam
+            kappa = spread * (math.sqrt(d) + tail) / math.sqrt(lam)
+        self.kappa = kappa
+        self.noise_std *= self.noise_scale
+        self.extra = n_agents * (self.rho_max - self.rho_min)
+        if self.threshold is None:
+            ratio = self.rho_max / self.rho_min + horizon * self.feature_bound**2 / (
+                d * self.rho_min
+            )
+            self.threshold = 2 * horizon * d / (math.log(ratio) + 1)
+        self._sync_to(np.eye(d) * (n_agents * self.rho_min), np.zeros(d))
+        e = d + 1
+        self.leaf = np.zeros((e, e))  # data since the last round: the next tree leaf
+        self.total = np.zeros((e, e))  # committed data (non-private release)
+        self.acc = np.zeros((self.levels, e, e))
+        self.node = np.zeros((self.levels, e, e))
+        self.pending = np.zeros((e, e))
+        self.round = 0
+        self._draw_pending()
+        self._z = np.zeros(e)
+
+    def _draw_pending(self) -> None:
+        """Noise of the next tree node (drawn once, used when it is released)."""
+        if self.epsilon is not None:
+            raw = self.rng.standard_normal(self.pending.shape)
+            symmetric_noise(raw, self.noise_std, self.pending)
+
+    def _sync_to(self, gram: FloatArray, vector: FloatArray) -> None:
+        """``S, s <-`` a round's sum; ``U = u = 0``, ``t_i = 0``."""
+        d = self.dim
+        self.s = np.array(vector, dtype=np.float64)
+        self.u = np.zeros(d)
+        self.log_det_s = spd_inverse(np.ascontiguousarray(gram), self.inv)
+        self.log_det = self.log_det_s
+        self.winv = np.empty((d, d))
+        self.log_det_w = spd_inverse(gram + self.extra * np.eye(d), self.winv)
+        if not math.isfinite(self.log_det_s) or not math.isfinite(self.log_det_w):
+            raise FloatingPointError("a synchronised Gram matrix is not positive definite")
+        self.since = 0
+
+    # ------------------------------------------------------------------ steps
+    def observe(self, x: FloatArray, y: float) -> None:
+        """Add ``(x, y)`` to ``U, u`` (line 10) and the pending leaf (line 11)."""
+        if self.epsilon is not None:
+            x = clip_norm(x, self.feature_bound, np.empty(self.dim))
+            y = min(max(y, -1.0), 1.0)
+        self.log_det += rank_one_update(self.inv, x, self._work)
+        self.log_det_w += rank_one_update(self.winv, x, self._work)
+        self.u += y * x
+        z = self._z
+        z[: self.dim], z[self.dim] = x, y
+        self.leaf += np.outer(z, z)
+        self.since += 1
+
+    def wants_sync(self) -> bool:
+        """Line 12 (adaptive) or a full batch (fixed)."""
+        if self.sync == "fixed":
+            return self.since >= self.batch and self.round < self.rounds
+        assert self.threshold is not None
+        return self.since > 0 and (self.log_det_w - self.log_det_s) * self.since > self.threshold
+
+    def release(self) -> FloatArray:
+        """The ``(d+1) x (d+1)`` matrix this agent uploads if a round happens now."""
+        if self.epsilon is None:
+            out = self.total + self.leaf
+        else:
+            out = np.empty_like(self.leaf)
+            tree_release(self.acc, self.node, self.leaf, self.pending, self.round + 1, out)
+        d = self.dim
+        out[np.arange(d), np.arange(d)] += self.shift
+        return out
+
+    def _commit(self) -> None:
+        """A round happened: the pending leaf is inserted for good (Alg. 2, line 10)."""
+        self.round += 1
+        if self.epsilon is None:
+            self.total += self.leaf
+        else:
+            tree_commit(self.acc, self.node, self.leaf, self.pending, self.round)
+            self._draw_pending()
+        self.leaf[:] = 0.0
+
+    def act(self, observation: Observation) -> Any:
+        """Apply a round seen in ``server``, observe, choose, flag and attach the release."""
+        contexts = np.asarray(observation["contexts"], dtype=np.float64)
+        if float(observation["step"][0]) > 0:
+            if int(observation["server_mask"][0]):
+                self._commit()
+                total = np.asarray(observation["server"][1:], dtype=np.float64)
+                total = total.reshape(self.dim + 1, self.dim + 1)
+                self._sync_to(total[: self.dim, : self.dim], total[: self.dim, self.dim])
+            self.observe(self.last_x, float(observation["reward"][0]))
+        theta = mat_vec(self.inv, self.s + self.u, self._theta)
+        beta = self.beta
+        if beta is None:
+            beta = confidence_width(
+                self.sigma,
+                self.alpha,
+                self.log_det,
+                self.dim,
+                self.spec.n_agents,
+                self.rho_min,
+                self.rho_max,
+                self.kappa,
+                self.norm_bound,
+            )
+        k = int(ucb_choice(contexts, self._rows, self.inv, theta, beta))
+        self.last_x = contexts[k].copy()
+        message = np.empty(linear_message_dim(self.dim), dtype=np.float32)
+        message[0] = 1.0 if self.wants_sync() else 0.0
+        message[1:] = self.release().ravel()
+        return {"arm": k, "message": message}
