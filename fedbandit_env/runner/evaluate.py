@@ -82,8 +82,9 @@ def evaluate(
         return _evaluate_model(
             policy, scenario, trials, seed, first_trial, record_every, progress, label
         )
-    from fedbandit_env.runner.fast import run_fast
+    from fedbandit_env.runner.fast import check_bandit, run_fast
 
+    check_bandit(spec, scenario)
     policy = spec.id
     kwargs = dict(options or {})
     team = spec.make(**kwargs)

@@ -142,6 +142,32 @@ def has_fast_path(policy_id: str) -> bool:
     return registry.spec(policy_id).has_fast_path
 
 
+MAB_FAMILIES = ("ucb", "gossip", "elimination")
+"""Reference families of the multi-armed bandit (``federated_mab_v0``)."""
+
+
+def check_bandit(spec: registry.PolicySpec, scenario: Scenario) -> None:
+    """Refuse a reference policy on the other kind of bandit (a multi-armed policy on a
+    linear scenario, or the linear family on a multi-armed one); users' policies pass.
+
+    Example:
+        >>> check_bandit(registry.spec("lin_ucb"), Scenario())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: lin_ucb (linear family) runs on linear scenarios (--instance dubey), ...
+    """
+    if spec.family == "linear" and not scenario.linear:
+        raise ValueError(
+            f"{spec.id} (linear family) runs on linear scenarios (--instance dubey), not on "
+            f"the multi-armed {scenario.instance!r}"
+        )
+    if spec.family in MAB_FAMILIES and scenario.linear:
+        raise ValueError(
+            f"{spec.id} ({spec.family} family) is a multi-armed policy; the linear scenario "
+            f"{scenario.instance!r} runs the linear family (fedbandit list)"
+        )
+
+
 def run_fast(
     policy_id: str | registry.PolicySpec,
     scenario: Scenario,
@@ -200,6 +226,7 @@ def run_fast(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if first_trial < 0:
         raise ValueError(f"first_trial must be >= 0, got {first_trial}")
+    check_bandit(spec, scenario)
     team = spec.make(**params)  # checks the options as the PettingZoo path would
     runner: TrialRunner = spec.fast_runner()
     steps = record_steps(scenario.horizon, record_every)
@@ -243,4 +270,13 @@ def run_fast(
     return curves
 
 
-__all__ = ["PRIVACY_DEPTH", "TrialResult", "TrialRunner", "TrialSetup", "has_fast_path", "run_fast"]
+__all__ = [
+    "MAB_FAMILIES",
+    "PRIVACY_DEPTH",
+    "TrialResult",
+    "TrialRunner",
+    "TrialSetup",
+    "check_bandit",
+    "has_fast_path",
+    "run_fast",
+]

@@ -1,0 +1,282 @@
+"""The linear contextual family: problems, the env, the sync protocol, the kernels and
+the policies (the replay of both paths is in ``tests/test_replay.py``, the privacy
+audits in ``tests/test_linear_privacy.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from baselines.linear import FedLinUCB, LinUCB, linear_env
+from baselines.linear.kernels import (
+    rank_one_update,
+    spd_inverse,
+    tree_commit,
+    tree_release,
+    ucb_choice,
+)
+from fedbandit_env import federated_linear_v0
+from fedbandit_env.envs.federated_linear import FederatedLinearEnv
+from fedbandit_env.network.graph import make_network
+from fedbandit_env.policies import AgentSpec, IndependentTeam
+from fedbandit_env.problems.kernels import draw_sets
+from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic, from_features
+from fedbandit_env.protocols import Broadcast, Synchronize
+from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.fast import run_fast
+from fedbandit_env.runner.rollout import run_trials
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.testing import check_determinism, check_parallel_env
+
+PROBLEM = dubey_synthetic(3, dim=3, seed=0, heterogeneity=0.1)
+
+
+# --------------------------------------------------------------------- problems
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dubey_sets_have_one_best_vector_and_the_papers_ranges(seed: int) -> None:
+    p = dubey_synthetic(4, dim=5, seed=seed)
+    assert p.set_size == 25 and np.linalg.norm(p.features, axis=1).max() <= 1 + 1e-12
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        means = p.global_means[p.draw_sets(rng)]
+        top = np.sort(means, axis=1)
+        assert ((top[:, -1] >= 0.7) & (top[:, -1] <= 0.8)).all()
+        assert ((top[:, :-1] >= 0.5) & (top[:, :-1] <= 0.6)).all()
+    assert np.linalg.norm(p.theta.mean(axis=0)) == pytest.approx(1.0)
+
+
+def test_heterogeneous_agents_keep_the_global_theta() -> None:
+    p = dubey_synthetic(5, dim=4, seed=3, heterogeneity=0.2)
+    assert not np.allclose(p.theta[0], p.theta[1])
+    np.testing.assert_allclose(p.local_means.mean(axis=0), p.global_means, atol=1e-12)
+    assert np.abs(p.local_means - p.global_means).max() <= 0.2 + 1e-12
+
+
+@pytest.mark.parametrize(("n_best", "seed"), [(0, 1), (3, 2), (1, 7)])
+def test_compiled_set_draws_match_numpy(n_best: int, seed: int) -> None:
+    p = LinearProblem(np.eye(6)[:, :3], [0.1, 0.2, 0.3], set_size=4, n_agents=3, n_best=n_best)
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    out = np.empty((3, 4), dtype=np.int64)
+    for _ in range(5):
+        np.testing.assert_array_equal(draw_sets(n_best, 6, a, out), p.draw_sets(b))
+    assert a.random() == b.random()  # the same amount of the stream consumed
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: LinearProblem([[1.0, 0.0]], [1.0], 1), "dimension"),
+        (lambda: LinearProblem([[1.0, np.nan]], [1.0, 0.0], 1), "finite"),
+        (lambda: LinearProblem([[1.0, 0.0]], [1.0, 0.0], 0), "set_size must be >= 1"),
+        (lambda: LinearProblem([[1.0, 0.0]], [2.0, 0.0], 1, noise="bernoulli"), r"\[0, 1\]"),
+        (lambda: LinearProblem([[1.0, 0.0]], [0.5, 0.0], 2, n_best=1), "best pool"),
+        (lambda: LinearProblem([[1.0, 0.0]], [0.5, 0.0], 1, noise="poisson"), "noise must be"),
+        (lambda: LinearProblem([[1.0, 0.0]], [0.5, 0.0], 1, sigma=-1.0), "sigma must be"),
+        (lambda: LinearProblem([[1.0, 0.0]], [[0.5, 0.0]], 1, n_agents=3), "disagrees"),
+        (lambda: dubey_synthetic(2, dim=1), "dim must be >= 2"),
+        (lambda: dubey_synthetic(2, dim=3, heterogeneity=0.5), "heterogeneity"),
+        (lambda: dubey_synthetic(2, dim=3, best=(0.9, 0.8)), "best must be a range"),
+    ],
+)
+def test_problems_reject_bad_input(call: Any, match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+# --------------------------------------------------------------------- the env
+CONFIGS = {
+    "silent": lambda: federated_linear_v0.parallel_env(n_agents=3, dim=2, horizon=30),
+    "sync": lambda: linear_env(PROBLEM, horizon=30),
+    "broadcast": lambda: FederatedLinearEnv(
+        PROBLEM, make_network("ring", 3), Broadcast(), horizon=30, message_dim=3
+    ),
+    "drawn": lambda: FederatedLinearEnv(
+        lambda rng: dubey_synthetic(3, dim=2, seed=rng), horizon=30, split="held_out"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_linear_env_passes_api_and_full_episode_determinism(name: str) -> None:
+    check_parallel_env(CONFIGS[name], num_cycles=40)
+    check_determinism(CONFIGS[name], seed=3)
+
+
+def test_regret_is_against_the_global_best_of_the_agents_own_set() -> None:
+    env = FederatedLinearEnv(PROBLEM, horizon=5)
+    obs, _ = env.reset(seed=1)
+    for _ in range(5):
+        sets = env.decision_sets
+        g = PROBLEM.global_means[sets]
+        np.testing.assert_allclose(obs["agent_0"]["contexts"], PROBLEM.features[sets[0]], 1e-6)
+        obs, _, _, _, infos = env.step({a: 2 for a in env.agents})
+        for i, a in enumerate(env.possible_agents):
+            assert infos[a]["regret"] == pytest.approx(g[i].max() - g[i, 2])
+
+
+def test_drawn_instances_differ_by_seed_and_can_be_pinned() -> None:
+    env = CONFIGS["drawn"]()
+    _, info_a = env.reset(seed=1)
+    theta_a = env.problem.theta.copy()
+    _, info_b = env.reset(seed=2)
+    assert [info_a["agent_0"]["instance"], info_b["agent_2"]["instance"]] == [1, 2]
+    assert not np.allclose(theta_a, env.problem.theta)
+    pinned = dubey_synthetic(3, dim=2, seed=9)
+    env.reset(seed=3, options={"problem": pinned})
+    assert env.problem is pinned
+    with pytest.raises(ValueError, match="options\\['problem'\\]"):
+        env.reset(options={"problem": dubey_synthetic(2, dim=2, seed=0)})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"problem": "x"}, "LinearProblem"),
+        ({"problem": dubey_synthetic(1, dim=2, seed=0)}, "at least 2 agents"),
+        ({"horizon": 0}, "horizon must be >= 1"),
+        ({"split": "test"}, "split must be one of"),
+        ({"link_costs": (-1.0, 1.0)}, "link_costs"),
+        ({"message_bounds": (1.0, 0.0)}, "message_bounds"),
+    ],
+)
+def test_linear_env_rejects_bad_input(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=match):
+        FederatedLinearEnv(**{"problem": PROBLEM, **kwargs})
+
+
+def test_sync_rounds_cost_one_uplink_per_agent_and_sum_in_order() -> None:
+    proto = Synchronize()
+    proto.reset(
+        federated_linear_v0.parallel_env(n_agents=3, dim=2).network, np.random.default_rng(0)
+    )
+    messages = np.array([[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 6.0]])
+    assert proto.route(messages, 1).server_links == 0
+    messages[1, 0] = 1.0
+    d = proto.route(messages, 2)
+    assert d.server_links == 3 and d.server is not None
+    np.testing.assert_array_equal(d.server, np.tile([3.0, 9.0, 12.0], (3, 1)))
+
+
+# --------------------------------------------------------------------- kernels
+def test_rank_one_updates_track_the_inverse_and_log_det() -> None:
+    rng = np.random.default_rng(0)
+    v, inv, log_det = 2.0 * np.eye(4), np.eye(4) / 2.0, 4 * np.log(2.0)
+    for _ in range(500):
+        x = rng.uniform(-1, 1, 4)
+        v += np.outer(x, x)
+        log_det += rank_one_update(inv, x, np.empty(4))
+    np.testing.assert_allclose(inv, np.linalg.inv(v), rtol=1e-9, atol=1e-12)
+    assert log_det == pytest.approx(np.linalg.slogdet(v)[1], rel=1e-10)
+    out = np.empty((4, 4))
+    assert spd_inverse(v, out) == pytest.approx(np.linalg.slogdet(v)[1], rel=1e-12)
+    np.testing.assert_allclose(out, np.linalg.inv(v), rtol=1e-9, atol=1e-12)
+    assert spd_inverse(-np.eye(2), np.empty((2, 2))) == -np.inf
+
+
+def test_ucb_choice_is_the_oful_argmax() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 3))
+    inv = a @ a.T + np.eye(3)
+    x, theta = rng.normal(size=(8, 3)), rng.normal(size=3)
+    for beta in (0.0, 0.3, 5.0):
+        scores = x @ theta + beta * np.sqrt(np.einsum("kd,de,ke->k", x, inv, x))
+        assert ucb_choice(x, np.arange(8), inv, theta, beta) == int(np.argmax(scores))
+
+
+def test_tree_releases_are_the_prefix_sums_plus_the_cover_noise() -> None:
+    levels, rng = 4, np.random.default_rng(2)
+    acc, node = np.zeros((levels, 2, 2)), np.zeros((levels, 2, 2))
+    leaves = rng.normal(size=(15, 2, 2))
+    noises: dict[tuple[int, int], np.ndarray] = {}
+    for r in range(1, 16):
+        pending = rng.normal(size=(2, 2))
+        level = (r & -r).bit_length() - 1
+        noises[(level, r)] = pending
+        release = tree_release(acc, node, leaves[r - 1], pending, r, np.empty((2, 2)))
+        tree_commit(acc, node, leaves[r - 1], pending, r)
+        # the dyadic cover of r: one node per set bit, each with the noise it was closed with
+        cover = [(lvl, (r >> lvl) << lvl) for lvl in range(levels) if (r >> lvl) & 1]
+        expected = leaves[:r].sum(axis=0) + sum(noises[c] for c in cover)
+        np.testing.assert_allclose(release, expected, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------- policies
+def test_a_round_every_step_gives_every_agent_the_pooled_gram_matrix() -> None:
+    """Non-private, a round after every observation: at step 6 every agent's ``V`` is
+    ``M lambda I`` plus every agent's data of steps 1-4 (the round of step 5) plus its own
+    observation of step 5."""
+    env = linear_env(PROBLEM, horizon=6)
+    team = IndependentTeam(lambda: FedLinUCB(sync="fixed", batch=1))
+    obs, _ = env.reset(seed=0)
+    team.reset(env, seed=0)
+    chosen = []  # chosen[step][agent]
+    for _ in range(5):
+        actions = team.act(obs)
+        chosen.append([obs[a]["contexts"][actions[a]["arm"]] for a in env.possible_agents])
+        obs, *_ = env.step(actions)
+    team.act(obs)
+    pooled = 3 * np.eye(3) + sum(np.outer(x, x) for step in chosen[:4] for x in step)
+    for i, pol in enumerate(team.policies):
+        mine = np.outer(chosen[4][i], chosen[4][i])
+        np.testing.assert_allclose(np.linalg.inv(pol.inv), pooled + mine, rtol=1e-5)
+
+
+def test_federation_beats_local_linucb_and_both_beat_random() -> None:
+    scenario = Scenario(n_agents=4, n_arms=16, horizon=1500, instance="dubey", dim=4, seed=1)
+    final = {
+        p: run_fast(p, scenario, 3, seed=0, record_every=1500, progress=False).final_per_agent
+        for p in ("lin_ucb", "fedlin_ucb")
+    }
+    random_regret = 0.2 * 1500  # gap 0.7-0.8 vs 0.5-0.6: about 0.2 a step
+    assert final["fedlin_ucb"].max() < final["lin_ucb"].min() < 0.5 * random_regret, final
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"sync": "sometimes"}, "sync must be"),
+        ({"calibration": "exact"}, "calibration must be"),
+        ({"epsilon": 1.0, "calibration": "gdp"}, "fixed schedule"),
+        ({"batch": 0}, "batch must be"),
+        ({"epsilon": 0.0}, "epsilon must be"),
+        ({"delta": 1.0}, "delta must lie"),
+        ({"threshold": -1.0}, "threshold must be"),
+        ({"alpha": 1.5}, "alpha must lie"),
+        ({"noise_scale": 0.0}, "noise_scale must be"),
+    ],
+)
+def test_fedlinucb_rejects_bad_options(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        FedLinUCB(**kwargs)
+
+
+def test_linear_policies_refuse_envs_they_cannot_read() -> None:
+    with pytest.raises(ValueError, match="needs a linear env"):
+        LinUCB().reset(AgentSpec(0, 2, 3, 10))
+    with pytest.raises(ValueError, match="build it with baselines.linear.linear_env"):
+        FedLinUCB().reset(AgentSpec(0, 2, 3, 10, message_dim=4, context_dim=2))
+    with pytest.raises(ValueError, match="dim and heterogeneity apply to linear"):
+        Scenario(dim=3)
+    with pytest.raises(ValueError, match="dim must be >= 2"):
+        Scenario(instance="dubey")
+    with pytest.raises(ValueError, match="noise 'bernoulli' or 'gaussian'"):
+        Scenario(instance="dubey", dim=2, noise="clipped_gaussian")
+
+
+def test_policies_of_the_other_bandit_are_refused_on_both_paths() -> None:
+    linear = Scenario(n_agents=2, n_arms=4, horizon=5, instance="dubey", dim=2)
+    for interactive in (False, True):
+        with pytest.raises(ValueError, match="multi-armed policy"):
+            evaluate("random", linear, trials=1, progress=False, interactive=interactive)
+        with pytest.raises(ValueError, match="runs on linear scenarios"):
+            evaluate("lin_ucb", Scenario(horizon=5), trials=1, interactive=interactive)
+
+
+def test_user_feature_tables_plug_in() -> None:
+    table = np.random.default_rng(0).uniform(-1, 1, (40, 3))
+    p = from_features(table, [0.3, -0.2, 0.1], set_size=5, n_agents=2)
+    env = FederatedLinearEnv(p, horizon=20)
+    c = run_trials(lambda: env, lambda: IndependentTeam(LinUCB), 1, progress=False)
+    assert c.regret.shape == (1, 2, 20) and (c.regret >= 0).all()
