@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from baselines.linear import FedLinUCB, LinUCB, linear_env
+from baselines.linear.fast import linear_trial
 from baselines.linear.kernels import (
     rank_one_update,
     spd_inverse,
@@ -17,6 +18,7 @@ from baselines.linear.kernels import (
     tree_release,
     ucb_choice,
 )
+from baselines.linear.naive import naive_trial
 from fedbandit_env import federated_linear_v0
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network.graph import make_network
@@ -280,3 +282,12 @@ def test_user_feature_tables_plug_in() -> None:
     env = FederatedLinearEnv(p, horizon=20)
     c = run_trials(lambda: env, lambda: IndependentTeam(LinUCB), 1, progress=False)
     assert c.regret.shape == (1, 2, 20) and (c.regret >= 0).all()
+
+
+def test_the_numpy_yardstick_of_the_speed_benchmark_is_the_same_policy() -> None:
+    """``examples/linear_speed.py`` compares the fast path with ``naive_trial``: they
+    must play the same LinUCB (here: the same choices, so the same regret)."""
+    problem = dubey_synthetic(5, dim=4, seed=2)
+    naive = naive_trial(problem, 300, env_seed=3)
+    fast, *_ = linear_trial(LinUCB(), problem, 300, 3, np.random.SeedSequence(0), np.array([300]))
+    np.testing.assert_allclose(naive, fast[:, 0], rtol=0, atol=1e-9)

@@ -55,27 +55,39 @@ def ucb_choice(
     features: FloatArray, rows: IntArray, inv: FloatArray, theta: FloatArray, beta: float
 ) -> int:  # pragma: no cover
     """Position ``k`` of ``argmax_k <theta, x_k> + beta sqrt(x_k^T inv x_k)`` over the
-    decision set ``x_k = features[rows[k]]`` (the first on ties). ``inv`` is symmetric:
-    the quadratic form is summed over its upper triangle, half the work.
+    decision set ``x_k = features[rows[k]]`` (the first on ties).
+
+    The set is gathered transposed (``d x K``) and every sum runs over the ``K`` vectors
+    at once, ``inv[a, b] * x_k[b]`` added for all ``k`` in one contiguous loop that the
+    compiler vectorizes; a dot product per vector waits on each addition instead
+    (measured: 5x slower at ``d = 10, K = 100``). Both paths call this, so the order of
+    the sums, hence every bit, is the same on both.
 
     Example:
         >>> x = np.array([[1.0, 0.0], [0.0, 2.0]])
         >>> ucb_choice(x, np.arange(2), np.eye(2), np.zeros(2), 1.0)
         1
     """
-    k_best, best = 0, -np.inf
-    d = features.shape[1]
-    for k in range(rows.shape[0]):
-        x = features[rows[k]]
-        quad, mean = 0.0, 0.0
+    d, n = features.shape[1], rows.shape[0]
+    xt = np.empty((d, n))
+    for k in range(n):
+        r = rows[k]
         for a in range(d):
-            xa = x[a]
-            s = 0.5 * inv[a, a] * xa
-            for b in range(a + 1, d):
-                s += inv[a, b] * x[b]
-            quad += xa * s
-            mean += theta[a] * xa
-        score = mean + beta * math.sqrt(max(2.0 * quad, 0.0))
+            xt[a, k] = features[r, a]
+    quad, mean, y = np.zeros(n), np.zeros(n), np.empty(n)
+    for a in range(d):
+        y[:] = 0.0
+        for b in range(d):
+            c = inv[a, b]
+            for k in range(n):
+                y[k] += c * xt[b, k]
+        t = theta[a]
+        for k in range(n):
+            quad[k] += xt[a, k] * y[k]
+            mean[k] += t * xt[a, k]
+    k_best, best = 0, -np.inf
+    for k in range(n):
+        score = mean[k] + beta * math.sqrt(max(quad[k], 0.0))
         if score > best:
             k_best, best = k, score
     return k_best
