@@ -23,7 +23,7 @@ from numba import njit
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def rank_one_update(inv: FloatArray, x: FloatArray, work: FloatArray) -> float:  # pragma: no cover
     """``inv <- (V + x x^T)^-1`` from ``inv = V^-1``; returns ``log(1 + x^T V^-1 x)``, the
     increase of ``log det V``.
@@ -50,7 +50,7 @@ def rank_one_update(inv: FloatArray, x: FloatArray, work: FloatArray) -> float: 
     return math.log1p(q)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ucb_choice(
     features: FloatArray, rows: IntArray, inv: FloatArray, theta: FloatArray, beta: float
 ) -> int:  # pragma: no cover
@@ -69,31 +69,34 @@ def ucb_choice(
         1
     """
     d, n = features.shape[1], rows.shape[0]
-    xt = np.empty((d, n))
+    xt = np.empty((d + 3, n))  # the set transposed, then quad, mean and y: one allocation
+    q, m, y = d, d + 1, d + 2
     for k in range(n):
         r = rows[k]
         for a in range(d):
             xt[a, k] = features[r, a]
-    quad, mean, y = np.zeros(n), np.zeros(n), np.empty(n)
+        xt[q, k] = 0.0
+        xt[m, k] = 0.0
     for a in range(d):
-        y[:] = 0.0
+        for k in range(n):
+            xt[y, k] = 0.0
         for b in range(d):
             c = inv[a, b]
             for k in range(n):
-                y[k] += c * xt[b, k]
+                xt[y, k] += c * xt[b, k]
         t = theta[a]
         for k in range(n):
-            quad[k] += xt[a, k] * y[k]
-            mean[k] += t * xt[a, k]
+            xt[q, k] += xt[a, k] * xt[y, k]
+            xt[m, k] += t * xt[a, k]
     k_best, best = 0, -np.inf
     for k in range(n):
-        score = mean[k] + beta * math.sqrt(max(quad[k], 0.0))
+        score = xt[m, k] + beta * math.sqrt(max(xt[q, k], 0.0))
         if score > best:
             k_best, best = k, score
     return k_best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def clip_norm(x: FloatArray, bound: float, out: FloatArray) -> FloatArray:  # pragma: no cover
     """``out = x`` scaled down to norm ``bound`` if it is longer (a sequential sum, the
     same bits on both paths).
@@ -112,7 +115,7 @@ def clip_norm(x: FloatArray, bound: float, out: FloatArray) -> FloatArray:  # pr
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def mat_vec(a: FloatArray, v: FloatArray, out: FloatArray) -> FloatArray:  # pragma: no cover
     """``out = a @ v`` (row by row, in a fixed order).
 
@@ -128,7 +131,7 @@ def mat_vec(a: FloatArray, v: FloatArray, out: FloatArray) -> FloatArray:  # pra
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def confidence_width(
     sigma: float,
     alpha: float,
