@@ -115,6 +115,15 @@ def register_policies() -> None:
             {"sync": "fixed", "epsilon": 1.0, "calibration": "gdp"},
         ),
     )
+    register(
+        "pooled_lin_ucb",
+        "baselines.linear:PooledLinUCB",
+        description="centralized OFUL on every agent's data (the linear ceiling)",
+        family="linear",
+        fast_entry_point="baselines.linear.fast:run_pooled_lin_ucb",
+        settings=(),
+        privileged=True,
+    )
     for pid, cls, what, kwargs in linear:
         register(
             pid,

@@ -66,3 +66,15 @@ def test_train_ppo_example_runs_small(tmp_path: Path) -> None:
     assert {c.setting for c in out["local"]} == {"local"}
     assert (tmp_path / "local" / "model.zip").exists()
     assert (tmp_path / "neighbours" / "held_out.csv").exists()
+
+
+def test_dubey_fig1_reproduction_runs_quick(tmp_path: Path) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "dubey_fig1.py"))
+    out = mod["main"](["--scale", "quick", "--out", str(tmp_path)])
+    assert (tmp_path / "dubey_fig1.png").exists() and (tmp_path / "dubey_fig1.json").exists()
+    every_step = out["B"]["O(MT)"]
+    assert every_step["rounds"]["non_private"] == 299  # a round after every observation
+    # sharing every step without noise learns; the published noise (M Lambda of the order
+    # of 1e4 here) keeps the private runs near the 0.2-a-step regret of guessing
+    assert every_step["non_private"][-1] < 0.8 * every_step["private"][-1]
+    assert set(out["C"]) == {4, 8}

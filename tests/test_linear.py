@@ -225,13 +225,14 @@ def test_a_round_every_step_gives_every_agent_the_pooled_gram_matrix() -> None:
         np.testing.assert_allclose(np.linalg.inv(pol.inv), pooled + mine, rtol=1e-5)
 
 
-def test_federation_beats_local_linucb_and_both_beat_random() -> None:
+def test_pooling_beats_federation_beats_local_linucb_and_all_beat_random() -> None:
     scenario = Scenario(n_agents=4, n_arms=16, horizon=1500, instance="dubey", dim=4, seed=1)
     final = {
         p: run_fast(p, scenario, 3, seed=0, record_every=1500, progress=False).final_per_agent
-        for p in ("lin_ucb", "fedlin_ucb")
+        for p in ("pooled_lin_ucb", "fedlin_ucb", "lin_ucb")
     }
     random_regret = 0.2 * 1500  # gap 0.7-0.8 vs 0.5-0.6: about 0.2 a step
+    assert final["pooled_lin_ucb"].max() < final["fedlin_ucb"].min(), final
     assert final["fedlin_ucb"].max() < final["lin_ucb"].min() < 0.5 * random_regret, final
 
 

@@ -3,8 +3,10 @@ FedUCB as published (adaptive synchronisation, PRIVATIZER) and the corrected pri
 variant (a fixed schedule, exact Gaussian-DP calibration), with the non-private
 ablations.
 
-``policies.py`` holds the policies, ``kernels.py`` their compiled mathematics,
-``fast.py`` the batched trial loop; ``baselines.registration`` registers them.
+``policies.py`` holds the policies, ``oracle.py`` the pooled oracle, ``kernels.py``
+their compiled mathematics, ``loop.py`` the batched trial loop and ``fast.py`` its
+runners, ``naive.py`` a NumPy yardstick of speed; ``baselines.registration`` registers
+them.
 
 Example:
     >>> from baselines.linear import linear_env
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.problems.linear import LinearProblem
@@ -54,4 +57,11 @@ def private_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     return {"epsilon": options.get("epsilon", 1.0)}
 
 
-__all__ = ["FedLinUCB", "LinUCB", "linear_env", "linear_message_dim", "private_options"]
+__all__ = [
+    "FedLinUCB",
+    "LinUCB",
+    "PooledLinUCB",
+    "linear_env",
+    "linear_message_dim",
+    "private_options",
+]

@@ -20,6 +20,7 @@ import numpy as np
 from numba import typed
 
 from baselines.linear.loop import linear_loop
+from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env import registry
 from fedbandit_env.policies import AgentSpec
@@ -46,9 +47,13 @@ class LinearRun:
 
     @classmethod
     def of(
-        cls, policy: LinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
+        cls, policy: LinUCB | PooledLinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
     ) -> LinearRun:
-        """Reset a copy of ``policy`` as agent 0 of the env and read its constants."""
+        """Reset a copy of ``policy`` as agent 0 of the env and read its constants (the
+        pooled oracle's: those of its one learner)."""
+        pooled = isinstance(policy, PooledLinUCB)
+        if isinstance(policy, PooledLinUCB):
+            policy = policy.learner
         fed = isinstance(policy, FedLinUCB)
         dim = linear_message_dim(problem.dim) if fed else 0
         spec = AgentSpec(
@@ -86,12 +91,13 @@ class LinearRun:
             int(get("batch", 1)),
             int(get("rounds", 1)),
             int(get("levels", 1)),
+            int(pooled),
         ]
         return cls(np.array(floats), np.array(ints, dtype=np.int64), fed)
 
 
 def linear_trial(
-    policy: LinUCB,
+    policy: LinUCB | PooledLinUCB,
     problem: LinearProblem,
     horizon: int,
     env_seed: int,
@@ -147,7 +153,11 @@ def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """The registry's fast entry point of ``pid``: its spec's options over the user's."""
     env_seed, team_seed = seeds
     kwargs = {**registry.spec(pid).kwargs, **st.params}
-    policy = LinUCB(**kwargs) if pid == "lin_ucb" else FedLinUCB(**kwargs)
+    policy: LinUCB | PooledLinUCB
+    if pid == "pooled_lin_ucb":
+        policy = PooledLinUCB(**kwargs)
+    else:
+        policy = LinUCB(**kwargs) if pid == "lin_ucb" else FedLinUCB(**kwargs)
     reg, cost, arms, rewards = linear_trial(
         policy,
         st.problem,
@@ -164,6 +174,11 @@ def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
 def run_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """``lin_ucb``'s trial (:class:`LinUCB`)."""
     return _run("lin_ucb", st, seeds)
+
+
+def run_pooled_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``pooled_lin_ucb``'s trial (:class:`~baselines.linear.oracle.PooledLinUCB`)."""
+    return _run("pooled_lin_ucb", st, seeds)
 
 
 def run_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
@@ -193,5 +208,6 @@ __all__ = [
     "run_fedlin_ucb_dp",
     "run_fedlin_ucb_fixed",
     "run_lin_ucb",
+    "run_pooled_lin_ucb",
     "run_private_fedlin_ucb",
 ]

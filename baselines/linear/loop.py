@@ -90,7 +90,7 @@ def linear_loop(
     rho_min, rho_max, shift, kappa, extra, noise_std = fp[6], fp[7], fp[8], fp[9], fp[10], fp[11]
     feature_bound, c1, n_rho = fp[12], fp[13], int(fp[14])
     federated, private, adaptive = ip[0] == 1, ip[1] == 1, ip[2] == 1
-    batch, rounds, levels = ip[3], ip[4], ip[5]
+    batch, rounds, levels, pooled = ip[3], ip[4], ip[5], ip[6] == 1
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     inv, winv = np.zeros((n, d, d)), np.zeros((n, d, d))
@@ -121,8 +121,15 @@ def linear_loop(
     rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
     synced, cost, r = False, 0.0, 0
     for step in range(1, horizon + 1):
+        if pooled and step > 1:  # PooledLinUCB: every agent's pair, in agent order, first
+            for i in range(n):
+                ld[0] += rank_one_update(inv[0], last_x[i], work)
+                y = float(seen[i])
+                for a in range(d):
+                    u[0, a] += y * last_x[i, a]
         for i in range(n):
-            if step > 1:
+            j = 0 if pooled else i  # whose statistics agent i chooses with
+            if step > 1 and not pooled:
                 if synced:  # _commit then _sync_to, as FedLinUCB.act
                     rnd[i] += 1
                     if private:
@@ -165,8 +172,8 @@ def linear_loop(
                             leaf[i, a, b] += z[a] * z[b]
                     since[i] += 1
             for a in range(d):
-                su[a] = s_vec[i, a] + u[i, a]
-            mat_vec(inv[i], su, theta)
+                su[a] = s_vec[j, a] + u[j, a]
+            mat_vec(inv[j], su, theta)
             if fixed_beta >= 0.0:
                 beta = fixed_beta
             elif federated:
@@ -174,8 +181,8 @@ def linear_loop(
                     sig, alpha, ld[i], d, n, rho_min, rho_max, kappa, norm_bound
                 )
             else:
-                beta = confidence_width(sig, alpha, ld[i], d, 1, lam, lam, 0.0, norm_bound)
-            k = ucb_choice(features, sets[i], inv[i], theta, beta)
+                beta = confidence_width(sig, alpha, ld[j], d, 1, lam, lam, 0.0, norm_bound)
+            k = ucb_choice(features, sets[i], inv[j], theta, beta)
             arms[i], rows[i] = k, sets[i, k]
             last_x[i] = features[rows[i]]
             if federated:

@@ -32,7 +32,9 @@ from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, LINEAR_INS
 from fedbandit_env.settings import SETTINGS
 
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
-LINEAR_POLICIES = "lin_ucb,fedlin_ucb,fedlin_ucb_fixed,fedlin_ucb_dp,private_fedlin_ucb"
+LINEAR_POLICIES = (
+    "lin_ucb,fedlin_ucb,fedlin_ucb_fixed,fedlin_ucb_dp,private_fedlin_ucb,pooled_lin_ucb"
+)
 """The default policies of a linear instance (``--instance dubey``)."""
 
 
