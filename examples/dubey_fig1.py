@@ -8,8 +8,9 @@ corrected private variant on the same axes.
     and O(MT) (a round every step), private (epsilon = 1) against non-private;
 (C) per-agent regret curves against d in {8, 16, 32, 64, 128} (private, epsilon = 1).
 
-Scales: ``quick`` (seconds; CI runs it), ``default`` (about 5 minutes on 2 cores) and
-``paper`` (T = 1e7, 100 trials: the paper's, days on 2 cores; not run here). Deviations
+Scales: ``quick`` (seconds; CI runs it), ``default`` (about 5 minutes on 2 cores),
+``long`` (T = 5e4, about 20 minutes) and ``paper`` (T = 1e7, 100 trials: the paper's,
+days on 2 cores; not run here). Deviations
 from the paper's set-up, on purpose: T is 5e3 (A, B) and 2e3 (C) at the default scale,
 not 1e6-1e7, with 3 trials, not 100; in (C) the decision sets have ``K = min(d^2, 100)``
 vectors (``K = d^2 = 16384`` at d = 128 costs 0.5 s an agent-step), M = 10 agents; the
@@ -40,6 +41,8 @@ SCALES: dict[str, dict[str, Any]] = {
               "M_C": 4, "trials": 2},
     "default": {"T": 5000, "T_C": 2000, "M": (10, 20, 50, 100), "eps": (0.1, 0.3, 1.0, 3.0, 10.0),
                 "d": (8, 16, 32, 64, 128), "M_B": 100, "M_C": 10, "trials": 3},
+    "long": {"T": 50_000, "T_C": 10_000, "M": (10, 100), "eps": (0.1, 1.0, 10.0),
+             "d": (8, 32, 128), "M_B": 100, "M_C": 10, "trials": 2},
     "paper": {"T": 10_000_000, "T_C": 1_000_000, "M": (10, 20, 50, 100),
               "eps": (0.1, 0.3, 1.0, 3.0, 10.0), "d": (8, 16, 32, 64, 128), "M_B": 100,
               "M_C": 100, "trials": 100},
@@ -73,9 +76,18 @@ def _corrected(scenario: Scenario, rounds: int, trials: int, seed: int, eps: flo
     return _run("private_fedlin_ucb", scenario, trials, seed, epsilon=eps, batch=batch)
 
 
+def guessing(scenario: Scenario) -> float:
+    """Expected regret a step of a uniformly random choice: the mean gap of the pool's
+    best vectors over its others, times ``(K - 1) / K``."""
+    p = scenario.problem()
+    best, others = p.global_means[: p.n_best].mean(), p.global_means[p.n_best :].mean()
+    return float((best - others) * (p.set_size - 1) / p.set_size)
+
+
 def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
     """Final per-agent regret against epsilon, for each M."""
     out: dict[str, Any] = {"eps": list(s["eps"]), "published": {}, "corrected": {}, "rounds": {}}
+    out["guessing"] = guessing(_scenario(s["M"][0], 10, s["T"], seed)) * s["T"]
     for m in s["M"]:
         scenario = _scenario(m, 10, s["T"], seed)
         pub, cor, rounds = [], [], []
@@ -100,7 +112,7 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
         "O(M log T)": {},
         "O(MT)": {"threshold": 1e-12},
     }
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"guessing": guessing(scenario)}
     for name, kw in levels.items():
         pub = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0, **kw)
         plain = _run("fedlin_ucb", scenario, s["trials"], seed, **kw)
@@ -117,7 +129,7 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
 
 def panel_c(s: dict[str, Any], seed: int) -> dict[str, Any]:
     """Per-agent regret curves against the dimension (private, epsilon = 1)."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"guessing": guessing(_scenario(s["M_C"], s["d"][0], s["T_C"], seed))}
     for d in s["d"]:
         scenario = _scenario(s["M_C"], d, s["T_C"], seed)
         pub = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0)
@@ -141,21 +153,30 @@ def draw(results: dict[str, Any], path: Path, scale: str) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     a, b, c = results["A"], results["B"], results["C"]
     colours = plt.get_cmap("viridis")
+    axes[0].axhline(a["guessing"], color="grey", ls="-.", lw=1, label="uniform guessing")
     for j, m in enumerate(a["published"]):
         col = colours(j / max(1, len(a["published"]) - 1))
         axes[0].plot(a["eps"], a["published"][m], "o-", color=col, label=f"M = {m}")
         axes[0].plot(a["eps"], a["corrected"][m], "s--", color=col, alpha=0.7)
     axes[0].set(xscale="log", xlabel="epsilon", ylabel="per-agent regret at T",
                 title="(A) privacy budget (solid: as published; dashed: corrected)")  # fmt: skip
-    for j, (name, row) in enumerate(b.items()):
+    curves_b = {k: v for k, v in b.items() if k != "guessing"}
+    curves_c = {k: v for k, v in c.items() if k != "guessing"}
+    t_b = next(iter(curves_b.values()))["t"]
+    axes[1].plot(t_b, np.array(t_b) * b["guessing"], color="grey", ls="-.", lw=1,
+                 label="uniform guessing")  # fmt: skip
+    t_c = next(iter(curves_c.values()))["t"]
+    axes[2].plot(t_c, np.array(t_c) * c["guessing"], color="grey", ls="-.", lw=1,
+                 label="uniform guessing")  # fmt: skip
+    for j, (name, row) in enumerate(curves_b.items()):
         col = f"C{j}"
         axes[1].plot(row["t"], row["private"], "-", color=col, label=f"n = {name}")
         axes[1].plot(row["t"], row["non_private"], "--", color=col)
         axes[1].plot(row["t"], row["corrected"], ":", color=col)
     title_b = "(B) communication (solid: private, dashed: non-private, dotted: corrected)"
     axes[1].set(xlabel="t", ylabel="per-agent regret", title=title_b)
-    for j, (d, row) in enumerate(c.items()):
-        col = colours(j / max(1, len(c) - 1))
+    for j, (d, row) in enumerate(curves_c.items()):
+        col = colours(j / max(1, len(curves_c) - 1))
         axes[2].plot(row["t"], row["private"], "-", color=col, label=f"d = {d}")
         axes[2].plot(row["t"], row["corrected"], ":", color=col)
     axes[2].set(xlabel="t", ylabel="per-agent regret",
@@ -194,12 +215,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         cor = " ".join(f"{v:7.1f}" for v in a["corrected"][m])
         print(f"  M={m:<4} {pub}   |   {cor}   rounds {a['rounds'][m]}")
     for name, row in results["B"].items():
+        if name == "guessing":
+            continue
         print(
             f"(B) n = {name:<11} private {row['private'][-1]:7.1f}  non-private "
             f"{row['non_private'][-1]:7.1f}  corrected {row['corrected'][-1]:7.1f}  "
             f"rounds {row['rounds']}"
         )
     for d, row in results["C"].items():
+        if d == "guessing":
+            continue
         print(
             f"(C) d = {d:<4} private {row['private'][-1]:7.1f}  "
             f"corrected {row['corrected'][-1]:7.1f}"

@@ -77,4 +77,6 @@ def test_dubey_fig1_reproduction_runs_quick(tmp_path: Path) -> None:
     # sharing every step without noise learns; the published noise (M Lambda of the order
     # of 1e4 here) keeps the private runs near the 0.2-a-step regret of guessing
     assert every_step["non_private"][-1] < 0.8 * every_step["private"][-1]
-    assert set(out["C"]) == {4, 8}
+    assert set(out["C"]) == {4, 8, "guessing"}
+    # guessing: (best - others) (K - 1) / K a step, the two means in [0.7, 0.8], [0.5, 0.6]
+    assert 0.1 * 63 / 64 <= out["B"]["guessing"] <= 0.3
