@@ -3,6 +3,7 @@
 from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
 from fedbandit_env.protocols.broadcast import Broadcast
 from fedbandit_env.protocols.gossip import NeighbourGossip, RandomEdgeGossip, _Gossip
+from fedbandit_env.protocols.local import LocalProtocol
 from fedbandit_env.protocols.rounds import (
     Flooding,
     Hybrid,
@@ -21,6 +22,7 @@ PROTOCOLS: dict[str, type[Protocol]] = {
     "gis_flooding": Flooding,
     "hybrid": Hybrid,
     "sync": Synchronize,
+    "local": LocalProtocol,
 }
 """Protocol classes by name (the command line's ``--protocol``)."""
 
@@ -52,6 +54,7 @@ __all__ = [
     "Delivery",
     "Flooding",
     "Hybrid",
+    "LocalProtocol",
     "NeighbourGossip",
     "Protocol",
     "RandomEdgeGossip",
