@@ -41,14 +41,13 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
+from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
-from fedbandit_env.protocols.broadcast import Broadcast
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
-from fedbandit_env.validation import check_int
 
 LinearSampler = Callable[[np.random.Generator], LinearProblem]
 """``rng -> LinearProblem``: an instance distribution (one draw per ``reset(seed)``)."""
@@ -113,31 +112,24 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
                 f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
             )
         n = problem.n_agents
-        if n < 2:
-            raise ValueError(f"problem must have at least 2 agents for a federated env, got {n}")
-        if network is None:
-            network = Network.complete(n)
-        elif isinstance(network, nx.Graph):
-            network = Network(network, require_connected=False)
-        elif not isinstance(network, Network):
-            raise TypeError(f"network must be a Network or a networkx.Graph, got {network!r}")
-        if network.n_agents != n:
-            raise ValueError(f"network has {network.n_agents} nodes but problem has {n} agents")
-        protocol = Broadcast() if protocol is None else protocol
-        if not isinstance(protocol, Protocol):
-            raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
-        self.horizon = check_int("horizon", horizon, 1)
-        self.message_dim = check_int("message_dim", message_dim, 0)
-        if self.message_dim:
-            protocol.check_network(network)
-        c1, c2 = (float(c) for c in link_costs)
-        if not (c1 >= 0 and c2 >= 0 and np.isfinite(c1) and np.isfinite(c2)):
-            raise ValueError(f"link_costs must be two finite numbers >= 0, got {link_costs!r}")
-        lo, hi = (float(b) for b in message_bounds)
-        if not lo < hi:
-            raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        w = check_wiring(
+            n,
+            network,
+            protocol,
+            horizon,
+            message_dim,
+            message_bounds,
+            link_costs,
+            render_mode,
+            self.metadata["render_modes"],
+        )
+        network, protocol, (lo, hi), (c1, c2) = (
+            w.network,
+            w.protocol,
+            w.message_bounds,
+            w.link_costs,
+        )
+        self.horizon, self.message_dim = w.horizon, w.message_dim
         self.problem, self.network, self.protocol = problem, network, protocol
         self.link_costs, self.message_bounds, self.render_mode = (c1, c2), (lo, hi), render_mode
         self.n_agents, self.n_arms, self.dim = n, problem.set_size, problem.dim

@@ -48,13 +48,13 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
+from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.render import render_text
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
-from fedbandit_env.protocols.broadcast import Broadcast
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import (
     Action,
@@ -64,7 +64,6 @@ from fedbandit_env.type_aliases import (
     Observation,
     StepResult,
 )
-from fedbandit_env.validation import check_int
 
 
 class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -130,43 +129,19 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 f"got {type(problem).__name__}"
             )
         n = problem.n_agents
-        if n < 2:
-            raise ValueError(f"problem must have at least 2 agents for a federated env, got {n}")
-        if network is None:
-            network = Network.complete(n)
-        elif isinstance(network, nx.Graph):
-            network = Network(network, require_connected=False)
-        elif not isinstance(network, Network):
-            raise TypeError(
-                f"network must be a Network, a networkx.Graph or None, got {type(network).__name__}"
-            )
-        if network.n_agents != n:
-            raise ValueError(
-                f"network has {network.n_agents} nodes but problem has {n} agents; they must agree"
-            )
-        protocol = Broadcast() if protocol is None else protocol
-        if not isinstance(protocol, Protocol):
-            raise TypeError(f"protocol must be a Protocol, got {type(protocol).__name__}")
-        if message_dim:  # no messages, nothing to route: any graph will do
-            protocol.check_network(network)
-        self.horizon = check_int("horizon", horizon, 1)
-        self.message_dim = check_int("message_dim", message_dim, 0)
-        if protocol.public_dim > message_dim:
-            raise ValueError(
-                f"protocol public_dim={protocol.public_dim} exceeds message_dim={message_dim}"
-            )
-        c1, c2 = (float(c) for c in link_costs)
-        if not (c1 >= 0 and c2 >= 0 and np.isfinite(c1) and np.isfinite(c2)):
-            raise ValueError(f"link_costs must be two finite numbers >= 0, got {link_costs!r}")
-        self.link_costs = (c1, c2)
-        lo, hi = (float(b) for b in message_bounds)
-        if not lo < hi:
-            raise ValueError(f"message_bounds must satisfy low < high, got {message_bounds!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        w = check_wiring(
+            n,
+            network,
+            protocol,
+            horizon,
+            message_dim,
+            message_bounds,
+            link_costs,
+            render_mode,
+            self.metadata["render_modes"],
+        )
+        network, protocol, (lo, hi) = w.network, w.protocol, w.message_bounds
+        self.horizon, self.message_dim, self.link_costs = w.horizon, w.message_dim, w.link_costs
         self.problem = problem
         self.network = network
         self.protocol = protocol

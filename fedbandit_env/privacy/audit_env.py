@@ -147,6 +147,14 @@ def audit_env(
     )
 
 
+def _check_target(env: ParallelEnv[AgentID, Observation, Action], agent: Any, step: Any) -> None:
+    """The agent and step a neighbouring-input wrapper changes must exist."""
+    if agent not in env.possible_agents:
+        raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
+    if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
+        raise ValueError(f"step must be an int >= 1, got {step!r}")
+
+
 class ReplaceReward(ParallelWrapper):
     """One agent's reward at one step replaced by a given value: neighbouring inputs.
 
@@ -178,10 +186,7 @@ class ReplaceReward(ParallelWrapper):
         value: float,
     ) -> None:
         super().__init__(env)
-        if agent not in env.possible_agents:
-            raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
-            raise ValueError(f"step must be an int >= 1, got {step!r}")
+        _check_target(env, agent, step)
         self.agent, self.step_index, self.value = agent, int(step), float(value)
         self._t = 0
 
@@ -234,10 +239,7 @@ class ReplaceContexts(ParallelWrapper):
         contexts: Any,
     ) -> None:
         super().__init__(env)
-        if agent not in env.possible_agents:
-            raise ValueError(f"agent must be one of {env.possible_agents}, got {agent!r}")
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 1:
-            raise ValueError(f"step must be an int >= 1, got {step!r}")
+        _check_target(env, agent, step)
         shape = env.observation_space(agent)["contexts"].shape
         value = np.asarray(contexts, dtype=np.float32)
         if value.shape != shape:
