@@ -74,7 +74,13 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "(fedbandit_env.registry.register) make them available to --policies",
     )
     b.add_argument("--agents", type=int, default=d.n_agents, help="number of agents N")
-    b.add_argument("--arms", type=int, default=d.n_arms, help="number of arms M")
+    b.add_argument(
+        "--arms",
+        type=int,
+        default=None,
+        help=f"number of arms M (default {d.n_arms}); with --instance dubey the size K of "
+        "every decision set (default d^2, as the paper)",
+    )
     b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
     b.add_argument(
         "--instances",
@@ -256,9 +262,11 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """
     components = args.components
     linear = args.instance in LINEAR_INSTANCES
+    dim = (args.dim or 10) if linear else args.dim
+    arms = args.arms if args.arms is not None else (dim * dim if linear else Scenario.n_arms)
     return Scenario(
         n_agents=sum(components) if components else args.agents,
-        n_arms=args.arms,
+        n_arms=arms,
         instance=args.instance,
         conflict_fraction=args.conflict_fraction,
         gap=args.gap,
@@ -275,7 +283,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         instances=args.instances,
         setting=args.setting,
         epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
-        dim=(args.dim or 10) if linear else args.dim,
+        dim=dim,
         heterogeneity=args.heterogeneity,
     )
 
