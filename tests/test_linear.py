@@ -4,6 +4,8 @@ audits in ``tests/test_linear_privacy.py``)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,8 @@ from baselines.linear.kernels import (
 )
 from baselines.linear.naive import naive_trial
 from fedbandit_env import federated_linear_v0
+from fedbandit_env.cli import main
+from fedbandit_env.cli.options import LINEAR_POLICIES
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network.graph import make_network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
@@ -292,3 +296,15 @@ def test_the_numpy_yardstick_of_the_speed_benchmark_is_the_same_policy() -> None
     naive = naive_trial(problem, 300, env_seed=3)
     fast, *_ = linear_trial(LinUCB(), problem, 300, 3, np.random.SeedSequence(0), np.array([300]))
     np.testing.assert_allclose(naive, fast[:, 0], rtol=0, atol=1e-9)
+
+
+def test_bench_runs_the_linear_family_and_records_the_instance(tmp_path: Path) -> None:
+    argv = ["bench", "--instance", "dubey", "--dim", "2", "--agents", "2", "--horizon", "30"]
+    argv += ["--trials", "1", "--out", str(tmp_path), "--no-plot", "--no-progress"]
+    assert main(argv) == 0
+    rows = (tmp_path / "regret.csv").read_text().splitlines()
+    policies = {line.split(",")[2] for line in rows[1:]}
+    assert policies == set(LINEAR_POLICIES.split(","))
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["scenario"]["dim"] == 2 and config["scenario"]["n_arms"] == 4
+    assert len(config["theta"]) == 2 and "local_means" not in config
