@@ -308,3 +308,19 @@ def test_bench_runs_the_linear_family_and_records_the_instance(tmp_path: Path) -
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["scenario"]["dim"] == 2 and config["scenario"]["n_arms"] == 4
     assert len(config["theta"]) == 2 and "local_means" not in config
+
+
+def test_a_learned_policy_trains_on_contexts_and_is_compared_on_held_out_instances(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("stable_baselines3")
+    argv = ["train", "a2c", "--instance", "dubey", "--dim", "2", "--agents", "2"]
+    argv += ["--horizon", "10", "--timesteps", "200", "--out", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    train = json.loads((tmp_path / "train.json").read_text())
+    assert train["scenario"]["instances"] == "train" and train["stack"]["statistics"] is False
+    held_out = Scenario(
+        n_agents=2, n_arms=4, horizon=10, instance="dubey", dim=2, instances="held_out"
+    )
+    c = evaluate(f"a2c:{tmp_path / 'model.zip'}", held_out, trials=2, progress=False)
+    assert c.regret.shape == (2, 2, 10) and (c.regret >= 0).all()

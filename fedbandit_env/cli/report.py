@@ -40,9 +40,7 @@ def distribution_name(scenario: Scenario) -> str:
         >>> distribution_name(Scenario(n_agents=3, n_arms=9, instance="dubey", dim=3))
         'dubey(N=3,d=3,K=9)'
     """
-    if scenario.linear:
-        return f"{scenario.instance}(N={scenario.n_agents},d={scenario.dim},K={scenario.n_arms})"
-    return scenario.distribution().name
+    return scenario.distribution_name
 
 
 def problem_record(problem: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
 from fedbandit_env.rl.stack import SB3_ALGOS
+from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TRAIN_OUT = Path("runs/model")
@@ -56,13 +57,20 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.rl.stack import LearnerStack
     from fedbandit_env.rl.train import train_model
 
-    if args.setting is None:
+    linear = args.instance in LINEAR_INSTANCES
+    if linear:  # no information settings for linear scenarios yet: the raw observation
+        args.setting = None
+    elif args.setting is None:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
     scenario = scenario_from_args(args)
-    stack = LearnerStack.for_setting(args.setting, scenario.epsilon, reward=args.reward)
+    if linear:
+        stack = LearnerStack(statistics=False, reward=args.reward)
+    else:
+        stack = LearnerStack.for_setting(args.setting, scenario.epsilon, reward=args.reward)
+    where = "on its own contexts" if linear else f"in the {args.setting!r} setting"
     print(
-        f"training {args.algo} in the {args.setting!r} setting on train instances of "
-        f"{scenario.distribution().name}, T={scenario.horizon}, {args.timesteps} agent-steps"
+        f"training {args.algo} {where} on train instances of "
+        f"{scenario.distribution_name}, T={scenario.horizon}, {args.timesteps} agent-steps"
         + (" (privileged reward: neg_regret)" if stack.privileged else "")
     )
     path = train_model(
@@ -76,9 +84,14 @@ def run(args: argparse.Namespace) -> None:
         progress=not args.no_progress,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
+    if linear:
+        others = "lin_ucb,fedlin_ucb,pooled_lin_ucb"
+        where = f"--instance {scenario.instance} --dim {scenario.dim}"
+    else:
+        others, where = "local_ucb,oracle_ucb,random", f"--setting {args.setting}"
     print(
         f"evaluate on held-out instances: fedbandit bench --policies {args.algo}:{path},"
-        f"local_ucb,oracle_ucb,random --setting {args.setting} --held-out "
+        f"{others} {where} --held-out "
         f"--agents {scenario.n_agents} --arms {scenario.n_arms} --horizon {scenario.horizon}"
     )
 

@@ -207,6 +207,18 @@ class Scenario:
             self.sigma,
         )
 
+    @property
+    def distribution_name(self) -> str:
+        """The name of the instances this scenario draws from (linear ones included).
+
+        Example:
+            >>> Scenario(n_agents=3, n_arms=9, instance="dubey", dim=3).distribution_name
+            'dubey(N=3,d=3,K=9)'
+        """
+        if self.linear:
+            return f"{self.instance}(N={self.n_agents},d={self.dim},K={self.n_arms})"
+        return self.distribution().name
+
     def problem_for(self, env_seed: int) -> Any:
         """The instance a trial with ``env_seed`` plays: :meth:`problem` for fixed
         instances, else the env's own draw at ``reset(seed=env_seed)``.
