@@ -310,6 +310,7 @@ def test_bench_runs_the_linear_family_and_records_the_instance(tmp_path: Path) -
     assert len(config["theta"]) == 2 and "local_means" not in config
 
 
+@pytest.mark.slow
 def test_a_learned_policy_trains_on_contexts_and_is_compared_on_held_out_instances(
     tmp_path: Path,
 ) -> None:

@@ -72,7 +72,7 @@ def test_fedlin_ucb_as_published_leaks_when_it_synchronises() -> None:
     horizon = 20
     threshold = _published_threshold(horizon, observations=8)
     r = _timing_audit(
-        lambda: FedLinUCB(epsilon=CLAIM, delta=DELTA, threshold=threshold), horizon, runs=300
+        lambda: FedLinUCB(epsilon=CLAIM, delta=DELTA, threshold=threshold), horizon, runs=200
     )
     _report(r, CLAIM)
     assert r.epsilon_lb > CLAIM, r
@@ -82,7 +82,7 @@ def test_the_corrected_variant_passes_the_same_timing_audit() -> None:
     r = _timing_audit(
         lambda: FedLinUCB(sync="fixed", batch=8, epsilon=CLAIM, delta=DELTA, calibration="gdp"),
         horizon=20,
-        runs=300,
+        runs=200,
     )
     _report(r, CLAIM)
     assert r.epsilon_lb <= CLAIM, r
@@ -118,8 +118,11 @@ def _noise_audit(noise_scale: float, runs: int) -> AuditResult:
 
 
 @pytest.mark.parametrize(("noise_scale", "caught"), [(1.0, False), (0.5, True)])
-def test_corrected_variant_noise_audit_with_power(noise_scale: float, caught: bool) -> None:
-    r = _noise_audit(noise_scale, runs=2000)
+@pytest.mark.parametrize("runs", [1000, pytest.param(4000, marks=pytest.mark.slow)])
+def test_corrected_variant_noise_audit_with_power(
+    noise_scale: float, caught: bool, runs: int
+) -> None:
+    r = _noise_audit(noise_scale, runs=runs)
     _report(r, CLAIM)
     assert (r.epsilon_lb > CLAIM) is caught, r
 
