@@ -116,6 +116,15 @@ def register_policies() -> None:
         ),
     )
     register(
+        "dec_fedlin_ucb",
+        "baselines.linear:DecFedLinUCB",
+        description="Dubey & Pentland Sec. 4.2: decentralized, LOCAL with gamma hops, no noise",
+        family="linear",
+        kwargs={"gamma": 2},
+        fast_entry_point="baselines.linear.fast:run_dec_fedlin_ucb",
+        settings=(),
+    )
+    register(
         "pooled_lin_ucb",
         "baselines.linear:PooledLinUCB",
         description="centralized OFUL on every agent's data (the linear ceiling)",

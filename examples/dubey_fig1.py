@@ -15,7 +15,8 @@ from the paper's set-up, on purpose: T is 5e3 (A, B) and 2e3 (C) at the default 
 not 1e6-1e7, with 3 trials, not 100; in (C) the decision sets have ``K = min(d^2, 100)``
 vectors (``K = d^2 = 16384`` at d = 128 costs 0.5 s an agent-step), M = 10 agents; the
 decision sets come from a pool (``fedbandit_env.problems.linear``). "Corrected" is
-``private_fedlin_ucb`` with the number of rounds the published run made.
+``private_fedlin_ucb``: in (A) and (C) with its default schedule (a round every
+``ceil(sqrt(T))`` steps), in (B) with the number of rounds the published run made.
 
     python examples/dubey_fig1.py                    # default scale
     python examples/dubey_fig1.py --scale quick --out /tmp/fig1
@@ -71,9 +72,12 @@ def _rounds(c: RegretCurves, scenario: Scenario) -> int:
     return max(1, round(cost / (scenario.link_costs[0] * scenario.n_agents)))
 
 
-def _corrected(scenario: Scenario, rounds: int, trials: int, seed: int, eps: float) -> RegretCurves:
-    batch = max(1, (scenario.horizon - 1) // rounds)
-    return _run("private_fedlin_ucb", scenario, trials, seed, epsilon=eps, batch=batch)
+def _corrected(
+    scenario: Scenario, rounds: int | None, trials: int, seed: int, eps: float
+) -> RegretCurves:
+    """The corrected variant with ``rounds`` rounds (``None``: its default schedule)."""
+    kw = {} if rounds is None else {"batch": max(1, (scenario.horizon - 1) // rounds)}
+    return _run("private_fedlin_ucb", scenario, trials, seed, epsilon=eps, **kw)
 
 
 def guessing(scenario: Scenario) -> float:
@@ -133,7 +137,7 @@ def panel_c(s: dict[str, Any], seed: int) -> dict[str, Any]:
     for d in s["d"]:
         scenario = _scenario(s["M_C"], d, s["T_C"], seed)
         pub = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0)
-        cor = _corrected(scenario, _rounds(pub, scenario), s["trials"], seed, 1.0)
+        cor = _corrected(scenario, None, s["trials"], seed, 1.0)
         out[d] = {
             "t": pub.t.tolist(),
             "private": pub.per_agent.mean(axis=0).tolist(),

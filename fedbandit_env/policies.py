@@ -115,6 +115,7 @@ class Requirements:
             means), so it needs them in a known finite range: a scenario with a clip
             range clips them (:class:`~fedbandit_env.wrappers.ClipRewards`) before the
             policy sees them.
+        gamma: Hops a message travels under the ``"local"`` protocol.
 
     Example:
         >>> both = Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
@@ -128,6 +129,7 @@ class Requirements:
     protocol: str | None = None
     participation: float = 1.0
     bounded_rewards: bool = False
+    gamma: int = 1
 
     def merge(self, other: Requirements) -> Requirements:
         """The requirements of running both (longest messages, smallest epsilon).
@@ -151,6 +153,7 @@ class Requirements:
             protocols.pop() if protocols else None,
             self.participation if self.protocol else other.participation,
             self.bounded_rewards or other.bounded_rewards,
+            max(self.gamma, other.gamma),
         )
 
 

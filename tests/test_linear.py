@@ -30,6 +30,7 @@ from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.problems.kernels import draw_sets
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic, from_features
 from fedbandit_env.protocols import Broadcast, Synchronize
+from fedbandit_env.registry import make as make_team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
@@ -325,3 +326,32 @@ def test_a_learned_policy_trains_on_contexts_and_is_compared_on_held_out_instanc
     )
     c = evaluate(f"a2c:{tmp_path / 'model.zip'}", held_out, trials=2, progress=False)
     assert c.regret.shape == (2, 2, 10) and (c.regret >= 0).all()
+
+
+@pytest.mark.parametrize(("gamma", "reaches_two_hops"), [(1, False), (2, True)])
+def test_decentralized_statistics_travel_gamma_hops(gamma: int, reaches_two_hops: bool) -> None:
+    """On a path 0 - 1 - 2, agent 0 hears agent 2's statistics only with gamma >= 2."""
+    scenario = Scenario(n_agents=3, n_arms=4, horizon=80, instance="dubey", dim=2, graph="path")
+    team = make_team("dec_fedlin_ucb", gamma=gamma, threshold=5.0)
+    env = scenario.make_env(team.requirements(3, 4))
+    assert env.unwrapped.protocol.gamma == gamma
+    obs, _ = env.reset(seed=0)
+    team.reset(env, seed=0)
+    responses = 0
+    while env.agents:
+        actions = team.act(obs)
+        responses += sum(int(a["message"][1]) for a in actions.values())
+        obs, *_ = env.step(actions)
+    first = team.policies[0]
+    assert responses > 3
+    assert bool(np.abs(first.others[:, 1]).sum() > 0)  # the neighbour, always
+    assert bool(np.abs(first.others[:, 2]).sum() > 0) is reaches_two_hops
+
+
+def test_decentralized_federation_beats_local_linucb_on_a_complete_graph() -> None:
+    scenario = Scenario(n_agents=4, n_arms=16, horizon=1500, instance="dubey", dim=4, seed=1)
+    final = {
+        p: run_fast(p, scenario, 3, seed=0, record_every=1500, progress=False).final_per_agent
+        for p in ("dec_fedlin_ucb", "lin_ucb")
+    }
+    assert final["dec_fedlin_ucb"].max() < final["lin_ucb"].min(), final

@@ -138,6 +138,8 @@ LINEAR: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("lin_ucb", {}, {}),
     ("lin_ucb", {"noise": "gaussian", "sigma": 0.3, "heterogeneity": 0.1}, {"beta": 0.5}),
     ("pooled_lin_ucb", {"heterogeneity": 0.1}, {}),
+    ("dec_fedlin_ucb", {"graph": "path"}, {"gamma": 2, "threshold": 15.0}),
+    ("dec_fedlin_ucb", {"graph": "ring", "heterogeneity": 0.1}, {"gamma": 1, "threshold": 8.0}),
     ("fedlin_ucb", {}, {"threshold": 40.0}),
     ("fedlin_ucb_fixed", {"heterogeneity": 0.2}, {"batch": 9}),
     ("fedlin_ucb_dp", {}, {"threshold": 30.0}),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from baselines.linear.decentralized import DecFedLinUCB
 from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
@@ -58,6 +59,7 @@ def private_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
 
 
 __all__ = [
+    "DecFedLinUCB",
     "FedLinUCB",
     "LinUCB",
     "PooledLinUCB",

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from numba import typed
 
+from baselines.linear.decentralized import HEADER, DecFedLinUCB
+from baselines.linear.local_loop import local_loop
 from baselines.linear.loop import linear_loop
 from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
@@ -171,6 +173,36 @@ def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     return TrialResult(reg, arms, rewards, comm_cost=cost)
 
 
+def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``dec_fedlin_ucb``'s trial: the LOCAL protocol's loop (:mod:`.local_loop`)."""
+    env_seed, team_seed = seeds
+    policy = DecFedLinUCB(**{**registry.spec("dec_fedlin_ucb").kwargs, **st.params})
+    problem, horizon = st.problem, st.scenario.horizon
+    n, gamma = problem.n_agents, policy.gamma
+    spec = AgentSpec(0, n, problem.set_size, horizon, HEADER + (problem.dim + 1) ** 2,
+                     context_dim=problem.dim)  # fmt: skip
+    policy.reset(spec, seed=0)
+    network = st.scenario.network()
+    dist = network.hop_distances
+    hops = np.where((dist >= 1) & (dist <= gamma), dist, 0).astype(np.int64)
+    c1, c2 = st.scenario.link_costs
+    beta = -1.0 if policy.beta is None else policy.beta
+    fp = [policy.regularizer, policy.sigma, policy.alpha, policy.norm_bound, beta,
+          policy.threshold, c1 * 0 + c2 * network.n_edges]  # fmt: skip
+    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
+    reward_rng, _, sets_rng = master.spawn(3)
+    features = problem.features.astype(np.float32).astype(np.float64)
+    out, cost = np.zeros((n, st.steps.size)), np.zeros(st.steps.size)
+    _, t_arms, t_rewards = st.buffers()
+    local_loop(
+        features, problem.local_means, problem.global_means, problem.n_best,
+        problem.set_size, problem.noise_code, problem.sigma, horizon, st.steps,
+        np.array(fp), gamma, hops, reward_rng, sets_rng, out, cost, t_arms, t_rewards,
+    )  # fmt: skip
+    del team_seed  # no randomness of its own
+    return TrialResult(out, t_arms, t_rewards, comm_cost=cost)
+
+
 def run_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """``lin_ucb``'s trial (:class:`LinUCB`)."""
     return _run("lin_ucb", st, seeds)
@@ -204,6 +236,7 @@ def run_private_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResul
 __all__ = [
     "LinearRun",
     "linear_trial",
+    "run_dec_fedlin_ucb",
     "run_fedlin_ucb",
     "run_fedlin_ucb_dp",
     "run_fedlin_ucb_fixed",

@@ -298,3 +298,34 @@ def tree_commit(
         for a in range(n):
             for b in range(n):
                 acc[lvl, a, b] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def rebuild(
+    own: FloatArray, others: FloatArray, lam: float, inv: FloatArray, vec: FloatArray
+) -> float:  # pragma: no cover
+    """Decentralized FedUCB's ``V = lambda I + own + sum_j others[j]`` (Gram blocks of the
+    ``(d + 1) x (d + 1)`` statistics, summed in this order) into ``inv = V^-1`` and ``vec =
+    u``; returns ``log det V``.
+
+    Example:
+        >>> own, others = np.zeros((3, 3)), np.zeros((2, 3, 3))
+        >>> own[0, 0], own[0, 2], others[1, 1, 1] = 1.0, 0.5, 3.0
+        >>> inv, vec = np.empty((2, 2)), np.empty(2)
+        >>> round(rebuild(own, others, 1.0, inv, vec), 6), vec.tolist()
+        (2.079442, [0.5, 0.0])
+    """
+    d = own.shape[0] - 1
+    gram = np.zeros((d, d))
+    for a in range(d):
+        gram[a, a] = lam
+    for a in range(d):
+        vec[a] = own[a, d]
+        for b in range(d):
+            gram[a, b] += own[a, b]
+    for j in range(others.shape[0]):
+        for a in range(d):
+            vec[a] += others[j, a, d]
+            for b in range(d):
+                gram[a, b] += others[j, a, b]
+    return spd_inverse(gram, inv)

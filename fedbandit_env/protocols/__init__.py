@@ -27,10 +27,12 @@ PROTOCOLS: dict[str, type[Protocol]] = {
 """Protocol classes by name (the command line's ``--protocol``)."""
 
 
-def make_protocol(kind: str, public_dim: int = 0, participation: float = 1.0) -> Protocol:
+def make_protocol(
+    kind: str, public_dim: int = 0, participation: float = 1.0, gamma: int = 1
+) -> Protocol:
     """Build a protocol by name; ``public_dim`` is ignored by protocols that deliver
     whole messages to every neighbour anyway (broadcast, rounds), ``participation`` by
-    all but ``"server"``.
+    all but ``"server"``, ``gamma`` (hops) by all but ``"local"``.
 
     Example:
         >>> make_protocol("random_edge_gossip", public_dim=3)
@@ -45,6 +47,8 @@ def make_protocol(kind: str, public_dim: int = 0, participation: float = 1.0) ->
         return cls(public_dim=public_dim)
     if cls is ServerRounds:
         return ServerRounds(participation)
+    if cls is LocalProtocol:
+        return LocalProtocol(gamma)
     return cls()
 
 

@@ -23,7 +23,6 @@ from fedbandit_env.problems.mab import (
     zhu_synthetic,
 )
 from fedbandit_env.protocols import make_protocol
-from fedbandit_env.protocols.sync import sync_message_dim
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
@@ -263,17 +262,18 @@ class Scenario:
         protocol = None
         if needs.message_dim:
             kind = needs.protocol or self.protocol
-            protocol = make_protocol(kind, needs.public_dim, needs.participation)
+            protocol = make_protocol(kind, needs.public_dim, needs.participation, needs.gamma)
         fixed = self.instances == "fixed"
         if not fixed:
             kwargs = {"split": self.instances, **kwargs}
-        if self.linear:  # messages of the sync layout, sized by d
+        if self.linear:  # a linear policy's header, then one (d+1) x (d+1) statistic
+            statistic = (self.dim + 1) ** 2
             return FederatedLinearEnv(
                 self.problem() if fixed else self._linear,
                 self.network(),
                 protocol,
                 horizon=self.horizon,
-                message_dim=sync_message_dim(self.dim) if needs.message_dim else 0,
+                message_dim=needs.message_dim + statistic if needs.message_dim else 0,
                 link_costs=self.link_costs,
                 **kwargs,
             )

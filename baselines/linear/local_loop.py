@@ -1,0 +1,144 @@
+"""The batched trial loop of decentralized FedUCB (:mod:`baselines.linear.decentralized`)
+over the LOCAL protocol: the policy's steps with the same kernels, and the protocol's
+delivery rebuilt from the hop distances (the message agent ``v`` sent at step ``s``
+is read by an agent ``h`` hops away at step ``s + h``, for ``1 <= h <= gamma``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from baselines.linear.kernels import (
+    confidence_width,
+    mat_vec,
+    rank_one_update,
+    rebuild,
+    ucb_choice,
+)
+from fedbandit_env.problems.kernels import draw_sets, sample_rewards
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@njit(cache=True, nogil=True)
+def local_loop(
+    features: FloatArray,
+    local_means: FloatArray,
+    global_means: FloatArray,
+    n_best: int,
+    set_size: int,
+    noise: int,
+    sigma: float,
+    horizon: int,
+    steps: IntArray,
+    fp: FloatArray,
+    gamma: int,
+    hops: IntArray,
+    reward_rng: np.random.Generator,
+    sets_rng: np.random.Generator,
+    out: FloatArray,
+    cost_out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> None:  # pragma: no cover
+    """One trial; ``fp`` = ``(lambda, sigma, alpha, S, beta or -1, D, cost a step)``,
+    ``hops[u, v]`` the hop distance (0: not delivered)."""
+    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = (
+        fp[0], fp[1], fp[2], fp[3], fp[4], fp[5], fp[6],
+    )  # fmt: skip
+    n, d = local_means.shape[0], features.shape[1]
+    e = d + 1
+    own = np.zeros((n, gamma, e, e))
+    others = np.zeros((n, gamma, n, e, e))
+    invs = np.zeros((n, gamma, d, d))
+    for i in range(n):
+        for g in range(gamma):
+            for a in range(d):
+                invs[i, g, a, a] = 1.0 / lam
+    vecs = np.zeros((n, gamma, d))
+    log_dets = np.full((n, gamma), d * math.log(lam))
+    refs = log_dets.copy()
+    since = np.zeros((n, gamma), dtype=np.int64)
+    dirty = np.zeros((n, gamma), dtype=np.bool_)
+    pending = np.zeros((n, gamma), dtype=np.bool_)
+    history = np.zeros((gamma + 1, n, 3 + e * e), dtype=np.float32)  # sent at step s: s % (g+1)
+    last_x, last_g = np.zeros((n, d)), np.zeros(n, dtype=np.int64)
+    work, theta, z = np.zeros(d), np.zeros(d), np.zeros(e)
+    sets = np.zeros((n, set_size), dtype=np.int64)
+    draw_sets(n_best, features.shape[0], sets_rng, sets)
+    arms, rows = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
+    cost, r = 0.0, 0
+    for step in range(1, horizon + 1):
+        g = (step - 1) % gamma
+        slot = step % (gamma + 1)
+        for i in range(n):
+            if step > 1:
+                last, y = last_g[i], float(seen[i])
+                log_dets[i, last] += rank_one_update(invs[i, last], last_x[i], work)
+                for a in range(d):
+                    vecs[i, last, a] += y * last_x[i, a]
+                z[:d] = last_x[i]
+                z[d] = y
+                for a in range(e):
+                    for b in range(e):
+                        own[i, last, a, b] += z[a] * z[b]
+                for v in range(n):  # what arrived, in origin order
+                    h = hops[i, v]
+                    if h < 1 or step - h < 1:
+                        continue
+                    msg = history[(step - h) % (gamma + 1), v]
+                    gg = int(msg[2])
+                    if msg[0] > 0.5:
+                        pending[i, gg] = True
+                    if msg[1] > 0.5:
+                        for a in range(e):
+                            for b in range(e):
+                                others[i, gg, v, a, b] = float(msg[3 + a * e + b])
+                        dirty[i, gg] = True
+            if dirty[i, g]:
+                log_dets[i, g] = rebuild(own[i, g], others[i, g], lam, invs[i, g], vecs[i, g])
+                refs[i, g], since[i, g], dirty[i, g] = log_dets[i, g], 0, False
+            mat_vec(invs[i, g], vecs[i, g], theta)
+            beta = fixed_beta
+            if beta < 0.0:
+                beta = confidence_width(sig, alpha, log_dets[i, g], d, 1, lam, lam, 0.0, norm_bound)
+            k = ucb_choice(features, sets[i], invs[i, g], theta, beta)
+            arms[i], rows[i] = k, sets[i, k]
+            last_x[i] = features[rows[i]]
+            last_g[i] = g
+            request = (log_dets[i, g] - refs[i, g]) * (since[i, g] + 1) > threshold
+            if request:
+                refs[i, g], since[i, g] = log_dets[i, g], 0
+            else:
+                since[i, g] += 1
+            respond = request or pending[i, g]
+            pending[i, g] = False
+            msg = history[slot, i]
+            msg[:] = 0.0
+            msg[0] = np.float32(1.0 if request else 0.0)
+            msg[1] = np.float32(1.0 if respond else 0.0)
+            msg[2] = np.float32(g)
+            if respond:
+                for a in range(e):
+                    for b in range(e):
+                        msg[3 + a * e + b] = np.float32(own[i, g, a, b])
+        sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
+        for i in range(n):
+            seen[i] = np.float32(rewards[i])
+            best = -np.inf
+            for j in range(set_size):
+                best = max(best, global_means[sets[i, j]])
+            cum[i] += best - global_means[rows[i]]
+        cost += step_cost
+        if t_arms.shape[0]:
+            t_arms[step - 1] = arms
+            t_rewards[step - 1] = seen
+        if r < steps.size and step == steps[r]:
+            out[:, r] = cum
+            cost_out[r] = cost
+            r += 1
+        if step < horizon:
+            draw_sets(n_best, features.shape[0], sets_rng, sets)
