@@ -99,9 +99,8 @@ def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
             c = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=eps)
             n = _rounds(c, scenario)
             pub.append(float(c.final_per_agent.mean()))
-            cor.append(
-                float(_corrected(scenario, n, s["trials"], seed, eps).final_per_agent.mean())
-            )
+            corrected = _corrected(scenario, None, s["trials"], seed, eps)
+            cor.append(float(corrected.final_per_agent.mean()))
             rounds.append(n)
         out["published"][m], out["corrected"][m], out["rounds"][m] = pub, cor, rounds
     return out
