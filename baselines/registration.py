@@ -123,6 +123,7 @@ def register_policies() -> None:
         kwargs={"gamma": 2},
         fast_entry_point="baselines.linear.fast:run_dec_fedlin_ucb",
         settings=(),
+        bandit="linear",
     )
     register(
         "pooled_lin_ucb",
@@ -132,6 +133,7 @@ def register_policies() -> None:
         fast_entry_point="baselines.linear.fast:run_pooled_lin_ucb",
         settings=(),
         privileged=True,
+        bandit="linear",
     )
     for pid, cls, what, kwargs in linear:
         register(
@@ -145,4 +147,5 @@ def register_policies() -> None:
                 "baselines.linear:private_options" if "epsilon" in kwargs else None
             ),
             settings=(),  # linear scenarios only; no MAB information setting
+            bandit="linear",
         )

@@ -67,6 +67,10 @@ if TYPE_CHECKING:  # the registry imports nothing heavy until a policy is made
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 
 
+BANDITS = ("mab", "linear", "any")
+"""The kinds of bandit a policy can declare it plays (``PolicySpec.bandit``)."""
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """A registered policy: how to make it, what it is, and its optional fast path.
@@ -88,6 +92,9 @@ class PolicySpec:
         privileged: A bound, not a competitor (the oracle that pools every agent's raw
             rewards): in a setting it runs on its own env, outside the setting, and
             results mark it.
+        bandit: The bandit it plays: ``"mab"`` (``federated_mab_v0``, the default),
+            ``"linear"`` (``federated_linear_v0``) or ``"any"``; the runner refuses it on
+            the other kind with a clear error.
 
     Example:
         >>> s = PolicySpec("p", "fedbandit_env.policies:FixedArm", kwargs={"arm": 2})
@@ -104,8 +111,11 @@ class PolicySpec:
     options_entry_point: EntryPoint | None = None
     settings: tuple[str, ...] | None = None
     privileged: bool = False
+    bandit: str = "mab"
 
     def __post_init__(self) -> None:
+        if self.bandit not in BANDITS:
+            raise ValueError(f"bandit of {self.id!r} must be one of {BANDITS}, got {self.bandit!r}")
         if not isinstance(self.id, str) or not _ID.match(self.id):
             raise ValueError(
                 f"policy id must start with a letter and hold only letters, digits, '_', "
@@ -209,6 +219,7 @@ def register(
     options_entry_point: EntryPoint | None = None,
     settings: tuple[str, ...] | None = None,
     privileged: bool = False,
+    bandit: str = "mab",
 ) -> PolicySpec:
     """Register a policy under ``id`` (see :class:`PolicySpec` for the arguments).
 
@@ -231,6 +242,7 @@ def register(
         options_entry_point=options_entry_point,
         settings=settings,
         privileged=privileged,
+        bandit=bandit,
     )
     old = _registry.get(id)
     if old is not None and old != new:

@@ -278,7 +278,7 @@ def test_policies_of_the_other_bandit_are_refused_on_both_paths() -> None:
     for interactive in (False, True):
         with pytest.raises(ValueError, match="multi-armed policy"):
             evaluate("random", linear, trials=1, progress=False, interactive=interactive)
-        with pytest.raises(ValueError, match="runs on linear scenarios"):
+        with pytest.raises(ValueError, match="plays linear contextual bandits"):
             evaluate("lin_ucb", Scenario(horizon=5), trials=1, interactive=interactive)
 
 

@@ -61,8 +61,8 @@ def ucb_choice(
     at once, ``inv[a, b] * x_k[b]`` added for all ``k`` in one contiguous loop that the
     compiler vectorizes (a dot product per vector waits on each addition instead:
     measured 5x slower at ``d = 10, K = 100``); ``inv`` is symmetric, so only its upper
-    triangle is read (``d (d + 1) / 2`` products per vector, 20% faster). Both paths call this, so the order of
-    the sums, hence every bit, is the same on both.
+    triangle is read (``d (d + 1) / 2`` products per vector, 20% faster). Both paths call
+    this, so the order of the sums, hence every bit, is the same on both.
 
     Example:
         >>> x = np.array([[1.0, 0.0], [0.0, 2.0]])

@@ -142,29 +142,25 @@ def has_fast_path(policy_id: str) -> bool:
     return registry.spec(policy_id).has_fast_path
 
 
-MAB_FAMILIES = ("ucb", "gossip", "elimination")
-"""Reference families of the multi-armed bandit (``federated_mab_v0``)."""
-
-
 def check_bandit(spec: registry.PolicySpec, scenario: Scenario) -> None:
-    """Refuse a reference policy on the other kind of bandit (a multi-armed policy on a
-    linear scenario, or the linear family on a multi-armed one); users' policies pass.
+    """Refuse a policy on the other kind of bandit than the one it declares
+    (:attr:`~fedbandit_env.registry.PolicySpec.bandit`).
 
     Example:
         >>> check_bandit(registry.spec("lin_ucb"), Scenario())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: lin_ucb (linear family) runs on linear scenarios (--instance dubey), ...
+        ValueError: lin_ucb plays linear contextual bandits (--instance dubey), ...
     """
-    if spec.family == "linear" and not scenario.linear:
+    if spec.bandit == "linear" and not scenario.linear:
         raise ValueError(
-            f"{spec.id} (linear family) runs on linear scenarios (--instance dubey), not on "
-            f"the multi-armed {scenario.instance!r}"
+            f"{spec.id} plays linear contextual bandits (--instance dubey), not the "
+            f"multi-armed {scenario.instance!r}"
         )
-    if spec.family in MAB_FAMILIES and scenario.linear:
+    if spec.bandit == "mab" and scenario.linear:
         raise ValueError(
-            f"{spec.id} ({spec.family} family) is a multi-armed policy; the linear scenario "
-            f"{scenario.instance!r} runs the linear family (fedbandit list)"
+            f"{spec.id} is a multi-armed policy; the linear scenario {scenario.instance!r} "
+            "runs policies registered with bandit='linear' or 'any' (fedbandit list)"
         )
 
 
@@ -271,7 +267,6 @@ def run_fast(
 
 
 __all__ = [
-    "MAB_FAMILIES",
     "PRIVACY_DEPTH",
     "TrialResult",
     "TrialRunner",
