@@ -195,7 +195,15 @@ class Scenario:
         Example:
             >>> Scenario(n_agents=3, n_arms=2, instance="zhu").distribution().name
             'zhu(N=3,M=2)'
+
+        Raises:
+            ValueError: For a linear scenario (its instances: :meth:`problem_for`).
         """
+        if self.linear:
+            raise ValueError(
+                "a linear scenario has no ProblemDistribution of MAB problems; its drawn "
+                "instances come from problem_for(env_seed), as the linear env draws them"
+            )
         return _distribution(
             self.instance,
             self.n_agents,
