@@ -161,7 +161,10 @@ def linear_loop(
                     x[:] = last_x[i]
                 ld[i] += rank_one_update(inv[i], x, work)
                 if federated:
-                    ldw[i] += rank_one_update(winv[i], x, work)
+                    if extra > 0.0:
+                        ldw[i] += rank_one_update(winv[i], x, work)
+                    else:  # W = V: as FedLinUCB.observe
+                        ldw[i] = ld[i]
                 for a in range(d):
                     u[i, a] += y * x[a]
                 if federated:

@@ -297,7 +297,10 @@ class FedLinUCB(LinUCB):
             x = clip_norm(x, self.feature_bound, np.empty(self.dim))
             y = min(max(y, -1.0), 1.0)
         self.log_det += rank_one_update(self.inv, x, self._work)
-        self.log_det_w += rank_one_update(self.winv, x, self._work)
+        if self.extra > 0.0:
+            self.log_det_w += rank_one_update(self.winv, x, self._work)
+        else:  # W = V exactly (same start, same updates): skip the second update
+            self.log_det_w = self.log_det
         self.u += y * x
         z = self._z
         z[: self.dim], z[self.dim] = x, y
