@@ -131,7 +131,6 @@ def register_policies() -> None:
         description="centralized OFUL on every agent's data (the linear ceiling)",
         family="linear",
         fast_entry_point="baselines.linear.fast:run_pooled_lin_ucb",
-        settings=(),
         privileged=True,
         bandit="linear",
     )
@@ -146,6 +145,7 @@ def register_policies() -> None:
             options_entry_point=(
                 "baselines.linear:private_options" if "epsilon" in kwargs else None
             ),
-            settings=(),  # linear scenarios only; no MAB information setting
+            # local LinUCB needs no messages; FedUCB speaks the sync protocol
+            settings=("local", "sync") if pid == "lin_ucb" else ("sync",),
             bandit="linear",
         )

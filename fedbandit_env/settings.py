@@ -105,9 +105,10 @@ def _settings() -> dict[str, InformationSetting]:
         ("server", "server", "server rounds: upload, aggregate, broadcast (Li & Song CDP)"),
         ("flooding", "gis_flooding", "GIS flooding over the graph (Li & Song DDP)"),
         ("hybrid", "hybrid", "components with sinks, sinks to the server (Li & Song HDP)"),
+        ("sync", "sync", "any agent's flag: all upload, the controller sums (Dubey & Pentland)"),
     ):
         out[name] = InformationSetting(name, protocol, False, what)
-        if protocol is not None or name == "local":
+        if name != "sync" and (protocol is not None or name == "local"):  # rewards: MAB only
             out[f"{name}+private"] = InformationSetting(
                 f"{name}+private", protocol, True, what + "; rewards only through PrivateRewards"
             )
@@ -116,7 +117,7 @@ def _settings() -> dict[str, InformationSetting]:
 
 SETTINGS: dict[str, InformationSetting] = _settings()
 """The named settings: ``local``, ``gossip``, ``neighbours``, ``server``, ``flooding``,
-``hybrid``, each also ``+private``."""
+``hybrid``, each also ``+private``; ``sync`` (linear scenarios' centralized rounds)."""
 
 
 def get_setting(name: str) -> InformationSetting:

@@ -23,7 +23,7 @@ from baselines.linear.kernels import (
 from baselines.linear.naive import naive_trial
 from fedbandit_env import federated_linear_v0
 from fedbandit_env.cli import main
-from fedbandit_env.cli.options import LINEAR_POLICIES
+from fedbandit_env.cli.options import LINEAR_POLICIES, parse_policies
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network.graph import make_network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
@@ -355,3 +355,18 @@ def test_decentralized_federation_beats_local_linucb_on_a_complete_graph() -> No
         for p in ("dec_fedlin_ucb", "lin_ucb")
     }
     assert final["dec_fedlin_ucb"].max() < final["lin_ucb"].min(), final
+
+
+def test_linear_scenarios_run_in_the_local_and_sync_settings_only() -> None:
+    base = {"n_agents": 3, "n_arms": 4, "horizon": 20, "instance": "dubey", "dim": 2}
+    with pytest.raises(ValueError, match="a linear scenario runs in the settings"):
+        Scenario(**base, setting="gossip")  # type: ignore[arg-type]
+    local = Scenario(**base, setting="local")  # type: ignore[arg-type]
+    assert parse_policies(None, "local", linear=True) == ["lin_ucb", "pooled_lin_ucb"]
+    with pytest.raises(ValueError, match="not meant for the 'local' setting"):
+        evaluate("fedlin_ucb", local, trials=1, progress=False)
+    sync = Scenario(**base, setting="sync")  # type: ignore[arg-type]
+    fed = evaluate("fedlin_ucb", sync, {"threshold": 5.0}, trials=1, progress=False)
+    alone = evaluate("lin_ucb", sync, trials=1, progress=False)
+    assert fed.setting == alone.setting == "sync"
+    assert fed.comm_cost[0, -1] > 0 and alone.comm_cost[0, -1] == 0

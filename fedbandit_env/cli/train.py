@@ -58,16 +58,19 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.rl.train import train_model
 
     linear = args.instance in LINEAR_INSTANCES
-    if linear:  # no information settings for linear scenarios yet: the raw observation
-        args.setting = None
-    elif args.setting is None:
+    if linear and args.setting not in (None, "local"):
+        raise ValueError(
+            f"a learner on a linear scenario trains in the 'local' setting (its own "
+            f"contexts and rewards), not {args.setting!r}: it does not speak the sync protocol"
+        )
+    if args.setting is None and not linear:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
     scenario = scenario_from_args(args)
-    if linear:
-        stack = LearnerStack(statistics=False, reward=args.reward)
+    if linear:  # its raw observation: LocalStatistics is per arm, and arms are positions
+        stack = LearnerStack(statistics=False, reward=args.reward, setting=args.setting)
     else:
         stack = LearnerStack.for_setting(args.setting, scenario.epsilon, reward=args.reward)
-    where = "on its own contexts" if linear else f"in the {args.setting!r} setting"
+    where = f"in the {args.setting!r} setting" if args.setting else "on its own contexts"
     print(
         f"training {args.algo} {where} on train instances of "
         f"{scenario.distribution_name}, T={scenario.horizon}, {args.timesteps} agent-steps"
@@ -85,8 +88,8 @@ def run(args: argparse.Namespace) -> None:
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
     if linear:
-        others = "lin_ucb,fedlin_ucb,pooled_lin_ucb"
-        where = f"--instance {scenario.instance} --dim {scenario.dim}"
+        others = "lin_ucb,pooled_lin_ucb"
+        where = f"--instance {scenario.instance} --dim {scenario.dim} --setting {args.setting}"
     else:
         others, where = "local_ucb,oracle_ucb,random", f"--setting {args.setting}"
     print(

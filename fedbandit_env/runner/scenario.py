@@ -33,6 +33,9 @@ InstanceKind = Literal["conflicting", "zhu", "homogeneous", "dubey"]
 INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous", "dubey")
 LINEAR_INSTANCES: tuple[str, ...] = ("dubey",)
 """Generators of linear contextual problems (``federated_linear_v0``)."""
+LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
+"""The information settings of linear scenarios (``PrivateRewards`` is per-arm: the
+``+private`` ones are multi-armed only; the linear family privatises what it sends)."""
 INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
 """``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
 
@@ -145,10 +148,10 @@ class Scenario:
                 raise ValueError(
                     f"linear instances take noise 'bernoulli' or 'gaussian', got {self.noise!r}"
                 )
-            if self.setting is not None:
+            if self.setting not in LINEAR_SETTINGS:
                 raise ValueError(
-                    "information settings are not built for linear scenarios yet; "
-                    f"got setting={self.setting!r} with instance={self.instance!r}"
+                    f"a linear scenario runs in the settings {LINEAR_SETTINGS[1:]} (or none), "
+                    f"got setting={self.setting!r}"
                 )
         elif self.dim or self.heterogeneity:
             raise ValueError(
