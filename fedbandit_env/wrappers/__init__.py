@@ -5,6 +5,7 @@ from fedbandit_env.wrappers.base import ParallelWrapper
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
+from fedbandit_env.wrappers.message_delay import MessageDelay
 from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
@@ -13,6 +14,7 @@ __all__ = [
     "ClipRewards",
     "FlattenObservations",
     "LocalStatistics",
+    "MessageDelay",
     "MessageLoss",
     "ParallelWrapper",
     "PrivateRewards",
