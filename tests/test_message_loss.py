@@ -120,3 +120,26 @@ def test_bad_arguments_are_refused(kwargs: dict[str, Any], error: type, match: s
 def test_an_env_without_messages_is_refused() -> None:
     with pytest.raises(TypeError, match="MessageLoss needs an env that carries messages"):
         MessageLoss(federated_mab_v0.parallel_env(horizon=3), 0.1)
+
+
+def test_scenarios_put_faults_on_top_and_take_the_pettingzoo_path() -> None:
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.runner.evaluate import evaluate
+    from fedbandit_env.runner.fast import run_fast
+    from fedbandit_env.wrappers import MessageDelay
+
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=20, loss=0.5, delay=1)
+    env = scenario.make_env(Requirements(message_dim=2, epsilon=1.0))
+    assert type(env).__name__ == "MessageLoss" and isinstance(env.env, MessageDelay)
+    assert type(env.env.env).__name__ == "PrivateRewards" and env.env.env.depth == 0
+    silent = scenario.make_env(Requirements())  # nothing to lose without messages
+    assert type(silent).__name__ == "FederatedMABEnv"
+    c = evaluate("gossip_ucb", scenario, trials=1, progress=False)
+    assert c.meta["path"] == "interactive"
+    with pytest.raises(ValueError, match="does not model message loss or delay"):
+        run_fast("gossip_ucb", scenario, 1, progress=False)
+    assert "loss" not in Scenario().to_dict() and scenario.to_dict()["delay"] == 1
+    with pytest.raises(ValueError, match=r"loss must lie in \[0, 1\]"):
+        Scenario(loss=2.0)
+    with pytest.raises(ValueError, match="delay must be >= 0"):
+        Scenario(delay=-1)

@@ -122,6 +122,19 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
     b.add_argument(
+        "--loss",
+        type=float,
+        default=0.0,
+        help="probability that the network loses a delivered peer message (MessageLoss; "
+        "runs take the PettingZoo path)",
+    )
+    b.add_argument(
+        "--delay",
+        type=int,
+        default=0,
+        help="steps every peer message arrives late (MessageDelay; PettingZoo path)",
+    )
+    b.add_argument(
         "--clip",
         type=parse_clip,
         default=None,
@@ -285,6 +298,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
         dim=dim,
         heterogeneity=args.heterogeneity,
+        loss=args.loss,
+        delay=args.delay,
     )
 
 

@@ -105,7 +105,8 @@ def evaluate(
         protocol = merged.protocol or scenario.protocol
         fast_scenario = replace(scenario, setting=None, epsilon=None, protocol=protocol)
     # the fast path plays the policy's own env: usable unless the setting adds privacy
-    if spec.has_fast_path and merged.epsilon == needs.epsilon and not interactive:
+    fast_ok = merged.epsilon == needs.epsilon and not scenario.faults  # no faults compiled
+    if spec.has_fast_path and fast_ok and not interactive:
         curves = run_fast(
             spec,
             fast_scenario,

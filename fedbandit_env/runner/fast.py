@@ -223,6 +223,11 @@ def run_fast(
     if first_trial < 0:
         raise ValueError(f"first_trial must be >= 0, got {first_trial}")
     check_bandit(spec, scenario)
+    if scenario.faults:
+        raise ValueError(
+            f"the fast path does not model message loss or delay yet (loss={scenario.loss}, "
+            f"delay={scenario.delay}): run {spec.id} on the PettingZoo path (evaluate does)"
+        )
     team = spec.make(**params)  # checks the options as the PettingZoo path would
     runner: TrialRunner = spec.fast_runner()
     steps = record_steps(scenario.horizon, record_every)

@@ -27,6 +27,8 @@ from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.clip import ClipRewards
+from fedbandit_env.wrappers.message_delay import MessageDelay
+from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous", "dubey"]
@@ -82,6 +84,10 @@ class Scenario:
         epsilon: The privacy level of a ``+private`` setting.
         dim: Dimension ``d`` of a linear instance (0 for the multi-armed ones).
         heterogeneity: Spread of the agents' ``theta_i`` around ``theta`` (linear).
+        loss: Probability that the network loses a delivered peer message
+            (:class:`~fedbandit_env.wrappers.MessageLoss`); runs take the PettingZoo path.
+        delay: Steps every peer message arrives late
+            (:class:`~fedbandit_env.wrappers.MessageDelay`); the PettingZoo path too.
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -114,6 +120,13 @@ class Scenario:
     epsilon: float | None = None
     dim: int = 0
     heterogeneity: float = 0.0
+    loss: float = 0.0
+    delay: int = 0
+
+    @property
+    def faults(self) -> bool:
+        """Whether the network loses or delays messages (no fast path models it yet)."""
+        return self.loss > 0.0 or self.delay > 0
 
     @property
     def linear(self) -> bool:
@@ -142,6 +155,9 @@ class Scenario:
                 )
         if self.instances not in INSTANCE_SPLITS:
             raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
+        if not 0.0 <= float(self.loss) <= 1.0:
+            raise ValueError(f"loss must lie in [0, 1], got {self.loss!r}")
+        check_int("delay", self.delay, 0)
         if self.linear:
             check_int("dim", self.dim, 2)
             if self.noise not in ("bernoulli", "gaussian"):
@@ -279,7 +295,7 @@ class Scenario:
             kwargs = {"split": self.instances, **kwargs}
         if self.linear:  # a linear policy's header, then one (d+1) x (d+1) statistic
             statistic = (self.dim + 1) ** 2
-            return FederatedLinearEnv(
+            linear = FederatedLinearEnv(
                 self.problem() if fixed else self._linear,
                 self.network(),
                 protocol,
@@ -288,6 +304,7 @@ class Scenario:
                 link_costs=self.link_costs,
                 **kwargs,
             )
+            return self._faulty(linear)
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem() if fixed else self.distribution(),
             self.network(),
@@ -301,6 +318,20 @@ class Scenario:
             env = PrivateRewards(env, needs.epsilon, self.estimator, self.clip)  # type: ignore[arg-type]
         elif needs.bounded_rewards and self.clip is not None:
             env = ClipRewards(env, *self.clip)
+        return self._faulty(env)
+
+    def _faulty(self, env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
+        """The network's faults on top (privacy stays the wrapper of depth 0); an env
+        without messages has nothing to lose."""
+        if not self.faults:
+            return env
+        space = env.observation_space(env.possible_agents[0])
+        if "mask" not in getattr(space, "spaces", {}):
+            return env
+        if self.delay:
+            env = MessageDelay(env, self.delay)
+        if self.loss:
+            env = MessageLoss(env, self.loss)
         return env
 
     def to_dict(self) -> dict[str, Any]:
@@ -314,6 +345,8 @@ class Scenario:
             ("epsilon", None),
             ("dim", 0),
             ("heterogeneity", 0.0),
+            ("loss", 0.0),
+            ("delay", 0),
         )
         for name, default in defaults:
             if out[name] == default:
