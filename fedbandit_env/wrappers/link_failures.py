@@ -1,0 +1,125 @@
+"""Link failures: every edge of the graph goes down and comes back up, a two-state Markov
+chain per edge, so the graph the messages travel on varies with time (issue 17).
+
+Each step, before the messages of the step are seen, an up edge fails with probability
+``fail`` and a down edge is repaired with probability ``repair`` (one uniform per edge,
+in the network's edge order, from the wrapper's own stream); every edge starts up. A
+message delivered from ``s`` to ``r`` over a down edge ``{s, r}`` is lost (its row of
+``messages`` zeroed, ``mask`` and ``public_mask`` cleared); the cost in ``infos`` still
+counts the attempt. The long-run share of down edges is ``fail / (fail + repair)``.
+
+Only one-hop deliveries have an edge to fail: the wrapper refuses protocols whose
+messages travel several hops (LOCAL with ``gamma > 1``, flooding, hybrid) and leaves
+server messages alone. ``infos[agent]["links_down"]`` is the number of down edges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
+from fedbandit_env.wrappers.base import ParallelWrapper
+
+ONE_HOP = ("broadcast", "random_edge_gossip", "neighbour_gossip")
+"""Protocols whose every delivery crosses one edge."""
+
+
+def _probability(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__} {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
+class LinkFailures(ParallelWrapper):
+    """Edges fail with probability ``fail`` and recover with ``repair`` each step.
+
+    Args:
+        env: A parallel env with one-hop message delivery (``messages`` and ``mask``).
+        fail: Probability that an up edge goes down at a step.
+        repair: Probability that a down edge comes back up at a step.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> base = federated_mab_v0.parallel_env(horizon=3, message_dim=1)
+        >>> env = LinkFailures(base, fail=1.0, repair=0.0)
+        >>> _ = env.reset(seed=0)
+        >>> talk = {a: {"arm": 0, "message": [1.0]} for a in env.agents}
+        >>> obs, _, _, _, infos = env.step(talk)
+        >>> int(obs["agent_0"]["mask"].sum()), infos["agent_0"]["links_down"]
+        (0, 6)
+    """
+
+    def __init__(
+        self, env: ParallelEnv[AgentID, Observation, Action], fail: float, repair: float
+    ) -> None:
+        super().__init__(env)
+        self.fail, self.repair = _probability("fail", fail), _probability("repair", repair)
+        space = env.observation_space(env.possible_agents[0])
+        if not (isinstance(space, spaces.Dict) and {"messages", "mask"} <= set(space.spaces)):
+            raise TypeError(
+                "LinkFailures needs an env that carries messages (observations with "
+                f"'messages' and 'mask'), got {space!r}"
+            )
+        base = env.unwrapped
+        protocol = getattr(base, "protocol", None)
+        name = getattr(protocol, "name", "")
+        hops = getattr(protocol, "gamma", 1)
+        if name not in ONE_HOP and not (name == "local" and hops == 1):
+            raise ValueError(
+                f"LinkFailures needs one-hop delivery ({', '.join(ONE_HOP)}, or local with "
+                f"gamma = 1), got the {name!r} protocol"
+            )
+        network = base.network
+        self._edges = np.asarray(network.edges, dtype=np.int64).reshape(-1, 2)
+        self._index = {a: i for i, a in enumerate(env.possible_agents)}
+        self._up = np.ones(len(self._edges), dtype=bool)
+        self._down = np.zeros((len(env.possible_agents),) * 2, dtype=bool)
+        self._rng = np.random.default_rng()
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset the env; every edge up; with a ``seed``, restart this wrapper's stream."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            self._rng = self.stream(seed)
+        self._up[:] = True
+        self._down[:] = False
+        return obs, infos
+
+    def step(self, actions: dict[AgentID, Action]) -> StepResult:
+        """Move every edge's chain one step, then lose what crossed a down edge."""
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        u = self._rng.random(len(self._edges))
+        self._up = np.where(self._up, u >= self.fail, u < self.repair)
+        self._down[:] = False
+        down = self._edges[~self._up]
+        self._down[down[:, 0], down[:, 1]] = True
+        self._down[down[:, 1], down[:, 0]] = True
+        n_down = len(down)
+        out: dict[AgentID, Observation] = {}
+        for agent, o in obs.items():
+            cut = self._down[self._index[agent]]  # the senders behind a down edge
+            if cut.any():
+                mask = np.asarray(o["mask"])
+                messages = np.array(o["messages"], dtype=np.float32)
+                messages[cut] = 0.0
+                o = {**o, "messages": messages, "mask": np.where(cut, 0, mask).astype(mask.dtype)}
+                if "public_mask" in o:
+                    pm = np.asarray(o["public_mask"])
+                    o["public_mask"] = np.where(cut, 0, pm).astype(pm.dtype)
+            out[agent] = o
+            infos[agent] = {**infos[agent], "links_down": n_down}
+        return out, rewards, terms, truncs, infos
+
+    def __repr__(self) -> str:
+        return f"LinkFailures({self.env!r}, fail={self.fail}, repair={self.repair})"
+
+
+__all__ = ["ONE_HOP", "LinkFailures"]
