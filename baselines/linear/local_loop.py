@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from baselines.linear.kernels import (
+    add_set_regret,
     confidence_width,
     mat_vec,
     rank_one_update,
@@ -128,10 +129,7 @@ def local_loop(
         sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-            best = -np.inf
-            for j in range(set_size):
-                best = max(best, global_means[sets[i, j]])
-            cum[i] += best - global_means[rows[i]]
+        add_set_regret(sets, rows, global_means, cum)
         cost += step_cost
         if t_arms.shape[0]:
             t_arms[step - 1] = arms

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from baselines.linear.kernels import (
+    add_set_regret,
     clip_norm,
     confidence_width,
     mat_vec,
@@ -196,10 +197,7 @@ def linear_loop(
         sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-            best = -np.inf
-            for j in range(set_size):
-                best = max(best, global_means[sets[i, j]])
-            cum[i] += best - global_means[rows[i]]
+        add_set_regret(sets, rows, global_means, cum)
         synced = federated and bool(flags.any())
         if synced:  # Synchronize: float32 releases summed in agent order, sent as float32
             acc_sum = np.zeros((e, e))

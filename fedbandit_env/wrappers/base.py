@@ -80,6 +80,36 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
         return list(self.env.possible_agents)
 
 
+def check_probability(name: str, value: Any) -> float:
+    """``value`` as a float in ``[0, 1]``, or an error naming ``name``.
+
+    Example:
+        >>> check_probability("p", 0.25)
+        0.25
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__} {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
+def require_messages(env: ParallelEnv[Any, Any, Any], wrapper: str) -> None:
+    """Raise ``TypeError`` naming ``wrapper`` unless ``env``'s observations carry
+    messages (``messages`` and ``mask``): the network-fault wrappers act on them.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> require_messages(federated_mab_v0.parallel_env(message_dim=1), "X")
+    """
+    space = env.observation_space(env.possible_agents[0])
+    if not (isinstance(space, spaces.Dict) and {"messages", "mask"} <= set(space.spaces)):
+        raise TypeError(
+            f"{wrapper} needs an env that carries messages (observations with 'messages' "
+            f"and 'mask'), got {space!r}"
+        )
+
+
 @dataclass(frozen=True)
 class BanditSpaces:
     """The pieces of a bandit observation space that statistics wrappers build on.

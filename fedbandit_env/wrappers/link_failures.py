@@ -18,22 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import ParallelWrapper, check_probability, require_messages
 
 ONE_HOP = ("broadcast", "random_edge_gossip", "neighbour_gossip")
 """Protocols whose every delivery crosses one edge."""
-
-
-def _probability(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__} {value!r}")
-    if not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
-    return float(value)
 
 
 class LinkFailures(ParallelWrapper):
@@ -59,13 +50,9 @@ class LinkFailures(ParallelWrapper):
         self, env: ParallelEnv[AgentID, Observation, Action], fail: float, repair: float
     ) -> None:
         super().__init__(env)
-        self.fail, self.repair = _probability("fail", fail), _probability("repair", repair)
-        space = env.observation_space(env.possible_agents[0])
-        if not (isinstance(space, spaces.Dict) and {"messages", "mask"} <= set(space.spaces)):
-            raise TypeError(
-                "LinkFailures needs an env that carries messages (observations with "
-                f"'messages' and 'mask'), got {space!r}"
-            )
+        self.fail = check_probability("fail", fail)
+        self.repair = check_probability("repair", repair)
+        require_messages(env, "LinkFailures")
         base = env.unwrapped
         protocol = getattr(base, "protocol", None)
         name = getattr(protocol, "name", "")

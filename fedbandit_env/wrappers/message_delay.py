@@ -14,11 +14,10 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import ParallelWrapper, require_messages
 
 _KEYS = ("messages", "mask", "public_mask")
 
@@ -43,12 +42,7 @@ class MessageDelay(ParallelWrapper):
         super().__init__(env)
         if isinstance(delay, bool) or not isinstance(delay, int | np.integer) or delay < 0:
             raise ValueError(f"delay must be an int >= 0, got {delay!r}")
-        space = env.observation_space(env.possible_agents[0])
-        if not (isinstance(space, spaces.Dict) and {"messages", "mask"} <= set(space.spaces)):
-            raise TypeError(
-                "MessageDelay needs an env that carries messages (observations with "
-                f"'messages' and 'mask'), got {space!r}"
-            )
+        require_messages(env, "MessageDelay")
         self.delay = int(delay)
         self._queue: deque[dict[AgentID, dict[str, Any]]] = deque()
         self._empty: dict[AgentID, dict[str, Any]] = {}

@@ -21,11 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import ParallelWrapper, check_probability, require_messages
 
 
 class MessageLoss(ParallelWrapper):
@@ -47,17 +46,8 @@ class MessageLoss(ParallelWrapper):
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action], p: float) -> None:
         super().__init__(env)
-        if isinstance(p, bool) or not isinstance(p, int | float | np.floating | np.integer):
-            raise TypeError(f"p must be a number in [0, 1], got {type(p).__name__} {p!r}")
-        if not 0.0 <= float(p) <= 1.0:
-            raise ValueError(f"p must lie in [0, 1], got {p!r}")
-        space = env.observation_space(env.possible_agents[0])
-        if not (isinstance(space, spaces.Dict) and {"messages", "mask"} <= set(space.spaces)):
-            raise TypeError(
-                "MessageLoss needs an env that carries messages (observations with "
-                f"'messages' and 'mask'), got {space!r}"
-            )
-        self.p = float(p)
+        self.p = check_probability("p", p)
+        require_messages(env, "MessageLoss")
         self._rng = np.random.default_rng()
 
     def reset(
