@@ -6,7 +6,9 @@ which every agent contacts one uniformly random neighbour (and that neighbour an
 is also common.  A receiver learns its gossip partner(s) from the delivery mask: the
 senders whose bit is set.
 
-The draws here are vectorized NumPy; the fast path's compiled
+Who talks is a :class:`~fedbandit_env.protocols.schedules.Schedule`, the mechanism the
+:class:`~fedbandit_env.wrappers.Gossip` wrapper shares. The draws are vectorized NumPy;
+the fast path's compiled
 :mod:`fedbandit_env.protocols.kernels` consume the same numbers (tests/test_replay.py).
 
 Zhu et al. also let every agent see its neighbours' pull-count estimates every step
@@ -17,19 +19,26 @@ message reach all neighbours each step (``public_mask``), the rest only the part
 
 from __future__ import annotations
 
-import numpy as np
-
 from fedbandit_env.protocols.base import Delivery, Protocol, deliver_mask
+from fedbandit_env.protocols.schedules import NeighbourCalls, RandomEdge, Schedule
 from fedbandit_env.type_aliases import BoolArray, FloatArray
 from fedbandit_env.validation import check_int
 
 
 class _Gossip(Protocol):
-    """Shared constructor and delivery of the gossip schedules."""
+    """Shared constructor and delivery of the gossip protocols: the partners of a step
+    are :attr:`schedule`'s draw from the protocol's generator."""
+
+    schedule: Schedule
 
     def __init__(self, public_dim: int = 0) -> None:
         super().__init__()
         self.public_dim = check_int("public_dim", public_dim, 0)
+
+    def route(self, messages: FloatArray, t: int) -> Delivery:
+        """Deliver to the partners the schedule draws (and the public prefix to all)."""
+        mask, calls = self.schedule.draw(self.network, self._rng, t)
+        return self._deliver(messages, mask, calls)
 
     def _deliver(self, messages: FloatArray, mask: BoolArray, calls: int) -> Delivery:
         net = self.network
@@ -46,6 +55,7 @@ class RandomEdgeGossip(_Gossip):
     """One uniformly random edge per step; its two agents swap messages.
 
     Example:
+        >>> import numpy as np
         >>> from fedbandit_env.network import Network
         >>> g = RandomEdgeGossip()
         >>> g.reset(Network.ring(5), np.random.default_rng(0))
@@ -55,14 +65,7 @@ class RandomEdgeGossip(_Gossip):
     """
 
     name = "random_edge_gossip"
-
-    def route(self, messages: FloatArray, t: int) -> Delivery:
-        """Activate one edge drawn uniformly from ``E``."""
-        net = self.network
-        i, j = net.edges[self._rng.integers(net.n_edges)]  # as protocols.kernels.random_edge
-        mask = np.zeros((net.n_agents, net.n_agents), dtype=bool)
-        mask[i, j] = mask[j, i] = True
-        return self._deliver(messages, mask, 1)
+    schedule = RandomEdge()
 
 
 class NeighbourGossip(_Gossip):
@@ -72,6 +75,7 @@ class NeighbourGossip(_Gossip):
     whoever called it).  Each distinct call is one peer link.
 
     Example:
+        >>> import numpy as np
         >>> from fedbandit_env.network import Network
         >>> g = NeighbourGossip()
         >>> g.reset(Network.star(4), np.random.default_rng(0))
@@ -80,13 +84,4 @@ class NeighbourGossip(_Gossip):
     """
 
     name = "neighbour_gossip"
-
-    def route(self, messages: FloatArray, t: int) -> Delivery:
-        """Each agent picks one neighbour uniformly; calls are symmetric."""
-        net = self.network
-        n = net.n_agents
-        picks = (self._rng.random(n) * net.degrees).astype(np.int64)  # as kernels.neighbour_calls
-        mask = np.zeros((n, n), dtype=bool)
-        mask[np.arange(n), net.neighbors[np.arange(n), picks]] = True
-        mask |= mask.T
-        return self._deliver(messages, mask, int(np.triu(mask).sum()))
+    schedule = NeighbourCalls()

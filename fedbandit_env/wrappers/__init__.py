@@ -4,6 +4,7 @@ from fedbandit_env.wrappers.arm_actions import ArmActions
 from fedbandit_env.wrappers.base import ParallelWrapper
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
+from fedbandit_env.wrappers.gossip import Gossip
 from fedbandit_env.wrappers.link_failures import LinkFailures
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
@@ -14,6 +15,7 @@ __all__ = [
     "ArmActions",
     "ClipRewards",
     "FlattenObservations",
+    "Gossip",
     "LinkFailures",
     "LocalStatistics",
     "MessageDelay",
