@@ -1,7 +1,9 @@
 """Wrappers, one concern each, composable like Gymnasium's and PettingZoo's."""
 
+from fedbandit_env.wrappers.agent_crash import AgentCrash
 from fedbandit_env.wrappers.arm_actions import ArmActions
 from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.byzantine import Byzantine
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
 from fedbandit_env.wrappers.gossip import Gossip
@@ -12,7 +14,9 @@ from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 __all__ = [
+    "AgentCrash",
     "ArmActions",
+    "Byzantine",
     "ClipRewards",
     "FlattenObservations",
     "Gossip",

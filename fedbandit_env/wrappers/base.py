@@ -110,6 +110,21 @@ def require_messages(env: ParallelEnv[Any, Any, Any], wrapper: str) -> None:
         )
 
 
+def agent_name(agent: AgentID | int, names: list[AgentID]) -> AgentID:
+    """``agent`` (a name or an index into ``names``) as a name, or a ``ValueError``.
+
+    Example:
+        >>> agent_name(1, ["agent_0", "agent_1"]), agent_name("agent_0", ["agent_0"])
+        ('agent_1', 'agent_0')
+    """
+    if isinstance(agent, int | np.integer) and not isinstance(agent, bool):
+        if 0 <= int(agent) < len(names):
+            return names[int(agent)]
+    elif agent in names:
+        return agent
+    raise ValueError(f"unknown agent {agent!r} in agents (the env has {names[0]}..{names[-1]})")
+
+
 @dataclass(frozen=True)
 class BanditSpaces:
     """The pieces of a bandit observation space that statistics wrappers build on.
