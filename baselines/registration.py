@@ -64,6 +64,14 @@ def register_policies() -> None:
         settings=("gossip", "neighbours", "gossip+private", "neighbours+private"),
     )
     register(
+        "robust_gossip_ucb",
+        "baselines.gossip:RobustGossipUCB",
+        description="Gossip_UCB with trimmed-mean gossip and a trimmed count max (ours)",
+        family="gossip",
+        kwargs={"trim": 1},
+        settings=("neighbours", "gossip"),
+    )
+    register(
         "fed_ucb",
         "baselines.gossip:FedUCB",
         description="Zhu et al. 2021, Alg. 4: Gossip_UCB under the tree mechanism",

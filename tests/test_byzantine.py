@@ -125,6 +125,11 @@ def test_bad_arguments_are_refused(args: Any, kwargs: Any, error: type, match: s
         Byzantine(_env(), *args, **kwargs)
 
 
-def test_boost_needs_per_arm_blocks() -> None:
-    with pytest.raises(ValueError, match="blocks of M = 2"):
-        Byzantine(_env(message_dim=3), 1, "boost")
+def test_boost_keeps_the_header_and_needs_one_block() -> None:
+    env = Byzantine(_env(n_arms=2, message_dim=3), [4], "boost", arm=0)
+    env.reset(seed=0)
+    talk = {a: {"arm": 0, "message": np.array([7, 8, 9], np.float32)} for a in env.agents}
+    obs = env.step(talk)[0]
+    assert obs["agent_0"]["messages"][4].tolist() == [7.0, 1.0, 0.0]  # flag kept, arm 0 up
+    with pytest.raises(ValueError, match="needs a block of M = 2"):
+        Byzantine(_env(message_dim=1), 1, "boost")

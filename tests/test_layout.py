@@ -93,4 +93,5 @@ def test_each_reference_family_is_one_folder() -> None:
         assert {"__init__.py", "policies.py", "kernels.py", "fast.py"} <= {
             p.name for p in folder.glob("*.py")
         }, family
-        assert str(spec.fast_entry_point).startswith(f"baselines.{family}.fast:"), pid
+        if spec.fast_entry_point is not None:  # a variant may run on the PettingZoo path only
+            assert str(spec.fast_entry_point).startswith(f"baselines.{family}.fast:"), pid

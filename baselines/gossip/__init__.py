@@ -2,8 +2,9 @@
 mechanism of ``PrivateRewards``).
 
 ``policies.py`` holds the per-agent policies, ``kernels.py`` their mathematics,
-``fast.py`` the batched trial loop; ``baselines.registration`` registers them as
-``gossip_ucb`` and ``fed_ucb``.
+``fast.py`` the batched trial loop, ``robust.py`` our Byzantine-robust variant
+(PettingZoo path only); ``baselines.registration`` registers them as ``gossip_ucb``,
+``fed_ucb`` and ``robust_gossip_ucb``.
 
 Example:
     >>> from baselines.gossip import FedUCB
@@ -14,6 +15,7 @@ Example:
 from typing import Any
 
 from baselines.gossip.policies import FedUCB, GossipUCB, default_alpha_1
+from baselines.gossip.robust import RobustGossipUCB
 
 
 def fed_ucb_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
@@ -27,4 +29,4 @@ def fed_ucb_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     return {"epsilon": options.get("epsilon", 1.0)}
 
 
-__all__ = ["FedUCB", "GossipUCB", "default_alpha_1", "fed_ucb_options"]
+__all__ = ["FedUCB", "GossipUCB", "RobustGossipUCB", "default_alpha_1", "fed_ucb_options"]

@@ -43,7 +43,7 @@ from baselines.gossip.kernels import (
     update_n_tilde,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray, Observation, SeedLike
 
 
 def default_alpha_1(n_agents: int) -> float:
@@ -133,6 +133,16 @@ class GossipUCB(Policy):
             np.empty(self.counts.size),
         )
 
+    def combine(self, sent: FloatArray, partners: IntArray, arm: int, change: float) -> None:
+        """Lines 20/22: average ``theta`` with the partners' rows of ``sent`` (the
+        estimates they sent), then add the change of the pulled arm's local mean."""
+        p = partners.reshape(1, -1)
+        gossip_update(self.theta.reshape(1, -1), 0, sent, p, p.size, arm, change)  # in place
+
+    def count_estimate(self, sent: FloatArray, senders: BoolArray) -> FloatArray:
+        """Line 5: ``n~(t+1)``, the largest of the own counts and the senders' estimates."""
+        return update_n_tilde(self.counts, sent, senders, np.empty(self.counts.size))
+
     def act(self, observation: Observation) -> dict[str, object]:
         """Absorb last step's pull and messages, then run one step of Algorithm 1."""
         m = self.spec.n_arms
@@ -145,22 +155,16 @@ class GossipUCB(Policy):
                 self.theta = xbar_new.copy()
             elif done > m:
                 sent = observation["messages"][:, m : 2 * m].astype(np.float64)
-                partners = np.flatnonzero(observation["mask"]).reshape(1, -1)
-                change = xbar_new[arm] - self.xbar[arm]
-                gossip_update(
-                    self.theta.reshape(1, -1), 0, sent, partners, partners.size, arm, change
-                )  # in place
+                partners = np.flatnonzero(observation["mask"])
+                self.combine(sent, partners, arm, xbar_new[arm] - self.xbar[arm])
             self.xbar = xbar_new
         if done < m:  # line 1: pull every arm once
             return self._message(done)
         self.t = done - m + 1
         self.n_tilde = self.n_tilde_next
         key = "public_mask" if "public_mask" in observation else "mask"
-        self.n_tilde_next = update_n_tilde(
-            self.counts,
-            observation["messages"][:, :m].astype(np.float64),
-            observation[key].astype(bool),
-            np.empty(m),
+        self.n_tilde_next = self.count_estimate(
+            observation["messages"][:, :m].astype(np.float64), observation[key].astype(bool)
         )
         n = self.spec.n_agents
         lagging = forced_count(self.counts, self.n_tilde, n)

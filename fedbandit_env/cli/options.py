@@ -28,9 +28,19 @@ from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.faults import FAULT_DEFAULTS
 from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, LINEAR_INSTANCES, Scenario
 from fedbandit_env.settings import SETTINGS
+from fedbandit_env.wrappers.byzantine import BEHAVIOURS
 
+FAULT_OPTIONS = (
+    ("--loss", float, "probability the network loses a delivered peer message (MessageLoss)"),
+    ("--delay", int, "steps every peer message arrives late (MessageDelay)"),
+    ("--byzantine", int, "the last B agents send --attack lies, scored out (Byzantine)"),
+    ("--crash", float, "probability an agent crashes at a step (AgentCrash; one-hop only)"),
+    ("--recover", float, "probability a crashed agent comes back at a step (0: crash-stop)"),
+)
+"""The network-fault options (every fault run takes the PettingZoo path)."""
 DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
 LINEAR_POLICIES = (
     "lin_ucb,fedlin_ucb,fedlin_ucb_fixed,fedlin_ucb_dp,private_fedlin_ucb,pooled_lin_ucb"
@@ -121,19 +131,9 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     )
     b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
-    b.add_argument(
-        "--loss",
-        type=float,
-        default=0.0,
-        help="probability that the network loses a delivered peer message (MessageLoss; "
-        "runs take the PettingZoo path)",
-    )
-    b.add_argument(
-        "--delay",
-        type=int,
-        default=0,
-        help="steps every peer message arrives late (MessageDelay; PettingZoo path)",
-    )
+    for flag, kind, what in FAULT_OPTIONS:
+        b.add_argument(flag, type=kind, default=FAULT_DEFAULTS[flag[2:]], help=what)
+    b.add_argument("--attack", choices=BEHAVIOURS, default=d.attack, help="--byzantine's lie")
     b.add_argument(
         "--clip",
         type=parse_clip,
@@ -298,8 +298,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
         dim=dim,
         heterogeneity=args.heterogeneity,
-        loss=args.loss,
-        delay=args.delay,
+        **{k: getattr(args, k) for k in FAULT_DEFAULTS},
     )
 
 

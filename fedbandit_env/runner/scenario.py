@@ -23,12 +23,13 @@ from fedbandit_env.problems.mab import (
     zhu_synthetic,
 )
 from fedbandit_env.protocols import make_protocol
+from fedbandit_env.runner.faults import FAULT_DEFAULTS, apply_faults, has_faults
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
+from fedbandit_env.wrappers.base import check_probability
+from fedbandit_env.wrappers.byzantine import BEHAVIOURS
 from fedbandit_env.wrappers.clip import ClipRewards
-from fedbandit_env.wrappers.message_delay import MessageDelay
-from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 InstanceKind = Literal["conflicting", "zhu", "homogeneous", "dubey"]
@@ -88,6 +89,10 @@ class Scenario:
             (:class:`~fedbandit_env.wrappers.MessageLoss`); runs take the PettingZoo path.
         delay: Steps every peer message arrives late
             (:class:`~fedbandit_env.wrappers.MessageDelay`); the PettingZoo path too.
+        byzantine: The last ``byzantine`` agents lie
+            (:class:`~fedbandit_env.wrappers.Byzantine` with behaviour ``attack``).
+        crash: Probability an agent crashes at a step, ``recover`` that a crashed one
+            comes back (:class:`~fedbandit_env.wrappers.AgentCrash`).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -122,11 +127,18 @@ class Scenario:
     heterogeneity: float = 0.0
     loss: float = 0.0
     delay: int = 0
+    byzantine: int = 0
+    attack: str = "boost"
+    crash: float = 0.0
+    recover: float = 0.0
 
     @property
     def faults(self) -> bool:
-        """Whether the network loses or delays messages (no fast path models it yet)."""
-        return self.loss > 0.0 or self.delay > 0
+        """Whether the network has faults (no fast path models them yet)."""
+        return has_faults(self._fault_fields())
+
+    def _fault_fields(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in FAULT_DEFAULTS}
 
     @property
     def linear(self) -> bool:
@@ -155,9 +167,15 @@ class Scenario:
                 )
         if self.instances not in INSTANCE_SPLITS:
             raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
-        if not 0.0 <= float(self.loss) <= 1.0:
-            raise ValueError(f"loss must lie in [0, 1], got {self.loss!r}")
+        for name in ("loss", "crash", "recover"):
+            check_probability(name, getattr(self, name))
         check_int("delay", self.delay, 0)
+        if check_int("byzantine", self.byzantine, 0) >= self.n_agents:
+            raise ValueError(
+                f"byzantine must be < n_agents = {self.n_agents}, got {self.byzantine}"
+            )
+        if self.attack not in BEHAVIOURS:
+            raise ValueError(f"attack must be one of {list(BEHAVIOURS)}, got {self.attack!r}")
         if self.linear:
             check_int("dim", self.dim, 2)
             if self.noise not in ("bernoulli", "gaussian"):
@@ -321,18 +339,8 @@ class Scenario:
         return self._faulty(env)
 
     def _faulty(self, env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
-        """The network's faults on top (privacy stays the wrapper of depth 0); an env
-        without messages has nothing to lose."""
-        if not self.faults:
-            return env
-        space = env.observation_space(env.possible_agents[0])
-        if "mask" not in getattr(space, "spaces", {}):
-            return env
-        if self.delay:
-            env = MessageDelay(env, self.delay)
-        if self.loss:
-            env = MessageLoss(env, self.loss)
-        return env
+        """The network's faults on top (:func:`~fedbandit_env.runner.faults.apply_faults`)."""
+        return apply_faults(env, self._fault_fields())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for JSON). ``instances``, ``setting``, ``epsilon``, ``dim`` and
@@ -345,8 +353,7 @@ class Scenario:
             ("epsilon", None),
             ("dim", 0),
             ("heterogeneity", 0.0),
-            ("loss", 0.0),
-            ("delay", 0),
+            *FAULT_DEFAULTS.items(),
         )
         for name, default in defaults:
             if out[name] == default:

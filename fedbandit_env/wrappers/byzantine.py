@@ -8,11 +8,13 @@ arm is its policy's own, and honest agents' messages are untouched. Behaviours:
   models a crude attacker);
 - ``"sign_flip"``: the policy's own message negated;
 - ``"random"``: every entry uniform in ``[low, high]`` (the wrapper's own stream);
-- ``"boost"``: an adversary that promotes one bad arm: the message is read as blocks
-  of ``M`` per-arm entries (Gossip_UCB sends ``[counts, means]``), the target arm's
-  entry of every block is ``high`` and the others' ``low``; the target is ``arm``, by
-  default the arm with the lowest global mean at reset (the adversary knows the
-  instance);
+- ``"boost"``: an adversary that promotes one bad arm: the message is read as a
+  header of ``D mod M`` entries, kept as the policy wrote it (the elimination
+  algorithms' flag, so the lie keeps the protocol's framing), then blocks of ``M``
+  per-arm entries (Gossip_UCB sends ``[counts, means]``, the elimination algorithms
+  ``[flag, means]``); the target arm's entry of every block is ``high`` and the others'
+  ``low``; the target is ``arm``, by default the arm with the lowest global mean at
+  reset (the adversary knows the instance);
 - a function ``(message, t, rng) -> message``.
 
 Whatever comes out is clipped to the env's ``message_bounds``, so the action stays
@@ -96,10 +98,10 @@ class Byzantine(ParallelWrapper):
         if behaviour == "boost":
             if not hasattr(getattr(base, "problem", None), "gaps"):
                 raise ValueError("behaviour 'boost' needs a multi-armed env (per-arm means)")
-            if not self.n_arms or self.message_dim % self.n_arms:
+            if not self.n_arms or self.message_dim < self.n_arms:
                 raise ValueError(
-                    f"behaviour 'boost' reads messages as blocks of M = {self.n_arms} per-arm "
-                    f"entries; the message has {self.message_dim}"
+                    f"behaviour 'boost' needs a block of M = {self.n_arms} per-arm entries; "
+                    f"the message has {self.message_dim}"
                 )
             if arm is not None and not 0 <= int(arm) < self.n_arms:
                 raise ValueError(f"arm must lie in [0, {self.n_arms}), got {arm!r}")
@@ -139,8 +141,10 @@ class Byzantine(ParallelWrapper):
             return -message
         if b == "random":
             return self._rng.uniform(self.low, self.high, message.shape)
-        out = np.full(message.shape, self.low)  # boost
-        out[self._target :: self.n_arms] = self.high
+        head = message.size % self.n_arms  # boost
+        out = np.full(message.shape, self.low)
+        out[:head] = message[:head]
+        out[head + self._target :: self.n_arms] = self.high
         return out
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
