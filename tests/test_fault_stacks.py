@@ -14,6 +14,7 @@ from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import (
     AgentCrash,
     Byzantine,
+    GilbertElliottLoss,
     Gossip,
     LinkFailures,
     MessageDelay,
@@ -26,7 +27,8 @@ Wrap = Callable[[Any], Any]
 WRAPPERS: dict[str, Wrap] = {
     "gossip": lambda env: Gossip(env, "random_matching", public_dim=1),
     "loss": lambda env: MessageLoss(env, 0.3),
-    "delay": lambda env: MessageDelay(env, 2),
+    "delay": lambda env: MessageDelay(env, 1, 3),
+    "bursty": lambda env: GilbertElliottLoss(env, 0.2, 0.3),
     "links": lambda env: LinkFailures(env, 0.2, 0.4),
     "crash": lambda env: AgentCrash(env, 0.1, 0.3),
     "byzantine": lambda env: Byzantine(env, 1, "random", low=-1.0, high=1.0),
@@ -62,26 +64,26 @@ def test_every_ordered_pair_passes_api_and_determinism(names: tuple[str, ...]) -
 
 
 _rng = np.random.default_rng(17)
-ALL_SIX = [tuple(_rng.permutation(list(WRAPPERS)).tolist()) for _ in range(4)]
-ALL_SIX += [tuple(WRAPPERS), tuple(reversed(WRAPPERS))]
+EVERY = [tuple(_rng.permutation(list(WRAPPERS)).tolist()) for _ in range(4)]
+EVERY += [tuple(WRAPPERS), tuple(reversed(WRAPPERS))]
 
 
-@pytest.mark.parametrize("k", range(len(ALL_SIX)))
-def test_all_six_with_privacy_anywhere_pass_api_and_determinism(k: int) -> None:
-    names = ALL_SIX[k]
+@pytest.mark.parametrize("k", range(len(EVERY)))
+def test_all_of_them_with_privacy_anywhere_pass_api_and_determinism(k: int) -> None:
+    names = EVERY[k]
     make = _stack(names, private=k % (len(names) + 1))
     check_parallel_env(make, num_cycles=25)
     check_determinism(make, seed=k)
 
 
-def test_all_six_import_from_one_place_and_report_in_infos() -> None:
+def test_all_of_them_import_from_one_place_and_report_in_infos() -> None:
     env = _stack(tuple(WRAPPERS))()
     env.reset(seed=0)
     info: dict[str, Any] = {}
     while env.agents:
         acts = {a: {"arm": 0, "message": np.ones(2, np.float32)} for a in env.agents}
         info = env.step(acts)[4]["agent_0"]
-    for key in ("gossip_calls", "messages_lost", "messages_in_flight", "links_down"):
+    for key in ("gossip_calls", "messages_lost", "messages_in_flight", "links_down", "links_bad"):
         assert key in info, key
     for key in ("crashed", "byzantine", "corrupted"):
         assert key in info, key

@@ -12,7 +12,7 @@ from fedbandit_env.policies import FixedArm, IndependentTeam
 from fedbandit_env.privacy.audit_env import play
 from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.testing import check_determinism, check_parallel_env
-from fedbandit_env.wrappers import MessageDelay, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers import Gossip, MessageDelay, MessageLoss, PrivateRewards
 
 
 def _talking_env(**kw: Any) -> Any:
@@ -35,6 +35,8 @@ STACKS = {
     "delay_over_loss": lambda: MessageDelay(MessageLoss(_talking_env(), 0.3), 2),
     "loss_over_delay": lambda: MessageLoss(MessageDelay(_talking_env(), 2), 0.3),
     "private_over_delay": lambda: PrivateRewards(MessageDelay(_talking_env(), 1), 1.0),
+    "random_in_order": lambda: MessageDelay(_talking_env(), 1, 4),
+    "random_out_of_order": lambda: MessageDelay(_talking_env(), 0, 3, in_order=False),
     "delay_over_gossip": lambda: MessageDelay(
         _talking_env(protocol=RandomEdgeGossip(public_dim=1)), 2
     ),
@@ -65,10 +67,79 @@ def test_what_arrives_at_t_is_what_the_protocol_delivered_at_t_minus_delay(delay
         assert late.infos[-1]["agent_0"]["messages_in_flight"] == 2 * delay  # 2 neighbours
 
 
+def _arrivals(env: Any, seeds: range = range(4)) -> list[tuple[int, int, int, int]]:
+    """(receiver, sender, sent, seen) of every message seen: _Chatty's message is the
+    step it was sent at."""
+    out = []
+    for seed in seeds:
+        episode = play(env, IndependentTeam(lambda: _Chatty()), seed)
+        for t, obs in enumerate(episode.observations[1:], start=1):
+            for r, o in enumerate(obs.values()):
+                for s in np.flatnonzero(o["mask"]):
+                    out.append((r, int(s), int(o["messages"][s, 0]), t))
+    return out
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_random_delays_lie_within_bounds(in_order: bool) -> None:
+    """Delays 1..4 (out of order: 2..5) steps: every message is seen within them (in
+    order, a message may also wait for the one before it on its link)."""
+    lo, hi = (1, 4) if in_order else (2, 5)
+    seen = _arrivals(MessageDelay(_talking_env(), lo, hi, in_order=in_order))
+    delays = np.array([t - sent for _, _, sent, t in seen])
+    assert delays.min() >= lo and delays.max() <= (30 if in_order else hi)
+
+
+def test_random_delays_are_uniform() -> None:
+    """Links used every 6th step (periodic gossip), delays U{2..5}: no two messages of a
+    link meet, so every delay is seen; their mean is 3.5 within 4 sd (sd 1.118 / sqrt n),
+    and each value's share is 1/4 within 4 sd."""
+    env = MessageDelay(Gossip(_talking_env(), "periodic:6"), 2, 5, in_order=False)
+    delays = np.array([t - sent for _, _, sent, t in _arrivals(env, range(20))])
+    n = delays.size
+    assert n > 500
+    assert abs(delays.mean() - 3.5) < 4 * 1.118 / np.sqrt(n), delays.mean()
+    shares = np.bincount(delays, minlength=6)[2:] / n
+    assert np.abs(shares - 0.25).max() < 4 * np.sqrt(0.25 * 0.75 / n), shares
+
+
+def _reordered(env: Any) -> int:
+    """How often a link shows a message sent before one it already showed."""
+    last: dict[tuple[int, int], int] = {}
+    back = 0
+    for r, s, sent, _ in sorted(_arrivals(env, range(1)), key=lambda x: x[3]):
+        back += int(sent < last.get((r, s), 0))
+        last[r, s] = max(sent, last.get((r, s), 0))
+    return back
+
+
+def test_in_order_links_never_reorder_and_free_ones_do() -> None:
+    assert _reordered(MessageDelay(_talking_env(), 0, 5)) == 0
+    assert _reordered(MessageDelay(_talking_env(), 0, 5, in_order=False)) > 0
+
+
+def test_a_random_delay_reports_superseded_messages() -> None:
+    episode = play(MessageDelay(_talking_env(), 0, 5), IndependentTeam(lambda: _Chatty()), 0)
+    assert sum(i["agent_0"]["messages_superseded"] for i in episode.infos[1:]) > 0
+
+
 @pytest.mark.parametrize("delay", [-1, 1.5, True, "2"])
 def test_bad_delays_are_refused(delay: Any) -> None:
     with pytest.raises(ValueError, match="delay must be an int >= 0"):
         MessageDelay(_talking_env(), delay)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"delay": 3, "max_delay": 2}, ValueError, "max_delay must be >= delay"),
+        ({"delay": 1, "max_delay": -2}, ValueError, "max_delay must be an int"),
+        ({"delay": 1, "in_order": "yes"}, TypeError, "in_order must be a bool"),
+    ],
+)
+def test_bad_random_delays_are_refused(kwargs: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        MessageDelay(_talking_env(), **kwargs)
 
 
 def test_an_env_without_messages_is_refused() -> None:

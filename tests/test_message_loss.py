@@ -14,7 +14,7 @@ from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.registry import make as make_team
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.testing import check_determinism, check_parallel_env
-from fedbandit_env.wrappers import LocalStatistics, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers import GilbertElliottLoss, LocalStatistics, MessageLoss, PrivateRewards
 
 
 def _talking_env(**kw: Any) -> Any:
@@ -143,3 +143,56 @@ def test_scenarios_put_faults_on_top_and_take_the_pettingzoo_path() -> None:
         Scenario(loss=2.0)
     with pytest.raises(ValueError, match="delay must be >= 0"):
         Scenario(delay=-1)
+
+
+def test_gilbert_elliott_stacks_pass_api_and_full_episode_determinism() -> None:
+    def make() -> Any:
+        return GilbertElliottLoss(_talking_env(), 0.2, 0.3, loss_bad=0.9, loss_good=0.05)
+
+    check_parallel_env(make, num_cycles=30)
+    check_determinism(make, seed=2)
+
+
+def _link_losses(env: Any, seeds: int) -> np.ndarray:
+    """(episodes, steps, receiver, sender) 1 where a delivered message was lost: every
+    agent of the ring hears both neighbours every step, so a cleared mask is a loss."""
+    out = []
+    for s in range(seeds):
+        obs = _episode(env, s).observations[1:]
+        out.append([[~o[a]["mask"].astype(bool) for a in o] for o in obs])
+    return np.array(out)
+
+
+def test_gilbert_elliott_loses_the_stationary_share_in_bursts() -> None:
+    """to_bad 0.1, to_good 0.3, all lost when bad: a long-run loss rate of 0.25, and a
+    loss follows a loss on the same link with probability 1 - to_good = 0.7 (a
+    memoryless channel: 0.25). 30 steps x 8 links x 40 episodes; the chain's
+    autocorrelation 0.6 inflates the variance by (1 + 0.6) / (1 - 0.6) = 4; 4 sd each."""
+    env = GilbertElliottLoss(_talking_env(), 0.1, 0.3)
+    assert env.mean_loss == 0.25
+    ring = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], bool)
+    lost = _link_losses(env, 40)[:, :, ring]  # (episodes, steps, 8 links)
+    late = lost[:, 10:]  # past the start (every link starts good)
+    sd = np.sqrt(0.25 * 0.75 * 4 / late.size)
+    assert abs(late.mean() - 0.25) < 4 * sd, late.mean()
+    after = lost[:, 1:][lost[:, :-1]]
+    assert abs(after.mean() - 0.7) < 4 * np.sqrt(0.7 * 0.3 / after.size), after.mean()
+    plain = _link_losses(MessageLoss(_talking_env(), 0.25), 40)[:, :, ring]
+    assert plain[:, 1:][plain[:, :-1]].mean() < 0.4  # the power check: no bursts
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"to_bad": 1.5, "to_good": 0.1}, ValueError, r"to_bad must lie in \[0, 1\]"),
+        ({"to_bad": 0.1, "to_good": -1}, ValueError, r"to_good must lie in \[0, 1\]"),
+        ({"to_bad": 0.0, "to_good": 0.0}, ValueError, "cannot both be 0"),
+        ({"to_bad": 0.1, "to_good": 0.1, "loss_bad": 2}, ValueError, "loss_bad must lie"),
+        ({"to_bad": 0.1, "to_good": 0.1, "loss_good": "x"}, TypeError, "loss_good must be"),
+    ],
+)
+def test_bad_gilbert_elliott_arguments_are_refused(
+    kwargs: dict[str, Any], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        GilbertElliottLoss(_talking_env(), **kwargs)

@@ -10,7 +10,7 @@ from fedbandit_env.wrappers.gossip import Gossip
 from fedbandit_env.wrappers.link_failures import LinkFailures
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
-from fedbandit_env.wrappers.message_loss import MessageLoss
+from fedbandit_env.wrappers.message_loss import GilbertElliottLoss, MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "Byzantine",
     "ClipRewards",
     "FlattenObservations",
+    "GilbertElliottLoss",
     "Gossip",
     "LinkFailures",
     "LocalStatistics",

@@ -1,0 +1,171 @@
+"""Robustness of the reference algorithms to what networks do to messages (issue 17).
+
+Final per-agent regret of Gossip_UCB, our RobustGossipUCB (trim 2), Fed_UCB
+(epsilon = 10), DDP-MAB and local UCB1 (no messages: the floor every communicating
+policy should beat) against
+
+(a) the message loss rate (:class:`~fedbandit_env.wrappers.MessageLoss`),
+(b) the delay of every message in steps (:class:`~fedbandit_env.wrappers.MessageDelay`),
+(c) the number of Byzantine agents boosting the worst arm
+    (:class:`~fedbandit_env.wrappers.Byzantine`, ``"boost"``; regret of the honest agents).
+
+Every policy runs in one information setting: the gossip family hears every neighbour
+each step (``neighbours``; Fed_UCB ``neighbours+private``), DDP-MAB floods
+(``flooding``), local UCB1 hears no one; N = 8 agents on the complete graph, M = 4 arms,
+the conflicting instance (half the agents misled), Bernoulli rewards. The fault
+wrappers sit on top of each policy's env, so all face the same network. Runs take the
+PettingZoo path (the fast path does not model faults yet). Learned policies are not in
+the figure: they do not send messages yet (issue 14), so a fault changes nothing for
+them.
+
+Scales: ``quick`` (T = 600, 2 trials; CI runs it) and ``default`` (T = 3000, 3 trials,
+about 10 minutes on 2 cores).
+
+    python examples/robustness.py                     # default scale, docs/figures/
+    python examples/robustness.py --scale quick --out /tmp/robustness
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.scenario import Scenario
+
+POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "gossip_ucb": ("neighbours", {}),
+    "robust_gossip_ucb": ("neighbours", {"trim": 2}),
+    "fed_ucb": ("neighbours+private", {"epsilon": 10.0}),
+    "ddp_mab": ("flooding", {}),
+    "local_ucb": ("local", {}),
+}
+"""Each policy, its setting and its options."""
+PANELS: dict[str, tuple[str, str]] = {
+    "loss": ("message loss rate p", "linear"),
+    "delay": ("message delay (steps)", "symlog"),
+    "byzantine": ("Byzantine agents (boost the worst arm)", "linear"),
+}
+SCALES: dict[str, dict[str, Any]] = {
+    "quick": {"T": 600, "trials": 2, "loss": (0.0, 0.5, 1.0), "delay": (0, 10),
+              "byzantine": (0, 2)},
+    "default": {"T": 3000, "trials": 3, "loss": (0.0, 0.25, 0.5, 0.75, 0.9, 1.0),
+                "delay": (0, 1, 5, 20, 100, 500), "byzantine": (0, 1, 2, 3)},
+}  # fmt: skip
+N_AGENTS, N_ARMS = 8, 4
+
+
+def _point(policy: str, panel: str, value: float, scale: dict[str, Any]) -> dict[str, Any]:
+    setting, options = POLICIES[policy]
+    scenario = Scenario(
+        n_agents=N_AGENTS,
+        n_arms=N_ARMS,
+        horizon=scale["T"],
+        seed=0,
+        setting=setting,
+        epsilon=options.get("epsilon") if setting.endswith("+private") else None,
+        **{panel: value},
+    )
+    start = time.perf_counter()
+    curves = evaluate(policy, scenario, options, trials=scale["trials"], record_every=scale["T"])
+    final = curves.per_agent[:, -1]
+    return {
+        "policy": policy,
+        "panel": panel,
+        "value": value,
+        "mean": float(final.mean()),
+        "std": float(final.std(ddof=1)) if final.size > 1 else 0.0,
+        "trials": final.tolist(),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def run(scale_name: str, jobs: int = 2) -> list[dict[str, Any]]:
+    """Every (policy, panel, value) point of the scale, ``jobs`` processes at a time."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    scale = SCALES[scale_name]
+    tasks = [(p, panel, v) for panel in PANELS for v in scale[panel] for p in POLICIES]
+    out = Parallel(n_jobs=jobs, return_as="generator")(
+        delayed(_point)(p, panel, v, scale) for p, panel, v in tasks
+    )
+    return list(tqdm(out, total=len(tasks), desc="robustness", unit="point"))
+
+
+def plot(points: list[dict[str, Any]], scale_name: str, path: Path) -> None:
+    """One panel per fault: final per-agent regret (mean, +-1 sd over trials)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scale = SCALES[scale_name]
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.2 * len(PANELS), 4.2), sharey=True)
+    colours = plt.get_cmap("tab10")
+    for ax, (panel, (xlabel, xscale)) in zip(axes, PANELS.items(), strict=True):
+        for k, policy in enumerate(POLICIES):
+            rows = sorted(
+                (p for p in points if p["policy"] == policy and p["panel"] == panel),
+                key=lambda p: p["value"],
+            )
+            x = np.array([r["value"] for r in rows], dtype=float)
+            y = np.array([r["mean"] for r in rows])
+            sd = np.array([r["std"] for r in rows])
+            label = f"{policy} ({POLICIES[policy][0]})"
+            ax.errorbar(x, y, yerr=sd, marker="o", ms=4, capsize=3, color=colours(k), label=label)
+        if xscale == "symlog":
+            ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"per-agent regret at T = {scale['T']}")
+    axes[-1].legend(fontsize=8, loc="upper left")
+    fig.suptitle(
+        f"Robustness to network faults: N = {N_AGENTS}, M = {N_ARMS}, complete graph, "
+        f"conflicting instance, T = {scale['T']}, {scale['trials']} trials (±1 sd)"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    """Run the scale, print the table, write the figure and the numbers; return them."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", choices=sorted(SCALES), default="default")
+    parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    points = run(args.scale, args.jobs)
+    for panel in PANELS:
+        values = SCALES[args.scale][panel]
+        print(f"\n{panel:>22} " + " ".join(f"{v:>9g}" for v in values))
+        for policy in POLICIES:
+            row = {
+                p["value"]: p["mean"]
+                for p in points
+                if (p["policy"], p["panel"]) == (policy, panel)
+            }
+            print(f"{policy:>22} " + " ".join(f"{row[v]:>9.1f}" for v in values))
+    suffix = "" if args.scale == "default" else f"_{args.scale}"
+    figure = args.out / f"robustness{suffix}.png"
+    plot(points, args.scale, figure)
+    table = args.out / f"robustness{suffix}.json"
+    tmp = table.with_suffix(".json.tmp")
+    tmp.write_text(
+        json.dumps({"scale": args.scale, **SCALES[args.scale], "points": points}, indent=1)
+    )
+    tmp.replace(table)
+    print(f"\nwrote {figure} and {table} in {time.perf_counter() - start:.0f} s")
+    return points
+
+
+if __name__ == "__main__":
+    main()
