@@ -122,7 +122,7 @@ def test_an_env_without_messages_is_refused() -> None:
         MessageLoss(federated_mab_v0.parallel_env(horizon=3), 0.1)
 
 
-def test_scenarios_put_faults_on_top_and_take_the_pettingzoo_path() -> None:
+def test_scenarios_put_faults_on_top_and_choose_the_path_that_models_them() -> None:
     from fedbandit_env.policies import Requirements
     from fedbandit_env.runner.evaluate import evaluate
     from fedbandit_env.runner.fast import run_fast
@@ -134,10 +134,15 @@ def test_scenarios_put_faults_on_top_and_take_the_pettingzoo_path() -> None:
     assert type(env.env.env).__name__ == "PrivateRewards" and env.env.env.depth == 0
     silent = scenario.make_env(Requirements())  # nothing to lose without messages
     assert type(silent).__name__ == "FederatedMABEnv"
-    c = evaluate("gossip_ucb", scenario, trials=1, progress=False)
-    assert c.meta["path"] == "interactive"
-    with pytest.raises(ValueError, match="does not model message loss or delay"):
-        run_fast("gossip_ucb", scenario, 1, progress=False)
+    # Gossip_UCB's compiled loop models loss and delay; Fed_UCB's and DDP-MAB's do not
+    assert evaluate("gossip_ucb", scenario, trials=1).meta["path"] == "fast"
+    assert evaluate("fed_ucb", scenario, trials=1).meta["path"] == "interactive"
+    with pytest.raises(ValueError, match="fast path of fed_ucb does not model loss=0.5"):
+        run_fast("fed_ucb", scenario, 1, progress=False)
+    liars = Scenario(n_agents=3, n_arms=2, horizon=20, loss=0.5, byzantine=1)
+    assert evaluate("gossip_ucb", liars, trials=1).meta["path"] == "interactive"
+    with pytest.raises(ValueError, match="does not model byzantine=1"):
+        run_fast("gossip_ucb", liars, 1, progress=False)
     assert "loss" not in Scenario().to_dict() and scenario.to_dict()["delay"] == 1
     with pytest.raises(ValueError, match=r"loss must lie in \[0, 1\]"):
         Scenario(loss=2.0)

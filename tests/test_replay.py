@@ -8,6 +8,7 @@ network's communication cost are equal at every step, bit for bit.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,12 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"graph": "ring", "protocol": "broadcast", "instance": "zhu", "noise": "gaussian"},
         {},
     ),
+    # the faulty loop (baselines/gossip/faulty.py): loss, delay, both, every protocol
+    ("gossip_ucb", {"graph": "ring", "loss": 0.3}, {}),
+    ("gossip_ucb", {"graph": "complete", "delay": 3}, {}),
+    ("gossip_ucb", {"graph": "ring", "protocol": "broadcast", "loss": 0.5, "delay": 2}, {}),
+    ("gossip_ucb", {"graph": "star", "protocol": "neighbour_gossip", "loss": 0.2, "delay": 1}, {}),
+    ("gossip_ucb", {"graph": "complete", "loss": 1.0}, {}),
     ("fed_ucb", {"graph": "complete"}, {"epsilon": 2.0}),
     (
         "fed_ucb",
@@ -190,3 +197,13 @@ def test_run_fast_rejects_bad_input() -> None:
         run_fast("random", scenario, 0)
     with pytest.raises(ValueError, match="workers must be >= 1"):
         run_fast("random", scenario, 1, workers=0)
+
+
+def test_the_faulty_loop_sees_the_faults() -> None:
+    """The faulty cases above are not the fault-free run replayed: loss and delay change
+    the arms Gossip_UCB pulls (so the replay there can fail)."""
+    base = Scenario(n_agents=4, n_arms=3, horizon=200, seed=3, graph="ring")
+    plain = run_fast("gossip_ucb", base, 1, progress=False, trace=True)
+    for fault in ({"loss": 0.3}, {"delay": 3}):
+        faulty = run_fast("gossip_ucb", replace(base, **fault), 1, progress=False, trace=True)
+        assert not np.array_equal(plain.meta["arms"], faulty.meta["arms"]), fault

@@ -25,6 +25,7 @@ from baselines.common.kernels import (
     tie_pick,
 )
 from baselines.common.trial import agent_rngs, record_step
+from baselines.gossip.faulty import FAULTS, run_faulty_gossip_ucb
 from baselines.gossip.kernels import (
     fed_ucb_constants,
     gossip_update,
@@ -416,8 +417,14 @@ def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResul
 
 
 def run_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """One trial of Gossip_UCB (the registry's fast entry point of ``gossip_ucb``)."""
+    """One trial of Gossip_UCB (the registry's fast entry point of ``gossip_ucb``); with
+    message loss or delay, the loop of :mod:`baselines.gossip.faulty`."""
+    if st.scenario.loss or st.scenario.delay:
+        return run_faulty_gossip_ucb(st, seeds)
     return _run_gossip(st, seeds, fed=False)
+
+
+run_gossip_ucb.faults = FAULTS  # type: ignore[attr-defined]
 
 
 def run_fed_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:

@@ -82,7 +82,7 @@ def evaluate(
         return _evaluate_model(
             policy, scenario, trials, seed, first_trial, record_every, progress, label
         )
-    from fedbandit_env.runner.fast import check_bandit, run_fast
+    from fedbandit_env.runner.fast import check_bandit, run_fast, unmodelled_faults
 
     check_bandit(spec, scenario)
     policy = spec.id
@@ -105,8 +105,10 @@ def evaluate(
         protocol = merged.protocol or scenario.protocol
         fast_scenario = replace(scenario, setting=None, epsilon=None, protocol=protocol)
     # the fast path plays the policy's own env: usable unless the setting adds privacy
-    fast_ok = merged.epsilon == needs.epsilon and not scenario.faults  # no faults compiled
-    if spec.has_fast_path and fast_ok and not interactive:
+    fast_ok = merged.epsilon == needs.epsilon and spec.has_fast_path and not interactive
+    if fast_ok and scenario.faults:  # only where the compiled loop models them
+        fast_ok = not unmodelled_faults(spec.fast_runner(), scenario)
+    if fast_ok:
         curves = run_fast(
             spec,
             fast_scenario,

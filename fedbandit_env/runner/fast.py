@@ -35,6 +35,23 @@ from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
+FAULT_FIELDS = ("loss", "delay", "byzantine", "crash")
+"""The scenario fields that switch a network fault on."""
+
+
+def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[str]:
+    """The faults ``scenario`` switches on that ``runner`` does not model (a runner lists
+    the ones it does in its ``faults`` attribute).
+
+    Example:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> unmodelled_faults(print, Scenario(loss=0.1, delay=2))
+        ['loss', 'delay']
+    """
+    modelled = getattr(runner, "faults", ())
+    return [k for k in FAULT_FIELDS if getattr(scenario, k) and k not in modelled]
+
+
 PRIVACY_DEPTH = 0
 """Where ``Scenario.make_env`` puts ``PrivateRewards``: directly on the env, so its noise
 is the wrapper stream of depth 0 (:func:`fedbandit_env.seeding.wrapper_generator`)."""
@@ -223,13 +240,15 @@ def run_fast(
     if first_trial < 0:
         raise ValueError(f"first_trial must be >= 0, got {first_trial}")
     check_bandit(spec, scenario)
-    if scenario.faults:
+    runner: TrialRunner = spec.fast_runner()
+    missing = unmodelled_faults(runner, scenario)
+    if missing:
+        faults = ", ".join(f"{k}={getattr(scenario, k)}" for k in missing)
         raise ValueError(
-            f"the fast path does not model message loss or delay yet (loss={scenario.loss}, "
-            f"delay={scenario.delay}): run {spec.id} on the PettingZoo path (evaluate does)"
+            f"the fast path of {spec.id} does not model {faults}: run it on the PettingZoo "
+            f"path (evaluate does)"
         )
     team = spec.make(**params)  # checks the options as the PettingZoo path would
-    runner: TrialRunner = spec.fast_runner()
     steps = record_steps(scenario.horizon, record_every)
     shared = TrialSetup.build(scenario, steps, trace, params)
     seeds = trial_seeds(seed, first_trial + n_trials)[first_trial:]
