@@ -145,3 +145,16 @@ def test_bad_random_delays_are_refused(kwargs: Any, error: type, match: str) -> 
 def test_an_env_without_messages_is_refused() -> None:
     with pytest.raises(TypeError, match="MessageDelay needs an env that carries messages"):
         MessageDelay(federated_mab_v0.parallel_env(horizon=3), 1)
+
+
+@pytest.mark.parametrize(("lo", "hi", "in_order"), [(2, 2, True), (0, 4, True), (0, 4, False)])
+def test_in_flight_counts_what_was_sent_and_not_yet_seen(lo: int, hi: int, in_order: bool) -> None:
+    """messages_in_flight = delivered by the protocol so far - seen - superseded."""
+    env = MessageDelay(_talking_env(), lo, hi, in_order=in_order)
+    episode = play(env, IndependentTeam(lambda: _Chatty()), 1)
+    sent = seen = gone = 0
+    for obs, info in zip(episode.observations[1:], episode.infos[1:], strict=True):
+        sent += 2  # a ring: two neighbours deliver to agent_0 every step
+        seen += int(obs["agent_0"]["mask"].sum())
+        gone += info["agent_0"]["messages_superseded"]
+        assert info["agent_0"]["messages_in_flight"] == sent - seen - gone

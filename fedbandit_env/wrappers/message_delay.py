@@ -75,6 +75,7 @@ class MessageDelay(ParallelWrapper):
         self._slots: list[dict[AgentID, dict[str, np.ndarray]]] = []
         self._due = np.zeros((n, n), dtype=np.int64)  # last arrival step on each link
         self._rng = np.random.default_rng()
+        self._held: dict[AgentID, int] = {}
         self._t = 0
 
     def reset(
@@ -90,6 +91,7 @@ class MessageDelay(ParallelWrapper):
             for _ in range(self.max_delay + 1)
         ]
         self._due[:] = 0
+        self._held = dict.fromkeys(obs, 0)
         self._t = 0
         return obs, infos
 
@@ -101,6 +103,13 @@ class MessageDelay(ParallelWrapper):
         self._t += 1
         t, size = self._t, self.max_delay + 1
         superseded = dict.fromkeys(obs, 0)
+        if self.max_delay == self.delay:  # fixed: the slot of t + delay is free, file all
+            self._slots[(t + self.delay) % size] = {
+                a: {k: np.array(o[k]) for k in _KEYS if k in o} for a, o in obs.items()
+            }
+            for agent, o in obs.items():
+                self._held[agent] += int(np.count_nonzero(o["mask"]))
+            return self._deliver(obs, rewards, terms, truncs, infos, superseded)
         for agent in self.possible_agents:  # receivers in order, whatever the dict order
             if agent not in obs:
                 continue
@@ -120,18 +129,30 @@ class MessageDelay(ParallelWrapper):
                 slot = self._slots[when % size][agent]
                 busy = slot["mask"][s] or ("public_mask" in slot and slot["public_mask"][s])
                 superseded[agent] += int(bool(busy))
+                self._held[agent] += int(bool(o["mask"][s])) - int(bool(slot["mask"][s]))
                 for k in slot:
                     slot[k][s] = o[k][s]
-        due = self._slots[t % size]
+        return self._deliver(obs, rewards, terms, truncs, infos, superseded)
+
+    def _deliver(
+        self,
+        obs: dict[AgentID, Observation],
+        rewards: dict[AgentID, float],
+        terms: dict[AgentID, bool],
+        truncs: dict[AgentID, bool],
+        infos: dict[AgentID, dict[str, Any]],
+        superseded: dict[AgentID, int],
+    ) -> StepResult:
+        """Show what is due at this step and free its slot."""
+        here = self._t % (self.max_delay + 1)
+        due = self._slots[here]
         out = {a: {**o, **due[a]} for a, o in obs.items()}
-        self._slots[t % size] = {
-            a: {k: np.zeros_like(v) for k, v in e.items()} for a, e in due.items()
-        }
+        self._slots[here] = {a: {k: np.zeros_like(v) for k, v in e.items()} for a, e in due.items()}
         for agent in out:
-            held = sum(int(np.asarray(slot[agent]["mask"]).sum()) for slot in self._slots)
+            self._held[agent] -= int(np.count_nonzero(due[agent]["mask"]))
             infos[agent] = {
                 **infos[agent],
-                "messages_in_flight": held,
+                "messages_in_flight": self._held[agent],
                 "messages_superseded": superseded[agent],
             }
         return out, rewards, terms, truncs, infos
