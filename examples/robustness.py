@@ -23,6 +23,7 @@ about 10 minutes on 2 cores).
 
     python examples/robustness.py                     # default scale, docs/figures/
     python examples/robustness.py --scale quick --out /tmp/robustness
+    python examples/robustness.py --replot            # redraw docs/figures/robustness.png
 """
 
 from __future__ import annotations
@@ -124,12 +125,13 @@ def plot(points: list[dict[str, Any]], scale_name: str, path: Path) -> None:
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"per-agent regret at T = {scale['T']}")
-    axes[-1].legend(fontsize=8, loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(POLICIES), fontsize=9)
     fig.suptitle(
         f"Robustness to network faults: N = {N_AGENTS}, M = {N_ARMS}, complete graph, "
         f"conflicting instance, T = {scale['T']}, {scale['trials']} trials (±1 sd)"
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -141,9 +143,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--scale", choices=sorted(SCALES), default="default")
     parser.add_argument("--out", type=Path, default=Path("docs/figures"))
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--replot", action="store_true", help="redraw from the saved JSON")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    points = run(args.scale, args.jobs)
+    suffix = "" if args.scale == "default" else f"_{args.scale}"
+    table = args.out / f"robustness{suffix}.json"
+    points = json.loads(table.read_text())["points"] if args.replot else run(args.scale, args.jobs)
     for panel in PANELS:
         values = SCALES[args.scale][panel]
         print(f"\n{panel:>22} " + " ".join(f"{v:>9g}" for v in values))
@@ -154,10 +159,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                 if (p["policy"], p["panel"]) == (policy, panel)
             }
             print(f"{policy:>22} " + " ".join(f"{row[v]:>9.1f}" for v in values))
-    suffix = "" if args.scale == "default" else f"_{args.scale}"
     figure = args.out / f"robustness{suffix}.png"
     plot(points, args.scale, figure)
-    table = args.out / f"robustness{suffix}.json"
+    if args.replot:
+        return points
     tmp = table.with_suffix(".json.tmp")
     tmp.write_text(
         json.dumps({"scale": args.scale, **SCALES[args.scale], "points": points}, indent=1)
