@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fedbandit_env.cli.applies import preflight
 from fedbandit_env.cli.options import (
     add_setting_options,
     import_modules,
@@ -79,6 +80,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
+    preflight(args, ids)
     components = scenario.components
     problem = scenario.problem()
     network = scenario.network()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env import registry
+from fedbandit_env.cli.applies import preflight
 from fedbandit_env.cli.options import (
     add_setting_options,
     import_modules,
@@ -41,7 +42,7 @@ from fedbandit_env.runner.results import (
 )
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import LINEAR_INSTANCES
-from fedbandit_env.runner.sweep import Run, run_sweep
+from fedbandit_env.runner.sweep import Run, run_sweep, stored_runs
 
 PARSER_KWARGS: dict[str, Any] = {
     "formatter_class": argparse.ArgumentDefaultsHelpFormatter,
@@ -207,6 +208,7 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         [('graph=complete', (2, 10, 20)), ('graph=ring', (2, 10, 20))]
     """
     runs, scenarios = sweep_runs(args)
+    preflight(args, parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES))
     out: Path = args.out
     config: dict[str, Any] = {
         "command": "sweep",
@@ -219,9 +221,8 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         "engine": {"jobs": args.jobs, "cluster": args.cluster},
     }
     write_config(config, out / "sweep.json")
-    store = out / "runs"
     keys = {r.key for r in runs}
-    done = sum((store / f"{k}.npz").exists() for k in keys)
+    done = len(stored_runs(out / "runs", keys))  # sets damaged run files aside, saying so
     engine_text = f"dask cluster {args.cluster}" if args.cluster else f"{args.jobs} local jobs"
     print(
         f"sweep: {len(runs)} runs ({len(scenarios)} scenarios x "

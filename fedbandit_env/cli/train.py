@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> None:
     """Train, save, and say how to evaluate the model on held-out instances."""
     from fedbandit_env.rl.stack import LearnerStack
     from fedbandit_env.rl.train import train_model
+    from fedbandit_env.runner.files import check_writable
 
     linear = args.instance in LINEAR_INSTANCES
     if linear and args.setting not in (None, "local"):
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> None:
     if args.setting is None and not linear:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
     scenario = scenario_from_args(args)
+    check_writable(args.out)  # before training, not after
     if linear:  # its raw observation: LocalStatistics is per arm, and arms are positions
         stack = LearnerStack(statistics=False, reward=args.reward, setting=args.setting)
     else:

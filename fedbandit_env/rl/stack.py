@@ -17,6 +17,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Requirements
+from fedbandit_env.runner.files import write_text_atomic
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
@@ -127,8 +128,7 @@ class LearnerStack:
     def save(self, model_path: str | Path) -> Path:
         """Write ``<model>.fedbandit.json`` beside ``model_path``."""
         path = sidecar(model_path)
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        return path
+        return write_text_atomic(path, json.dumps(asdict(self), indent=2) + "\n")
 
     @classmethod
     def load(cls, model_path: str | Path) -> LearnerStack:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
+from fedbandit_env.runner.files import package_versions, write_text_atomic
 from fedbandit_env.runner.scenario import Scenario
 
 
@@ -129,7 +130,8 @@ def train_model(
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
-    (folder / "train.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    record["versions"] = package_versions()
+    write_text_atomic(folder / "train.json", json.dumps(record, indent=2, default=str) + "\n")
     return path
 
 

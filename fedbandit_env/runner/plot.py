@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fedbandit_env.runner.files import atomic_path
 from fedbandit_env.runner.rollout import RegretCurves
 
 
@@ -28,7 +29,8 @@ def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # a half-drawn PNG never replaces a good one
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return path
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from fedbandit_env.runner.files import package_versions, write_text_atomic
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.type_aliases import FloatArray
 
@@ -290,15 +291,16 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
 
 
 def write_config(config: dict[str, Any], path: str | Path) -> Path:
-    """Write the configuration that produced a result as indented JSON.
+    """Write the configuration that produced a result as indented JSON, atomically, with
+    the versions of the packages that produced it (``versions``).
 
     Example:
         >>> import tempfile, os
         >>> p = write_config({"horizon": 10}, os.path.join(tempfile.mkdtemp(), "c.json"))
-        >>> json.loads(p.read_text())
-        {'horizon': 10}
+        >>> c = json.loads(p.read_text())
+        >>> c["horizon"], sorted(c["versions"])[:2]
+        (10, ['fedbandit_env', 'gymnasium'])
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
-    return path
+    config = {**config, "versions": package_versions()}
+    text = json.dumps(config, indent=2, sort_keys=True, default=str) + "\n"
+    return write_text_atomic(path, text)

@@ -13,7 +13,6 @@ from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
-from fedbandit_env.privacy.mechanisms import clip_range
 from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.problems.mab import (
@@ -23,12 +22,10 @@ from fedbandit_env.problems.mab import (
     zhu_synthetic,
 )
 from fedbandit_env.protocols import make_protocol
+from fedbandit_env.runner.checks import check_scenario
 from fedbandit_env.runner.faults import FAULT_DEFAULTS, apply_faults, has_faults
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
-from fedbandit_env.validation import check_int
-from fedbandit_env.wrappers.base import check_probability
-from fedbandit_env.wrappers.byzantine import BEHAVIOURS
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
@@ -146,52 +143,8 @@ class Scenario:
         return self.instance in LINEAR_INSTANCES
 
     def __post_init__(self) -> None:
-        for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1)):
-            check_int(name, getattr(self, name), minimum)
-        if self.components is not None:
-            object.__setattr__(self, "components", tuple(int(c) for c in self.components))
-            if sum(self.components) != self.n_agents:
-                raise ValueError(
-                    f"components {self.components} hold {sum(self.components)} agents, "
-                    f"but n_agents={self.n_agents}"
-                )
-        if self.instance not in INSTANCES:
-            raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
-        if self.clip is not None:
-            object.__setattr__(self, "clip", clip_range(self.clip, (0.0, 1.0), "Scenario"))
-        if self.setting is not None:
-            info = get_setting(self.setting)
-            if info.private and (self.epsilon is None or not self.epsilon > 0):
-                raise ValueError(
-                    f"setting {self.setting!r} needs an epsilon > 0, got {self.epsilon!r}"
-                )
-        if self.instances not in INSTANCE_SPLITS:
-            raise ValueError(f"instances must be one of {INSTANCE_SPLITS}, got {self.instances!r}")
-        for name in ("loss", "crash", "recover"):
-            check_probability(name, getattr(self, name))
-        check_int("delay", self.delay, 0)
-        if check_int("byzantine", self.byzantine, 0) >= self.n_agents:
-            raise ValueError(
-                f"byzantine must be < n_agents = {self.n_agents}, got {self.byzantine}"
-            )
-        if self.attack not in BEHAVIOURS:
-            raise ValueError(f"attack must be one of {list(BEHAVIOURS)}, got {self.attack!r}")
-        if self.linear:
-            check_int("dim", self.dim, 2)
-            if self.noise not in ("bernoulli", "gaussian"):
-                raise ValueError(
-                    f"linear instances take noise 'bernoulli' or 'gaussian', got {self.noise!r}"
-                )
-            if self.setting not in LINEAR_SETTINGS:
-                raise ValueError(
-                    f"a linear scenario runs in the settings {LINEAR_SETTINGS[1:]} (or none), "
-                    f"got setting={self.setting!r}"
-                )
-        elif self.dim or self.heterogeneity:
-            raise ValueError(
-                f"dim and heterogeneity apply to linear instances {LINEAR_INSTANCES}, "
-                f"not {self.instance!r}"
-            )
+        for name, value in check_scenario(self).items():  # one validation, both paths
+            object.__setattr__(self, name, value)
 
     def problem(self) -> Any:
         """Build the (seeded) reward model: a ``MABProblem``, or a ``LinearProblem`` for

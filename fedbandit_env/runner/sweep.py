@@ -30,7 +30,8 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,54 @@ def load_run(run: Run, path: Path) -> RegretCurves:
     return curves
 
 
+class DamagedRunWarning(UserWarning):
+    """A stored run file could not be read; it was set aside and will be recomputed."""
+
+
+def stored_runs(store: Path, keys: Iterable[str]) -> set[str]:
+    """The keys whose run file in ``store`` is complete and readable. A file that is not
+    (truncated, empty, garbage: a disk fault, a copy cut short) is renamed
+    ``<key>.npz.damaged`` with a :class:`DamagedRunWarning` naming it, so the run is
+    recomputed and the evidence kept.
+
+    Example:
+        >>> import tempfile, warnings
+        >>> store = Path(tempfile.mkdtemp())
+        >>> _ = (store / "k.npz").write_bytes(b"garbage")
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     stored_runs(store, ["k"])
+        set()
+        >>> sorted(p.name for p in store.iterdir()), "k.npz" in str(caught[0].message)
+        (['k.npz.damaged'], True)
+    """
+    done = set()
+    for key in keys:
+        path = store / f"{key}.npz"
+        if not path.exists():
+            continue
+        try:
+            with np.load(path) as data:
+                for name in RUN_FIELDS:
+                    data[name]
+        except Exception as err:
+            aside = path.with_name(path.name + ".damaged")
+            os.replace(path, aside)
+            warnings.warn(
+                f"run file {path} is damaged ({type(err).__name__}: {err}); set aside as "
+                f"{aside.name}, the run will be recomputed",
+                DamagedRunWarning,
+                stacklevel=2,
+            )
+            continue
+        done.add(key)
+    return done
+
+
+RUN_FIELDS = ("t", "regret", "comm_cost", "privacy_spent", "seconds", "path")
+"""The arrays every stored run holds (:func:`save_run`)."""
+
+
 def parse_cluster(cluster: str) -> tuple[str, int | None]:
     """``"local"``, ``"local:4"`` or a scheduler address, as ``(kind, workers)``.
 
@@ -267,7 +316,7 @@ def run_sweep(
 
     unique = {r.key: r for r in runs}  # a policy that ignores a grid option runs once
     store = Path(out) / "runs"
-    done = {k for k in unique if (store / f"{k}.npz").exists()}
+    done = stored_runs(store, unique)
     pending = [r for k, r in unique.items() if k not in done]
     fn = run_fn or execute
     bar = tqdm(total=len(unique), initial=len(done), desc="sweep", unit="run", disable=not progress)

@@ -110,6 +110,27 @@ def require_messages(env: ParallelEnv[Any, Any, Any], wrapper: str) -> None:
         )
 
 
+def refuse_twice(env: ParallelEnv[Any, Any, Any], cls: type) -> None:
+    """Raise ``ValueError`` if ``env`` or a layer below it is already a ``cls``
+    (wrappers that transform rewards or add statistics make no sense twice).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> base = federated_mab_v0.parallel_env(horizon=3)
+        >>> refuse_twice(ParallelWrapper(base), ParallelWrapper)
+        Traceback (most recent call last):
+        ...
+        ValueError: the env is already wrapped in ParallelWrapper (twice has no meaning)
+    """
+    layer: Any = env
+    while True:
+        if isinstance(layer, cls):
+            raise ValueError(f"the env is already wrapped in {cls.__name__} (twice has no meaning)")
+        if not isinstance(layer, BaseParallelWrapper):
+            return
+        layer = layer.env
+
+
 def agent_name(agent: AgentID | int, names: list[AgentID]) -> AgentID:
     """``agent`` (a name or an index into ``names``) as a name, or a ``ValueError``.
 

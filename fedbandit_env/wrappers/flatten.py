@@ -9,7 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation
-from fedbandit_env.wrappers.base import ParallelWrapper
+from fedbandit_env.wrappers.base import ParallelWrapper, refuse_twice
 
 
 def flat_box(space: spaces.Space[Any]) -> spaces.Box:
@@ -52,6 +52,7 @@ class FlattenObservations(ParallelWrapper):
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         super().__init__(env)
+        refuse_twice(env, FlattenObservations)
         self._inner = {a: env.observation_space(a) for a in env.possible_agents}
         self._flat = {a: flat_box(s) for a, s in self._inner.items()}
 

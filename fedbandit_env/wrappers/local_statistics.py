@@ -9,7 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
+from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice
 
 
 class LocalStatistics(ParallelWrapper):
@@ -31,6 +31,7 @@ class LocalStatistics(ParallelWrapper):
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         super().__init__(env)
+        refuse_twice(env, LocalStatistics)
         self._spaces: dict[AgentID, spaces.Dict] = {}
         for agent in env.possible_agents:
             info = BanditSpaces.of(env, agent, "LocalStatistics")

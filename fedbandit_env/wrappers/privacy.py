@@ -11,7 +11,7 @@ from pettingzoo import ParallelEnv
 from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism, clip_range
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
+from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice
 
 
 class PrivateRewards(ParallelWrapper):
@@ -59,6 +59,11 @@ class PrivateRewards(ParallelWrapper):
         clip: tuple[float, float] | None = None,
     ) -> None:
         super().__init__(env)
+        refuse_twice(env, PrivateRewards)
+        if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
+            raise TypeError(
+                f"epsilon must be a number > 0, got {type(epsilon).__name__} {epsilon!r}"
+            )
         agent0 = env.possible_agents[0]
         info = BanditSpaces.of(env, agent0, "PrivateRewards")
         lo, hi = clip_range(clip, (info.reward_low, info.reward_high), "PrivateRewards")

@@ -1,0 +1,120 @@
+"""Warnings for options that change nothing for the chosen policies and scenario.
+
+An option left at its default is never mentioned. One that was set is *inert* when no
+chosen policy reads it (``--participation`` with gossip_ucb) or when the scenario makes
+it moot (``--sigma`` with Bernoulli rewards, ``--attack`` without ``--byzantine``); the
+command then prints one ``fedbandit: warning:`` line for it and runs anyway.
+
+A policy reads an option when its registered options entry point
+(:meth:`~fedbandit_env.registry.PolicySpec.options`) gives it different constructor
+arguments with and without the option; that asks the policy itself, so a user's
+registered policy is judged like the references.
+
+Example:
+    >>> from fedbandit_env.cli import build_parser
+    >>> parser = build_parser()
+    >>> args = parser.parse_args(["bench", "--participation", "0.5", "--sigma", "2"])
+    >>> for line in inert_options(args, parser, ["gossip_ucb"]):
+    ...     print(line)
+    --participation 0.5 changes nothing: no chosen policy reads it (gossip_ucb)
+    --sigma 2.0 changes nothing: the rewards are bernoulli, not Gaussian
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from fedbandit_env import registry
+from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.files import check_writable
+
+POLICY_OPTIONS = ("participation", "rounds", "min_gap", "epsilon")
+"""Options that only reach a policy through its options entry point."""
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _policy_reads(pid: str, dest: str, args: argparse.Namespace, default: Any) -> bool:
+    spec = registry.spec(pid)
+    if spec.options_entry_point is None:
+        return False
+    with_it = spec.options(vars(args), None)
+    without = spec.options({**vars(args), dest: default}, None)
+    return bool(with_it != without)
+
+
+def inert_options(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, policies: Sequence[str]
+) -> list[str]:
+    """One line for each option set away from its default that changes nothing."""
+    sub = next(
+        (
+            p
+            for a in parser._actions
+            if isinstance(a, argparse._SubParsersAction)
+            for name, p in a.choices.items()
+            if name == getattr(args, "command", None)
+        ),
+        parser,
+    )
+
+    def default(dest: str) -> Any:
+        return sub.get_default(dest)
+
+    def changed(dest: str) -> bool:
+        return hasattr(args, dest) and getattr(args, dest) != default(dest)
+
+    refs = [p for p in policies if not is_model(p)]
+    setting = getattr(args, "setting", None)
+    out = []
+    for dest in POLICY_OPTIONS:
+        if not changed(dest):
+            continue
+        if dest == "epsilon" and setting is not None and setting.endswith("+private"):
+            continue
+        try:
+            used = any(_policy_reads(p, dest, args, default(dest)) for p in refs)
+        except (TypeError, ValueError, AttributeError):
+            used = True  # an entry point that needs the real problem: assume it reads it
+        if not used:
+            names = ", ".join(policies)
+            out.append(
+                f"{_flag(dest)} {getattr(args, dest)} changes nothing: no chosen policy "
+                f"reads it ({names})"
+            )
+    moot = {
+        "sigma": (
+            args.noise == "bernoulli",
+            f"the rewards are {args.noise}, not Gaussian",
+        ),
+        "conflict_fraction": (
+            args.instance != "conflicting",
+            f"the instance is {args.instance!r}",
+        ),
+        "gap": (args.instance != "conflicting", f"the instance is {args.instance!r}"),
+        "heterogeneity": (args.instance != "dubey", "the instance is not linear"),
+        "attack": (not getattr(args, "byzantine", 0), "there are no --byzantine agents"),
+        "recover": (not getattr(args, "crash", 0.0), "no agent can --crash"),
+    }
+    for dest, (inert, why) in moot.items():
+        if changed(dest) and inert:
+            out.append(f"{_flag(dest)} {getattr(args, dest)} changes nothing: {why}")
+    return out
+
+
+def preflight(args: argparse.Namespace, policies: Sequence[str]) -> None:
+    """Before anything runs: check ``--out`` is writable (a one-line error if not) and
+    print a ``fedbandit: warning:`` line for every option that changes nothing."""
+    from fedbandit_env.cli import build_parser
+
+    check_writable(args.out)
+    for line in inert_options(args, build_parser(args.command), policies):
+        print(f"fedbandit: warning: {line}", file=sys.stderr)
+
+
+__all__ = ["POLICY_OPTIONS", "inert_options", "preflight"]

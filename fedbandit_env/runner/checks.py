@@ -1,0 +1,131 @@
+"""One validation of a :class:`~fedbandit_env.runner.scenario.Scenario`, for both paths.
+
+``Scenario.__post_init__`` calls :func:`check_scenario`, so every option is checked once,
+where the scenario is built, before anything runs: the PettingZoo path and the fast path
+(which builds no env and skips the env's own checks) see the same refusals. Each error
+is one line naming the option, its value and what is allowed.
+
+Example:
+    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> Scenario(link_costs=(-5.0, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: link_costs must be two finite numbers >= 0 (c1, c2), got (-5.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from fedbandit_env.network.graph import GRAPH_KINDS
+from fedbandit_env.privacy.mechanisms import clip_range
+from fedbandit_env.problems.mab import NOISE_KINDS
+from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.settings import get_setting
+from fedbandit_env.validation import check_int
+from fedbandit_env.wrappers.base import check_probability
+from fedbandit_env.wrappers.byzantine import BEHAVIOURS
+
+if TYPE_CHECKING:
+    from fedbandit_env.runner.scenario import Scenario
+
+ESTIMATORS = ("dyadic", "honaker")
+"""The tree mechanism's estimators."""
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...] | list[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {sorted(allowed)}, got {value!r}")
+
+
+def check_scenario(s: Scenario) -> dict[str, Any]:
+    """Check every field of ``s``; return the normalised values to set on it
+    (``components`` as a tuple of ints, ``clip`` as a checked pair).
+
+    Raises:
+        ValueError: For a value out of range or an unknown name, naming the field.
+        TypeError: For a value of the wrong type, naming the field.
+    """
+    from fedbandit_env.runner.scenario import (
+        INSTANCE_SPLITS,
+        INSTANCES,
+        LINEAR_INSTANCES,
+        LINEAR_SETTINGS,
+    )
+
+    fixed: dict[str, Any] = {}
+    for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1), ("seed", 0)):
+        check_int(name, getattr(s, name), minimum)
+    _choice("instance", s.instance, INSTANCES)
+    _choice("noise", s.noise, NOISE_KINDS)
+    _choice("graph", s.graph, list(GRAPH_KINDS))
+    _choice("protocol", s.protocol, list(PROTOCOLS))
+    _choice("estimator", s.estimator, ESTIMATORS)
+    _choice("instances", s.instances, INSTANCE_SPLITS)
+    sigma = _number("sigma", s.sigma)
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be a finite number > 0, got {s.sigma!r}")
+    check_probability("conflict_fraction", s.conflict_fraction)
+    gap = _number("gap", s.gap)
+    if not 0.0 < gap < 1.0:
+        raise ValueError(f"gap must lie in (0, 1), got {s.gap!r}")
+    if s.graph_p is not None:
+        check_probability("graph_p", s.graph_p)
+    costs = tuple(s.link_costs)
+    if len(costs) != 2 or not all(
+        not isinstance(c, bool) and isinstance(c, int | float) and math.isfinite(c) and c >= 0
+        for c in costs
+    ):
+        raise ValueError(
+            f"link_costs must be two finite numbers >= 0 (c1, c2), got {tuple(s.link_costs)!r}"
+        )
+    if s.components is not None:
+        comps = tuple(check_int("components", c, 1) for c in s.components)
+        if sum(comps) != s.n_agents:
+            raise ValueError(
+                f"components {comps} hold {sum(comps)} agents, but n_agents={s.n_agents}"
+            )
+        fixed["components"] = comps
+    if s.clip is not None:
+        fixed["clip"] = clip_range(s.clip, (0.0, 1.0), "Scenario")
+    if s.epsilon is not None:
+        eps = _number("epsilon", s.epsilon)
+        if not eps > 0:
+            raise ValueError(f"epsilon must be > 0 (inf for no privacy), got {s.epsilon!r}")
+    if s.setting is not None:
+        info = get_setting(s.setting)
+        if info.private and s.epsilon is None:
+            raise ValueError(f"setting {s.setting!r} needs an epsilon > 0, got None")
+    for name in ("loss", "crash", "recover"):
+        check_probability(name, getattr(s, name))
+    check_int("delay", s.delay, 0)
+    if check_int("byzantine", s.byzantine, 0) >= s.n_agents:
+        raise ValueError(f"byzantine must be < n_agents = {s.n_agents}, got {s.byzantine}")
+    _choice("attack", s.attack, BEHAVIOURS)
+    if s.instance in LINEAR_INSTANCES:
+        check_int("dim", s.dim, 2)
+        if s.noise not in ("bernoulli", "gaussian"):
+            raise ValueError(
+                f"linear instances take noise 'bernoulli' or 'gaussian', got {s.noise!r}"
+            )
+        if s.setting not in LINEAR_SETTINGS:
+            raise ValueError(
+                f"a linear scenario runs in the settings {LINEAR_SETTINGS[1:]} (or none), "
+                f"got setting={s.setting!r}"
+            )
+    elif s.dim or s.heterogeneity:
+        raise ValueError(
+            f"dim and heterogeneity apply to linear instances {LINEAR_INSTANCES}, "
+            f"not {s.instance!r}"
+        )
+    return fixed
+
+
+__all__ = ["ESTIMATORS", "check_scenario"]

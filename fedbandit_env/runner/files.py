@@ -1,0 +1,125 @@
+"""Files that survive faults: atomic writes, an output folder checked before computing,
+the package versions a result was produced with.
+
+A result file is written to a temporary file in its own folder and renamed over the
+target (``os.replace`` is atomic on POSIX and Windows), so a crash or a kill at any
+moment leaves either the old file or the new one, never half of one. Commands check
+their output folder is writable *before* they compute anything
+(:func:`check_writable`), so a typo in ``--out`` costs a second, not the run.
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> with atomic_path(path) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> path.read_text(), sorted(p.name for p in path.parent.iterdir())
+    ('done', ['a.txt'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = (
+    "fedbandit_env",
+    "numpy",
+    "numba",
+    "pettingzoo",
+    "gymnasium",
+    "torch",
+    "stable-baselines3",
+)
+"""The packages whose versions every ``config.json`` records."""
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffix, so writers that read the format
+    from it still work); renamed over ``path`` when the block ends without an error,
+    removed otherwise. The folder is created if needed.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "x.csv"
+        >>> try:
+        ...     with atomic_path(target) as tmp:
+        ...         _ = tmp.write_text("half")
+        ...         raise KeyboardInterrupt
+        ... except KeyboardInterrupt:
+        ...     pass
+        >>> target.exists(), list(target.parent.iterdir())
+        (False, [])
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically; return ``path``.
+
+    Example:
+        >>> import tempfile
+        >>> write_text_atomic(Path(tempfile.mkdtemp()) / "n.txt", "1").read_text()
+        '1'
+    """
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    return path
+
+
+def check_writable(folder: str | Path, option: str = "--out") -> Path:
+    """Create ``folder`` if needed and check a file can be written in it.
+
+    Raises:
+        ValueError: Naming ``option`` and the folder, with the reason, if not.
+
+    Example:
+        >>> check_writable("/proc/nope")
+        Traceback (most recent call last):
+        ...
+        ValueError: --out /proc/nope: cannot write there (No such file or directory)
+    """
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".fedbandit-check-", dir=path)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as err:
+        raise ValueError(f"{option} {folder}: cannot write there ({err.strerror})") from None
+    return path
+
+
+def package_versions() -> dict[str, str]:
+    """The installed version of each of :data:`PACKAGES` (``"absent"`` if not installed).
+
+    Example:
+        >>> sorted(package_versions())[:2]
+        ['fedbandit_env', 'gymnasium']
+    """
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+__all__ = ["PACKAGES", "atomic_path", "check_writable", "package_versions", "write_text_atomic"]
