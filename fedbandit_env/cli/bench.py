@@ -148,7 +148,8 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             f"{scenario.instance}: N={scenario.n_agents}, "
             + (f"d={scenario.dim}, K=" if scenario.linear else "M=")
             + f"{scenario.n_arms}, "
-            f"{scenario.graph}, {args.trials} trials"
+            f"{scenario.graph}, T={scenario.horizon}, {args.trials} trials"
+            + (f", setting {scenario.setting}" if scenario.setting else "")
         )
         plot_regret(curves, out / "regret.png", title=title)
         written.append("regret.png")

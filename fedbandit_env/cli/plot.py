@@ -27,13 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=None, help="folder for the PNGs (default: the results')"
     )
     parser.add_argument("--log-x", action="store_true", help="logarithmic step axis")
+    parser.add_argument(
+        "--log-y", action="store_true", help="symmetric-log regret axis (small curves visible)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
     """Draw and say what was written."""
     from fedbandit_env.runner.plot import plot_results
 
-    for path in plot_results(args.results, args.out, log_x=args.log_x):
+    for path in plot_results(args.results, args.out, log_x=args.log_x, log_y=args.log_y):
         print(f"wrote {path}")
 
 

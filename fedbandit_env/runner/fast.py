@@ -20,10 +20,12 @@ The reference families' runners live in ``baselines/<family>/fast.py``.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,29 @@ from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+def needs_compiling(runner: Callable[..., Any]) -> bool:
+    """Whether a compiled module of ``runner``'s family (the ``.py`` files beside its
+    module that use ``@njit``) has no numba cache newer than its source, i.e. the first
+    trial will compile (numba keys its disk cache by the source file's time).
+
+    Example:
+        >>> needs_compiling(print)  # a builtin: nothing to compile
+        False
+    """
+    source = getattr(sys.modules.get(getattr(runner, "__module__", "") or ""), "__file__", None)
+    if source is None or not source.endswith(".py"):
+        return False
+    folder = Path(source).parent
+    for path in folder.glob("*.py"):
+        if "@njit" not in path.read_text(encoding="utf-8"):
+            continue
+        cache = list((folder / "__pycache__").glob(f"{path.stem}.*.nbi"))
+        if not any(c.stat().st_mtime >= path.stat().st_mtime for c in cache):
+            return True
+    return False
+
 
 FAULT_FIELDS = ("loss", "delay", "byzantine", "crash")
 """The scenario fields that switch a network fault on."""
@@ -260,12 +285,24 @@ def run_fast(
         res = runner(setup, s)
         return res, time.perf_counter() - start
 
+    compiling = needs_compiling(runner)
+    if compiling:  # say so once: the first trial would otherwise look like a hang
+        print(
+            f"fedbandit: compiling the fast path of {policy_id} (first run after installing "
+            "or editing it; cached afterwards)...",
+            file=sys.stderr,
+            flush=True,
+        )
     bar = tqdm(
         total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
     )
     results: list[tuple[TrialResult, float]] = []
+    start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for res in pool.map(one, seeds):
+            if compiling and not results:
+                took = time.perf_counter() - start
+                print(f"fedbandit: compiled in {took:.0f} s", file=sys.stderr, flush=True)
             results.append(res)
             bar.update()
     bar.close()

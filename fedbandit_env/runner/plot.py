@@ -1,4 +1,5 @@
-"""Regret plots as the papers draw them: mean over trials with a min-max band."""
+"""Regret plots as the papers draw them: mean over trials with a min-max band, one
+colour per policy in every figure."""
 
 from __future__ import annotations
 
@@ -35,16 +36,47 @@ def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:
     return path
 
 
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
+    "#7b4173", "#3182bd",
+)  # fmt: skip
+"""The colours policies are drawn in (tab10, then tab20b's darker tones)."""
+
+
+def policy_colour(policy: str) -> str:
+    """The one colour ``policy`` has in every figure: registered ids in registration
+    order, any other name (a saved model, a user's label) by a stable hash of its name.
+
+    Example:
+        >>> policy_colour("gossip_ucb") == policy_colour("gossip_ucb")
+        True
+    """
+    from fedbandit_env import registry
+
+    ids = registry.policy_ids()
+    base = policy.split(":")[0]
+    if base in ids and ":" not in policy:
+        return PALETTE[ids.index(base) % len(PALETTE)]
+    digest = sum((k + 1) * ord(ch) for k, ch in enumerate(policy))
+    return PALETTE[digest % len(PALETTE)]
+
+
 def plot_regret(
     curves: Sequence[RegretCurves],
     path: str | Path,
     title: str = "",
     log_x: bool = False,
+    log_y: bool = False,
 ) -> Path:
-    """Save a two-panel PNG: per-agent (mean over agents) and group regret vs. step.
+    """Save a two-panel PNG: per-agent regret (mean over agents) and the network's
+    communication cost against the step.
 
-    Each policy is a line (mean over trials) with a shaded band from the smallest to the
-    largest trial, the convention of Zhu et al.'s Fig. 2.
+    Each policy is a line (mean over trials) in its own colour (:func:`policy_colour`,
+    the same in every figure) with a shaded band from the smallest to the largest trial,
+    the convention of Zhu et al.'s Fig. 2. A band narrower than the line is said so in
+    the legend (``spread < line``), and a curve identical to an earlier one is dashed
+    and labelled ``= other`` (CDP-, DDP- and HDP-MAB coincide on some instances).
 
     Example:
         >>> import tempfile, os, numpy as np
@@ -56,21 +88,36 @@ def plot_regret(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    drawn: list[tuple[str, np.ndarray]] = []
+    top = max((float(c.per_agent.max()) for c in curves if c.per_agent.size), default=1.0)
     for c in curves:
-        for ax, data in zip(axes, (c.per_agent, c.group), strict=True):
-            (line,) = ax.plot(c.t, data.mean(axis=0), label=c.policy, lw=1.8)
-            ax.fill_between(
-                c.t, data.min(axis=0), data.max(axis=0), color=line.get_color(), alpha=0.2, lw=0
-            )
+        mean = c.per_agent.mean(axis=0)
+        low, high = c.per_agent.min(axis=0), c.per_agent.max(axis=0)
+        same = next((name for name, m in drawn if np.array_equal(m, mean)), None)
+        drawn.append((c.policy, mean))
+        label = c.policy if same is None else f"{c.policy} (= {same})"
+        if c.per_agent.shape[0] > 1 and float((high - low).max()) < 0.005 * max(top, 1e-12):
+            label += " (spread < line)"
+        colour = policy_colour(c.policy)
+        style = "--" if same is not None else "-"
+        axes[0].plot(c.t, mean, style, color=colour, label=label, lw=1.8)
+        axes[0].fill_between(c.t, low, high, color=colour, alpha=0.25, lw=0)
+        cost = c.comm_cost.mean(axis=0)
+        axes[1].plot(c.t, cost, style, color=colour, label=c.policy, lw=1.8)
     for ax, ylabel in zip(
-        axes, ("per-agent regret (mean over agents)", "group regret"), strict=True
+        axes, ("per-agent regret (mean over agents)", "communication cost (network)"), strict=True
     ):
         ax.set_xlabel("step t")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         if log_x:
             ax.set_xscale("log")
-    axes[0].legend(loc="upper left")
+    if log_y:
+        axes[0].set_yscale("symlog", linthresh=1.0)  # the oracle's near-0 curve stays visible
+    costs = [float(c.comm_cost.max()) for c in curves if c.comm_cost.size]
+    if any(costs) and max(costs) > 100 * min((x for x in costs if x > 0), default=1.0):
+        axes[1].set_yscale("symlog", linthresh=1.0)
+    axes[0].legend(loc="upper left", fontsize="small")
     return _save(plt, fig, path, title)
 
 
@@ -110,8 +157,11 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
                 [f.max() - m for m, f in zip(mean, final, strict=True)],
             ]
         )
-        axes[0].bar(pos, mean, width, yerr=err, capsize=2, label=policy)
-        axes[1].bar(pos, [c.comm_cost[:, -1].mean() for _, c in found], width, label=policy)
+        colour = policy_colour(policy)
+        axes[0].bar(pos, mean, width, yerr=err, capsize=2, label=policy, color=colour)
+        axes[1].bar(
+            pos, [c.comm_cost[:, -1].mean() for _, c in found], width, label=policy, color=colour
+        )
     for ax, ylabel in zip(
         axes, ("final per-agent regret", "communication cost (whole network)"), strict=True
     ):
@@ -124,6 +174,23 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
         axes[1].set_yscale("log")  # e.g. gossip every step next to a few server rounds
     axes[0].legend(fontsize="small")
     return _save(plt, fig, path, title)
+
+
+def describe(curves: Sequence[RegretCurves], label: str) -> str:
+    """A figure title from what a results table knows: the scenario label, N agents,
+    horizon T, trials and setting.
+
+    Example:
+        >>> describe([RegretCurves("p", np.array([5]), np.ones((3, 4, 1)), setting="local")], "")
+        'N=4 agents, T=5, 3 trials, setting local'
+    """
+    mine = [c for c in curves if c.scenario == label] or list(curves)
+    c = mine[0]
+    parts = [f"N={c.regret.shape[1]} agents", f"T={int(c.t[-1])}", f"{c.regret.shape[0]} trials"]
+    if c.setting:
+        parts.append(f"setting {c.setting}")
+    text = ", ".join(parts)
+    return f"{label}: {text}" if label else text
 
 
 def slug(label: str) -> str:
@@ -165,7 +232,7 @@ def find_table(results: str | Path) -> Path:
 
 
 def plot_results(
-    results: str | Path, out: str | Path | None = None, log_x: bool = False
+    results: str | Path, out: str | Path | None = None, log_x: bool = False, log_y: bool = False
 ) -> list[Path]:
     """Redraw the figures of saved results (``fedbandit plot``).
 
@@ -188,14 +255,15 @@ def plot_results(
     curves = read_csv(table)
     scenarios = list(dict.fromkeys(c.scenario for c in curves))
     if len(scenarios) == 1:
-        label = scenarios[0]
-        return [plot_regret(curves, folder / "regret.png", title=label, log_x=log_x)]
+        title = describe(curves, scenarios[0])
+        return [plot_regret(curves, folder / "regret.png", title, log_x, log_y)]
     written = [
         plot_regret(
             [c for c in curves if c.scenario == label],
             folder / "plots" / f"{slug(label)}.png",
-            title=label,
-            log_x=log_x,
+            describe(curves, label),
+            log_x,
+            log_y,
         )
         for label in scenarios
     ]
