@@ -17,6 +17,7 @@ def _env() -> ArmActions:
     return ArmActions(base, lambda agent, obs: np.asarray(obs["means"], np.float32))
 
 
+@pytest.mark.slow
 def test_passes_the_api_and_determinism_checks() -> None:
     check_parallel_env(_env)
     check_determinism(_env)

@@ -40,6 +40,7 @@ def _last_quarter_ratio(reg: np.ndarray) -> np.ndarray:
     return (reg[..., -1] - reg[..., -2]) / (reg[..., -1] / 4)
 
 
+@pytest.mark.slow
 def test_local_ucb_regret_grows_linearly_on_misled_agents() -> None:
     c = _curves("local_ucb")
     misled = PROBLEM.conflicting_agents
@@ -62,6 +63,7 @@ def test_oracle_regret_grows_logarithmically_within_the_ucb1_bound() -> None:
     assert c.final_per_agent.mean() <= bound, (c.final_per_agent, bound)
 
 
+@pytest.mark.slow
 def test_oracle_far_below_local_far_below_random() -> None:
     oracle, local, rand = (
         _curves(p, trials=2).final_per_agent.mean() for p in ("oracle_ucb", "local_ucb", "random")
@@ -81,6 +83,7 @@ def _env_for(policy: str, horizon: int, instance: str = "conflicting") -> Any:
     return scenario.make_env(make_team(policy).requirements(4, 5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", registry.policy_ids())
 def test_every_baseline_is_reproducible_and_seed_sensitive(policy: str) -> None:
     # Elimination: past the first round, on close arms, so that noise can change the outcome.

@@ -149,6 +149,7 @@ def test_bench_fast_and_interactive_paths_agree(tmp_path: Path) -> None:
     assert {r["path"] for r in config["summary"]} == {"fast"}
 
 
+@pytest.mark.slow
 def test_bench_runs_li_song_policies_on_hybrid_components(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -155,6 +155,7 @@ def test_cdp_cost_is_c1_agents_per_round() -> None:
     assert rounds >= 2 and cost == 25.0 * 5 * rounds
 
 
+@pytest.mark.slow
 def test_cdp_cost_with_participation_and_rounds_is_c1_ceil_pn_r() -> None:
     # min gap 0.058 < the 0.1 assumed: arms remain after the R-th round, so all R happen
     scenario = Scenario(n_agents=5, n_arms=6, instance="zhu", horizon=20000, seed=5)
@@ -188,6 +189,7 @@ def test_ddp_regret_on_star_and_complete_is_below_ring() -> None:
     assert final("complete") < ring and final("star") < ring
 
 
+@pytest.mark.slow
 def test_hdp_with_one_agent_per_component_is_cdp() -> None:
     scenario = Scenario(
         n_agents=6, n_arms=4, instance="zhu", horizon=3000, seed=3, components=(1,) * 6

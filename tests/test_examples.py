@@ -25,6 +25,7 @@ def test_zhu_fig2_reproduction_runs_small(tmp_path: Path) -> None:
     assert (tmp_path / "fig2a.png").exists() and (tmp_path / "fig2b.csv").exists()
 
 
+@pytest.mark.slow
 def test_li_song_reproduction_runs_small(tmp_path: Path) -> None:
     mod = runpy.run_path(str(EXAMPLES / "li_song.py"))
     out = mod["main"](
@@ -50,6 +51,7 @@ def test_li_song_reproduction_runs_small(tmp_path: Path) -> None:
         assert (tmp_path / name).exists(), name
 
 
+@pytest.mark.slow
 def test_train_ppo_example_runs_small(tmp_path: Path) -> None:
     pytest.importorskip("stable_baselines3")
     mod = runpy.run_path(str(EXAMPLES / "train_ppo.py"))
@@ -82,6 +84,7 @@ def test_dubey_fig1_reproduction_runs_quick(tmp_path: Path) -> None:
     assert 0.1 * 63 / 64 <= out["B"]["guessing"] <= 0.3
 
 
+@pytest.mark.slow
 def test_robustness_example_runs_quick(tmp_path: Path) -> None:
     """The quick scale draws the three panels; two boosting liars of eight at least
     double Gossip_UCB's regret (252 vs 124 measured) and leave the robust variant within

@@ -47,6 +47,7 @@ def _q(regret: np.ndarray) -> np.ndarray:
     return (regret[..., -1] - regret[..., -2]) / (regret[..., -1] / 4)
 
 
+@pytest.mark.slow
 def test_gossip_ucb_is_sublinear_for_every_agent_where_local_ucb_is_linear() -> None:
     problem = SCENARIO.problem()
     assert problem.conflicting_agents.tolist() == [0, 2]
@@ -61,6 +62,7 @@ def test_gossip_ucb_is_sublinear_for_every_agent_where_local_ucb_is_linear() -> 
     assert gossip[misled, -1].max() < local[misled, -1].min()
 
 
+@pytest.mark.slow
 def test_fed_ucb_regret_falls_as_epsilon_grows() -> None:
     """Means over 4 trials, ordered with gaps above 2 standard errors of the difference."""
     scenario = Scenario(n_agents=3, n_arms=4, horizon=4000, instance="zhu")

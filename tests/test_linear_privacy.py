@@ -68,6 +68,7 @@ def _timing_audit(policy: Any, horizon: int, runs: int) -> AuditResult:
     return audit_env(make_env, E0, np.zeros_like(E0), team, observe, runs=runs, seed=3, delta=DELTA)
 
 
+@pytest.mark.slow
 def test_fedlin_ucb_as_published_leaks_when_it_synchronises() -> None:
     horizon = 20
     threshold = _published_threshold(horizon, observations=8)
@@ -78,6 +79,7 @@ def test_fedlin_ucb_as_published_leaks_when_it_synchronises() -> None:
     assert r.epsilon_lb > CLAIM, r
 
 
+@pytest.mark.slow
 def test_the_corrected_variant_passes_the_same_timing_audit() -> None:
     r = _timing_audit(
         lambda: FedLinUCB(sync="fixed", batch=8, epsilon=CLAIM, delta=DELTA, calibration="gdp"),

@@ -46,6 +46,7 @@ def test_private_view_hides_raw_rewards_and_tracks_counts() -> None:
     assert raw_env.t == 32
 
 
+@pytest.mark.slow
 def test_private_means_are_unbiased() -> None:
     """Mean error of the private mean over 400 seeds is within 4 standard errors."""
     problem = MABProblem([[0.3, 0.7], [0.6, 0.2]])

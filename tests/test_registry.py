@@ -189,6 +189,7 @@ def test_a_users_policy_runs_through_evaluate_like_a_reference(scratch_ids: list
     np.testing.assert_allclose(curves.regret[:, :, -1], 30 * gap0)
 
 
+@pytest.mark.slow
 def test_a_users_policy_runs_in_bench_and_a_parallel_sweep(tmp_path: Path) -> None:
     small = ["--agents", "3", "--arms", "3", "--horizon", "60", "--trials", "2"]
     quiet = ["--no-plot", "--no-progress"]

@@ -126,6 +126,7 @@ ELIMINATION: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("policy", "setting", "params"),
     ELIMINATION,

@@ -89,6 +89,7 @@ def test_same_seed_training_gives_identical_parameters(algo: str) -> None:
     assert not all(np.array_equal(x, z) for x, z in zip(a, c, strict=True))
 
 
+@pytest.mark.slow
 def test_a_tiny_ppo_run_learns_below_random_and_is_evaluated_like_a_reference() -> None:
     easy = Scenario(n_agents=4, n_arms=4, instance="homogeneous", horizon=50, seed=2)
     assert easy.problem().min_gap > 0.1  # an easy instance: one arm clearly best

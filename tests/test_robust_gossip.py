@@ -53,6 +53,7 @@ def test_boosting_liars_capture_gossip_ucb_but_not_the_robust_variant() -> None:
     assert (robust == problem.best_arm).all(), robust
 
 
+@pytest.mark.slow
 def test_without_liars_the_robust_variant_still_finds_the_best_arm() -> None:
     robust, problem = _last_quarter("robust_gossip_ucb", 0, trim=1)
     assert (robust == problem.best_arm).all(), robust

@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import FixedArm, IndependentTeam
 from fedbandit_env.seeding import env_generators, team_generators, wrapper_generator
-from fedbandit_env.wrappers import LocalStatistics, PrivateRewards
+from fedbandit_env.wrappers import LocalStatistics, MessageLoss, PrivateRewards
 
 
 def _head(rng: np.random.Generator) -> tuple[int, ...]:
@@ -59,14 +60,17 @@ def test_private_rewards_noise_is_not_the_protocols_generator() -> None:
     assert noise == _head(wrapper_generator(5, 0))
 
 
-def test_two_privacy_wrappers_in_one_stack_draw_from_different_streams() -> None:
-    base = federated_mab_v0.parallel_env(n_agents=2, n_arms=2, horizon=8)
+def test_two_random_wrappers_in_one_stack_draw_from_different_streams() -> None:
+    """PrivateRewards' noise and MessageLoss's losses, two layers apart: different
+    streams (PrivateRewards twice in one stack is refused: it has no meaning)."""
+    base = federated_mab_v0.parallel_env(n_agents=2, n_arms=2, horizon=8, message_dim=1)
     inner = PrivateRewards(base, epsilon=1.0)
-    # the inner wrapper's private rewards are unbounded: the outer one needs a range
-    outer = PrivateRewards(LocalStatistics(inner), epsilon=1.0, clip=(-5.0, 5.0))
+    outer = MessageLoss(LocalStatistics(inner), 0.5)
     outer.reset(seed=1)
     assert (inner.depth, outer.depth) == (0, 2)
     assert _head(inner._rng) != _head(outer._rng)
+    with pytest.raises(ValueError, match="already wrapped in PrivateRewards"):
+        PrivateRewards(LocalStatistics(inner), epsilon=1.0, clip=(-5.0, 5.0))
 
 
 def test_unseeded_resets_spawn_fresh_streams_that_never_meet_the_named_ones() -> None:

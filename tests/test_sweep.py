@@ -117,6 +117,7 @@ def test_sweep_resumes_after_an_interruption_without_recomputing(
     assert len(calls) == 36
 
 
+@pytest.mark.slow
 def test_local_dask_cluster_and_local_processes_give_identical_results(tmp_path: Path) -> None:
     pytest.importorskip("dask.distributed")
     runs = _runs()
@@ -148,6 +149,7 @@ def test_tidy_table_csv_and_parquet_agree(tmp_path: Path) -> None:
     _assert_same(csv_curves, read_csv(tmp_path / "results.parquet"))
 
 
+@pytest.mark.slow
 def test_plot_redraws_sweep_and_bench_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
