@@ -325,6 +325,37 @@ def test_the_cli_refuses_in_one_line(
     assert not (tmp_path / "regret.csv").exists()  # refused before computing
 
 
+def test_damaged_tables_and_bad_grids_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fedbandit plot`` on a table cut mid-row or with foreign columns, and a sweep
+    over an epsilon grid that contains 0: one line naming the file or the option."""
+    good = tmp_path / "bench"
+    main(["bench", "--horizon", "20", "--trials", "1", "--no-plot", "--no-progress",
+          "--policies", "random", "--out", str(good)])  # fmt: skip
+    text = (good / "regret.csv").read_text()
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[: len(text) // 2])
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("a,b\n1,2\n")
+    cases = [
+        (["plot", str(cut)], r"line \d+ has \d+ fields, the header 9: the table is cut short"),
+        (["plot", str(wrong)], r"lacks the columns \['agent', 'policy', 'regret', 'seed', 't'\]"),
+        (
+            ["sweep", "--policies", "fed_ucb", "--grid", "epsilon=0,1", "--horizon", "20",
+             "--trials", "1", "--no-plot", "--no-progress", "--out", str(tmp_path / "s")],
+            "epsilon must be > 0",
+        ),
+    ]  # fmt: skip
+    capsys.readouterr()
+    for argv, match in cases:
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert lines[-1].startswith("fedbandit: error:") and re.search(match, lines[-1]), lines
+
+
 @pytest.mark.parametrize(
     ("argv", "warning"),
     [
@@ -354,4 +385,4 @@ def test_options_that_matter_are_not_warned_about(
 
 
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
-    assert len(CASES) + len(CLI_CASES) + 5 >= 60
+    assert len(CASES) + len(CLI_CASES) + 3 + 5 >= 60

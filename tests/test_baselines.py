@@ -53,6 +53,7 @@ def test_local_ucb_regret_grows_linearly_on_misled_agents() -> None:
     assert np.all(late > 0.8 * decoy_gap * T / 4), (late, decoy_gap)
 
 
+@pytest.mark.slow
 def test_oracle_regret_grows_logarithmically_within_the_ucb1_bound() -> None:
     c = _curves("oracle_ucb")
     q = _last_quarter_ratio(c.per_agent)

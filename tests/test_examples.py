@@ -10,6 +10,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
+@pytest.mark.slow
 def test_tour_runs(capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(EXAMPLES / "tour.py"), run_name="__main__")
     out = capsys.readouterr().out
@@ -70,6 +71,7 @@ def test_train_ppo_example_runs_small(tmp_path: Path) -> None:
     assert (tmp_path / "neighbours" / "held_out.csv").exists()
 
 
+@pytest.mark.slow
 def test_dubey_fig1_reproduction_runs_quick(tmp_path: Path) -> None:
     mod = runpy.run_path(str(EXAMPLES / "dubey_fig1.py"))
     out = mod["main"](["--scale", "quick", "--out", str(tmp_path)])

@@ -17,6 +17,7 @@ def test_global_means_are_the_average_over_agents() -> None:
     assert p.conflicting_agents.tolist() == [1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", ["bernoulli", "gaussian", "clipped_gaussian"])
 def test_sample_means_match_expected_rewards(noise: str) -> None:
     """Sample means of 40,000 draws lie within 5 standard errors of the exact means."""

@@ -70,6 +70,7 @@ def test_a_privileged_reward_is_recorded_and_marked(
     assert "a2c:model*" in out and "a model trained on neg_regret" in out
 
 
+@pytest.mark.slow
 def test_training_is_reproducible_from_its_seed(tmp_path: Path) -> None:
     import stable_baselines3 as sb3
 
@@ -104,6 +105,7 @@ def test_evaluate_refuses_a_model_outside_its_setting(tmp_path: Path) -> None:
         evaluate(f"a2c:{path}", scenario, trials=1)
 
 
+@pytest.mark.slow
 def test_training_throughput_runs_in_private_settings_too() -> None:
     from fedbandit_env.rl.throughput import training_throughput
 

@@ -123,8 +123,15 @@ def _read_columns(path: Path) -> dict[str, list[Any]]:
         header = next(reader, None)
         if header is None:
             raise ValueError(f"{str(path)!r} is empty")
-        values = list(zip(*reader, strict=True)) or [() for _ in header]
-        return {name: list(col) for name, col in zip(header, values, strict=True)}
+        rows = list(reader)
+    for line, row in enumerate(rows, start=2):
+        if len(row) != len(header):
+            raise ValueError(
+                f"{str(path)!r} line {line} has {len(row)} fields, the header {len(header)}: "
+                "the table is cut short or damaged (rewrite it, e.g. rerun the command)"
+            )
+    values = list(zip(*rows, strict=True)) or [() for _ in header]
+    return {name: list(col) for name, col in zip(header, values, strict=True)}
 
 
 def read_csv(path: str | Path) -> list[RegretCurves]:
@@ -145,10 +152,13 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     if not path.exists():
         raise ValueError(f"no results table at {str(path)!r}")
     raw = _read_columns(path)
-    seed_key = "seed" if "seed" in raw else "trial"
+    seed_key = "trial" if "trial" in raw and "seed" not in raw else "seed"  # older tables
     missing = {"policy", seed_key, "agent", "t", "regret"} - set(raw)
     if missing:
-        raise ValueError(f"{str(path)!r} is not a results table: no {sorted(missing)} columns")
+        raise ValueError(
+            f"{str(path)!r} is not a results table: it lacks the columns {sorted(missing)} "
+            f"(a table of fedbandit bench or sweep has {', '.join(CSV_COLUMNS)})"
+        )
     n = len(raw["policy"])
     scenario = [str(v) for v in raw.get("scenario", [""] * n)]
     setting = [str(v) for v in raw.get("setting", [""] * n)]
