@@ -122,6 +122,7 @@ def plot(points: list[dict[str, Any]], scale_name: str, path: Path) -> None:
             ax.errorbar(x, y, yerr=sd, marker="o", ms=4, capsize=3, color=colours(k), label=label)
         if xscale == "symlog":
             ax.set_xscale("symlog", linthresh=1)
+        ax.set_yscale("log")  # 20 (working gossip) to 1400 (captured by a liar)
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"per-agent regret at T = {scale['T']}")

@@ -88,14 +88,16 @@ def test_dubey_fig1_reproduction_runs_quick(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_robustness_example_runs_quick(tmp_path: Path) -> None:
-    """The quick scale draws the three panels; two boosting liars of eight at least
-    double Gossip_UCB's regret (252 vs 124 measured) and leave the robust variant within
-    20 % of its fault-free regret (133 vs 122)."""
+    """The quick scale draws the three panels. Two boosting liars of eight capture
+    Gossip_UCB (21 -> 280 measured: above local UCB1's 112, the regret of learning
+    alone) and leave the robust variant where it was (20 -> 24): asserted as the robust
+    variant staying below a quarter of the captured one and below local UCB1."""
     mod = runpy.run_path(str(EXAMPLES / "robustness.py"))
     points = mod["main"](["--scale", "quick", "--out", str(tmp_path), "--jobs", "1"])
     assert (tmp_path / "robustness_quick.png").exists()
     mean = {(p["policy"], p["panel"], p["value"]): p["mean"] for p in points}
-    assert mean["gossip_ucb", "byzantine", 2] > 1.5 * mean["gossip_ucb", "byzantine", 0]
-    robust = mean["robust_gossip_ucb", "byzantine", 2] / mean["robust_gossip_ucb", "byzantine", 0]
-    assert robust < 1.2
+    local = mean["local_ucb", "loss", 0.0]
+    captured = mean["gossip_ucb", "byzantine", 2]
+    assert captured > local > 2 * mean["gossip_ucb", "byzantine", 0]
+    assert mean["robust_gossip_ucb", "byzantine", 2] < min(0.25 * captured, local)
     assert mean["local_ucb", "loss", 0.0] == mean["local_ucb", "loss", 1.0]  # nothing to lose
