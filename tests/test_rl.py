@@ -4,12 +4,14 @@ trained model evaluated by the same runner as the reference policies."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 from baselines import make_team
+from fedbandit_env import federated_mab_v0
 from fedbandit_env.rl import AgentVecEnv, ModelTeam, SingleAgentEnv
 from fedbandit_env.runner import run_trials
 from fedbandit_env.runner.scenario import Scenario
@@ -149,3 +151,44 @@ def test_the_single_agent_view_is_registered_with_gymnasium() -> None:
     env.reset(seed=2)  # train instances: a new one per episode seed
     assert (env.unwrapped.env.unwrapped.problem.local_means != first).any()
     assert env.observation_space.contains(obs)
+
+
+def test_agent_vec_env_batches_several_env_copies() -> None:
+    """Two copies of a distribution env: 2 N sub-envs; copy c's first reset is seeded
+    with s + c N, so the copies play different instances; each copy truncates and
+    resets on its own schedule; SB3's PPO trains on it and is reproducible."""
+    from stable_baselines3 import PPO
+
+    from fedbandit_env.problems.distribution import ProblemDistribution
+
+    dist = ProblemDistribution.conflicting(3, 3, 0.34, 0.1)
+
+    def make() -> Any:
+        return federated_mab_v0.FederatedMABEnv(dist, horizon=4)
+
+    venv = AgentVecEnv([make(), make()])
+    assert venv.num_envs == 6
+    venv.seed(5)
+    obs = venv.reset()
+    assert obs.shape[0] == 6
+    instances = [info["instance"] for info in venv.reset_infos]
+    assert instances[:3] == [instances[0]] * 3 and instances[3] != instances[0]
+    for _ in range(3):
+        _, _, dones, _ = venv.step(np.zeros(6, dtype=np.int64))
+        assert not dones.any()
+    _, _, dones, infos = venv.step(np.zeros(6, dtype=np.int64))
+    assert dones.all() and all("terminal_observation" in i for i in infos)
+    assert venv.get_attr("horizon") == [4] * 6
+
+    def trained(seed: int) -> np.ndarray:
+        v = AgentVecEnv([make(), make()])
+        model = PPO("MlpPolicy", v, n_steps=8, batch_size=16, seed=seed, device="cpu")
+        model.learn(48)
+        return np.concatenate([p.detach().numpy().ravel() for p in model.policy.parameters()])
+
+    np.testing.assert_array_equal(trained(1), trained(1))
+    with pytest.raises(ValueError, match="distinct env objects"):
+        env = make()
+        AgentVecEnv([env, env])
+    with pytest.raises(ValueError, match="copy 1 differs"):
+        AgentVecEnv([make(), federated_mab_v0.parallel_env(n_agents=4, n_arms=3, horizon=4)])

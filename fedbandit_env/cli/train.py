@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "regret against the global means (privileged: recorded and marked in results)",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--copies", type=int, default=1, help="env copies per batch (more instances per update)"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace) -> None:
         args.out,
         seed=args.seed,
         threads=args.threads,
+        copies=args.copies,
         progress=not args.no_progress,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")

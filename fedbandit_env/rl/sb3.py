@@ -22,17 +22,22 @@ from fedbandit_env.wrappers.flatten import flat_box
 
 
 class AgentVecEnv(VecEnv):
-    """Every agent of one parallel env is one of SB3's sub-envs: a single model acts for
-    all agents (shared parameters), each on its own observation.
+    """Every agent of one or several parallel envs is one of SB3's sub-envs: a single
+    model acts for all agents (shared parameters), each on its own observation.
 
-    All agents truncate together at the horizon; the VecEnv then resets the parallel env
-    (continuing its seeded generator) and reports each agent's last observation as
-    ``infos[i]["terminal_observation"]`` with ``"TimeLimit.truncated"``, as SB3 expects.
-    ``seed(s)`` (which SB3 calls when a model is built with ``seed=s``) seeds the next
-    reset, so training is reproducible. No SuperSuit: its conversion ignores ``seed``.
+    With ``k`` copies of an env (``AgentVecEnv([make() for _ in range(k)])``) a batch holds
+    ``k N`` agent-steps from ``k`` independent episodes (different instances when the env
+    draws one per reset), so a PPO update sees more instances for the same horizon. Sub-env
+    ``c N + i`` is agent ``i`` of copy ``c``. A copy whose agents reach the horizon resets
+    on its own (continuing its seeded generator) and reports each agent's last observation
+    as ``infos[j]["terminal_observation"]`` with ``"TimeLimit.truncated"``, as SB3 expects.
+    ``seed(s)`` (which SB3 calls when a model is built with ``seed=s``) seeds copy ``c``'s
+    next reset with ``s + c N`` (SB3's ``seed + index`` of its first agent), so training is
+    reproducible. No SuperSuit: its conversion ignores ``seed``.
 
     Args:
-        env: A parallel env, with any stack of wrappers; all agents must share spaces.
+        env: A parallel env, or a sequence of copies (same spaces and agents), with any
+            stack of wrappers; all agents must share spaces.
         reward: ``"local"`` or ``"neg_regret"`` (see :class:`SingleAgentEnv`).
         flatten: Present observations as one float32 ``Box``.
         message_fn: Each learner's message when the env carries messages (default zeros).
@@ -49,94 +54,137 @@ class AgentVecEnv(VecEnv):
         >>> obs, rewards, dones, infos = venv.step(np.array([1, 1, 0]))
         >>> dones.tolist(), infos[0]["TimeLimit.truncated"]
         ([True, True, True], True)
+        >>> make = lambda: federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=2)
+        >>> AgentVecEnv([make(), make()]).num_envs
+        6
     """
 
     def __init__(
         self,
-        env: ParallelEnv[Any, Any, Any],
+        env: ParallelEnv[Any, Any, Any] | Sequence[ParallelEnv[Any, Any, Any]],
         reward: str = "local",
         flatten: bool = True,
         message_fn: MessageFn | None = None,
         scale: bool = False,
     ) -> None:
-        if not isinstance(env, ParallelEnv):
-            raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(env).__name__}")
-        self.env = env
-        self.agents: list[AgentID] = list(env.possible_agents)
+        envs = [env] if isinstance(env, ParallelEnv) else list(env)
+        if not envs:
+            raise ValueError("env must be a parallel env or a non-empty sequence of copies")
+        for e in envs:
+            if not isinstance(e, ParallelEnv):
+                raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(e).__name__}")
+        if len({id(e) for e in envs}) != len(envs):
+            raise ValueError("the copies must be distinct env objects (build one per copy)")
+        self.envs = envs
+        self.env = envs[0]
+        self.agents: list[AgentID] = list(self.env.possible_agents)
         first = self.agents[0]
-        inner = env.observation_space(first)
+        inner = self.env.observation_space(first)
         for a in self.agents[1:]:
-            if env.observation_space(a) != inner or env.action_space(a) != env.action_space(first):
+            if self.env.observation_space(a) != inner or self.env.action_space(
+                a
+            ) != self.env.action_space(first):
                 raise ValueError(f"all agents must share spaces; {a} differs from {first}")
+        for c, e in enumerate(envs[1:], start=1):
+            if list(e.possible_agents) != self.agents or e.observation_space(first) != inner:
+                raise ValueError(f"copy {c} differs from copy 0 in its agents or spaces")
         self._inner = inner
         self.flatten = flatten
         self.reward_kind = check_reward(reward)
         self.message_fn = message_fn
-        arm, self._message_dim = arm_space(env, first)
+        arm, self._message_dim = arm_space(self.env, first)
         obs_space: Any = flat_box(inner) if flatten else inner
         self._scale = scale_box(obs_space) if scale and flatten else None
         if self._scale is not None:
             low = obs_space.low * self._scale[1] + self._scale[0]
             high = obs_space.high * self._scale[1] + self._scale[0]
             obs_space = spaces.Box(low.astype(np.float32), high.astype(np.float32))
-        self._actions: np.ndarray = np.zeros(len(self.agents), dtype=np.int64)
-        self._obs: dict[AgentID, Observation] = {}
-        super().__init__(len(self.agents), obs_space, arm)
+        self._n = len(self.agents)
+        self._actions: np.ndarray = np.zeros(self._n * len(envs), dtype=np.int64)
+        self._obs: list[dict[AgentID, Observation]] = [{} for _ in envs]
+        super().__init__(self._n * len(envs), obs_space, arm)
 
     # ------------------------------------------------------------------ core
     def _stack(self, obs: dict[AgentID, Observation]) -> VecEnvObs:
         return batch_observations(self._inner, obs, self.agents, self.flatten, self._scale)
 
+    def _join(self, parts: list[VecEnvObs]) -> VecEnvObs:
+        if len(parts) == 1:
+            return parts[0]
+        if isinstance(parts[0], dict):
+            dicts = [p for p in parts if isinstance(p, dict)]
+            return {k: np.concatenate([d[k] for d in dicts]) for k in parts[0]}
+        return np.concatenate([np.asarray(p) for p in parts])
+
+    def _reset_copy(self, c: int) -> tuple[VecEnvObs, list[dict[str, Any]]]:
+        options = self._options[c * self._n] or None
+        obs, infos = self.envs[c].reset(seed=self._seeds[c * self._n], options=options)
+        self._obs[c] = obs
+        return self._stack(obs), [dict(infos.get(a, {})) for a in self.agents]
+
     def reset(self) -> VecEnvObs:
-        """Reset the parallel env (with the seed set by :meth:`seed`, if any)."""
-        options = self._options[0] or None
-        obs, infos = self.env.reset(seed=self._seeds[0], options=options)
+        """Reset every copy (with the seeds set by :meth:`seed`, if any)."""
+        parts, infos = [], []
+        for c in range(len(self.envs)):
+            stacked, info = self._reset_copy(c)
+            parts.append(stacked)
+            infos += info
         self._reset_seeds()
         self._reset_options()
-        self._obs = obs
-        self.reset_infos = [dict(infos.get(a, {})) for a in self.agents]
-        return self._stack(obs)
+        self.reset_infos = infos
+        return self._join(parts)
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store one arm per agent."""
+        """Store one arm per agent of every copy."""
         arms = np.asarray(actions).reshape(-1)
         if arms.size != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got shape {np.shape(actions)}")
         self._actions = arms.astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
-        """Step every agent; auto-reset at the horizon."""
-        if not self._obs:
+        """Step every agent of every copy; a copy at its horizon resets on its own."""
+        if not all(self._obs):
             raise RuntimeError("step before reset()")
-        actions: dict[AgentID, Action] = {
-            a: pack(self._actions[i], a, self._obs[a], self._message_dim, self.message_fn)
-            for i, a in enumerate(self.agents)
-        }
-        obs, rewards, terms, truncs, infos = self.env.step(actions)
-        out_infos = [dict(infos[a]) for a in self.agents]
-        reward = np.array(
-            [learner_reward(self.reward_kind, rewards[a], infos[a]) for a in self.agents],
-            dtype=np.float32,
-        )
-        dones = np.array([terms[a] or truncs[a] for a in self.agents])
-        stacked = self._stack(obs)
-        if dones.all():
-            for i, a in enumerate(self.agents):
-                last: Any = (
-                    stacked[i]
-                    if isinstance(stacked, np.ndarray)
-                    else {k: v[i] for k, v in stacked.items()}  # type: ignore[union-attr]
+        parts, rewards_out, dones_out, infos_out = [], [], [], []
+        for c, env in enumerate(self.envs):
+            base = c * self._n
+            actions: dict[AgentID, Action] = {
+                a: pack(
+                    self._actions[base + i], a, self._obs[c][a], self._message_dim, self.message_fn
                 )
-                out_infos[i]["terminal_observation"] = last
-                out_infos[i]["TimeLimit.truncated"] = bool(truncs[a] and not terms[a])
-            stacked = self.reset()
-        else:
-            self._obs = obs
-        return stacked, reward, dones, out_infos
+                for i, a in enumerate(self.agents)
+            }
+            obs, rewards, terms, truncs, infos = env.step(actions)
+            out_infos = [dict(infos[a]) for a in self.agents]
+            rewards_out.append(
+                [learner_reward(self.reward_kind, rewards[a], infos[a]) for a in self.agents]
+            )
+            dones = np.array([terms[a] or truncs[a] for a in self.agents])
+            stacked = self._stack(obs)
+            if dones.all():
+                for i, a in enumerate(self.agents):
+                    last: Any = (
+                        stacked[i]
+                        if isinstance(stacked, np.ndarray)
+                        else {k: v[i] for k, v in stacked.items()}  # type: ignore[union-attr]
+                    )
+                    out_infos[i]["terminal_observation"] = last
+                    out_infos[i]["TimeLimit.truncated"] = bool(truncs[a] and not terms[a])
+                stacked, _ = self._reset_copy(c)
+                self._seeds[base] = None  # a later auto-reset continues the generator
+                self._options[base] = {}
+            else:
+                self._obs[c] = obs
+            parts.append(stacked)
+            dones_out.append(dones)
+            infos_out += out_infos
+        reward = np.array(rewards_out, dtype=np.float32).reshape(-1)
+        return self._join(parts), reward, np.concatenate(dones_out), infos_out
 
     def close(self) -> None:
-        """Close the parallel env."""
-        self.env.close()
+        """Close every copy."""
+        for env in self.envs:
+            env.close()
 
     # ------------------------------------------------------------------ VecEnv plumbing
     def _indices(self, indices: VecEnvIndices) -> list[int]:
@@ -146,14 +194,17 @@ class AgentVecEnv(VecEnv):
             return [indices]
         return list(indices) if isinstance(indices, Iterable) else [int(indices)]
 
+    def _copy_of(self, index: int) -> ParallelEnv[Any, Any, Any]:
+        return self.envs[index // self._n]
+
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """The parallel env's attribute, once per index (the sub-envs share one env)."""
-        value = getattr(self.env, attr_name)
-        return [value for _ in self._indices(indices)]
+        """The attribute of the copy each index's agent lives in."""
+        return [getattr(self._copy_of(i), attr_name) for i in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute of the shared parallel env."""
-        setattr(self.env, attr_name, value)
+        """Set an attribute of the copies the indices live in."""
+        for c in {i // self._n for i in self._indices(indices)}:
+            setattr(self.envs[c], attr_name, value)
 
     def env_method(
         self,
@@ -162,21 +213,28 @@ class AgentVecEnv(VecEnv):
         indices: VecEnvIndices = None,
         **method_kwargs: Any,
     ) -> list[Any]:
-        """Call a method of the shared parallel env once; its result for every index."""
-        result = getattr(self.env, method_name)(*method_args, **method_kwargs)
-        return [result for _ in self._indices(indices)]
+        """Call a method once per copy the indices live in; its result for every index."""
+        wanted = self._indices(indices)
+        results = {
+            c: getattr(self.envs[c], method_name)(*method_args, **method_kwargs)
+            for c in dict.fromkeys(i // self._n for i in wanted)
+        }
+        return [results[i // self._n] for i in wanted]
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: VecEnvIndices = None) -> list[bool]:
-        """Whether the parallel env's wrapper stack contains ``wrapper_class``."""
-        env, found = self.env, False
-        while True:
-            found = found or isinstance(env, wrapper_class)
-            inner = getattr(env, "env", None)
-            if inner is None or inner is env:
-                break
-            env = inner
-        return [found for _ in self._indices(indices)]
+        """Whether each index's copy has ``wrapper_class`` in its wrapper stack."""
+        out = []
+        for i in self._indices(indices):
+            env, found = self._copy_of(i), False
+            while True:
+                found = found or isinstance(env, wrapper_class)
+                inner = getattr(env, "env", None)
+                if inner is None or inner is env:
+                    break
+                env = inner
+            out.append(found)
+        return out
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         """No image rendering."""
-        return [None for _ in self.agents]
+        return [None for _ in range(self.num_envs)]

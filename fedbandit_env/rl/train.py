@@ -55,6 +55,7 @@ def train_model(
     seed: int = 0,
     threads: int | None = 1,
     progress: bool = False,
+    copies: int = 1,
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -70,6 +71,8 @@ def train_model(
         seed: Seed of the model and of the first episode.
         threads: Torch threads (``None``: torch's default).
         progress: Show SB3's progress bar.
+        copies: Env copies in the batch (:class:`~fedbandit_env.rl.sb3.AgentVecEnv`): each
+            PPO update then sees ``copies`` times as many episodes (instances).
 
     Returns:
         The saved model's path.
@@ -94,8 +97,10 @@ def train_model(
     stack = replace(stack, distribution=scenario.distribution_name)
     if algo == "recurrent_ppo" and (stack.epsilon is not None or not stack.share_means):
         stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"copies must be an int >= 1, got {copies!r}")
     venv = AgentVecEnv(
-        stack.make_env(scenario),
+        [stack.make_env(scenario) for _ in range(copies)],
         reward=stack.reward,
         message_fn=stack.message_fn,
         scale=stack.scale,
@@ -122,6 +127,7 @@ def train_model(
         "algo": algo,
         "timesteps": timesteps,
         "seed": seed,
+        "copies": copies,
         "torch_threads": used,
         "seconds": seconds,
         "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),
