@@ -30,14 +30,13 @@ aggregate that includes it, cannot be undone afterwards.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import (
-    ParallelWrapper,
+    NetworkWrapper,
     agent_name,
     check_probability,
     require_messages,
@@ -47,7 +46,7 @@ from fedbandit_env.wrappers.link_failures import ONE_HOP
 _ZEROED = ("messages", "mask", "public_mask", "server", "server_mask")
 
 
-class AgentCrash(ParallelWrapper):
+class AgentCrash(NetworkWrapper):
     """Agents crash with probability ``crash`` and recover with ``recover`` each step.
 
     Args:
@@ -92,22 +91,16 @@ class AgentCrash(ParallelWrapper):
         self._may = np.array([a in self.crashing for a in names])
         self._index = {a: i for i, a in enumerate(names)}
         self._down = np.zeros(len(names), dtype=bool)
-        self._rng = np.random.default_rng()
 
     @property
     def crashed(self) -> list[AgentID]:
         """The agents down after the last step."""
         return [a for a, i in self._index.items() if self._down[i]]
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; every agent up; with a ``seed``, restart the stream."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Every agent up."""
         self._down[:] = False
-        return obs, infos
+        return obs
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Move every agent's chain, then cut the crashed agents off this step's messages."""

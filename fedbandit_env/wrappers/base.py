@@ -80,6 +80,38 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
         return list(self.env.possible_agents)
 
 
+class NetworkWrapper(ParallelWrapper):
+    """Base of the communication wrappers (gossip, loss, delay, failures, liars): each
+    draws from its own stream (:meth:`ParallelWrapper.stream`, restarted by every seeded
+    reset) and keeps per-episode state, cleared by :meth:`restart`.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> w = NetworkWrapper(federated_mab_v0.parallel_env(horizon=3, message_dim=1))
+        >>> _ = w.reset(seed=0)
+        >>> w._rng.random() == w.stream(0).random()
+        True
+    """
+
+    def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
+        super().__init__(env)
+        self._rng = np.random.default_rng()
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
+        """Reset the env; with a ``seed``, restart this wrapper's stream; then
+        :meth:`restart` the episode's state (which may add to the observations)."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            self._rng = self.stream(seed)
+        return self.restart(obs), infos
+
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Clear the per-episode state at a reset; return the first observations."""
+        return obs
+
+
 def check_probability(name: str, value: Any) -> float:
     """``value`` as a float in ``[0, 1]``, or an error naming ``name``.
 

@@ -36,13 +36,13 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper, agent_name, require_messages
+from fedbandit_env.wrappers.base import NetworkWrapper, agent_name, require_messages
 
 BEHAVIOURS = ("constant", "sign_flip", "random", "boost")
 """The named adversaries."""
 
 
-class Byzantine(ParallelWrapper):
+class Byzantine(NetworkWrapper):
     """Replace the messages of ``agents`` by adversarial ones.
 
     Args:
@@ -110,22 +110,16 @@ class Byzantine(ParallelWrapper):
         lo, hi = base.message_bounds
         self._bounds = (float(lo), float(hi))
         self._honest = [a for a in names if a not in self.liars]
-        self._rng = np.random.default_rng()
         self._t = 0
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; pick ``boost``'s target on this episode's instance."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Step count 0; ``boost``'s target picked on this episode's instance."""
         self._t = 0
         if self.arm is not None:
             self._target = int(self.arm)
         elif self.behaviour == "boost":
             self._target = int(np.argmax(self.env.unwrapped.problem.gaps))
-        return obs, infos
+        return obs
 
     def lie(self, message: FloatArray) -> FloatArray:
         """The adversary's message in place of ``message`` (before clipping)."""

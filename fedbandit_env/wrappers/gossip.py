@@ -31,10 +31,10 @@ from pettingzoo import ParallelEnv
 from fedbandit_env.protocols.schedules import Schedule, make_schedule
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.validation import check_int
-from fedbandit_env.wrappers.base import ParallelWrapper, require_messages
+from fedbandit_env.wrappers.base import NetworkWrapper, require_messages
 
 
-class Gossip(ParallelWrapper):
+class Gossip(NetworkWrapper):
     """Keep only the messages between the pairs ``schedule`` picks each step.
 
     Args:
@@ -78,7 +78,6 @@ class Gossip(ParallelWrapper):
             raise ValueError(f"public_dim must be <= message_dim = {dim}, got {public_dim}")
         self._network = base.network
         self._index = {a: i for i, a in enumerate(env.possible_agents)}
-        self._rng = np.random.default_rng()
         self._t = 0
         self._cum_cost = 0.0
         self._spaces: dict[AgentID, spaces.Space[Any]] = {}
@@ -95,19 +94,14 @@ class Gossip(ParallelWrapper):
         """The env's space, with ``public_mask`` when a prefix is public."""
         return self._spaces[agent]
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env and the step count; with a ``seed``, restart the stream."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Step count and cost 0; an empty ``public_mask`` when a prefix is public."""
         self._t = 0
         self._cum_cost = 0.0
         if self.public_dim:
             n = len(self.possible_agents)
             obs = {a: {**o, "public_mask": np.zeros(n, dtype=np.int8)} for a, o in obs.items()}
-        return obs, infos
+        return obs
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Step the env, then keep the scheduled partners' messages (and the prefix)."""

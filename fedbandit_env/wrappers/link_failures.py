@@ -15,19 +15,17 @@ server messages alone. ``infos[agent]["links_down"]`` is the number of down edge
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper, check_probability, require_messages
+from fedbandit_env.wrappers.base import NetworkWrapper, check_probability, require_messages
 
 ONE_HOP = ("broadcast", "random_edge_gossip", "neighbour_gossip")
 """Protocols whose every delivery crosses one edge."""
 
 
-class LinkFailures(ParallelWrapper):
+class LinkFailures(NetworkWrapper):
     """Edges fail with probability ``fail`` and recover with ``repair`` each step.
 
     Args:
@@ -67,18 +65,12 @@ class LinkFailures(ParallelWrapper):
         self._index = {a: i for i, a in enumerate(env.possible_agents)}
         self._up = np.ones(len(self._edges), dtype=bool)
         self._down = np.zeros((len(env.possible_agents),) * 2, dtype=bool)
-        self._rng = np.random.default_rng()
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; every edge up; with a ``seed``, restart this wrapper's stream."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Every edge up."""
         self._up[:] = True
         self._down[:] = False
-        return obs, infos
+        return obs
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Move every edge's chain one step, then lose what crossed a down edge."""

@@ -24,7 +24,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper, require_messages
+from fedbandit_env.wrappers.base import NetworkWrapper, require_messages
 
 _KEYS = ("messages", "mask", "public_mask")
 
@@ -35,7 +35,7 @@ def _steps(name: str, value: Any) -> int:
     return int(value)
 
 
-class MessageDelay(ParallelWrapper):
+class MessageDelay(NetworkWrapper):
     """Deliver every peer message ``delay`` (to ``max_delay``) steps after the protocol did.
 
     Args:
@@ -74,17 +74,11 @@ class MessageDelay(ParallelWrapper):
         n = len(env.possible_agents)
         self._slots: list[dict[AgentID, dict[str, np.ndarray]]] = []
         self._due = np.zeros((n, n), dtype=np.int64)  # last arrival step on each link
-        self._rng = np.random.default_rng()
         self._held: dict[AgentID, int] = {}
         self._t = 0
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; nothing in flight; with a ``seed``, restart the stream."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Nothing in flight."""
         empty = {a: {k: np.zeros_like(o[k]) for k in _KEYS if k in o} for a, o in obs.items()}
         self._slots = [
             {a: {k: v.copy() for k, v in e.items()} for a, e in empty.items()}
@@ -93,7 +87,7 @@ class MessageDelay(ParallelWrapper):
         self._due[:] = 0
         self._held = dict.fromkeys(obs, 0)
         self._t = 0
-        return obs, infos
+        return obs
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Step; file what the protocol delivered under its arrival step; show what is due."""

@@ -18,16 +18,14 @@ step, ``"messages_lost_total"`` the whole network's.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper, check_probability, require_messages
+from fedbandit_env.wrappers.base import NetworkWrapper, check_probability, require_messages
 
 
-class MessageLoss(ParallelWrapper):
+class MessageLoss(NetworkWrapper):
     """Drop each delivered peer message with probability ``p``.
 
     Args:
@@ -48,16 +46,6 @@ class MessageLoss(ParallelWrapper):
         super().__init__(env)
         self.p = check_probability("p", p)
         require_messages(env, "MessageLoss")
-        self._rng = np.random.default_rng()
-
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; with a ``seed``, restart the losses from this wrapper's stream."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
-        return obs, infos
 
     def loss_rates(self, receiver: int) -> FloatArray:
         """The probability that a message from each sender to ``receiver`` is lost now."""
@@ -161,13 +149,10 @@ class GilbertElliottLoss(MessageLoss):
         bad = self.to_bad / (self.to_bad + self.to_good)
         return round(bad * self.loss_bad + (1 - bad) * self.loss_good, 12)
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
-        """Reset the env; every link good."""
-        out = super().reset(seed=seed, options=options)
+    def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        """Every link good."""
         self._bad[:] = False
-        return out
+        return obs
 
     def advance(self) -> None:
         """Move every link's chain one step."""
