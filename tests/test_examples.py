@@ -44,12 +44,27 @@ def test_li_song_reproduction_runs_small(tmp_path: Path) -> None:
     )
     assert out["fig5_participation"][0][0] == "p=0.2"
     costs = {label: cost for label, _, cost in out["table2_hybrid"]}
-    # 100 server links per round for lone agents, one per component (plus c2 links) else
-    assert (
-        costs["case 6 {1x100}"] > costs["case 1 {20x5} complete"] > costs["case 3 {100} complete"]
-    )
+    # 100 server links (c1 = 25 each) per round for lone agents; one per component else
+    assert costs["case 6 {1x100}"] == max(costs.values())
     for name in ("fig5_participation.png", "table2_hybrid.csv", "costs.png"):
         assert (tmp_path / name).exists(), name
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="Li & Song's Table II text: the cost rises from case 1 ({20x5}) to case 3 "
+    "({100}); our counts (c2 per forwarding agent per slot, as Theorem 4 counts it) make "
+    "case 3 the cheapest (1043 vs 2415 at T = 1e6): not reproduced, issue 18",
+)
+def test_li_song_table2_cost_rises_from_case_1_to_case_3(tmp_path: Path) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "li_song.py"))
+    out = mod["main"](
+        ["--horizon", "5000", "--trials", "1", "--only", "table2_hybrid", "--no-progress",
+         "--out", str(tmp_path)]
+    )  # fmt: skip
+    costs = {label: cost for label, _, cost in out["table2_hybrid"]}
+    assert costs["case 1 {20x5} complete"] < costs["case 3 {100} complete"]
 
 
 @pytest.mark.slow
