@@ -25,7 +25,7 @@ from baselines.common.kernels import (
     tie_pick,
 )
 from baselines.common.trial import agent_rngs, record_step
-from baselines.gossip.faulty import FAULTS, run_faulty_gossip_ucb
+from baselines.gossip.faulty import FAULTS, PROTOCOL_CODES, run_faulty_gossip_ucb
 from baselines.gossip.kernels import (
     fed_ucb_constants,
     gossip_update,
@@ -52,9 +52,6 @@ from fedbandit_env.rng_kernels import generator_at, generator_table, integer_bel
 from fedbandit_env.runner.fast import PRIVACY_DEPTH, TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
-
-PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
-"""The delivery rules the loop implements, by the scenario's protocol name."""
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -40,6 +40,8 @@ from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
+PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
+"""The delivery rules both gossip loops implement, by the scenario's protocol name."""
 FAULTS = ("loss", "delay")
 """The faults this loop models (``run_fast`` reads it from the runner)."""
 
@@ -184,7 +186,6 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
     n = scenario.n_agents
     alpha_1 = params.get("alpha_1")
     alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
-    codes = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
     cost = np.zeros(st.steps.size)
     rngs = agent_rngs(team_seed, n)  # alive during the call
     _faulty_trial(
@@ -194,7 +195,7 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
         st.gaps,
         scenario.horizon,
         st.steps,
-        codes[scenario.protocol],
+        PROTOCOL_CODES[scenario.protocol],
         scenario.protocol != "broadcast",
         net.edges,
         net.neighbors,
@@ -216,4 +217,4 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
     return TrialResult(out, arms, rewards, cost)
 
 
-__all__ = ["FAULTS", "run_faulty_gossip_ucb"]
+__all__ = ["FAULTS", "PROTOCOL_CODES", "run_faulty_gossip_ucb"]
