@@ -120,6 +120,11 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
                 f"a linear scenario runs in the settings {LINEAR_SETTINGS[1:]} (or none), "
                 f"got setting={s.setting!r}"
             )
+    elif s.instance == "diabetes" and (s.n_arms != 5 or s.noise != "bernoulli"):
+        raise ValueError(
+            "the diabetes instance has 5 arms (Zhu et al.'s medication groups) and Bernoulli "
+            f"rewards (readmission), got n_arms={s.n_arms}, noise={s.noise!r}"
+        )
     elif s.dim or s.heterogeneity:
         raise ValueError(
             f"dim and heterogeneity apply to linear instances {LINEAR_INSTANCES}, "

@@ -13,6 +13,7 @@ from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
+from fedbandit_env.problems.diabetes import diabetes
 from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.problems.mab import (
@@ -29,8 +30,8 @@ from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-InstanceKind = Literal["conflicting", "zhu", "homogeneous", "dubey"]
-INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous", "dubey")
+InstanceKind = Literal["conflicting", "zhu", "homogeneous", "diabetes", "dubey"]
+INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous", "diabetes", "dubey")
 LINEAR_INSTANCES: tuple[str, ...] = ("dubey",)
 """Generators of linear contextual problems (``federated_linear_v0``)."""
 LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
@@ -49,7 +50,11 @@ class Scenario:
         n_arms: Arms ``M``.
         instance: ``"conflicting"`` (:func:`~fedbandit_env.problems.conflicting`),
             ``"zhu"`` (:func:`~fedbandit_env.problems.zhu_synthetic`),
-            ``"homogeneous"``, or the linear contextual ``"dubey"``
+            ``"homogeneous"``, ``"diabetes"`` (Zhu et al.'s real data,
+            :func:`~fedbandit_env.problems.diabetes.diabetes`: 5 arms, Bernoulli; the
+            records cut in file order into ``n_agents`` hospitals, or split at random
+            per instance seed for ``instances="train"/"held_out"``), or the linear
+            contextual ``"dubey"``
             (:func:`~fedbandit_env.problems.linear.dubey_synthetic`: ``n_arms`` is then
             the decision-set size ``K`` and ``dim`` the dimension ``d``).
         conflict_fraction: Share of misled agents (conflicting instances).
@@ -165,6 +170,8 @@ class Scenario:
             return zhu_synthetic(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
         if self.instance == "homogeneous":
             return homogeneous(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
+        if self.instance == "diabetes":
+            return diabetes(self.n_agents)
         raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
 
     def _linear(self, seed: Any) -> LinearProblem:
@@ -329,4 +336,10 @@ def _distribution(
         return ProblemDistribution.conflicting(n, m, conflict_fraction, gap, noise, sigma)
     if instance == "zhu":
         return ProblemDistribution.zhu(n, m, noise, sigma)
+    if instance == "diabetes":  # random hospital splits of the records
+        return ProblemDistribution(
+            lambda rng: diabetes(n, split="random", seed=int(rng.integers(2**31))),
+            f"diabetes(N={n})",
+            {"split": "random"},
+        )
     return ProblemDistribution.homogeneous(n, m, noise, sigma)
