@@ -36,96 +36,9 @@ import argparse
 import os
 import time
 from pathlib import Path
-from typing import Any
 
+from fedbandit_env.reproduce.li_song import experiments, run_figure
 from fedbandit_env.runner import RegretCurves, format_table, plot_regret, write_csv
-from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
-
-HYBRID_CASES: dict[str, tuple[tuple[int, ...], str]] = {
-    "case 1 {20x5} complete": ((20,) * 5, "complete"),
-    "case 2 {53,24,10,6,7} complete": ((53, 24, 10, 6, 7), "complete"),
-    "case 3 {100} complete": ((100,), "complete"),
-    "case 4 {20x5} random": ((20,) * 5, "erdos_renyi"),
-    "case 5 {20x5} star": ((20,) * 5, "star"),
-    "case 6 {1x100}": ((1,) * 100, "complete"),
-}
-
-
-def experiments(
-    horizon: int, seed: int, instance: str = "homogeneous"
-) -> dict[str, list[tuple[str, str, Scenario, dict[str, Any]]]]:
-    """Every figure as a list of ``(label, policy id, scenario, policy options)``."""
-    base = Scenario(
-        n_agents=50,
-        n_arms=100,
-        instance=instance,  # type: ignore[arg-type]
-        horizon=horizon,
-        seed=seed,
-    )
-    min_gap = base.problem().min_gap
-
-    def with_(**changes: Any) -> Scenario:
-        return Scenario(**{**base.to_dict(), **changes})
-
-    hybrid = []
-    for label, (sizes, graph) in HYBRID_CASES.items():
-        s = with_(
-            n_agents=100,
-            components=sizes,
-            graph=graph,
-            graph_p=6 / 19 if graph == "erdos_renyi" else None,
-            link_costs=(50.0, 1.0),
-        )
-        hybrid.append((label, "hdp_mab", s, {"epsilon": 1.0}))
-    return {
-        "fig4_privacy": [
-            (f"eps={e:g}", "cdp_mab", base, {"epsilon": e}) for e in (0.1, 0.3, 0.5, 1.0)
-        ],
-        "fig5_participation": [
-            (f"p={p:g}", "cdp_mab", base, {"epsilon": 1.0, "participation": p})
-            for p in (0.2, 0.4, 0.6, 0.8, 1.0)
-        ],
-        "fig6_rounds": [
-            (f"R={r}", "cdp_mab", base, {"epsilon": 1.0, "rounds": r, "min_gap": min_gap})
-            for r in (2, 3, 4, 5)
-        ],
-        "fig10_graphs": [
-            (
-                g,
-                "ddp_mab",
-                with_(graph=g, graph_p=6 / 49 if g == "erdos_renyi" else None),
-                {"epsilon": 1.0},
-            )
-            for g in ("complete", "star", "ring", "erdos_renyi")
-        ],
-        "table2_hybrid": hybrid,
-    }
-
-
-def run_figure(
-    runs: list[tuple[str, str, Scenario, dict[str, Any]]],
-    trials: int,
-    seed: int,
-    progress: bool,
-    workers: int,
-) -> list[RegretCurves]:
-    """Run every line of one figure on the fast path."""
-    curves = []
-    for label, pid, scenario, params in runs:
-        c = run_fast(
-            pid,
-            scenario,
-            trials,
-            seed=seed,
-            record_every=max(1, scenario.horizon // 200),
-            label=label,
-            progress=progress,
-            workers=workers,
-            **params,
-        )
-        curves.append(c)
-    return curves
 
 
 def _final(c: RegretCurves) -> tuple[float, float]:

@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fedbandit_env.cli.train",
         "train a learned policy for one information setting, on train instances",
     ),
+    "reproduce": (
+        "fedbandit_env.cli.reproduce",
+        "the papers' figures and tables, measured, with a verdict each: docs/reproduction.md",
+    ),
     "list": ("fedbandit_env.cli.listing", "the registered policies"),
 }
 """Subcommand -> (module, one-line help). A new subcommand is a module and a line here."""

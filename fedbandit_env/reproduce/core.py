@@ -1,0 +1,190 @@
+"""What a reproduction row is, how a claim is judged, and how the report is written.
+
+A *row* is one claim of one figure or table: the paper's words, our setting, our
+numbers with 95% bootstrap intervals over trials, and a verdict. Orderings are judged
+pair by pair on the bootstrap interval of the difference of the means (trials are the
+independent units): a pair is *confirmed* when the interval lies on the claimed side
+of 0, *contradicted* when it lies on the other side, *within noise* otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from fedbandit_env.runner.results import bootstrap_ci
+from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.type_aliases import FloatArray
+
+Verdict = Literal["reproduced", "partly", "not reproduced", "reading decided", "exact"]
+VERDICTS: tuple[str, ...] = ("reproduced", "partly", "not reproduced", "reading decided", "exact")
+
+
+@dataclass
+class Row:
+    """One claim of a paper, measured.
+
+    Attributes:
+        key: Stable id (``"zhu_fig2a_order"``), used by tests and the report's anchors.
+        paper: ``"Zhu et al."``, ``"Li & Song"`` or ``"Dubey & Pentland"``.
+        item: The figure or table (``"Fig. 2(a)"``).
+        claim: What the paper says, in its words where short.
+        setting: Ours: the grid, horizon and trials the numbers come from.
+        measured: Our numbers (markdown), with intervals.
+        verdict: One of :data:`VERDICTS`.
+        why: Why the verdict (and, for a claim that does not reproduce, why not).
+        figure: Path of the figure, relative to the report (``""``: none).
+
+    Example:
+        >>> Row("k", "Zhu et al.", "Fig. 2(a)", "c", "s", "m", "reproduced", "w").verdict
+        'reproduced'
+    """
+
+    key: str
+    paper: str
+    item: str
+    claim: str
+    setting: str
+    measured: str
+    verdict: Verdict
+    why: str
+    figure: str = ""
+    seconds: float = field(default=0.0, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+def at(curves: RegretCurves, fraction: float = 1.0) -> FloatArray:
+    """Per-agent regret of every trial at the recorded step nearest ``fraction * T``.
+
+    Example:
+        >>> c = RegretCurves("p", np.array([5, 10]), np.arange(8.0).reshape(2, 2, 2))
+        >>> at(c, 0.5).tolist(), at(c).tolist()
+        ([1.0, 5.0], [2.0, 6.0])
+    """
+    k = int(np.abs(curves.t - fraction * curves.t[-1]).argmin())
+    return curves.per_agent[:, k]
+
+
+def mean_ci(x: FloatArray) -> str:
+    """``mean [lo, hi]`` with the 95% bootstrap interval of the mean.
+
+    Example:
+        >>> mean_ci(np.array([1.0, 2.0, 3.0]))
+        '2.0 [1.0, 3.0]'
+    """
+    lo, hi = bootstrap_ci(x)
+    return f"{_fmt(float(np.mean(x)))} [{_fmt(lo)}, {_fmt(hi)}]"
+
+
+def _fmt(v: float) -> str:
+    if not np.isfinite(v):
+        return str(v)
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 1:
+        return f"{v:.1f}"
+    return f"{v:.3g}"
+
+
+def _resampled_means(x: FloatArray, rng: np.random.Generator, n: int = 4000) -> FloatArray:
+    x = np.asarray(x, dtype=np.float64).ravel()
+    return x[rng.integers(0, x.size, size=(n, x.size))].mean(axis=1)
+
+
+def difference_ci(a: FloatArray, b: FloatArray, seed: int = 0) -> tuple[float, float]:
+    """95% bootstrap interval of ``mean(a) - mean(b)`` (independent trials).
+
+    Example:
+        >>> lo, hi = difference_ci(np.array([5.0, 6, 7]), np.array([1.0, 2, 3]))
+        >>> 2.0 <= lo <= hi <= 6.0
+        True
+    """
+    rng = np.random.default_rng(seed)
+    d = _resampled_means(a, rng) - _resampled_means(b, rng)
+    lo, hi = np.quantile(d, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def ratio_ci(a: FloatArray, b: FloatArray, seed: int = 0) -> tuple[float, float, float]:
+    """``mean(a) / mean(b)`` and its 95% bootstrap interval.
+
+    Example:
+        >>> r, lo, hi = ratio_ci(np.array([1.0, 1.2, 0.8]), np.array([2.0, 2.1, 1.9]))
+        >>> round(r, 2), lo < r < hi
+        (0.5, True)
+    """
+    rng = np.random.default_rng(seed)
+    ratios = _resampled_means(a, rng) / _resampled_means(b, rng)
+    lo, hi = np.quantile(ratios, [0.025, 0.975])
+    return float(np.mean(a) / np.mean(b)), float(lo), float(hi)
+
+
+def less(a: FloatArray, b: FloatArray) -> str:
+    """Is ``mean(a) < mean(b)``? ``"confirmed"``, ``"contradicted"``, ``"within noise"``,
+    or ``"equal"`` (every trial gives the same value to both, as deterministic costs do).
+
+    Example:
+        >>> less(np.array([1.0, 1.1, 0.9]), np.array([3.0, 3.1, 2.9]))
+        'confirmed'
+        >>> less(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
+        'within noise'
+    """
+    lo, hi = difference_ci(a, b)
+    if lo == hi == 0.0:
+        return "equal"
+    if hi < 0:
+        return "confirmed"
+    if lo > 0:
+        return "contradicted"
+    return "within noise"
+
+
+def ordering(labels: Sequence[str], values: Sequence[FloatArray]) -> tuple[Verdict, str]:
+    """Judge the claim ``values[0] > values[1] > ...`` (regret falls along ``labels``)
+    pair by pair; return the verdict and the pairs' outcomes.
+
+    ``reproduced``: every consecutive pair confirmed; ``not reproduced``: none is (or
+    one is contradicted); ``partly``: otherwise.
+
+    Example:
+        >>> v, text = ordering(["a", "b"], [np.array([3.0, 3.1]), np.array([1.0, 1.1])])
+        >>> v, text
+        ('reproduced', 'a > b confirmed')
+    """
+    outcomes = [less(values[j + 1], values[j]) for j in range(len(values) - 1)]
+    text = "; ".join(f"{labels[j]} > {labels[j + 1]} {o}" for j, o in enumerate(outcomes))
+    if all(o == "confirmed" for o in outcomes):
+        return "reproduced", text
+    if "contradicted" in outcomes or not any(o == "confirmed" for o in outcomes):
+        return "not reproduced", text
+    return "partly", text
+
+
+def table(labels: Sequence[str], values: Sequence[FloatArray]) -> str:
+    """``label: mean [lo, hi]`` for each, joined for a markdown cell.
+
+    Example:
+        >>> table(["a"], [np.array([1.0, 1.0])])
+        'a: 1.0 [1.0, 1.0]'
+    """
+    return "<br>".join(f"{k}: {mean_ci(v)}" for k, v in zip(labels, values, strict=True))
+
+
+__all__ = [
+    "VERDICTS",
+    "Row",
+    "Verdict",
+    "at",
+    "difference_ci",
+    "less",
+    "mean_ci",
+    "ordering",
+    "ratio_ci",
+    "table",
+]

@@ -1,0 +1,217 @@
+"""``fedbandit reproduce`` and the papers' claims on the papers' grids.
+
+The claim tests run the report's own rows (the papers' grids: N = 50 agents and 100
+arms for Li & Song, Fig. 2's settings for Zhu et al.) at a short horizon and judge them
+as the report does: every difference's 95% bootstrap interval over trials on the
+claimed side. A claim that does not reproduce is a strict expected failure naming why
+(the report, ``docs/reproduction.md``, says the same at the paper's scale), never an
+assertion of its contradicted form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedbandit_env.reproduce import ROW_KEYS, SCALES, markdown, run_rows
+from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci
+from fedbandit_env.reproduce.li_song import (
+    experiments,
+    fig12,
+    run_figure,
+    table1,
+    table2_costs,
+)
+from fedbandit_env.reproduce.zhu import fig2
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_judge_catches_a_difference_of_four_standard_errors_and_not_of_none() -> None:
+    rng = np.random.default_rng(0)
+    caught = 0
+    for _ in range(200):
+        a, b = rng.normal(0, 1, 30), rng.normal(1.2, 1, 30)  # 4.6 standard errors apart
+        caught += less(a, b) == "confirmed"
+    assert caught >= 195  # power 0.9995 at 4.6 standard errors of the difference
+    false = sum(less(rng.normal(0, 1, 30), rng.normal(0, 1, 30)) == "confirmed" for _ in range(400))
+    assert false <= 400 * 0.025 + 3 * np.sqrt(400 * 0.025)  # one-sided 2.5% level, 3 sd
+    assert less(np.ones(4), np.ones(4)) == "equal"
+
+
+def test_an_ordering_is_reproduced_only_when_every_pair_is() -> None:
+    hi, mid, lo = np.full(5, 3.0) + np.arange(5) * 0.01, np.full(5, 2.0), np.full(5, 1.0)
+    assert ordering(["a", "b", "c"], [hi, mid, lo])[0] == "reproduced"
+    noisy = np.array([1.9, 2.1, 2.0, 1.95, 2.05])  # the same mean as mid, within noise
+    assert ordering(["a", "b", "c"], [hi, mid, noisy])[0] == "partly"
+    assert ordering(["a", "b"], [lo, hi])[0] == "not reproduced"
+    r, low, high = ratio_ci(np.array([1.0, 1.1, 0.9]), np.array([2.0, 2.0, 2.0]))
+    assert r == pytest.approx(0.5)
+    assert low <= r <= high
+
+
+def test_a_row_refuses_an_unknown_verdict() -> None:
+    with pytest.raises(ValueError, match="verdict"):
+        Row("k", "p", "i", "c", "s", "m", "maybe", "w")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_the_quick_report_has_every_row_with_a_verdict_and_its_figures(tmp_path: Path) -> None:
+    from fedbandit_env.reproduce import reproduce
+
+    report = reproduce("quick", tmp_path)
+    rows = json.loads((tmp_path / "figures" / "reproduction" / "rows.json").read_text())
+    assert [r["key"] for r in rows] == list(ROW_KEYS)
+    assert all(r["verdict"] in VERDICTS and r["why"] for r in rows)
+    text = report.read_text()
+    for figure in re.findall(r"!\[[^]]*\]\(([^)]+)\)", text):
+        assert (tmp_path / figure).is_file(), figure
+    assert text.count("<a id=") == len(ROW_KEYS)
+
+
+def test_the_committed_report_is_at_the_paper_scale_and_covers_every_row() -> None:
+    text = (ROOT / "docs" / "reproduction.md").read_text()
+    assert "fedbandit reproduce --scale paper" in text
+    for key in ROW_KEYS:
+        assert f'<a id="{key}"></a>' in text, key
+    rows = json.loads((ROOT / "docs" / "figures" / "reproduction" / "rows.json").read_text())
+    assert {r["key"] for r in rows} == set(ROW_KEYS)
+    for figure in re.findall(r"!\[[^]]*\]\(([^)]+)\)", text):
+        assert (ROOT / "docs" / figure).is_file(), figure
+
+
+def test_bad_scales_and_papers_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="scale"):
+        run_rows("huge", tmp_path)
+    with pytest.raises(ValueError, match="papers"):
+        run_rows("quick", tmp_path, ("zhu", "smith"))
+    assert set(SCALES) == {"quick", "paper"}
+    assert "## p, i: exact" in markdown(
+        [Row("k", "p", "i", "c", "s", "m", "exact", "w")], "quick", 1.0, "f"
+    )
+
+
+# --- the papers' claims, on their grids ---------------------------------------------
+
+
+def test_li_song_table1_link_counts_are_exact() -> None:
+    assert table1().verdict == "exact"
+
+
+@pytest.fixture(scope="module")
+def li_song_figures() -> dict:
+    return experiments(30_000)
+
+
+@pytest.mark.slow
+def test_li_song_fig5_regret_falls_as_participation_rises(li_song_figures: dict) -> None:
+    curves = run_figure(li_song_figures["fig5_participation"], 4)
+    verdict, pairs = ordering([c.policy for c in curves], [c.final_per_agent for c in curves])
+    assert verdict == "reproduced", pairs
+
+
+@pytest.mark.slow
+def test_li_song_table2_cost_claims_hold_under_the_texts_link_reading(
+    li_song_figures: dict,
+) -> None:
+    runs = li_song_figures["table2_hybrid"]
+    row = table2_costs(run_figure(runs, 2), runs)
+    assert "every claim holds" in row.why, row.why  # the text's reading
+    assert "case 2 < case 3 contradicted" in row.why  # the proof's count: case 3 cheapest
+
+
+@pytest.mark.slow
+def test_li_song_fig6_on_an_instance_whose_rounds_all_finish_regret_falls_with_r() -> None:
+    from fedbandit_env.reproduce.li_song import fig6_instance
+
+    seed, curves = fig6_instance(30_000, 3)
+    assert seed > 0  # the default instance (seed 0) cannot finish its rounds
+    verdict, pairs = ordering(
+        [c.policy for c in curves[:3]], [c.final_per_agent for c in curves[:3]]
+    )
+    assert verdict == "reproduced", pairs
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (docs/reproduction.md, Fig. 6): on an instance whose rounds all "
+    "finish, R = 5 keeps lowering the regret (29% below R = 4 at T = 1e6); the paper's "
+    "'almost the same' needs log T ~ 4 rounds to eliminate every arm",
+)
+def test_li_song_fig6_r4_and_r5_are_almost_the_same() -> None:
+    from fedbandit_env.reproduce.li_song import _similar, fig6_instance
+
+    _, curves = fig6_instance(30_000, 3)
+    assert _similar([c.final_per_agent for c in curves[2:]])[0]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (docs/reproduction.md, Fig. 10): with homogeneous rewards the "
+    "ring's longer rounds cost only local exploitation of an already well-estimated arm",
+)
+def test_li_song_fig10_star_and_complete_below_ring(li_song_figures: dict) -> None:
+    curves = run_figure(li_song_figures["fig10_graphs"], 4)
+    by = {c.policy: c.final_per_agent for c in curves}
+    assert less(by["complete"], by["ring"]) == "confirmed"
+    assert less(by["star"], by["ring"]) == "confirmed"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (docs/reproduction.md, Fig. 12): CDP, HDP and DDP differ only "
+    "by the local exploitation of in-flight rounds; at T = 1e6 within the trial-to-trial "
+    "spread, at this short horizon the hybrid's cheap exploitation steps even put it lowest",
+)
+def test_li_song_fig12_cdp_below_hdp_below_ddp(tmp_path: Path) -> None:
+    assert fig12(30_000, 4, tmp_path).verdict == "reproduced"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="partly reproduced (docs/reproduction.md, Fig. 4): eps = 0.1 is worse, but from "
+    "eps = 0.3 up the privacy terms of S(r) and C(r) are small and the regrets within noise",
+)
+def test_li_song_fig4_regret_rises_at_every_step_down_in_epsilon(li_song_figures: dict) -> None:
+    curves = run_figure(li_song_figures["fig4_privacy"], 4)
+    assert ordering([c.policy for c in curves], [c.final_per_agent for c in curves])[0] == (
+        "reproduced"
+    )
+
+
+@pytest.mark.slow
+def test_li_song_fig4_the_strongest_privacy_costs_the_most_regret(li_song_figures: dict) -> None:
+    curves = run_figure(li_song_figures["fig4_privacy"], 4)
+    assert less(curves[-1].final_per_agent, curves[0].final_per_agent) == "confirmed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("panel", ["a", "b"])
+def test_zhu_fig2_regret_falls_as_epsilon_grows(panel: str, tmp_path: Path) -> None:
+    rows, _ = fig2(panel, 20_000, 5, tmp_path)
+    assert rows[0].verdict == "reproduced", rows[0].why
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="not reproduced (docs/reproduction.md, Fig. 2 ratios): 1 : 0.72 : 0.57 at the "
+    "paper's T = 1e6, 100 trials; the no-privacy regret is a floor under every epsilon",
+)
+def test_zhu_fig2a_regret_ratios_are_one_half_one_fifth(tmp_path: Path) -> None:
+    rows, _ = fig2("a", 20_000, 5, tmp_path)
+    assert rows[1].verdict == "reproduced", rows[1].measured
+
+
+@pytest.mark.slow
+def test_zhu_fig2c_fed_ucb_learns_on_the_hospital_records(tmp_path: Path) -> None:
+    rows, _ = fig2("c", 20_000, 5, tmp_path)
+    assert rows[1].verdict == "reproduced", rows[1].measured
