@@ -162,3 +162,60 @@ def test_an_installed_wheel_runs_the_diabetes_problem_without_the_repository(
     )  # fmt: skip
     assert out.stdout.strip() == "['agent_0', 'agent_1', 'agent_2'] 2"
     assert DATA_PATH.exists()
+
+
+# --- the same records as a linear contextual bandit -------------------------------
+
+
+def test_the_linear_problem_shows_one_patient_and_its_five_medications_a_step() -> None:
+    from fedbandit_env.problems.diabetes import DIABETES_DIM, diabetes_linear
+
+    p = diabetes_linear()
+    assert p.dim == DIABETES_DIM == 40 and p.set_size == 5
+    assert float(np.linalg.norm(p.features, axis=1).max()) <= 1 + 1e-12  # L = 1
+    sets = p.draw_sets(np.random.default_rng(3))
+    assert (sets % 5 == np.arange(5)).all() and (np.diff(sets // 5, axis=1) == 0).all()
+    # each row of a group is the same patient's context in another medication's block
+    rows = p.features[sets[0]].reshape(5, 5, 8)
+    assert all(np.array_equal(rows[a, a], rows[0, 0]) for a in range(5))
+    assert p.local_means.min() >= 0 and p.local_means.max() <= 1
+
+
+def test_the_compiled_grouped_draws_are_the_python_ones_bit_for_bit() -> None:
+    from fedbandit_env.problems.diabetes import diabetes_linear
+    from fedbandit_env.problems.kernels import draw_sets
+
+    p = diabetes_linear()
+    mine = np.empty((p.n_agents, 5), dtype=np.int64)
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    for _ in range(20):
+        draw_sets(p.draw_code, p.n_features, a, mine)
+        np.testing.assert_array_equal(mine, p.draw_sets(b))
+
+
+def test_the_fitted_parameters_carry_each_hospitals_readmission_rates() -> None:
+    from fedbandit_env.problems.diabetes import diabetes_linear, hospitals, patient_contexts
+
+    p = diabetes_linear()
+    arm, reward, rec = arm_samples()
+    z, hosp = patient_contexts()[rec], hospitals(3)[rec]
+    for i in range(3):
+        for a in range(5):
+            rows = (hosp == i) & (arm == a)
+            fitted = z[rows] @ p.theta[i, a * 8 : (a + 1) * 8]
+            # least squares with an intercept: the fit's mean is the rate, up to the ridge
+            assert fitted.mean() == pytest.approx(reward[rows].mean(), abs=0.01)
+
+
+def test_a_linear_diabetes_scenario_runs_on_both_paths_with_the_same_regret() -> None:
+    from fedbandit_env.runner.evaluate import evaluate
+
+    s = Scenario(n_agents=3, n_arms=5, instance="diabetes_linear", horizon=300)
+    assert s.dim == 40 and s.linear
+    fast = evaluate("lin_ucb", s, trials=2)
+    slow = evaluate("lin_ucb", s, trials=2, interactive=True)
+    np.testing.assert_allclose(fast.regret, slow.regret)
+    with pytest.raises(ValueError, match="dim 40"):
+        Scenario(n_agents=3, n_arms=5, instance="diabetes_linear", dim=10)
+    drawn = Scenario(n_agents=3, n_arms=5, instance="diabetes_linear", instances="held_out")
+    assert not np.array_equal(drawn.problem_for(1).theta, drawn.problem_for(2).theta)

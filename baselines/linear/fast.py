@@ -132,7 +132,7 @@ def linear_trial(
         features,
         problem.local_means,
         problem.global_means,
-        problem.n_best,
+        problem.draw_code,
         problem.set_size,
         problem.noise_code,
         problem.sigma,
@@ -195,7 +195,7 @@ def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     out, cost = np.zeros((n, st.steps.size)), np.zeros(st.steps.size)
     _, t_arms, t_rewards = st.buffers()
     local_loop(
-        features, problem.local_means, problem.global_means, problem.n_best,
+        features, problem.local_means, problem.global_means, problem.draw_code,
         problem.set_size, problem.noise_code, problem.sigma, horizon, st.steps,
         np.array(fp), gamma, hops, reward_rng, sets_rng, out, cost, t_arms, t_rewards,
     )  # fmt: skip

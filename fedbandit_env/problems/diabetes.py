@@ -49,6 +49,7 @@ from typing import Literal
 
 import numpy as np
 
+from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
@@ -85,7 +86,28 @@ Split = Literal["order", "random"]
 ArmReading = Literal["exclusive", "overlap"]
 
 
+FEATURES: tuple[str, ...] = (
+    "age_decade", "female", "days_in_hospital", "medications", "prior_inpatient",
+    "diagnoses", "hba1c_measured",
+)  # fmt: skip
+"""The patient features shipped per record (the linear problem's contexts)."""
+
+DIABETES_DIM = 5 * (len(FEATURES) + 1)
+"""Dimension of the linear problem: a bias and the features, in one block per arm."""
+
+FEATURE_SCALE = np.array([9.0, 1.0, 14.0, 40.0, 5.0, 16.0, 1.0])
+"""Each feature is divided by this and capped at 1 (medications at 40, visits at 5)."""
+
+
 @lru_cache(maxsize=1)
+def _data() -> tuple[IntArray, IntArray]:
+    with np.load(DATA_PATH) as data:
+        codes, features = data["codes"], data["features"]
+    codes.setflags(write=False)
+    features.setflags(write=False)
+    return codes, features
+
+
 def records() -> IntArray:
     """The shipped records, one byte each, in the file's order (read-only).
 
@@ -93,10 +115,7 @@ def records() -> IntArray:
         >>> records().shape
         (101766,)
     """
-    with np.load(DATA_PATH) as data:
-        codes = data["codes"]
-    codes.setflags(write=False)
-    return codes
+    return _data()[0]
 
 
 def arm_samples(arms: ArmReading = "exclusive") -> tuple[IntArray, FloatArray, IntArray]:
@@ -124,6 +143,21 @@ def arm_samples(arms: ArmReading = "exclusive") -> tuple[IntArray, FloatArray, I
     return arm.astype(np.int64), reward, rec.astype(np.int64)
 
 
+def hospitals(n_agents: int, split: Split = "order", seed: int = 0) -> IntArray:
+    """The hospital of every record: ``n_agents`` equal parts of the records, in file
+    order or shuffled with ``seed``.
+
+    Example:
+        >>> np.bincount(hospitals(3)).tolist()
+        [33922, 33922, 33922]
+    """
+    n_records = records().size
+    position = np.arange(n_records)
+    if split == "random":
+        position = np.random.default_rng(seed).permutation(n_records)
+    return position * n_agents // n_records
+
+
 def readmission_table(
     n_agents: int = 3, split: Split = "order", arms: ArmReading = "exclusive", seed: int = 0
 ) -> tuple[FloatArray, IntArray]:
@@ -139,11 +173,7 @@ def readmission_table(
     if split not in ("order", "random"):
         raise ValueError(f"split must be 'order' or 'random', got {split!r}")
     arm, reward, rec = arm_samples(arms)
-    n_records = records().size
-    position = np.arange(n_records)
-    if split == "random":
-        position = np.random.default_rng(seed).permutation(n_records)
-    hospital = position[rec] * n_agents // n_records  # equal parts of the records
+    hospital = hospitals(n_agents, split, seed)[rec]
     counts = np.zeros((n_agents, len(ARMS)), dtype=np.int64)
     ones = np.zeros((n_agents, len(ARMS)))
     np.add.at(counts, (hospital, arm), 1)
@@ -167,3 +197,68 @@ def diabetes(
     """
     means, _ = readmission_table(n_agents, split, arms, seed)
     return MABProblem(means, noise="bernoulli")
+
+
+def patient_contexts() -> FloatArray:
+    """Every record's context: a bias and the :data:`FEATURES` scaled to [0, 1], divided by
+    ``sqrt(8)`` so that ``||z|| <= 1`` (Dubey & Pentland's ``L = 1``).
+
+    Example:
+        >>> z = patient_contexts()
+        >>> z.shape, bool((np.linalg.norm(z, axis=1) <= 1 + 1e-12).all())
+        ((101766, 8), True)
+    """
+    scaled = np.minimum(_data()[1] / FEATURE_SCALE, 1.0)
+    z = np.hstack([np.ones((scaled.shape[0], 1)), scaled])
+    return z / np.sqrt(z.shape[1])
+
+
+def diabetes_linear(
+    n_agents: int = 3,
+    pool_size: int = 400,
+    seed: int = 0,
+    split: Split = "order",
+    arms: ArmReading = "exclusive",
+    ridge: float = 1.0,
+) -> LinearProblem:
+    """The same records as a federated *linear* contextual bandit (patient features as
+    contexts, Dubey & Pentland's setting).
+
+    An action is a (patient, medication) pair, ``x = e_k (x) z``: the patient's context
+    ``z`` (:func:`patient_contexts`, 8 numbers) in the block of medication arm ``k``, so
+    ``d = 5 * 8 = 40`` and ``||x|| <= 1``. Hospital ``i``'s parameter ``theta_i`` is, block
+    by block, the ridge regression (penalty ``ridge``) of readmission after 30 days on
+    ``z`` over its own records of that medication (its local bias); the global ``theta``
+    is their mean. The pool is ``pool_size`` patients drawn with ``seed`` from the records
+    of some arm; each step a hospital meets one of them (uniformly) and its decision set
+    is that patient's five medications (``grouped`` sets of ``K = 5``). Rewards are
+    Bernoulli with mean ``<x, theta_i>``. Reading chosen: the fitted linear model is the
+    ground truth, because a record holds only the one treatment its patient got (no
+    counterfactual to replay); ``split="random"`` draws other hospitals for held-out
+    instances.
+
+    Example:
+        >>> p = diabetes_linear()
+        >>> p.n_agents, p.dim, p.set_size, p.n_features
+        (3, 40, 5, 2000)
+        >>> p.draw_sets(np.random.default_rng(0))[0].tolist()   # one patient, 5 medications
+        [1700, 1701, 1702, 1703, 1704]
+        >>> bool(0 <= p.local_means.min() and p.local_means.max() <= 1)
+        True
+    """
+    arm, reward, rec = arm_samples(arms)
+    hospital = hospitals(n_agents, split, seed)[rec]
+    z = patient_contexts()[rec]
+    k, f = len(ARMS), z.shape[1]
+    theta = np.zeros((n_agents, k * f))
+    for i in range(n_agents):
+        for a in range(k):
+            rows = (hospital == i) & (arm == a)
+            zz = z[rows]
+            gram = zz.T @ zz + ridge * np.eye(f)
+            theta[i, a * f : (a + 1) * f] = np.linalg.solve(gram, zz.T @ reward[rows])
+    chosen = np.random.default_rng(seed).choice(rec.size, size=pool_size, replace=False)
+    pool = np.zeros((pool_size * k, k * f))
+    for a in range(k):
+        pool[a::k, a * f : (a + 1) * f] = z[chosen]
+    return LinearProblem(pool, theta, set_size=k, noise="bernoulli", grouped=True)

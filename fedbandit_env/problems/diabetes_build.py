@@ -11,7 +11,8 @@ bits 0-4 say which of Zhu et al.'s five arm groups the record is a sample of (a
 medication of the group at ``Steady``; bit 4: every medication ``No``), bit 5 the reward
 (``readmitted == ">30"``, Zhu et al. Sec. 5.2), bit 6 that the record is outside the
 paper's arms (a dose ``Up`` or ``Down``, or ``tolazamide`` at ``Steady``, which no group
-of the paper lists).
+of the paper lists). Beside them, seven bytes of patient features per record
+(:func:`encode_features`), the contexts of the linear problem.
 """
 
 from __future__ import annotations
@@ -57,6 +58,32 @@ def encode(rows: list[dict[str, str]]) -> np.ndarray:
     return codes
 
 
+def encode_features(rows: list[dict[str, str]]) -> np.ndarray:
+    """Patient features (:data:`~fedbandit_env.problems.diabetes.FEATURES`), one byte each:
+    age decade (0-9), female, days in hospital, medications, prior inpatient visits,
+    diagnoses, HbA1c measured.
+
+    Example:
+        >>> row = {"age": "[70-80)", "gender": "Female", "time_in_hospital": "3",
+        ...        "num_medications": "12", "number_inpatient": "1",
+        ...        "number_diagnoses": "9", "A1Cresult": ">8"}
+        >>> encode_features([row]).tolist()
+        [[7, 1, 3, 12, 1, 9, 1]]
+    """
+    out = np.zeros((len(rows), 7), dtype=np.uint8)
+    for r, row in enumerate(rows):
+        out[r] = (
+            int(row["age"].strip("[)").split("-")[0]) // 10,
+            row["gender"] == "Female",
+            int(row["time_in_hospital"]),
+            min(int(row["num_medications"]), 255),
+            min(int(row["number_inpatient"]), 255),
+            int(row["number_diagnoses"]),
+            row["A1Cresult"] != "None",
+        )
+    return out
+
+
 def build(archive: Path, out: Path = DATA_PATH) -> Path:
     """Read the archive (checking its sha256), encode every record, save ``out``."""
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
@@ -64,7 +91,7 @@ def build(archive: Path, out: Path = DATA_PATH) -> Path:
         raise ValueError(f"{archive}: sha256 {digest}, expected UCI's {ARCHIVE_SHA256}")
     with zipfile.ZipFile(archive) as z, z.open(MEMBER) as f:
         rows = list(csv.DictReader(io.TextIOWrapper(f, encoding="utf-8", newline="")))
-    np.savez_compressed(out, codes=encode(rows))
+    np.savez_compressed(out, codes=encode(rows), features=encode_features(rows))
     return out
 
 

@@ -59,6 +59,12 @@ def draw_sets(
         True
     """
     n, k = out.shape
+    if n_best < 0:  # grouped: one group of k consecutive rows per agent
+        for i in range(n):
+            g = integer_below(rng, n_pool // k)
+            for j in range(k):
+                out[i, j] = g * k + j
+        return out
     if n_best == 0:
         for i in range(n):
             for j in range(k):

@@ -20,7 +20,7 @@ The draws of a step, in order (the fast path's kernel
 :func:`~fedbandit_env.problems.linear_kernels.draw_sets` makes them one by one,
 bit for bit): with a best pool of ``B`` rows and ``P - B`` others, ``slot =
 integers(0, K, N)``, ``best = integers(0, B, N)``, ``others = integers(0, P - B, (N, K - 1))``;
-without one, ``integers(0, P, (N, K))``.
+without one, ``integers(0, P, (N, K))``; with grouped sets, ``integers(0, P // K, N)``.
 
 Example:
     >>> p = dubey_synthetic(n_agents=3, dim=4, seed=0)
@@ -69,6 +69,9 @@ class LinearProblem:
         set_size: ``K``, vectors per decision set (``>= 1``; ``>= 2`` with a best pool).
         n_agents: Agents ``N`` (needed only when ``theta`` is one vector; default 2).
         n_best: Rows of the best pool (0: sets drawn uniformly from the whole pool).
+        grouped: Each set is one *group* of ``K`` consecutive pool rows (rows ``g K`` to
+            ``g K + K - 1``, ``g`` uniform): one subject's ``K`` options, as in the
+            hospital records (:func:`~fedbandit_env.problems.diabetes.diabetes_linear`).
         noise: ``"bernoulli"`` (``y ~ Ber(<x, theta_i>)``, means must lie in [0, 1]) or
             ``"gaussian"`` (``y = <x, theta_i> + sigma z``).
         sigma: Standard deviation of Gaussian noise (``>= 0``).
@@ -91,6 +94,7 @@ class LinearProblem:
         n_best: int = 0,
         noise: LinearNoise = "gaussian",
         sigma: float = 0.1,
+        grouped: bool = False,
     ) -> None:
         x = _finite_array("features", features, (2,))
         th = _finite_array("theta", theta, (1, 2))
@@ -110,6 +114,12 @@ class LinearProblem:
                 f"a best pool needs n_best < {x.shape[0]} rows and set_size >= 2, got "
                 f"n_best={n_best}, set_size={set_size}"
             )
+        if grouped and (self.n_best or x.shape[0] % self.set_size):
+            raise ValueError(
+                f"grouped sets need n_best=0 and a pool of whole groups of set_size rows, got "
+                f"{x.shape[0]} rows, set_size={set_size}, n_best={n_best}"
+            )
+        self.grouped = bool(grouped)
         if noise not in LINEAR_NOISE:
             raise ValueError(f"noise must be one of {LINEAR_NOISE}, got {noise!r}")
         sigma = float(sigma)
@@ -157,6 +167,11 @@ class LinearProblem:
         return (float(self.local_means.min()), float(self.local_means.max()))
 
     @property
+    def draw_code(self) -> int:
+        """How compiled code draws sets: ``n_best`` (>= 0), or -1 for grouped sets."""
+        return -1 if self.grouped else self.n_best
+
+    @property
     def noise_code(self) -> int:
         """The noise kind as compiled code uses it (``NOISE_CODES``)."""
         return NOISE_CODES[self.noise]
@@ -172,6 +187,8 @@ class LinearProblem:
             ((2, 2), [1, 1])
         """
         n, k, b, p = self.n_agents, self.set_size, self.n_best, self.n_features
+        if self.grouped:
+            return rng.integers(0, p // k, n)[:, None] * k + np.arange(k)
         if not b:
             return rng.integers(0, p, (n, k))
         slot = rng.integers(0, k, n)

@@ -109,8 +109,18 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
     if check_int("byzantine", s.byzantine, 0) >= s.n_agents:
         raise ValueError(f"byzantine must be < n_agents = {s.n_agents}, got {s.byzantine}")
     _choice("attack", s.attack, BEHAVIOURS)
+    if s.instance == "diabetes_linear":
+        from fedbandit_env.problems.diabetes import DIABETES_DIM
+
+        if s.dim not in (0, DIABETES_DIM) or s.n_arms != 5 or s.noise != "bernoulli":
+            raise ValueError(
+                f"the diabetes_linear instance has dim {DIABETES_DIM}, decision sets of 5 "
+                f"(the medications) and Bernoulli rewards, got dim={s.dim}, "
+                f"n_arms={s.n_arms}, noise={s.noise!r}"
+            )
+        fixed["dim"] = DIABETES_DIM
     if s.instance in LINEAR_INSTANCES:
-        check_int("dim", s.dim, 2)
+        check_int("dim", fixed.get("dim", s.dim), 2)
         if s.noise not in ("bernoulli", "gaussian"):
             raise ValueError(
                 f"linear instances take noise 'bernoulli' or 'gaussian', got {s.noise!r}"

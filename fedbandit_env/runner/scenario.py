@@ -13,7 +13,7 @@ from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
-from fedbandit_env.problems.diabetes import diabetes
+from fedbandit_env.problems.diabetes import diabetes, diabetes_linear
 from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.problems.mab import (
@@ -30,9 +30,11 @@ from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-InstanceKind = Literal["conflicting", "zhu", "homogeneous", "diabetes", "dubey"]
-INSTANCES: tuple[str, ...] = ("conflicting", "zhu", "homogeneous", "diabetes", "dubey")
-LINEAR_INSTANCES: tuple[str, ...] = ("dubey",)
+InstanceKind = Literal["conflicting", "zhu", "homogeneous", "diabetes", "dubey", "diabetes_linear"]
+INSTANCES: tuple[str, ...] = (
+    "conflicting", "zhu", "homogeneous", "diabetes", "dubey", "diabetes_linear"
+)  # fmt: skip
+LINEAR_INSTANCES: tuple[str, ...] = ("dubey", "diabetes_linear")
 """Generators of linear contextual problems (``federated_linear_v0``)."""
 LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
 """The information settings of linear scenarios (``PrivateRewards`` is per-arm: the
@@ -54,7 +56,9 @@ class Scenario:
             :func:`~fedbandit_env.problems.diabetes.diabetes`: 5 arms, Bernoulli; the
             records cut in file order into ``n_agents`` hospitals, or split at random
             per instance seed for ``instances="train"/"held_out"``), or the linear
-            contextual ``"dubey"``
+            contextual ``"dubey"`` or ``"diabetes_linear"`` (the same records, patient
+            features as contexts, one patient's 5 medications a decision set:
+            :func:`~fedbandit_env.problems.diabetes.diabetes_linear`; ``dim`` is 40)
             (:func:`~fedbandit_env.problems.linear.dubey_synthetic`: ``n_arms`` is then
             the decision-set size ``K`` and ``dim`` the dimension ``d``).
         conflict_fraction: Share of misled agents (conflicting instances).
@@ -175,6 +179,12 @@ class Scenario:
         raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
 
     def _linear(self, seed: Any) -> LinearProblem:
+        if self.instance == "diabetes_linear":  # drawn instances: other hospitals, patients
+            if isinstance(seed, np.random.Generator):
+                return diabetes_linear(
+                    self.n_agents, seed=int(seed.integers(2**31)), split="random"
+                )
+            return diabetes_linear(self.n_agents, seed=seed)
         return dubey_synthetic(
             self.n_agents,
             self.dim,
