@@ -1,12 +1,9 @@
 """Dubey & Pentland (NeurIPS 2020), Fig. 1: centralized FedUCB on three axes, with the
 corrected private variant on the same axes.
 
-(A) per-agent regret at the horizon against epsilon (delta = 0.1, d = 10, n = O(M log T))
-    for M in {10, 20, 50, 100};
-(B) per-agent regret curves for M = 100 at three communication levels, n = O(M^1.5)
-    (Wang et al.'s threshold ``D = T log(MT) / (d M)``), O(M log T) (Theorem 1's ``D``)
-    and O(MT) (a round every step), private (epsilon = 1) against non-private;
-(C) per-agent regret curves against d in {8, 16, 32, 64, 128} (private, epsilon = 1).
+The three panels (privacy budget, communication, dimension) and their deviations from
+the paper are :mod:`fedbandit_env.reproduce.dubey`'s; this script runs them at a scale
+and writes ``dubey_fig1.json`` and ``dubey_fig1.png``.
 
 Scales: ``quick`` (seconds; CI runs it), ``default`` (about 5 minutes on 2 cores),
 ``long`` (T = 5e4, about 20 minutes) and ``paper`` (T = 1e7, 100 trials: the paper's,
