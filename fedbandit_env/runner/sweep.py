@@ -40,6 +40,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
+from fedbandit_env.runner.compare import policy_label, policy_name
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
@@ -52,7 +53,10 @@ class Run:
     Attributes:
         label: The scenario's label in the tidy table (its grid point).
         scenario: The setting.
-        policy: Policy id or saved model (``"ppo:path.zip"``).
+        policy: Policy id, saved model (``"ppo:path.zip"``), or from Python a
+            :class:`~fedbandit_env.registry.PolicySpec` or a factory (a user's policy
+            class or function; the key hashes its import path, so keep it importable,
+            at module level, for worker processes and for resuming).
         options: The policy's constructor options.
         seed: Seed of the experiment (also the scenario's own seed in ``fedbandit``).
         trial: Trial index: this run is trial ``trial`` of ``seed``.
@@ -69,7 +73,7 @@ class Run:
 
     label: str
     scenario: Scenario
-    policy: str
+    policy: str | registry.PolicySpec | Callable[..., Any]
     options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
     trial: int = 0
@@ -82,8 +86,8 @@ class Run:
         model, also of the model file's bytes, so retraining it invalidates its runs."""
         spec = {
             "scenario": self.scenario.to_dict(),
-            "policy": self.policy,
-            "model": _file_digest(self.policy.partition(":")[2]) if is_model(self.policy) else "",
+            "policy": policy_name(self.policy),
+            "model": _model_digest(self.policy),
             "options": dict(self.options),
             "seed": self.seed,
             "trial": self.trial,
@@ -97,9 +101,15 @@ class Run:
         return {
             "key": self.key,
             "scenario": self.label,
-            "policy": self.policy,
+            "policy": policy_name(self.policy),
             "seed": self.trial,
         }
+
+
+def _model_digest(policy: object) -> str:
+    if isinstance(policy, str) and is_model(policy):
+        return _file_digest(policy.partition(":")[2])
+    return ""
 
 
 def _file_digest(path: str) -> str:
@@ -154,7 +164,7 @@ def load_run(run: Run, path: Path) -> RegretCurves:
     """Read back what :func:`save_run` stored, labelled as ``run``."""
     with np.load(path) as data:
         curves = RegretCurves(
-            run.policy,
+            policy_label(run.policy),
             data["t"],
             data["regret"],
             data["seconds"],
