@@ -207,6 +207,7 @@ def test_the_fitted_parameters_carry_each_hospitals_readmission_rates() -> None:
             assert fitted.mean() == pytest.approx(reward[rows].mean(), abs=0.01)
 
 
+@pytest.mark.slow
 def test_a_linear_diabetes_scenario_runs_on_both_paths_with_the_same_regret() -> None:
     from fedbandit_env.runner.evaluate import evaluate
 
