@@ -37,7 +37,7 @@ from baselines.gossip.kernels import (
     ucb_width,
     update_n_tilde,
 )
-from baselines.gossip.policies import default_alpha_1
+from baselines.gossip.policies import resolve_alpha_1
 from fedbandit_env.privacy.mechanisms import clip_range, tree_levels
 from fedbandit_env.privacy.tree_kernels import (
     tree_add,
@@ -367,8 +367,7 @@ def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResul
     n = scenario.n_agents
     epsilon = float(params.get("epsilon", 1.0)) if fed else float("inf")
     private = fed and bool(np.isfinite(epsilon))
-    alpha_1 = params.get("alpha_1")
-    alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
+    alpha_1 = resolve_alpha_1(params.get("alpha_1"), n)
     lo, hi = 0.0, 1.0
     if private:  # as PrivateRewards(clip=scenario.clip) on the env's declared bounds
         lo, hi = clip_range(scenario.clip, st.reward_bounds, "PrivateRewards")

@@ -27,15 +27,15 @@ from baselines.common.kernels import argmax_count, log_time, tie_pick
 from baselines.common.trial import agent_rngs, record_step
 from baselines.gossip.kernels import (
     forced_count,
+    forced_pick,
     gossip_ucb_index,
     gossip_update,
-    inconsistent,
     update_n_tilde,
 )
-from baselines.gossip.policies import default_alpha_1
+from baselines.gossip.policies import resolve_alpha_1
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
-from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
+from fedbandit_env.rng_kernels import generator_at, generator_table
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -123,15 +123,8 @@ def _faulty_trial(
             src = (done - delay) % size
             update_n_tilde(counts[i], wire[src, :, :m], counted[i], n_tilde_next[i])
             lagging = forced_count(counts[i], n_tilde[i], n)
-            if lagging:  # line 13, as forced_pick draws it
-                pick = integer_below(generator_at(agent_table, i), lagging)
-                k = -1
-                for kk in range(m):
-                    if inconsistent(counts[i, kk], n_tilde[i, kk], n):
-                        if pick == 0:
-                            k = kk
-                            break
-                        pick -= 1
+            if lagging:  # line 13
+                k = forced_pick(counts[i], n_tilde[i], n, lagging, generator_at(agent_table, i))
             else:  # lines 9-10, as argmax_random_tie draws it
                 gossip_ucb_index(theta[i], counts[i], log_time(done - m + 1), n, alpha_1, index)
                 k, ties = argmax_count(index)
@@ -184,8 +177,7 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
     out, arms, rewards = st.buffers()
     reward_rng, protocol_rng = env_generators(env_seed)
     n = scenario.n_agents
-    alpha_1 = params.get("alpha_1")
-    alpha_1 = default_alpha_1(n) if alpha_1 is None else float(alpha_1)
+    alpha_1 = resolve_alpha_1(params.get("alpha_1"), n)
     cost = np.zeros(st.steps.size)
     rngs = agent_rngs(team_seed, n)  # alive during the call
     _faulty_trial(

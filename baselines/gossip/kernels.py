@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.rng_kernels import integer_below
+from fedbandit_env.rng_kernels import GeneratorSlot, integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
@@ -218,7 +218,11 @@ def inconsistent(count: float, n_tilde: float, n_agents: int) -> bool:  # pragma
 
 @njit(cache=True)
 def forced_pick(
-    counts: FloatArray, n_tilde: FloatArray, n_agents: int, count: int, rng: np.random.Generator
+    counts: FloatArray,
+    n_tilde: FloatArray,
+    n_agents: int,
+    count: int,
+    rng: np.random.Generator | GeneratorSlot,
 ) -> int:  # pragma: no cover
     """Line 13: one of the ``count`` inconsistent arms, uniformly: one ``integers`` draw
     ``pick``, then the ``pick``-th inconsistent arm in index order. (The batched path

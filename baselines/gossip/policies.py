@@ -77,6 +77,17 @@ def default_alpha_1(n_agents: int) -> float:
     return 64.0 / float(n_agents) ** (1.0 / 7.0)
 
 
+def resolve_alpha_1(alpha_1: float | None, n_agents: int) -> float:
+    """The ``alpha_1`` a run uses: the one given, else :func:`default_alpha_1` (one rule
+    for the policy and both compiled loops).
+
+    Example:
+        >>> resolve_alpha_1(None, 3) == default_alpha_1(3), resolve_alpha_1(0, 3)
+        (True, 0.0)
+    """
+    return default_alpha_1(n_agents) if alpha_1 is None else float(alpha_1)
+
+
 class GossipUCB(Policy):
     """Gossip_UCB (Algorithm 1, confidence eq. 11) for one agent.
 
@@ -127,9 +138,7 @@ class GossipUCB(Policy):
             )
         m = spec.n_arms
         self.spec = spec
-        self.alpha_1 = (
-            default_alpha_1(spec.n_agents) if self.alpha_1_arg is None else self.alpha_1_arg
-        )
+        self.alpha_1 = resolve_alpha_1(self.alpha_1_arg, spec.n_agents)
         self.rng = np.random.default_rng(seed)
         self.counts, self.sums, self.xbar, self.theta = (np.zeros(m) for _ in range(4))
         self.n_tilde, self.n_tilde_next = np.ones(m), np.ones(m)
