@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+from fedbandit_env.rl.common import REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
 from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 
@@ -44,10 +45,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timesteps", type=int, default=200_000, help="agent-steps of training")
     parser.add_argument(
         "--reward",
-        choices=("local", "neg_regret"),
+        choices=REWARDS,
         default="local",
         help="local: the agent's own reward (what it observes); neg_regret: minus the "
-        "regret against the global means (privileged: recorded and marked in results)",
+        "agent's regret against the global means; team: minus the agents' mean regret "
+        "(both privileged: recorded and marked in results)",
+    )
+    parser.add_argument(
+        "--net",
+        choices=("mlp", "arms"),
+        default="mlp",
+        help="mlp: SB3's MlpPolicy on the flat observation; arms: one shared network "
+        "scores every arm from its statistics (permutation-equivariant; ppo, a2c)",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> None:
     print(
         f"training {args.algo} {where} on train instances of "
         f"{scenario.distribution_name}, T={scenario.horizon}, {args.timesteps} agent-steps"
-        + (" (privileged reward: neg_regret)" if stack.privileged else "")
+        + (f" (privileged reward: {stack.reward})" if stack.privileged else "")
     )
     path = train_model(
         args.algo,
@@ -90,6 +99,7 @@ def run(args: argparse.Namespace) -> None:
         seed=args.seed,
         threads=args.threads,
         copies=args.copies,
+        net=args.net,
         progress=not args.no_progress,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")

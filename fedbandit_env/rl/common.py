@@ -12,12 +12,21 @@ from gymnasium import spaces
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.flatten import flatten_observation
 
-REWARDS = ("local", "neg_regret")
+REWARDS = ("local", "neg_regret", "team")
 
 
 def check_reward(reward: str) -> str:
-    """Validate the learner's reward signal: ``"local"`` (the env's reward) or
-    ``"neg_regret"`` (minus the step's pseudo-regret: privileged, for training only).
+    """Validate the learner's reward signal:
+
+    - ``"local"``: the env's reward, what the agent observes (the default);
+    - ``"neg_regret"``: minus the agent's own step pseudo-regret against the global means
+      (privileged: for training only);
+    - ``"team"``: minus the agents' *mean* step pseudo-regret, the same for every agent
+      (privileged, cooperative: one agent is paid when the team finds the global best
+      arm, so sharing what it learned pays). The mean of the agents' *local* rewards is
+      not offered as a team reward: in expectation it is the sum of each agent's local
+      mean of its own pull, which every agent maximises alone by playing its locally
+      best arm - exactly the bias the federation exists to overcome.
 
     Example:
         >>> check_reward("local")
@@ -28,14 +37,27 @@ def check_reward(reward: str) -> str:
     return reward
 
 
-def learner_reward(reward: str, env_reward: float, info: dict[str, Any]) -> float:
-    """The reward a learner is trained on (see :func:`check_reward`).
+def learner_rewards(
+    reward: str,
+    rewards: dict[AgentID, float],
+    infos: dict[AgentID, dict[str, Any]],
+    agents: list[AgentID],
+) -> list[float]:
+    """The rewards ``agents`` are trained on after one env step (see :func:`check_reward`).
 
     Example:
-        >>> learner_reward("neg_regret", 1.0, {"regret": 0.25})
-        -0.25
+        >>> infos = {"a": {"regret": 0.25}, "b": {"regret": 0.75}}
+        >>> learner_rewards("neg_regret", {"a": 1.0, "b": 0.0}, infos, ["a", "b"])
+        [-0.25, -0.75]
+        >>> learner_rewards("team", {"a": 1.0, "b": 0.0}, infos, ["a"])
+        [-0.5]
     """
-    return float(env_reward) if reward == "local" else -float(info["regret"])
+    if reward == "local":
+        return [float(rewards[a]) for a in agents]
+    if reward == "neg_regret":
+        return [-float(infos[a]["regret"]) for a in agents]
+    team = -float(np.mean([float(info["regret"]) for info in infos.values()]))
+    return [team for _ in agents]
 
 
 def scale_box(box: spaces.Box) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import batch_observations, check_reward, learner_reward, scale_box
+from fedbandit_env.rl.common import batch_observations, check_reward, learner_rewards, scale_box
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box
@@ -38,7 +38,8 @@ class AgentVecEnv(VecEnv):
     Args:
         env: A parallel env, or a sequence of copies (same spaces and agents), with any
             stack of wrappers; all agents must share spaces.
-        reward: ``"local"`` or ``"neg_regret"`` (see :class:`SingleAgentEnv`).
+        reward: ``"local"``, ``"neg_regret"`` or ``"team"``
+            (:func:`~fedbandit_env.rl.common.check_reward`).
         flatten: Present observations as one float32 ``Box``.
         message_fn: Each learner's message when the env carries messages (default zeros).
         scale: Map every bounded entry of the flat observation onto ``[-1, 1]``
@@ -156,9 +157,7 @@ class AgentVecEnv(VecEnv):
             }
             obs, rewards, terms, truncs, infos = env.step(actions)
             out_infos = [dict(infos[a]) for a in self.agents]
-            rewards_out.append(
-                [learner_reward(self.reward_kind, rewards[a], infos[a]) for a in self.agents]
-            )
+            rewards_out.append(learner_rewards(self.reward_kind, rewards, infos, self.agents))
             dones = np.array([terms[a] or truncs[a] for a in self.agents])
             stacked = self._stack(obs)
             if dones.all():

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Team
-from fedbandit_env.rl.common import check_reward, learner_reward
+from fedbandit_env.rl.common import check_reward, learner_rewards
 from fedbandit_env.seeding import int_seed, spawn
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
@@ -29,8 +29,10 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         others: The team acting for everyone else; it is reset on the whole env but asked
             only for the other agents' actions (its member for the learner stays idle).
         agent: The learner.
-        reward: ``"local"`` (the learner's own reward) or ``"neg_regret"`` (minus its
-            pseudo-regret: privileged information, for training signals only).
+        reward: ``"local"`` (the learner's own reward), ``"neg_regret"`` (minus its
+            pseudo-regret) or ``"team"`` (minus the agents' mean pseudo-regret): the last
+            two are privileged information, for training signals only
+            (:func:`~fedbandit_env.rl.common.check_reward`).
         flatten: Present observations as one float32 ``Box`` (what SB3's MLPs need).
         message_fn: The learner's message when the env carries messages (default zeros).
 
@@ -109,7 +111,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         )
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         info = dict(infos[self.agent])
-        reward = learner_reward(self.reward_kind, rewards[self.agent], info)
+        (reward,) = learner_rewards(self.reward_kind, rewards, infos, [self.agent])
         done = terms[self.agent] or truncs[self.agent]
         self._obs = {} if done else obs
         return (

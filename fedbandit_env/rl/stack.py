@@ -38,7 +38,8 @@ class LearnerStack:
         setting: The information setting the model was trained in (``None``: none
             named); evaluating it in another fails with a clear message.
         reward: What it was trained on: ``"local"`` (its own reward, what the agent
-            observes) or ``"neg_regret"`` (privileged: the global means' regret).
+            observes), ``"neg_regret"`` or ``"team"`` (privileged: the agent's or the
+            team's regret against the global means).
         distribution: The instances it was trained on (a distribution's name, or
             ``"fixed"``).
         scale: Observations scaled onto ``[-1, 1]`` by their bounds (``AgentVecEnv``

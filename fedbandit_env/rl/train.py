@@ -56,6 +56,7 @@ def train_model(
     threads: int | None = 1,
     progress: bool = False,
     copies: int = 1,
+    net: str = "mlp",
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -73,6 +74,9 @@ def train_model(
         progress: Show SB3's progress bar.
         copies: Env copies in the batch (:class:`~fedbandit_env.rl.sb3.AgentVecEnv`): each
             PPO update then sees ``copies`` times as many episodes (instances).
+        net: ``"mlp"`` (SB3's ``MlpPolicy`` on the flat observation) or ``"arms"``
+            (:class:`~fedbandit_env.rl.arm_policy.ArmScoringPolicy`: every arm scored by
+            one shared network; PPO and A2C on the agent's statistics).
 
     Returns:
         The saved model's path.
@@ -86,6 +90,7 @@ def train_model(
     """
     from stable_baselines3.common.vec_env import VecMonitor
 
+    from fedbandit_env.rl.arm_policy import POLICIES, ArmScoringPolicy, arm_layout
     from fedbandit_env.rl.sb3 import AgentVecEnv
 
     if algo not in SB3_ALGOS:
@@ -99,6 +104,12 @@ def train_model(
         stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError(f"copies must be an int >= 1, got {copies!r}")
+    if net not in POLICIES:
+        raise ValueError(f"net must be one of {POLICIES}, got {net!r}")
+    if net == "arms" and (algo not in ("ppo", "a2c") or not stack.statistics):
+        raise ValueError(
+            f"net='arms' is an actor-critic on the agent's statistics: ppo or a2c, not {algo!r}"
+        )
     venv = AgentVecEnv(
         [stack.make_env(scenario) for _ in range(copies)],
         reward=stack.reward,
@@ -111,7 +122,11 @@ def train_model(
     if algo in ("ppo", "recurrent_ppo"):  # a few episodes per update: many instances
         n_steps = max(2 * scenario.horizon, 64)
         kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
-    policy = "MlpLstmPolicy" if algo == "recurrent_ppo" else "MlpPolicy"
+    policy: Any = "MlpLstmPolicy" if algo == "recurrent_ppo" else "MlpPolicy"
+    if net == "arms":
+        policy = ArmScoringPolicy
+        inner = venv.env.observation_space(venv.agents[0])
+        kwargs["policy_kwargs"] = {"layout": arm_layout(inner, stack.scale)}
     model: Any = algorithm(algo)(policy, monitored, **kwargs)
     start = time.perf_counter()
     stats = episode_stats()
@@ -128,6 +143,7 @@ def train_model(
         "timesteps": timesteps,
         "seed": seed,
         "copies": copies,
+        "net": net,
         "torch_threads": used,
         "seconds": seconds,
         "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),

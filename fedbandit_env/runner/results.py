@@ -295,7 +295,7 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     if any(r.get("privileged") for r in rows):
         lines.append(
             "* privileged: uses what the setting does not give (the oracle pools every "
-            "agent's raw rewards; a model trained on neg_regret saw the global means)"
+            "agent's raw rewards; a model trained on neg_regret or team saw the global means)"
         )
     return "\n".join(lines)
 

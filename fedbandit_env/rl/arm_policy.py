@@ -1,0 +1,255 @@
+"""A permutation-equivariant actor-critic: every arm scored by one shared network.
+
+An MLP on the flat observation sees arm 3 as input columns 3, 8, 13, ... and must learn
+the same rule separately for every arm; relabelling the arms of an instance changes what
+it does. A bandit strategy does not depend on the arms' labels: UCB scores every arm with
+one formula of that arm's statistics. :class:`ArmScoringPolicy` builds that in (a Deep
+Sets network, Zaheer et al. 2017):
+
+- :class:`ArmFeatures` reads, for every arm ``a``, the agent's statistics of ``a`` (its
+  mean, its count, the exploration terms ``1/sqrt(1+n_a)`` and ``sqrt(log(1+t)/(1+n_a))``,
+  whether ``a`` was the last pull, how far its mean is below the best one) and, where the
+  setting carries messages, the neighbours' messages about ``a`` (their mean, min and max
+  over this step's senders, and the gap to the best arm by that mean); the step and the
+  last reward are appended to every arm;
+- one MLP embeds each arm's features; the mean of the embeddings over arms (what the
+  other arms look like) is appended and mixed by a second shared layer;
+- the actor's logit of arm ``a`` is one shared linear read-out of arm ``a``'s embedding;
+  the critic reads the mean embedding.
+
+Relabelling the arms therefore permutes the logits and leaves the value unchanged (tested),
+and the same weights run on any number of arms. The features are computed from the raw
+statistics (the scaling of :class:`~fedbandit_env.rl.AgentVecEnv` is undone inside), so
+the exploration terms are exact. Hand-derived features are a choice: they are the inputs
+of the reference index policies (UCB1's ``sqrt(log t / n)``), and the network still has to
+learn how to weigh them against the neighbours' information.
+
+For PPO and A2C (``fedbandit train ppo --policy arms``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from fedbandit_env.rl.common import scale_box
+from fedbandit_env.wrappers.flatten import flat_box
+
+POLICIES = ("mlp", "arms")
+"""``--policy`` choices: SB3's ``MlpPolicy`` or :class:`ArmScoringPolicy`."""
+
+
+def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
+    """Where each entry of an agent's observation sits in its flat (scaled) vector: what
+    :class:`ArmFeatures` needs, as plain lists (saved inside the model's zip).
+
+    Raises:
+        ValueError: If the observation has no per-arm ``means`` / ``private_means`` and
+            ``counts`` (add ``LocalStatistics`` or ``PrivateRewards``).
+
+    Example:
+        >>> sp = spaces.Dict({"arm": spaces.Discrete(3), "counts": spaces.Box(0, 9, (3,)),
+        ...                   "means": spaces.Box(0, 1, (3,)), "reward": spaces.Box(0, 1, (1,)),
+        ...                   "step": spaces.Box(0, 9, (1,))})
+        >>> layout = arm_layout(sp, scale=True)
+        >>> layout["slices"]["counts"], layout["n_arms"], layout["horizon"]
+        ([3, 6], 3, 9.0)
+    """
+    if not isinstance(space, spaces.Dict):
+        raise ValueError(f"the arms policy reads a Dict observation, got {space!r}")
+    mean_key = "private_means" if "private_means" in space.spaces else "means"
+    for key in (mean_key, "counts", "arm", "step"):
+        if key not in space.spaces:
+            raise ValueError(
+                f"the arms policy needs {key!r} in the observation (the agent's statistics: "
+                f"LocalStatistics or PrivateRewards), got keys {sorted(space.spaces)}"
+            )
+    slices, start = {}, 0
+    for key, sub in space.spaces.items():  # gymnasium flattens a Dict in this order
+        size = int(spaces.flatdim(sub))
+        slices[key] = [start, start + size]
+        start += size
+    offset, factor = scale_box(flat_box(space)) if scale else (np.zeros(start), np.ones(start))
+    step_space = space.spaces["step"]
+    horizon = float(np.asarray(getattr(step_space, "high", 1.0)).reshape(-1)[0])
+    messages = space.spaces.get("messages")
+    return {
+        "slices": slices,
+        "mean_key": mean_key,
+        "n_arms": int(spaces.flatdim(space.spaces["arm"])),
+        "n_slots": int(messages.shape[0]) if messages is not None and messages.shape else 0,
+        "horizon": horizon if np.isfinite(horizon) and horizon > 0 else 1.0,
+        "offset": [float(v) for v in offset],
+        "factor": [float(v) for v in factor],
+    }
+
+
+class ArmFeatures(BaseFeaturesExtractor):
+    """Per-arm features and their shared embedding: ``(batch, n_arms * hidden)``.
+
+    Args:
+        observation_space: The flat ``Box`` SB3 passes.
+        layout: :func:`arm_layout` of the agent's Dict observation.
+        hidden: Width of every arm's embedding.
+
+    Example:
+        >>> sp = spaces.Dict({"arm": spaces.Discrete(3), "counts": spaces.Box(0, 9, (3,)),
+        ...                   "means": spaces.Box(0, 1, (3,)), "step": spaces.Box(0, 9, (1,))})
+        >>> f = ArmFeatures(flat_box(sp), arm_layout(sp, scale=False), hidden=8)
+        >>> f(th.zeros(2, 10)).shape
+        torch.Size([2, 24])
+    """
+
+    offset: th.Tensor
+    factor: th.Tensor
+
+    def __init__(self, observation_space: spaces.Box, layout: dict[str, Any], hidden: int = 64):
+        n_arms = int(layout["n_arms"])
+        super().__init__(observation_space, features_dim=n_arms * hidden)
+        self.layout, self.n_arms, self.hidden = layout, n_arms, hidden
+        self.messages = "messages" in layout["slices"] and layout["n_slots"] > 0
+        self.register_buffer("offset", th.tensor(layout["offset"], dtype=th.float32))
+        self.register_buffer("factor", th.tensor(layout["factor"], dtype=th.float32))
+        n_in = 7 + (4 if self.messages else 0) + (1 if "reward" in layout["slices"] else 0)
+        self.embed = nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden))
+        self.mix = nn.Sequential(nn.Tanh(), nn.Linear(2 * hidden, hidden), nn.Tanh())
+        self.n_in = n_in
+
+    def _take(self, raw: th.Tensor, key: str) -> th.Tensor:
+        start, stop = self.layout["slices"][key]
+        return raw[:, start:stop]
+
+    def arm_inputs(self, obs: th.Tensor) -> th.Tensor:
+        """The ``(batch, n_arms, n_in)`` features of every arm (documented above)."""
+        raw = (obs - self.offset) / self.factor  # undo AgentVecEnv's scaling
+        t = self._take(raw, "step")[:, :1].clamp(min=0.0)
+        means = self._take(raw, self.layout["mean_key"])
+        counts = self._take(raw, "counts").clamp(min=0.0)
+        last = self._take(raw, "arm")
+        m = self.n_arms
+        cols = [
+            means,
+            counts / self.layout["horizon"],
+            th.rsqrt(1.0 + counts),
+            th.sqrt(th.log1p(t) / (1.0 + counts)),
+            last,
+            means - means.max(dim=1, keepdim=True).values,
+            (t / self.layout["horizon"]).expand(-1, m),
+        ]
+        if self.messages:
+            msgs = self._take(raw, "messages").reshape(-1, self.layout["n_slots"], m)
+            mask = (self._take(raw, "mask") > 0.5).to(obs.dtype).unsqueeze(-1)  # senders
+            senders = mask.sum(dim=1)  # (batch, 1)
+            any_ = (senders > 0).to(obs.dtype)
+            nb_mean = (msgs * mask).sum(dim=1) / senders.clamp(min=1.0)
+            big = th.finfo(obs.dtype).max / 4
+            nb_max = th.where(mask > 0, msgs, -big).max(dim=1).values * any_
+            nb_min = th.where(mask > 0, msgs, big).min(dim=1).values * any_
+            nb_gap = (nb_mean - nb_mean.max(dim=1, keepdim=True).values) * any_
+            cols += [nb_mean, nb_max, nb_min, nb_gap]
+        if "reward" in self.layout["slices"]:
+            cols.append(self._take(raw, "reward")[:, :1].expand(-1, m))
+        return th.stack(cols, dim=-1)
+
+    def forward(self, obs: th.Tensor) -> th.Tensor:
+        """Embed every arm with the shared network, then mix in the mean embedding."""
+        h = self.embed(self.arm_inputs(obs))  # (batch, arms, hidden)
+        pooled = h.mean(dim=1, keepdim=True).expand_as(h)
+        return self.mix(th.cat([h, pooled], dim=-1)).flatten(1)
+
+
+class _ArmLogits(nn.Module):
+    """One shared linear read-out per arm: ``(batch, arms * hidden) -> (batch, arms)``."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.score = nn.Linear(hidden, 1)
+
+    def forward(self, latent: th.Tensor) -> th.Tensor:
+        return self.score(latent.reshape(latent.shape[0], -1, self.hidden)).squeeze(-1)
+
+
+class _PooledValue(nn.Module):
+    """The critic on the arms' mean embedding (invariant to relabelling the arms)."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.net = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+    def forward(self, latent: th.Tensor) -> th.Tensor:
+        return self.net(latent.reshape(latent.shape[0], -1, self.hidden).mean(dim=1))
+
+
+class ArmScoringPolicy(ActorCriticPolicy):
+    """SB3's actor-critic with :class:`ArmFeatures`, per-arm logits and a pooled critic.
+
+    Args:
+        observation_space: The flat observation box.
+        action_space: ``Discrete(n_arms)``.
+        lr_schedule: SB3's learning-rate schedule.
+        layout: :func:`arm_layout` of the agent's Dict observation.
+        hidden: Embedding width.
+        **kwargs: Passed to ``ActorCriticPolicy`` (``net_arch`` is fixed to ``[]``).
+
+    Example:
+        >>> from stable_baselines3 import PPO
+        >>> from fedbandit_env.rl import AgentVecEnv, LearnerStack
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> stack = LearnerStack.for_setting("local")
+        >>> env = stack.make_env(Scenario(n_agents=2, n_arms=3, horizon=8, instances="train"))
+        >>> kw = {"layout": arm_layout(env.observation_space("agent_0"), scale=True)}
+        >>> venv = AgentVecEnv(env, scale=True)
+        >>> model = PPO(ArmScoringPolicy, venv, n_steps=8, batch_size=16, policy_kwargs=kw)
+        >>> model.policy.action_net(th.zeros(1, 3 * 64)).shape
+        torch.Size([1, 3])
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space[Any],
+        action_space: spaces.Space[Any],
+        lr_schedule: Any,
+        layout: dict[str, Any] | None = None,
+        hidden: int = 64,
+        **kwargs: Any,
+    ) -> None:
+        if layout is None:
+            raise ValueError("ArmScoringPolicy needs layout=arm_layout(dict_space, scale)")
+        if not isinstance(action_space, spaces.Discrete) or action_space.n != layout["n_arms"]:
+            raise ValueError(f"expected Discrete({layout['n_arms']}) arms, got {action_space}")
+        self.hidden = hidden
+        kwargs.update(
+            net_arch=[],
+            features_extractor_class=ArmFeatures,
+            features_extractor_kwargs={"layout": layout, "hidden": hidden},
+        )
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = _ArmLogits(self.hidden)
+        self.value_net = _PooledValue(self.hidden)  # type: ignore[assignment]
+        if self.ortho_init:  # SB3's gains: a near-uniform first policy, unit-scale critic
+            self.action_net.apply(lambda m: self.init_weights(m, gain=0.01))
+            self.value_net.apply(lambda m: self.init_weights(m, gain=1.0))
+        params = self.parameters()  # the optimizer must hold the new heads' weights
+        self.optimizer = self.optimizer_class(params, lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        layout = self.features_extractor_kwargs["layout"]
+        data.update(layout=layout, hidden=self.hidden)
+        for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
+            data.pop(key, None)  # fixed by this class
+        return data
+
+
+__all__ = ["POLICIES", "ArmFeatures", "ArmScoringPolicy", "arm_layout"]

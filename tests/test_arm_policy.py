@@ -1,0 +1,163 @@
+"""The permutation-equivariant arms policy and the team reward."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch as th
+from stable_baselines3 import PPO
+
+from fedbandit_env.cli import main
+from fedbandit_env.rl import AgentVecEnv, LearnerStack
+from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_layout
+from fedbandit_env.rl.common import scale_box
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.wrappers.flatten import flat_box, flatten_observation
+
+M = 4
+
+
+def _env(setting: str) -> Any:
+    eps = 1.0 if "private" in setting else None
+    stack = LearnerStack.for_setting(setting, eps)
+    scenario = Scenario(
+        n_agents=3, n_arms=M, horizon=20, setting=setting, epsilon=eps, instances="train"
+    )
+    return stack, stack.make_env(scenario)
+
+
+def _model(policy: Any, setting: str) -> tuple[Any, Any]:
+    stack, env = _env(setting)
+    space = env.observation_space("agent_0")
+    kw = (
+        {"policy_kwargs": {"layout": arm_layout(space, True)}} if policy is ArmScoringPolicy else {}
+    )
+    venv = AgentVecEnv(env, scale=True, message_fn=stack.message_fn)
+    model = PPO(policy, venv, n_steps=20, batch_size=30, seed=0, device="cpu", **kw)
+    with th.no_grad():  # weights far from SB3's near-uniform start: differences show
+        for p in model.policy.parameters():
+            p.normal_(0.0, 0.5)
+    return model, space
+
+
+def _observation(setting: str, steps: int = 6) -> dict[str, Any]:
+    """A mid-episode observation of agent_0 with unequal statistics on every arm."""
+    stack, env = _env(setting)
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    messages = setting != "local"
+    for _ in range(steps):
+        arms = {a: int(rng.integers(M)) for a in env.agents}
+        obs, *_ = env.step(
+            {a: {"arm": arm, "message": stack.message_fn(a, obs[a])} for a, arm in arms.items()}
+            if messages
+            else arms
+        )
+    return dict(obs["agent_0"])
+
+
+def _permuted(obs: dict[str, Any], perm: np.ndarray) -> dict[str, Any]:
+    out = dict(obs)
+    for key in ("counts", "means", "private_means"):
+        if key in obs:
+            out[key] = np.asarray(obs[key])[perm]
+    if "messages" in obs:
+        out["messages"] = np.asarray(obs["messages"])[:, perm]
+    out["arm"] = int(np.flatnonzero(perm == int(obs["arm"]))[0])
+    return out
+
+
+def _logits_and_value(model: Any, space: Any, obs: dict[str, Any]) -> tuple[np.ndarray, float]:
+    offset, factor = scale_box(flat_box(space))
+    x = th.as_tensor(flatten_observation(space, obs) * factor + offset)[None]
+    with th.no_grad():
+        logits = model.policy.get_distribution(x).distribution.logits[0].numpy()
+        value = float(model.policy.predict_values(x)[0, 0])
+    return logits, value
+
+
+@pytest.mark.parametrize("setting", ["local", "neighbours", "gossip+private"])
+def test_relabelling_the_arms_permutes_the_logits_and_keeps_the_value(setting: str) -> None:
+    model, space = _model(ArmScoringPolicy, setting)
+    obs = _observation(setting)
+    assert len(set(np.asarray(obs["counts"]).tolist())) > 1  # the arms differ
+    logits, value = _logits_and_value(model, space, obs)
+    assert np.ptp(logits) > 0.1  # not a uniform policy: a permutation would show
+    for perm in (np.array([1, 2, 3, 0]), np.array([3, 1, 0, 2])):
+        p_logits, p_value = _logits_and_value(model, space, _permuted(obs, perm))
+        np.testing.assert_allclose(p_logits, logits[perm], rtol=1e-5, atol=1e-5)
+        assert p_value == pytest.approx(value, rel=1e-5, abs=1e-5)
+
+
+def test_the_same_check_catches_sb3s_mlp_policy() -> None:
+    """Power of the test above: an MLP on the flat observation is not equivariant."""
+    model, space = _model("MlpPolicy", "neighbours")
+    obs = _observation("neighbours")
+    logits, _ = _logits_and_value(model, space, obs)
+    perm = np.array([1, 2, 3, 0])
+    p_logits, _ = _logits_and_value(model, space, _permuted(obs, perm))
+    assert np.abs(p_logits - logits[perm]).max() > 1e-2
+
+
+def test_features_are_the_raw_statistics_whatever_the_scaling() -> None:
+    model, space = _model(ArmScoringPolicy, "neighbours")
+    obs = _observation("neighbours")
+    offset, factor = scale_box(flat_box(space))
+    x = th.as_tensor(flatten_observation(space, obs) * factor + offset)[None]
+    feats = model.policy.features_extractor.arm_inputs(x)[0].numpy()
+    counts, t = np.asarray(obs["counts"], dtype=np.float64), float(obs["step"][0])
+    np.testing.assert_allclose(feats[:, 0], obs["means"], atol=1e-5)
+    np.testing.assert_allclose(feats[:, 2], 1 / np.sqrt(1 + counts), atol=1e-5)
+    np.testing.assert_allclose(feats[:, 3], np.sqrt(np.log1p(t) / (1 + counts)), atol=1e-5)
+    senders = np.asarray(obs["mask"]) > 0
+    assert senders.any()
+    nb = np.asarray(obs["messages"])[senders]
+    np.testing.assert_allclose(feats[:, 7], nb.mean(axis=0), atol=1e-5)
+    np.testing.assert_allclose(feats[:, 8], nb.max(axis=0), atol=1e-5)
+    np.testing.assert_allclose(feats[:, 9], nb.min(axis=0), atol=1e-5)
+
+
+def test_layout_refuses_an_observation_without_statistics() -> None:
+    _, env = _env("local")
+    raw = env.env.observation_space("agent_0")  # below LocalStatistics: no counts, no means
+    with pytest.raises(ValueError, match="needs 'means'"):
+        arm_layout(raw, scale=True)
+
+
+def test_train_with_the_arms_net_saves_loads_and_benches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small = ["--agents", "3", "--arms", "3", "--horizon", "20"]
+    out = tmp_path / "m"
+    argv = ["train", "ppo", *small, "--timesteps", "120", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--net", "arms", "--setting", "neighbours"]) == 0
+    model = PPO.load(out / "model.zip", device="cpu")
+    assert isinstance(model.policy, ArmScoringPolicy)
+    bench = ["bench", "--policies", f"ppo:{out / 'model.zip'},random", *small, "--trials", "2"]
+    flags = ["--setting", "neighbours", "--held-out", "--no-plot", "--out", str(tmp_path / "b")]
+    assert main([*bench, *flags]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["train", "dqn", *small, "--timesteps", "10", "--net", "arms", "--out", str(out)])
+    assert "ppo or a2c" in capsys.readouterr().err
+
+
+def test_the_team_reward_is_minus_the_agents_mean_regret() -> None:
+    local = AgentVecEnv(_env("local")[1], reward="local")
+    team = AgentVecEnv(_env("local")[1], reward="team")
+    mine = AgentVecEnv(_env("local")[1], reward="neg_regret")
+    for venv in (local, team, mine):
+        venv.seed(5)
+        venv.reset()
+    arms = np.array([0, 1, 3])
+    _, r_local, _, infos = local.step(arms)
+    _, r_team, _, _ = team.step(arms)
+    _, r_mine, _, _ = mine.step(arms)
+    regrets = np.array([info["regret"] for info in infos])
+    assert np.ptp(regrets) > 0  # agents on different arms: per-agent and team signals differ
+    np.testing.assert_allclose(r_mine, -regrets, rtol=1e-6)
+    np.testing.assert_allclose(r_team, np.full(3, -regrets.mean()), rtol=1e-6)
+    assert not np.allclose(r_team, r_local)
