@@ -192,3 +192,29 @@ def test_agent_vec_env_batches_several_env_copies() -> None:
         AgentVecEnv([env, env])
     with pytest.raises(ValueError, match="copy 1 differs"):
         AgentVecEnv([make(), federated_mab_v0.parallel_env(n_agents=4, n_arms=3, horizon=4)])
+
+
+def test_supersuit_trains_sb3_on_the_arm_only_view() -> None:
+    """SuperSuit's PettingZoo -> SB3 pipeline runs on ``FlattenObservations(ArmActions(env))``
+    with messages filled by the learner stack (its ConcatVecEnv has no ``seed()``, so the
+    model is built without one: ``AgentVecEnv`` is the seeded path)."""
+    ss = pytest.importorskip("supersuit")
+    from fedbandit_env.rl import LearnerStack
+    from fedbandit_env.wrappers import ArmActions, FlattenObservations
+
+    stack = LearnerStack.for_setting("neighbours")
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=10, setting="neighbours", instances="train")
+    env = FlattenObservations(ArmActions(stack.make_env(scenario), stack.message_fn))
+    venv = ss.concat_vec_envs_v1(
+        ss.pettingzoo_env_to_vec_env_v1(env), 2, num_cpus=0, base_class="stable_baselines3"
+    )
+    model = sb3.PPO("MlpPolicy", venv, n_steps=10, batch_size=30, device="cpu")
+    model.learn(120)
+    assert venv.num_envs == 6 and model.num_timesteps >= 120
+    # the learners' means go out as messages: what agent_1 hears is agent_0's means
+    arms = ArmActions(stack.make_env(scenario), stack.message_fn)
+    obs, _ = arms.reset(seed=0)
+    for _ in range(5):
+        sent = stack.message_fn("agent_0", obs["agent_0"])
+        obs, *_ = arms.step(dict.fromkeys(arms.agents, 0))
+    assert sent.sum() > 0 and np.allclose(obs["agent_1"]["messages"][0], sent)
