@@ -218,3 +218,51 @@ def test_supersuit_trains_sb3_on_the_arm_only_view() -> None:
         sent = stack.message_fn("agent_0", obs["agent_0"])
         obs, *_ = arms.step(dict.fromkeys(arms.agents, 0))
     assert sent.sum() > 0 and np.allclose(obs["agent_1"]["messages"][0], sent)
+
+
+@pytest.mark.parametrize(
+    ("others", "setting"), [("gossip_ucb", "neighbours"), ("fed_ucb", "gossip+private")]
+)
+def test_a_learner_speaking_the_teams_protocol_replays_the_team(others: str, setting: str) -> None:
+    """A learner among Gossip_UCB (Fed_UCB) agents that pulls what its team member would
+    have pulled is that member: its whole view replays a pure team run on the same seeds
+    (the messages it sends are the member's, so everyone else's state matches too)."""
+    from fedbandit_env.rl.single_agent import make_single_agent
+    from fedbandit_env.seeding import int_seed, spawn
+
+    eps = 1.0 if "private" in setting else None
+    single = make_single_agent(
+        others=others, setting=setting, epsilon=eps, n_agents=4, n_arms=3, horizon=40
+    )
+    assert single.speak == "team" and single.observation_space.shape is not None
+    env, team, seed = single.env, single.others, 11
+    env_part, team_part = spawn(seed, 2)  # SingleAgentEnv.reset's derivation
+    obs, _ = env.reset(seed=int_seed(env_part))
+    team.reset(env, seed=int(np.random.default_rng(team_part).integers(2**32)))
+    arms, views = [], [single._view(obs["agent_0"])]
+    for _ in range(40):
+        actions = team.act(obs)
+        arms.append(int(actions["agent_0"]["arm"]))
+        obs, *_ = env.step(actions)
+        views.append(single._view(obs["agent_0"]))
+    assert len(set(arms[3:])) > 1  # the replayed pulls are not one arm
+
+    view, _ = single.reset(seed=seed)
+    np.testing.assert_array_equal(view, views[0])
+    for t, arm in enumerate(arms, start=1):
+        view, *_ = single.step(arm)
+        np.testing.assert_array_equal(view, views[t], err_msg=f"step {t}")
+
+
+def test_a_learner_among_gossip_ucb_may_pull_anything() -> None:
+    """Gossip_UCB's member for the learner keeps a state of pulls it did not choose; an
+    arm never pulled (possible only then) gets an infinite index instead of 0 / 0."""
+    from fedbandit_env.rl.single_agent import make_single_agent
+
+    single = make_single_agent(
+        others="gossip_ucb", setting="gossip", n_agents=4, n_arms=3, horizon=30
+    )
+    single.reset(seed=0)
+    for _ in range(30):
+        _, _, _, truncated, info = single.step(0)
+    assert truncated and info["cumulative_regret"] >= 0

@@ -198,7 +198,10 @@ class GossipUCB(Policy):
         )
         n = self.spec.n_agents
         lagging = forced_count(self.counts, self.n_tilde, n)
-        if lagging:  # line 13
+        unseen = np.flatnonzero(self.counts == 0)
+        if unseen.size:  # only when another chose this agent's pulls (a learner speaking
+            arm = int(unseen[0])  # the protocol): an unpulled arm's index is infinite
+        elif lagging:  # line 13
             arm = int(forced_pick(self.counts, self.n_tilde, n, lagging, self.rng))
         else:  # lines 9-10
             arm = argmax_random_tie(self.index(), self.rng)

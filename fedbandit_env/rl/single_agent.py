@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -26,8 +27,9 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
 
     Args:
         env: A parallel env, with any stack of wrappers (Dict observations).
-        others: The team acting for everyone else; it is reset on the whole env but asked
-            only for the other agents' actions (its member for the learner stays idle).
+        others: The team acting for everyone else; it is reset on the whole env and asked
+            only for the other agents' actions (its member for the learner stays idle),
+            unless ``speak="team"``.
         agent: The learner.
         reward: ``"local"`` (the learner's own reward), ``"neg_regret"`` (minus its
             pseudo-regret) or ``"team"`` (minus the agents' mean pseudo-regret): the last
@@ -35,6 +37,13 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
             (:func:`~fedbandit_env.rl.common.check_reward`).
         flatten: Present observations as one float32 ``Box`` (what SB3's MLPs need).
         message_fn: The learner's message when the env carries messages (default zeros).
+        speak: ``"own"``: the learner sends ``message_fn``'s message; ``"team"``: it
+            speaks the others' protocol - the team's member for the learner sees the
+            learner's observations (its pulls, rewards and messages), keeps its state as
+            if it had pulled those arms, and its message is sent; only its arm is
+            replaced by the learner's. A learner among Gossip_UCB agents then gossips
+            exactly as a Gossip_UCB agent with its pulls would (the team must read the
+            pulled arm from ``observation["arm"]``, as every reference policy does).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -59,7 +68,12 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         reward: str = "local",
         flatten: bool = True,
         message_fn: MessageFn | None = None,
+        speak: str = "own",
     ) -> None:
+        if speak not in ("own", "team"):
+            raise ValueError(f"speak must be 'own' or 'team', got {speak!r}")
+        if speak == "team" and message_fn is not None:
+            raise ValueError("speak='team' sends the team's message: give no message_fn")
         if not isinstance(env, ParallelEnv):
             raise TypeError(f"env must be a PettingZoo ParallelEnv, got {type(env).__name__}")
         if not isinstance(others, Team):
@@ -70,6 +84,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         self.reward_kind = check_reward(reward)
         self.flatten = flatten
         self.message_fn = message_fn
+        self.speak = speak
         self._inner = env.observation_space(agent)
         self.observation_space = flat_box(self._inner) if flatten else self._inner
         arm, self._message_dim = arm_space(env, agent)
@@ -104,11 +119,18 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         flat = np.asarray(action).reshape(-1)
         if flat.size != 1 or not self.action_space.contains(np.int64(flat[0])):
             raise ValueError(f"action must be an arm in {self.action_space}, got {action!r}")
-        others = {a: o for a, o in self._obs.items() if a != self.agent}
-        actions = self.others.act(others)
-        actions[self.agent] = pack(
-            flat[0], self.agent, self._obs[self.agent], self._message_dim, self.message_fn
-        )
+        if self.speak == "team":  # the learner's member updates its state and speaks
+            actions = self.others.act(self._obs)
+            spoken = actions[self.agent]
+            if not isinstance(spoken, dict) or "message" not in spoken:
+                raise ValueError(f"speak='team' needs a team that sends messages, got {spoken!r}")
+            actions[self.agent] = {"arm": int(flat[0]), "message": spoken["message"]}
+        else:
+            others = {a: o for a, o in self._obs.items() if a != self.agent}
+            actions = self.others.act(others)
+            actions[self.agent] = pack(
+                flat[0], self.agent, self._obs[self.agent], self._message_dim, self.message_fn
+            )
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         info = dict(infos[self.agent])
         (reward,) = learner_rewards(self.reward_kind, rewards, infos, [self.agent])
@@ -140,6 +162,10 @@ def make_single_agent(
             :meth:`~fedbandit_env.rl.LearnerStack.for_setting`).
         epsilon: Privacy of a ``+private`` setting.
         instances: ``"train"`` (default) or ``"held_out"`` instances.
+
+    Among a team that sends messages (Gossip_UCB, Fed_UCB) in a setting that carries
+    them, the learner speaks the team's protocol (``speak="team"``): it hears the
+    team's messages and its own are those its team member would send after its pulls.
         **scenario: Further :class:`~fedbandit_env.runner.scenario.Scenario` fields
             (``n_agents``, ``n_arms``, ``horizon``, ...; horizon default 200).
 
@@ -158,11 +184,16 @@ def make_single_agent(
     built = Scenario(instances=instances, setting=setting, epsilon=epsilon, **scenario)
     stack = LearnerStack.for_setting(setting, epsilon)
     team = make(others)
-    env = built.make_env(
-        team.requirements(built.n_agents, built.n_arms).merge(stack.requirements(built.n_arms))
-    )
+    needs = team.requirements(built.n_agents, built.n_arms)
+    speak = "team" if needs.message_dim and stack.share_means else "own"
+    if speak == "own":
+        needs = needs.merge(stack.requirements(built.n_arms))
+    elif stack.epsilon is not None:  # the team's messages, the setting's privacy
+        needs = needs.merge(replace(stack, share_means=False).requirements(built.n_arms))
+    env = built.make_env(needs)
     if stack.epsilon is None:
         from fedbandit_env.wrappers.local_statistics import LocalStatistics
 
         env = LocalStatistics(env)
-    return SingleAgentEnv(env, team, message_fn=stack.message_fn)
+    message_fn = stack.message_fn if speak == "own" else None
+    return SingleAgentEnv(env, team, message_fn=message_fn, speak=speak)
