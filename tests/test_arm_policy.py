@@ -161,3 +161,45 @@ def test_the_team_reward_is_minus_the_agents_mean_regret() -> None:
     np.testing.assert_allclose(r_mine, -regrets, rtol=1e-6)
     np.testing.assert_allclose(r_team, np.full(3, -regrets.mean()), rtol=1e-6)
     assert not np.allclose(r_team, r_local)
+
+
+def test_gossip_ucb_messages_are_read_as_two_per_arm_blocks() -> None:
+    """Among Gossip_UCB agents (the learner speaking their protocol) a message is 2M
+    numbers: counts, then estimates; each block is summarised per arm, and relabelling the
+    arms permutes the features."""
+    from gymnasium import spaces as gym_spaces
+
+    from fedbandit_env.rl.single_agent import make_single_agent
+
+    single = make_single_agent(
+        others="gossip_ucb", setting="neighbours", n_agents=4, n_arms=M, horizon=30
+    )
+    layout = arm_layout(single._inner, scale=False)
+    assert layout["channels"] == 2 and layout["n_slots"] == 4
+    policy = ArmScoringPolicy(
+        single.observation_space, gym_spaces.Discrete(M), lambda _: 3e-4, layout=layout
+    )
+    single.reset(seed=2)
+    for arm in [0, 1, 2, 3, 0, 0, 1, 2, 0, 3, 1]:
+        _, _, _, _, _ = single.step(arm)
+    inner = single._obs["agent_0"]
+    senders = np.asarray(inner["mask"]) > 0
+    assert senders.any()
+    x = th.as_tensor(flatten_observation(single._inner, inner))[None]
+    feats = policy.features_extractor.arm_inputs(x)[0].numpy()
+    sent = np.asarray(inner["messages"])[senders]
+    np.testing.assert_allclose(feats[:, 7], sent[:, :M].mean(axis=0), rtol=1e-5)  # counts
+    np.testing.assert_allclose(feats[:, 11], sent[:, M:].mean(axis=0), rtol=1e-5)  # estimates
+    perm = np.array([2, 3, 1, 0])
+    permuted = _permuted(inner, perm)
+    permuted["messages"] = np.concatenate(
+        [inner["messages"][:, :M][:, perm], inner["messages"][:, M:][:, perm]], axis=1
+    )
+    y = th.as_tensor(flatten_observation(single._inner, permuted))[None]
+    np.testing.assert_allclose(
+        policy.features_extractor.arm_inputs(y)[0].numpy(), feats[perm], rtol=1e-5, atol=1e-6
+    )
+    with pytest.raises(ValueError, match="k \\* 4 numbers"):
+        bad = dict(single._inner.spaces)
+        bad["messages"] = gym_spaces.Box(-np.inf, np.inf, (4, 6))
+        arm_layout(gym_spaces.Dict(bad), scale=False)

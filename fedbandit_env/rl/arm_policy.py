@@ -10,8 +10,9 @@ Sets network, Zaheer et al. 2017):
   mean, its count, the exploration terms ``1/sqrt(1+n_a)`` and ``sqrt(log(1+t)/(1+n_a))``,
   whether ``a`` was the last pull, how far its mean is below the best one) and, where the
   setting carries messages, the neighbours' messages about ``a`` (their mean, min and max
-  over this step's senders, and the gap to the best arm by that mean); the step and the
-  last reward are appended to every arm;
+  over this step's senders, and the gap to the best arm by that mean; a message of
+  ``k M`` numbers is read as ``k`` per-arm blocks, e.g. Gossip_UCB's counts and
+  estimates, each summarised so); the step and the last reward are appended to every arm;
 - one MLP embeds each arm's features; the mean of the embeddings over arms (what the
   other arms look like) is appended and mixed by a second shared layer;
 - the actor's logit of arm ``a`` is one shared linear read-out of arm ``a``'s embedding;
@@ -79,11 +80,22 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
     step_space = space.spaces["step"]
     horizon = float(np.asarray(getattr(step_space, "high", 1.0)).reshape(-1)[0])
     messages = space.spaces.get("messages")
+    n_arms = int(spaces.flatdim(space.spaces["arm"]))
+    channels = n_slots = 0
+    if messages is not None and messages.shape and len(messages.shape) == 2:
+        n_slots, width = (int(v) for v in messages.shape)
+        if width % n_arms:
+            raise ValueError(
+                f"the arms policy reads messages of k * {n_arms} numbers (k per-arm blocks), "
+                f"got {width} per message"
+            )
+        channels = width // n_arms
     return {
         "slices": slices,
         "mean_key": mean_key,
-        "n_arms": int(spaces.flatdim(space.spaces["arm"])),
-        "n_slots": int(messages.shape[0]) if messages is not None and messages.shape else 0,
+        "n_arms": n_arms,
+        "n_slots": n_slots if channels else 0,
+        "channels": channels,
         "horizon": horizon if np.isfinite(horizon) and horizon > 0 else 1.0,
         "offset": [float(v) for v in offset],
         "factor": [float(v) for v in factor],
@@ -113,10 +125,10 @@ class ArmFeatures(BaseFeaturesExtractor):
         n_arms = int(layout["n_arms"])
         super().__init__(observation_space, features_dim=n_arms * hidden)
         self.layout, self.n_arms, self.hidden = layout, n_arms, hidden
-        self.messages = "messages" in layout["slices"] and layout["n_slots"] > 0
+        self.channels = int(layout.get("channels", 1)) if layout["n_slots"] > 0 else 0
         self.register_buffer("offset", th.tensor(layout["offset"], dtype=th.float32))
         self.register_buffer("factor", th.tensor(layout["factor"], dtype=th.float32))
-        n_in = 7 + (4 if self.messages else 0) + (1 if "reward" in layout["slices"] else 0)
+        n_in = 7 + 4 * self.channels + (1 if "reward" in layout["slices"] else 0)
         self.embed = nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden))
         self.mix = nn.Sequential(nn.Tanh(), nn.Linear(2 * hidden, hidden), nn.Tanh())
         self.n_in = n_in
@@ -142,17 +154,20 @@ class ArmFeatures(BaseFeaturesExtractor):
             means - means.max(dim=1, keepdim=True).values,
             (t / self.layout["horizon"]).expand(-1, m),
         ]
-        if self.messages:
-            msgs = self._take(raw, "messages").reshape(-1, self.layout["n_slots"], m)
+        if self.channels:
+            slots = self.layout["n_slots"]
+            blocks = self._take(raw, "messages").reshape(-1, slots, self.channels, m)
             mask = (self._take(raw, "mask") > 0.5).to(obs.dtype).unsqueeze(-1)  # senders
             senders = mask.sum(dim=1)  # (batch, 1)
             any_ = (senders > 0).to(obs.dtype)
-            nb_mean = (msgs * mask).sum(dim=1) / senders.clamp(min=1.0)
             big = th.finfo(obs.dtype).max / 4
-            nb_max = th.where(mask > 0, msgs, -big).max(dim=1).values * any_
-            nb_min = th.where(mask > 0, msgs, big).min(dim=1).values * any_
-            nb_gap = (nb_mean - nb_mean.max(dim=1, keepdim=True).values) * any_
-            cols += [nb_mean, nb_max, nb_min, nb_gap]
+            for k in range(self.channels):  # e.g. Gossip_UCB: counts, then estimates
+                msgs = blocks[:, :, k, :]
+                nb_mean = (msgs * mask).sum(dim=1) / senders.clamp(min=1.0)
+                nb_max = th.where(mask > 0, msgs, -big).max(dim=1).values * any_
+                nb_min = th.where(mask > 0, msgs, big).min(dim=1).values * any_
+                nb_gap = (nb_mean - nb_mean.max(dim=1, keepdim=True).values) * any_
+                cols += [nb_mean, nb_max, nb_min, nb_gap]
         if "reward" in self.layout["slices"]:
             cols.append(self._take(raw, "reward")[:, :1].expand(-1, m))
         return th.stack(cols, dim=-1)
