@@ -102,6 +102,26 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
     }
 
 
+def arm_policy_kwargs(env: Any, hidden: int = 64) -> dict[str, Any]:
+    """SB3's ``policy_kwargs`` for :class:`ArmScoringPolicy` on one of our adapters
+    (:class:`~fedbandit_env.rl.AgentVecEnv`, :class:`~fedbandit_env.rl.SingleAgentEnv`,
+    or a ``gymnasium.make`` of it).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import fedbandit_env
+        >>> env = gym.make("fedbandit/FederatedMABSingle-v0", others="gossip_ucb",
+        ...                setting="neighbours", n_agents=3, n_arms=3)
+        >>> arm_policy_kwargs(env)["layout"]["channels"]  # Gossip_UCB's counts, estimates
+        2
+    """
+    inner = getattr(env, "unwrapped", env)
+    if not hasattr(inner, "dict_space"):
+        raise TypeError(f"expected AgentVecEnv or SingleAgentEnv, got {type(env).__name__}")
+    layout = arm_layout(inner.dict_space, bool(getattr(inner, "scaled", False)))
+    return {"layout": layout, "hidden": hidden}
+
+
 class ArmFeatures(BaseFeaturesExtractor):
     """Per-arm features and their shared embedding: ``(batch, n_arms * hidden)``.
 
@@ -267,4 +287,4 @@ class ArmScoringPolicy(ActorCriticPolicy):
         return data
 
 
-__all__ = ["POLICIES", "ArmFeatures", "ArmScoringPolicy", "arm_layout"]
+__all__ = ["POLICIES", "ArmFeatures", "ArmScoringPolicy", "arm_layout", "arm_policy_kwargs"]

@@ -105,6 +105,16 @@ class AgentVecEnv(VecEnv):
         self._obs: list[dict[AgentID, Observation]] = [{} for _ in envs]
         super().__init__(self._n * len(envs), obs_space, arm)
 
+    @property
+    def dict_space(self) -> spaces.Space[Any]:
+        """Every agent's observation space before flattening (its Dict of entries)."""
+        return self._inner
+
+    @property
+    def scaled(self) -> bool:
+        """Whether observations are scaled onto ``[-1, 1]`` by their bounds."""
+        return self._scale is not None
+
     # ------------------------------------------------------------------ core
     def _stack(self, obs: dict[AgentID, Observation]) -> VecEnvObs:
         return batch_observations(self._inner, obs, self.agents, self.flatten, self._scale)

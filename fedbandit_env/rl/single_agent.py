@@ -92,6 +92,11 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         self._obs: dict[AgentID, Observation] = {}
         self._team_rng = np.random.default_rng()
 
+    @property
+    def dict_space(self) -> spaces.Space[Any]:
+        """The learner's observation space before flattening (its Dict of entries)."""
+        return self._inner
+
     def _view(self, observation: Observation) -> Any:
         if self.flatten:
             return flatten_observation(self._inner, observation)

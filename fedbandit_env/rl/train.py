@@ -90,7 +90,7 @@ def train_model(
     """
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from fedbandit_env.rl.arm_policy import POLICIES, ArmScoringPolicy, arm_layout
+    from fedbandit_env.rl.arm_policy import POLICIES, ArmScoringPolicy, arm_policy_kwargs
     from fedbandit_env.rl.sb3 import AgentVecEnv
 
     if algo not in SB3_ALGOS:
@@ -125,8 +125,7 @@ def train_model(
     policy: Any = "MlpLstmPolicy" if algo == "recurrent_ppo" else "MlpPolicy"
     if net == "arms":
         policy = ArmScoringPolicy
-        inner = venv.env.observation_space(venv.agents[0])
-        kwargs["policy_kwargs"] = {"layout": arm_layout(inner, stack.scale)}
+        kwargs["policy_kwargs"] = arm_policy_kwargs(venv)
     model: Any = algorithm(algo)(policy, monitored, **kwargs)
     start = time.perf_counter()
     stats = episode_stats()
