@@ -266,3 +266,37 @@ def test_a_learner_among_gossip_ucb_may_pull_anything() -> None:
     for _ in range(30):
         _, _, _, truncated, info = single.step(0)
     assert truncated and info["cumulative_regret"] >= 0
+
+
+def test_learner_among_a_team_sees_what_it_trained_on() -> None:
+    """The same deterministic model, acting for agent_0 among Gossip_UCB agents, sees the
+    same observations in training (SingleAgentEnv) and in evaluation (LearnerAmong)."""
+    from fedbandit_env.rl import LearnerAmong
+    from fedbandit_env.rl.single_agent import make_single_agent
+    from fedbandit_env.seeding import int_seed, spawn
+
+    class Hash:  # a deterministic function of the observation, different arms over time
+        def predict(self, obs: np.ndarray, deterministic: bool = True) -> tuple[Any, None]:
+            return (np.floor(obs.sum(axis=1) * 7).astype(int) % 3), None
+
+    single = make_single_agent("gossip_ucb", "neighbours", n_agents=4, n_arms=3, horizon=30)
+    seed = 4
+    view, _ = single.reset(seed=seed)
+    trained = [view]
+    for _ in range(30):
+        view, *_ = single.step(int(Hash().predict(view[None])[0][0]))
+        trained.append(view)
+
+    env = single.env
+    team = LearnerAmong(Hash(), make_team("gossip_ucb"))
+    env_part, team_part = spawn(seed, 2)
+    obs, _ = env.reset(seed=int_seed(env_part))
+    team.reset(env, seed=int(np.random.default_rng(team_part).integers(2**32)))
+    evaluated, arms = [single._view(obs["agent_0"])], []
+    for _ in range(30):
+        actions = team.act(obs)
+        arms.append(actions["agent_0"]["arm"])
+        obs, *_ = env.step(actions)
+        evaluated.append(single._view(obs["agent_0"]))
+    assert len(set(arms)) > 1
+    np.testing.assert_array_equal(np.array(evaluated), np.array(trained))

@@ -5,7 +5,9 @@
 - :class:`AgentVecEnv`: a stable-baselines3 ``VecEnv`` with one sub-env per agent, so one
   model is trained with parameters shared across agents;
 - :class:`ModelTeam`: any model with ``predict`` (an SB3 model) as a Team, so the runner
-  evaluates it on the same scenarios and seeds as the reference policies.
+  evaluates it on the same scenarios and seeds as the reference policies;
+- :class:`LearnerAmong`: a model in some seats of a reference team, speaking its protocol
+  (how a learner trained in ``SingleAgentEnv(speak="team")`` is evaluated).
 
 All take any stack of our wrappers (gossip protocols, privacy, statistics) and flatten
 observations themselves; the learner chooses the arm, and its message (when the env
@@ -14,9 +16,16 @@ carries messages) comes from ``message_fn`` (default: zeros).
 
 from fedbandit_env.rl.single_agent import SingleAgentEnv
 from fedbandit_env.rl.stack import LearnerStack, load_model
-from fedbandit_env.rl.team import ModelTeam
+from fedbandit_env.rl.team import LearnerAmong, ModelTeam
 
-__all__ = ["AgentVecEnv", "LearnerStack", "ModelTeam", "SingleAgentEnv", "load_model"]
+__all__ = [
+    "AgentVecEnv",
+    "LearnerAmong",
+    "LearnerStack",
+    "ModelTeam",
+    "SingleAgentEnv",
+    "load_model",
+]
 
 
 def __getattr__(name: str) -> object:

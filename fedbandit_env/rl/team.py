@@ -99,3 +99,86 @@ class ModelTeam(Team):
             a: pack(arms[i], a, observations[a], self._message_dim, self.message_fn)
             for i, a in enumerate(agents)
         }
+
+
+class LearnerAmong(Team):
+    """A trained model in some seats, a reference team in the others: the evaluation
+    counterpart of :class:`~fedbandit_env.rl.SingleAgentEnv` with ``speak="team"``.
+
+    The reference team acts for every agent; in each of ``seats`` its arm is replaced by
+    the model's, while its message (the team's member for that seat, whose state follows
+    the seat's own pulls and rewards) is sent. A model trained as one learner among
+    Gossip_UCB agents is evaluated so, on held-out instances, and may be placed in several
+    seats to see how a team copes with more learners.
+
+    Args:
+        model: A trained model (SB3's ``predict`` on the flat observation).
+        team: The reference team (e.g. ``make("gossip_ucb")``).
+        seats: The agents the model acts for.
+        name: Label in result tables.
+        deterministic: Greedy actions (default) or sampled ones.
+
+    Example:
+        >>> from fedbandit_env.registry import make
+        >>> from fedbandit_env.rl.single_agent import make_single_agent
+        >>> env = make_single_agent("gossip_ucb", "neighbours", n_agents=3, n_arms=3).env
+        >>> class Always2:
+        ...     def predict(self, obs, deterministic=True):
+        ...         return np.full(len(obs), 2), None
+        >>> team = LearnerAmong(Always2(), make("gossip_ucb"), seats=["agent_1"])
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> actions = team.act(obs)
+        >>> actions["agent_1"]["arm"], actions["agent_1"]["message"].shape
+        (2, (6,))
+    """
+
+    def __init__(
+        self,
+        model: Predictor,
+        team: Team,
+        seats: list[AgentID] | tuple[AgentID, ...] = ("agent_0",),
+        name: str | None = None,
+        deterministic: bool = True,
+    ) -> None:
+        if not callable(getattr(model, "predict", None)):
+            raise TypeError(f"model must have a predict method, got {type(model).__name__}")
+        if not isinstance(team, Team):
+            raise TypeError(f"team must be a Team, got {type(team).__name__}")
+        self.model, self.team, self.seats = model, team, list(seats)
+        self.deterministic = deterministic
+        self.name = name or f"model@{len(self.seats)}+{team.name}"
+        self._inner: spaces.Space[Any] | None = None
+
+    def requirements(self, n_agents: int, n_arms: int) -> Any:
+        """The reference team's (the seats speak its protocol)."""
+        return self.team.requirements(n_agents, n_arms)
+
+    def own_privacy(self, n_agents: int, n_arms: int) -> float | None:
+        """The reference team's own mechanism, if any."""
+        return self.team.own_privacy(n_agents, n_arms)
+
+    def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
+        """Reset the reference team (its members for the seats included)."""
+        missing = [s for s in self.seats if s not in env.possible_agents]
+        if missing:
+            raise ValueError(f"seats {missing} are not agents of the env")
+        self._inner = env.observation_space(self.seats[0])
+        self.team.reset(env, seed=seed)
+
+    def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
+        """The team's actions, with the model's arms in the live seats."""
+        if self._inner is None:
+            raise RuntimeError("act() before reset(env)")
+        actions = self.team.act(observations)
+        seats = [s for s in self.seats if s in observations]
+        if not seats:
+            return actions
+        batch = batch_observations(self._inner, observations, seats, True, None)
+        arms, _ = self.model.predict(batch, deterministic=self.deterministic)
+        for seat, arm in zip(seats, np.asarray(arms).reshape(-1), strict=True):
+            spoken = actions[seat]
+            if isinstance(spoken, dict):
+                actions[seat] = {**spoken, "arm": int(arm)}
+            else:
+                actions[seat] = int(arm)
+        return actions
