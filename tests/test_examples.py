@@ -117,3 +117,17 @@ def test_robustness_example_runs_quick(tmp_path: Path) -> None:
     assert captured > local > 2 * mean["gossip_ucb", "byzantine", 0]
     assert mean["robust_gossip_ucb", "byzantine", 2] < min(0.25 * captured, local)
     assert mean["local_ucb", "loss", 0.0] == mean["local_ucb", "loss", 1.0]  # nothing to lose
+
+
+@pytest.mark.slow
+def test_learner_among_gossip_example_runs_small(tmp_path: Path) -> None:
+    pytest.importorskip("stable_baselines3")
+    mod = runpy.run_path(str(EXAMPLES / "learner_among_gossip.py"))
+    out = mod["main"](
+        ["--agents", "4", "--arms", "3", "--horizon", "40", "--timesteps", "400",
+         "--trials", "3", "--seats", "0,1,4", "--out", str(tmp_path)]
+    )  # fmt: skip
+    assert set(out) == {"0", "1", "4"}
+    assert "learner" not in out["0"] and "gossip_ucb" not in out["4"]
+    assert {"learner", "gossip_ucb"} <= set(out["1"])
+    assert (tmp_path / "among.png").exists() and (tmp_path / "model.zip").exists()

@@ -205,3 +205,36 @@ def test_the_default_alpha_1_is_the_reading_the_measurements_favour() -> None:
     se = np.sqrt(final["slides"].var(ddof=1) / 10 + final["journal"].var(ddof=1) / 10)
     assert final["slides"].mean() < final["journal"].mean() - 4 * se, final
     assert final["slides"].mean() < local.mean(), (final, local.mean())
+
+
+def test_one_agent_that_ignores_its_index_sets_every_agents_pulls() -> None:
+    """Algorithm 1's local-consistency rule (A_i = {k : n_ik < n~_ik - N}, line 13) makes
+    every agent keep its counts within N of the largest count it hears of: an agent that
+    always pulls one arm (a learner, a faulty agent) drags every Gossip_UCB agent onto that
+    arm, honest messages and all. Measured: nearly all pulls after the start follow it."""
+    from fedbandit_env.rl import LearnerAmong
+    from fedbandit_env.rl.single_agent import make_single_agent
+
+    class Always:
+        def __init__(self, arm: int) -> None:
+            self.arm = arm
+
+        def predict(self, obs: np.ndarray, deterministic: bool = True) -> tuple[Any, None]:
+            return np.full(len(obs), self.arm), None
+
+    env = make_single_agent("gossip_ucb", "neighbours", n_agents=4, n_arms=3, horizon=300).env
+
+    def share_on(arm: int, team: Any) -> float:
+        obs, _ = env.reset(seed=arm)
+        team.reset(env, seed=arm)
+        followed = []
+        for t in range(300):
+            actions = team.act(obs)
+            if t >= 60:
+                followed += [actions[a]["arm"] == arm for a in env.agents[1:]]
+            obs, *_ = env.step(actions)
+        return float(np.mean(followed))
+
+    for arm in (0, 2):  # arms the instance's Gossip_UCB team leaves alone (control)
+        assert share_on(arm, make_team("gossip_ucb")) < 0.1
+        assert share_on(arm, LearnerAmong(Always(arm), make_team("gossip_ucb"))) > 0.9

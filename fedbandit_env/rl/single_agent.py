@@ -155,6 +155,7 @@ def make_single_agent(
     setting: str = "local",
     epsilon: float | None = None,
     instances: str = "train",
+    reward: str = "local",
     **scenario: Any,
 ) -> SingleAgentEnv:
     """The single-agent view as Gymnasium makes it: ``agent_0`` learns in an information
@@ -167,6 +168,7 @@ def make_single_agent(
             :meth:`~fedbandit_env.rl.LearnerStack.for_setting`).
         epsilon: Privacy of a ``+private`` setting.
         instances: ``"train"`` (default) or ``"held_out"`` instances.
+        reward: The learner's training signal (see :class:`SingleAgentEnv`).
 
     Among a team that sends messages (Gossip_UCB, Fed_UCB) in a setting that carries
     them, the learner speaks the team's protocol (``speak="team"``): it hears the
@@ -201,4 +203,4 @@ def make_single_agent(
 
         env = LocalStatistics(env)
     message_fn = stack.message_fn if speak == "own" else None
-    return SingleAgentEnv(env, team, message_fn=message_fn, speak=speak)
+    return SingleAgentEnv(env, team, reward=reward, message_fn=message_fn, speak=speak)
