@@ -16,7 +16,9 @@ team.reset(env, seed=0)`` is safe):
   env seed, key ``(4, split)`` with ``split`` 0 for train and 1 for held-out instances
   (:func:`instance_seed`; the two sets of instance seeds never meet);
 - agent ``i`` of a team: team seed, key ``(.., 3, i)`` (:func:`team_streams`);
-- a centralized team (the oracle): team seed, key ``(.., 3, 0)`` (:func:`team_streams`).
+- a centralized team (the oracle): team seed, key ``(.., 3, 0)`` (:func:`team_streams`);
+- a learned model's action draws (``ModelTeam``, ``LearnerAmong``): team seed, key
+  ``(.., 5)`` (:func:`model_generator`).
 
 (An env reset *without* a seed spawns the next children of its master, keys ``(2,)``,
 ``(3,)``, ...: one entry long, so still distinct from every two-entry key above.) The
@@ -148,6 +150,8 @@ def wrapper_generator(env_seed: int, depth: int = 0) -> np.random.Generator:
 
 INSTANCE_KEY = 4
 """First spawn-key entry of the instance streams (see the module's table)."""
+MODEL_KEY = 5
+"""Spawn-key entry of a learned model's action draws (see the module's table)."""
 SPLITS: dict[str, int] = {"train": 0, "held_out": 1}
 """Instance splits and their second key entry: train and held-out instance seeds are
 disjoint by construction."""
@@ -210,3 +214,22 @@ def team_generators(seed: SeedLike, n: int) -> list[np.random.Generator]:
     if seed is None:
         return [np.random.default_rng() for _ in range(n)]
     return [np.random.default_rng(s) for s in team_streams(seed, n)]
+
+
+def model_generator(seed: SeedLike) -> np.random.Generator:
+    """The action draws of a learned model's team seeded with ``seed``: key ``(.., 5)``
+    (fresh OS entropy for ``None``), apart from the agents' streams of a reference team
+    reset with the same seed.
+
+    Example:
+        >>> a = model_generator(0).random()
+        >>> a == model_generator(0).random() and a != team_generators(0, 1)[0].random()
+        True
+    """
+    if seed is None:
+        return np.random.default_rng()
+    root = seed_sequence(seed)
+    key = (*root.spawn_key, MODEL_KEY)
+    return np.random.default_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
+    )

@@ -203,3 +203,46 @@ def test_gossip_ucb_messages_are_read_as_two_per_arm_blocks() -> None:
         bad = dict(single._inner.spaces)
         bad["messages"] = gym_spaces.Box(-np.inf, np.inf, (4, 6))
         arm_layout(gym_spaces.Dict(bad), scale=False)
+
+
+def test_sampled_actions_follow_the_policy_and_replay_from_the_seed() -> None:
+    from fedbandit_env.rl.team import model_arms
+
+    model, space = _model(ArmScoringPolicy, "neighbours")
+    obs = _observation("neighbours")
+    logits, _ = _logits_and_value(model, space, obs)
+    probs = np.exp(logits - logits.max())
+    probs /= probs.sum()
+    assert probs.max() < 0.9  # several arms are likely: sampling shows
+    offset, factor = scale_box(flat_box(space))
+    n = 4000
+    batch = np.tile(flatten_observation(space, obs) * factor + offset, (n, 1))
+    arms = model_arms(model, batch, False, np.random.default_rng(0))
+    counts = np.bincount(arms, minlength=M)
+    sd = np.sqrt(n * probs * (1 - probs))
+    assert np.all(np.abs(counts - n * probs) < 5 * sd + 1), (counts, n * probs)
+    again = model_arms(model, batch, False, np.random.default_rng(0))
+    np.testing.assert_array_equal(arms, again)
+    greedy = model_arms(model, batch, True, np.random.default_rng(0))
+    assert set(greedy.tolist()) == {int(np.argmax(logits))}
+
+
+def test_bench_greedy_evaluates_the_most_likely_arm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    small = ["--agents", "3", "--arms", "3", "--horizon", "20"]
+    out = tmp_path / "m"
+    argv = ["train", "a2c", *small, "--timesteps", "60", "--no-progress", "--out", str(out)]
+    assert main([*argv, "--setting", "local"]) == 0
+    model = f"a2c:{out / 'model.zip'}"
+    for flags, label, actions in (
+        ([], "a2c:model", "sampled"),
+        (["--greedy"], "a2c:model:greedy", "greedy"),
+    ):
+        bench = ["bench", "--policies", model, *small, "--trials", "2", "--setting", "local"]
+        folder = tmp_path / actions
+        assert main([*bench, *flags, "--no-plot", "--out", str(folder)]) == 0
+        row = json.loads((folder / "config.json").read_text())["summary"][0]
+        assert (row["policy"], row["actions"]) == (label, actions)

@@ -56,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "path where a policy has one; both give the same results)",
     )
     parser.add_argument(
+        "--greedy",
+        action="store_true",
+        help="saved models act on their most likely arm (default: drawn from the policy's "
+        "action distribution with each trial's seed, as PPO and A2C were trained)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=os.cpu_count() or 1,
@@ -99,7 +105,10 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     curves = []
     start = time.perf_counter()
     for pid in ids:
-        kwargs = {} if is_model(pid) else policy_kwargs(pid, args, problem)
+        if is_model(pid):
+            kwargs: dict[str, Any] = {"deterministic": True} if args.greedy else {}
+        else:
+            kwargs = policy_kwargs(pid, args, problem)
         c = evaluate(
             pid,
             scenario,

@@ -53,7 +53,10 @@ def evaluate(
             or any factory of a ``Team`` or a per-agent ``Policy`` (a class, a function;
             called with ``options``), registered or not.
         scenario: The setting.
-        options: Constructor options of the policy (``epsilon``, ``participation``, ...).
+        options: Constructor options of the policy (``epsilon``, ``participation``, ...);
+            for a saved model only ``deterministic`` (default ``False``: arms drawn from
+            the policy's distribution with the trial's seed; ``True``: its most likely
+            arm, labelled ``<model>:greedy``).
         trials: Number of trials.
         seed: Seed of the experiment (trial ``j`` is its ``j``-th child).
         first_trial: Index of the first trial.
@@ -79,8 +82,22 @@ def evaluate(
     spec = as_spec(policy, label)
     if spec is None:  # a saved model
         assert isinstance(policy, str)
+        opts = dict(options or {})
+        deterministic = bool(opts.pop("deterministic", False))
+        if opts:
+            raise ValueError(
+                f"a saved model takes only the option 'deterministic', got {sorted(opts)}"
+            )
         return _evaluate_model(
-            policy, scenario, trials, seed, first_trial, record_every, progress, label
+            policy,
+            scenario,
+            trials,
+            seed,
+            first_trial,
+            record_every,
+            progress,
+            label,
+            deterministic,
         )
     from fedbandit_env.runner.fast import check_bandit, run_fast, unmodelled_faults
 
@@ -184,6 +201,7 @@ def _evaluate_model(
     record_every: int,
     progress: bool,
     label: str | None,
+    deterministic: bool = False,
 ) -> RegretCurves:
     """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
     beside it, with the same seeds as every other policy."""
@@ -193,7 +211,7 @@ def _evaluate_model(
 
     set_torch_threads(1)  # a small network on few cores: more threads only oversubscribe
     name, model, stack = load_model(spec)
-    label = label or name
+    label = label or (f"{name}:greedy" if deterministic else name)
     probe = stack.make_env(scenario)
     expected = flat_box(probe.observation_space(probe.possible_agents[0]))
     if model.observation_space.shape != expected.shape:
@@ -205,7 +223,13 @@ def _evaluate_model(
     message_fn = stack.message_fn if stack.share_means else None
     curves = run_trials(
         functools.partial(stack.make_env, scenario),
-        lambda: ModelTeam(model, name=label, message_fn=message_fn, scale=stack.scale),
+        lambda: ModelTeam(
+            model,
+            name=label,
+            deterministic=deterministic,
+            message_fn=message_fn,
+            scale=stack.scale,
+        ),
         n_trials=trials,
         seed=seed,
         record_every=record_every,
@@ -214,6 +238,7 @@ def _evaluate_model(
         first_trial=first_trial,
     )
     curves.meta["reward"] = stack.reward  # what it was trained on
+    curves.meta["actions"] = "greedy" if deterministic else "sampled"
     if stack.privileged:
         curves.meta["privileged"] = 1
     needs = stack.requirements(scenario.n_arms)
