@@ -127,13 +127,21 @@ def test_layout_refuses_an_observation_without_statistics() -> None:
         arm_layout(raw, scale=True)
 
 
+SMALL = ["--agents", "3", "--arms", "3", "--horizon", "20"]
+
+
+def _train(out: Path, algo: str, timesteps: int, *flags: str) -> Path:
+    argv = ["train", algo, *SMALL, "--timesteps", str(timesteps), "--no-progress"]
+    assert main([*argv, "--out", str(out), *flags]) == 0
+    return out / "model.zip"
+
+
 def test_train_with_the_arms_net_saves_loads_and_benches(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    small = ["--agents", "3", "--arms", "3", "--horizon", "20"]
+    small = SMALL
     out = tmp_path / "m"
-    argv = ["train", "ppo", *small, "--timesteps", "120", "--no-progress", "--out", str(out)]
-    assert main([*argv, "--net", "arms", "--setting", "neighbours"]) == 0
+    _train(out, "ppo", 120, "--net", "arms", "--setting", "neighbours")
     model = PPO.load(out / "model.zip", device="cpu")
     assert isinstance(model.policy, ArmScoringPolicy)
     bench = ["bench", "--policies", f"ppo:{out / 'model.zip'},random", *small, "--trials", "2"]
@@ -232,11 +240,8 @@ def test_bench_greedy_evaluates_the_most_likely_arm(
 ) -> None:
     import json
 
-    small = ["--agents", "3", "--arms", "3", "--horizon", "20"]
-    out = tmp_path / "m"
-    argv = ["train", "a2c", *small, "--timesteps", "60", "--no-progress", "--out", str(out)]
-    assert main([*argv, "--setting", "local"]) == 0
-    model = f"a2c:{out / 'model.zip'}"
+    small = SMALL
+    model = f"a2c:{_train(tmp_path / 'm', 'a2c', 60, '--setting', 'local')}"
     for flags, label, actions in (
         ([], "a2c:model", "sampled"),
         (["--greedy"], "a2c:model:greedy", "greedy"),
