@@ -14,7 +14,12 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import FixedArm, IndependentTeam
-from fedbandit_env.seeding import env_generators, team_generators, wrapper_generator
+from fedbandit_env.seeding import (
+    env_generators,
+    model_generator,
+    team_generators,
+    wrapper_generator,
+)
 from fedbandit_env.wrappers import LocalStatistics, MessageLoss, PrivateRewards
 
 
@@ -31,6 +36,7 @@ def test_env_wrapper_and_team_streams_are_distinct_for_every_pair_of_seeds() -> 
             f"protocol({seed})": protocol,
             **{f"wrapper({seed}, {d})": wrapper_generator(seed, d) for d in range(3)},
             **{f"agent({seed}, {i})": g for i, g in enumerate(team_generators(seed, 4))},
+            f"model({seed})": model_generator(seed),
         }
         for name, rng in named.items():
             head = _head(rng)
