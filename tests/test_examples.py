@@ -131,3 +131,6 @@ def test_learner_among_gossip_example_runs_small(tmp_path: Path) -> None:
     assert "learner" not in out["0"] and "gossip_ucb" not in out["4"]
     assert {"learner", "gossip_ucb"} <= set(out["1"])
     assert (tmp_path / "among.png").exists() and (tmp_path / "model.zip").exists()
+    (tmp_path / "among.png").unlink()
+    assert mod["main"](["--replot", "--out", str(tmp_path)]) == out
+    assert (tmp_path / "among.png").exists()
