@@ -123,5 +123,9 @@ def test_recurrent_ppo_trains_on_raw_observations_and_evaluates(tmp_path: Path) 
     scenario = Scenario(n_agents=3, n_arms=3, horizon=20, setting="local", instances="held_out")
     curves = evaluate(f"recurrent_ppo:{path}", scenario, trials=2, record_every=10)
     assert curves.regret.shape == (2, 3, 2)
+    # sampled play (the default) replays each trial from its own seed, the LSTM's draws
+    # included: trial 1 alone is trial 1 of the pair
+    alone = evaluate(f"recurrent_ppo:{path}", scenario, trials=1, first_trial=1, record_every=10)
+    np.testing.assert_array_equal(curves.regret[1], alone.regret[0])
     with pytest.raises(ValueError, match="share_means without privacy needs statistics"):
         LearnerStack(share_means=True, statistics=False)

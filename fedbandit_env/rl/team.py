@@ -108,8 +108,14 @@ class ModelTeam(Team):
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Read the env's spaces and seed the action draws (the model keeps no episode
-        state)."""
+        state). A recurrent model samples inside sb3-contrib's ``predict``, through
+        torch's global generator: that generator is seeded here from the same stream, so
+        its trials replay too."""
         self._rng = model_generator(seed)
+        if self._recurrent and not self.deterministic and seed is not None:
+            import torch as th
+
+            th.manual_seed(int(self._rng.integers(2**62)))
         first = env.possible_agents[0]
         self._inner = env.observation_space(first)
         self._state: Any = None  # a recurrent model's memory, per agent
