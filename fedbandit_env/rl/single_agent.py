@@ -169,12 +169,12 @@ def make_single_agent(
         epsilon: Privacy of a ``+private`` setting.
         instances: ``"train"`` (default) or ``"held_out"`` instances.
         reward: The learner's training signal (see :class:`SingleAgentEnv`).
+        **scenario: Further :class:`~fedbandit_env.runner.scenario.Scenario` fields
+            (``n_agents``, ``n_arms``, ``horizon``, ...; horizon default 200).
 
     Among a team that sends messages (Gossip_UCB, Fed_UCB) in a setting that carries
     them, the learner speaks the team's protocol (``speak="team"``): it hears the
     team's messages and its own are those its team member would send after its pulls.
-        **scenario: Further :class:`~fedbandit_env.runner.scenario.Scenario` fields
-            (``n_agents``, ``n_arms``, ``horizon``, ...; horizon default 200).
 
     Example:
         >>> import gymnasium as gym
