@@ -64,8 +64,9 @@ def _permuted(obs: dict[str, Any], perm: np.ndarray) -> dict[str, Any]:
     for key in ("counts", "means", "private_means"):
         if key in obs:
             out[key] = np.asarray(obs[key])[perm]
-    if "messages" in obs:
-        out["messages"] = np.asarray(obs["messages"])[:, perm]
+    for key in ("messages", "held"):  # a neighbour's means, arm by arm
+        if key in obs:
+            out[key] = np.asarray(obs[key])[:, perm]
     out["arm"] = int(np.flatnonzero(perm == int(obs["arm"]))[0])
     return out
 

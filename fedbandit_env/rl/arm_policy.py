@@ -10,9 +10,11 @@ Sets network, Zaheer et al. 2017):
   mean, its count, the exploration terms ``1/sqrt(1+n_a)`` and ``sqrt(log(1+t)/(1+n_a))``,
   whether ``a`` was the last pull, how far its mean is below the best one) and, where the
   setting carries messages, the neighbours' messages about ``a`` (their mean, min and max
-  over this step's senders, and the gap to the best arm by that mean; a message of
-  ``k M`` numbers is read as ``k`` per-arm blocks, e.g. Gossip_UCB's counts and
-  estimates, each summarised so); the step and the last reward are appended to every arm;
+  over this step's senders - over every neighbour heard so far, with their latest
+  messages, when ``HeldMessages`` is in the stack - and the gap to the best arm by that
+  mean; a message of ``k M`` numbers is read as ``k`` per-arm blocks, e.g. Gossip_UCB's
+  counts and estimates, each summarised so); the step and the last reward are appended
+  to every arm;
 - one MLP embeds each arm's features; the mean of the embeddings over arms (what the
   other arms look like) is appended and mixed by a second shared layer;
 - the actor's logit of arm ``a`` is one shared linear read-out of arm ``a``'s embedding;
@@ -79,7 +81,9 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
     offset, factor = scale_box(flat_box(space)) if scale else (np.zeros(start), np.ones(start))
     step_space = space.spaces["step"]
     horizon = float(np.asarray(getattr(step_space, "high", 1.0)).reshape(-1)[0])
-    messages = space.spaces.get("messages")
+    held = "held" in space.spaces  # HeldMessages: every neighbour's latest message
+    message_key, mask_key = ("held", "heard") if held else ("messages", "mask")
+    messages = space.spaces.get(message_key)
     n_arms = int(spaces.flatdim(space.spaces["arm"]))
     channels = n_slots = 0
     if messages is not None and messages.shape and len(messages.shape) == 2:
@@ -96,6 +100,8 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
         "n_arms": n_arms,
         "n_slots": n_slots if channels else 0,
         "channels": channels,
+        "message_key": message_key,
+        "mask_key": mask_key,
         "horizon": horizon if np.isfinite(horizon) and horizon > 0 else 1.0,
         "offset": [float(v) for v in offset],
         "factor": [float(v) for v in factor],
@@ -176,8 +182,12 @@ class ArmFeatures(BaseFeaturesExtractor):
         ]
         if self.channels:
             slots = self.layout["n_slots"]
-            blocks = self._take(raw, "messages").reshape(-1, slots, self.channels, m)
-            mask = (self._take(raw, "mask") > 0.5).to(obs.dtype).unsqueeze(-1)  # senders
+            key, mask_key = (
+                self.layout.get("message_key", "messages"),
+                self.layout.get("mask_key", "mask"),
+            )
+            blocks = self._take(raw, key).reshape(-1, slots, self.channels, m)
+            mask = (self._take(raw, mask_key) > 0.5).to(obs.dtype).unsqueeze(-1)  # senders
             senders = mask.sum(dim=1)  # (batch, 1)
             any_ = (senders > 0).to(obs.dtype)
             big = th.finfo(obs.dtype).max / 4

@@ -47,6 +47,8 @@ class LearnerStack:
         statistics: Add the agent's own counts and means (``LocalStatistics``) to raw
             rewards; ``False``: the raw observation only (a recurrent policy keeps its
             own memory). Sharing raw means needs them.
+        memory: Add the latest message heard from each neighbour (``HeldMessages``):
+            what random-edge gossip needs, where one neighbour speaks a step.
 
     Example:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -62,6 +64,7 @@ class LearnerStack:
     distribution: str = ""
     scale: bool = False
     statistics: bool = True
+    memory: bool = False
 
     def __post_init__(self) -> None:
         if not self.statistics and self.share_means and self.epsilon is None:
@@ -70,7 +73,8 @@ class LearnerStack:
     @classmethod
     def for_setting(cls, setting: str, epsilon: float | None = None, **kw: Any) -> LearnerStack:
         """The stack of a learner in an information setting: private rewards in a
-        ``+private`` one, its means as its message where the setting carries messages.
+        ``+private`` one, its means as its message where the setting carries messages,
+        and each neighbour's latest message kept under random-edge gossip.
 
         Raises:
             ValueError: For a round-based setting (``server``, ``flooding``,
@@ -89,6 +93,7 @@ class LearnerStack:
                 f"not {setting!r}: its rounds protocol expects a send flag and payload"
             )
         eps = epsilon if info.private else None
+        kw.setdefault("memory", info.protocol == "random_edge_gossip")
         return cls(eps, info.protocol is not None, setting=setting, scale=True, **kw)
 
     @property
@@ -112,9 +117,13 @@ class LearnerStack:
                 f"evaluated in {scenario.setting!r}"
             )
         env = scenario.make_env(self.requirements(scenario.n_arms))
-        if self.epsilon is not None or not self.statistics:
-            return env
-        return LocalStatistics(env)
+        if self.epsilon is None and self.statistics:
+            env = LocalStatistics(env)
+        if self.memory and self.share_means:
+            from fedbandit_env.wrappers.held_messages import HeldMessages
+
+            env = HeldMessages(env)
+        return env
 
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """The message a learner sends: its means (private ones under privacy).
