@@ -220,6 +220,16 @@ def test_supersuit_trains_sb3_on_the_arm_only_view() -> None:
     assert sent.sum() > 0 and np.allclose(obs["agent_1"]["messages"][0], sent)
 
 
+def _reset_as_single_agent_env(env: Any, team: Any, seed: int) -> Any:
+    """Reset ``env`` and ``team`` from ``seed`` the way ``SingleAgentEnv.reset`` does."""
+    from fedbandit_env.seeding import int_seed, spawn
+
+    env_part, team_part = spawn(seed, 2)
+    obs, _ = env.reset(seed=int_seed(env_part))
+    team.reset(env, seed=int(np.random.default_rng(team_part).integers(2**32)))
+    return obs
+
+
 @pytest.mark.parametrize(
     ("others", "setting"), [("gossip_ucb", "neighbours"), ("fed_ucb", "gossip+private")]
 )
@@ -228,7 +238,6 @@ def test_a_learner_speaking_the_teams_protocol_replays_the_team(others: str, set
     have pulled is that member: its whole view replays a pure team run on the same seeds
     (the messages it sends are the member's, so everyone else's state matches too)."""
     from fedbandit_env.rl.single_agent import make_single_agent
-    from fedbandit_env.seeding import int_seed, spawn
 
     eps = 1.0 if "private" in setting else None
     single = make_single_agent(
@@ -236,9 +245,7 @@ def test_a_learner_speaking_the_teams_protocol_replays_the_team(others: str, set
     )
     assert single.speak == "team" and single.observation_space.shape is not None
     env, team, seed = single.env, single.others, 11
-    env_part, team_part = spawn(seed, 2)  # SingleAgentEnv.reset's derivation
-    obs, _ = env.reset(seed=int_seed(env_part))
-    team.reset(env, seed=int(np.random.default_rng(team_part).integers(2**32)))
+    obs = _reset_as_single_agent_env(env, team, seed)
     arms, views = [], [single._view(obs["agent_0"])]
     for _ in range(40):
         actions = team.act(obs)
@@ -273,7 +280,6 @@ def test_learner_among_a_team_sees_what_it_trained_on() -> None:
     same observations in training (SingleAgentEnv) and in evaluation (LearnerAmong)."""
     from fedbandit_env.rl import LearnerAmong
     from fedbandit_env.rl.single_agent import make_single_agent
-    from fedbandit_env.seeding import int_seed, spawn
 
     class Hash:  # a deterministic function of the observation, different arms over time
         def predict(self, obs: np.ndarray, deterministic: bool = True) -> tuple[Any, None]:
@@ -289,9 +295,7 @@ def test_learner_among_a_team_sees_what_it_trained_on() -> None:
 
     env = single.env
     team = LearnerAmong(Hash(), make_team("gossip_ucb"))
-    env_part, team_part = spawn(seed, 2)
-    obs, _ = env.reset(seed=int_seed(env_part))
-    team.reset(env, seed=int(np.random.default_rng(team_part).integers(2**32)))
+    obs = _reset_as_single_agent_env(env, team, seed)
     evaluated, arms = [single._view(obs["agent_0"])], []
     for _ in range(30):
         actions = team.act(obs)
