@@ -13,8 +13,11 @@ from fedbandit_env.privacy.audit_env import Episode, ReplaceContexts, ReplaceRew
 from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
+    Noise,
     TreeMechanism,
+    check_noise,
     clip_range,
+    noise_generator,
     tree_epsilon_spent,
     tree_levels,
 )
@@ -24,6 +27,7 @@ __all__ = [
     "Episode",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "Noise",
     "PrivacyAccountant",
     "ReplaceContexts",
     "ReplaceReward",
@@ -32,9 +36,11 @@ __all__ = [
     "audit_env",
     "audit_mechanism",
     "audit_views",
+    "check_noise",
     "clip_range",
     "clopper_pearson",
     "epsilon_lower_bound",
+    "noise_generator",
     "tree_epsilon_spent",
     "tree_levels",
 ]

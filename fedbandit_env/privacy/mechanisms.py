@@ -5,6 +5,12 @@ when they differ in one observation (one step's reward, by at most ``sensitivity
 whatever leaves the mechanism (released sums, and everything computed from them:
 means, indices, arms, messages) must be ``epsilon``-DP with respect to that change.
 
+Noise sources (:data:`Noise`): ``"seeded"`` noise comes from a stream spawned from the
+run's seed (``fedbandit_env.seeding``), so that runs replay and the two speeds agree;
+that protects a reward only from observers who do not know the seed (whoever knows it
+regenerates the noise and subtracts it). ``"secure"`` noise comes from fresh operating-
+system entropy, is never recorded, and does not replay.
+
 These are *idealised* floating-point mechanisms: noise is drawn with NumPy's
 ``Generator.laplace`` / ``normal`` in double precision. They are not hardened against
 floating-point attacks on the low-order bits (Mironov, CCS 2012); use them to study
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -206,6 +212,41 @@ class GaussianMechanism:
 
 
 Estimator = Literal["dyadic", "honaker"]
+
+Noise = Literal["seeded", "secure"]
+"""Where a mechanism's noise comes from: ``"seeded"``, a stream spawned from the run's
+seed (replayable: whoever knows the seed can regenerate the noise and subtract it, so
+the guarantee assumes the seed is secret); ``"secure"``, fresh operating-system entropy
+at every reset (not recorded, not replayable; the seed then reveals nothing)."""
+NOISES: tuple[str, ...] = ("seeded", "secure")
+
+
+def check_noise(noise: Any, owner: str) -> Noise:
+    """``noise`` if it is ``"seeded"`` or ``"secure"``, else a ``ValueError`` naming
+    ``owner``.
+
+    Example:
+        >>> check_noise("secure", "PrivateRewards")
+        'secure'
+    """
+    if noise not in NOISES:
+        raise ValueError(f"{owner}: noise must be 'seeded' or 'secure', got {noise!r}")
+    return noise
+
+
+def noise_generator(noise: Noise, seeded: Any) -> np.random.Generator:
+    """The generator of a mechanism's noise: ``default_rng(seeded)`` for ``"seeded"``
+    noise; for ``"secure"``, a generator on fresh OS entropy, whatever ``seeded`` is.
+
+    Example:
+        >>> a, b = noise_generator("seeded", 3).random(), noise_generator("seeded", 3).random()
+        >>> c, d = noise_generator("secure", 3).random(), noise_generator("secure", 3).random()
+        >>> a == b, c == d
+        (True, False)
+    """
+    if noise == "secure":
+        return np.random.default_rng()
+    return seeded if isinstance(seeded, np.random.Generator) else np.random.default_rng(seeded)
 
 
 class TreeMechanism:

@@ -7,6 +7,9 @@ env; private attributes are not forwarded (PettingZoo's guarded ``__getattr__``)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,12 +18,29 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 
-from fedbandit_env.seeding import wrapper_generator
+from fedbandit_env.seeding import WRAPPER_KEY, wrapper_generator
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 
 
+def inner_env(layer: Any) -> ParallelEnv[Any, Any, Any] | None:
+    """The env ``layer`` wraps, if it shows it: PettingZoo's wrappers and any delegating
+    ``ParallelEnv`` that keeps the env it holds as ``env`` (``None`` for a base env).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> base = federated_mab_v0.parallel_env(horizon=3)
+        >>> inner_env(base) is None, inner_env(ParallelWrapper(base)) is base
+        (True, True)
+    """
+    inner = getattr(layer, "env", None)
+    return inner if isinstance(inner, ParallelEnv) and inner is not layer else None
+
+
 def wrapper_depth(env: ParallelEnv[Any, Any, Any]) -> int:
-    """How many wrapper layers lie between ``env`` and the base env (0 for the base).
+    """How many layers lie between ``env`` and the base env (0 for the base), counted
+    through every layer that shows the env it holds (:func:`inner_env`): PettingZoo's
+    wrappers *and* a user's own delegating env, so that no such layer can give two
+    wrappers of one stack the same depth, hence the same stream.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -28,19 +48,77 @@ def wrapper_depth(env: ParallelEnv[Any, Any, Any]) -> int:
         >>> wrapper_depth(base), wrapper_depth(ParallelWrapper(ParallelWrapper(base)))
         (0, 2)
     """
-    depth = 0
-    while isinstance(env, BaseParallelWrapper):
+    depth, layer = 0, inner_env(env)
+    while layer is not None:
         depth += 1
-        env = env.env
+        if depth > 10_000:
+            raise ValueError("the env's layers form a cycle (env.env... never ends)")
+        layer = inner_env(layer)
     return depth
+
+
+_CLAIMS: ContextVar[dict[tuple[int, int], str] | None] = ContextVar(
+    "fedbandit_stream_claims", default=None
+)
+
+
+@contextmanager
+def stack_reset() -> Iterator[None]:
+    """The scope of one reset of a whole stack: every layer that draws claims its stream
+    key inside it (:meth:`ParallelWrapper.stream`), and a key claimed twice raises.
+
+    The outermost drawing layer's ``reset`` opens the scope and every layer below it
+    resets inside that call, whatever lies between (a user's delegating env that hides
+    the env it holds included): so two mechanisms of one stack can never draw from one
+    stream unnoticed, even where :func:`wrapper_depth` cannot see every layer.
+
+    Example:
+        >>> with stack_reset():
+        ...     claim_stream((2, 0), "A")
+        ...     claim_stream((2, 0), "B")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: B and A would draw from one random stream (key (2, 0)) ...
+    """
+    if _CLAIMS.get() is not None:
+        yield
+        return
+    token = _CLAIMS.set({})
+    try:
+        yield
+    finally:
+        _CLAIMS.reset(token)
+
+
+def claim_stream(key: tuple[int, int], owner: str) -> None:
+    """Record that ``owner`` draws from the wrapper stream ``key`` in the current
+    :func:`stack_reset` scope (nothing outside one); raise ``ValueError`` if another
+    layer of the stack already does.
+
+    Example:
+        >>> claim_stream((2, 0), "outside any reset: no check")
+    """
+    claims = _CLAIMS.get()
+    if claims is None:
+        return
+    if key in claims:
+        raise ValueError(
+            f"{owner} and {claims[key]} would draw from one random stream (key {key}) in "
+            "one stack: a layer between them hides the env it holds; give it an `env` "
+            "attribute (as PettingZoo's BaseParallelWrapper does) so that each layer "
+            "gets its own stream"
+        )
+    claims[key] = owner
 
 
 class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     """A parallel-env wrapper that keeps ``agents`` in sync with the wrapped env.
 
     A wrapper that draws random numbers takes them from :meth:`stream`, its own spawned
-    stream (key ``(2, depth)`` of the env seed, :attr:`depth` its layer above the env):
-    never the reward or protocol stream, never another wrapper's.
+    stream (key ``(2, depth)`` of the env seed, :attr:`depth` its layer above the env,
+    fixed when the stack is built): never the reward or protocol stream, never another
+    wrapper's. Its ``reset`` runs inside :func:`stack_reset`, which refuses two layers
+    of one stack that claim one key.
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -67,6 +145,7 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
             >>> w.depth, w.stream(0).random() == w.env.stream(0).random()
             (1, False)
         """
+        claim_stream((WRAPPER_KEY, self.depth), f"{type(self).__name__} (depth {self.depth})")
         return wrapper_generator(seed, self.depth)
 
     @property
@@ -102,9 +181,10 @@ class NetworkWrapper(ParallelWrapper):
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
         """Reset the env; with a ``seed``, restart this wrapper's stream; then
         :meth:`restart` the episode's state (which may add to the observations)."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+        with stack_reset():
+            obs, infos = self.env.reset(seed=seed, options=options)
+            if seed is not None:
+                self._rng = self.stream(seed)
         return self.restart(obs), infos
 
     def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
@@ -143,8 +223,9 @@ def require_messages(env: ParallelEnv[Any, Any, Any], wrapper: str) -> None:
 
 
 def refuse_twice(env: ParallelEnv[Any, Any, Any], cls: type) -> None:
-    """Raise ``ValueError`` if ``env`` or a layer below it is already a ``cls``
-    (wrappers that transform rewards or add statistics make no sense twice).
+    """Raise ``ValueError`` if ``env`` or a layer below it (seen through
+    :func:`inner_env`) is already a ``cls`` (wrappers that transform rewards or add
+    statistics make no sense twice).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -155,12 +236,10 @@ def refuse_twice(env: ParallelEnv[Any, Any, Any], cls: type) -> None:
         ValueError: the env is already wrapped in ParallelWrapper (twice has no meaning)
     """
     layer: Any = env
-    while True:
+    while layer is not None:
         if isinstance(layer, cls):
             raise ValueError(f"the env is already wrapped in {cls.__name__} (twice has no meaning)")
-        if not isinstance(layer, BaseParallelWrapper):
-            return
-        layer = layer.env
+        layer = inner_env(layer)
 
 
 def agent_name(agent: AgentID | int, names: list[AgentID]) -> AgentID:

@@ -2,16 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.envs.render import render_text
+from fedbandit_env.envs.spaces import joint_state
 from fedbandit_env.privacy.accountant import PrivacyAccountant
-from fedbandit_env.privacy.mechanisms import Estimator, TreeMechanism, clip_range
+from fedbandit_env.privacy.mechanisms import (
+    Estimator,
+    Noise,
+    TreeMechanism,
+    check_noise,
+    clip_range,
+    noise_generator,
+)
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice
+from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice, stack_reset
+
+PUBLIC_KEYS = frozenset(
+    {
+        "arm",
+        "step",
+        "contexts",  # its own choice, the clock, its decision set
+        "messages",
+        "mask",
+        "public_mask",
+        "server",
+        "server_mask",  # what others sent
+        "held",
+        "heard",
+        "age",  # HeldMessages: the latest of those, kept
+    }
+)
+"""Observation entries ``PrivateRewards`` passes through as they are: the agent's own
+choices, the clock and what other agents sent (each of them private by its own
+mechanism, or not ours to protect). Anything else below it could be computed from raw
+rewards (``LocalStatistics``' ``means``, a user's statistics) and is refused."""
 
 
 class PrivateRewards(ParallelWrapper):
@@ -35,12 +65,30 @@ class PrivateRewards(ParallelWrapper):
     Rewards are clipped to ``clip`` (default: the env's reward bounds, which must then
     be finite) and the sensitivity is the width of that range.
 
+    Observers: every entry of the wrapped observation other than the reward must be
+    public (:data:`PUBLIC_KEYS`, or named in ``public_keys``), so a layer below that
+    computes statistics of the raw rewards (``LocalStatistics``) is refused: put it
+    *outside* ``PrivateRewards``, where it computes them from the private rewards.
+    :meth:`state` and :meth:`render` show the private rewards, never the raw ones; an
+    env that prints raw rewards itself (``render_mode="human"``) is refused.
+    ``unwrapped`` is the simulator, a privileged view no setting hands to a policy.
+
+    Threat model: the noise is drawn from this layer's own stream of the run's seed
+    (``noise="seeded"``, replayable: the two speeds agree and a run can be re-checked),
+    which assumes that the seed stays secret: whoever knows it regenerates the noise.
+    ``noise="secure"`` draws it from fresh OS entropy at every reset instead (results
+    are not replayable; the seed then reveals nothing).
+
     Args:
         env: A parallel env whose observations hold ``arm``, ``reward`` and ``step``.
         epsilon: Privacy of each agent's whole reward stream (> 0).
         estimator: ``"dyadic"`` (the paper) or ``"honaker"`` (lower variance, same
             privacy).
         clip: ``(low, high)`` range rewards are clipped to before privatisation.
+        noise: ``"seeded"`` (replayable from the run's seed) or ``"secure"``
+            (:data:`Noise`).
+        public_keys: Further observation entries of the wrapped env that are not
+            functions of the rewards (passed through; say so only if it is true).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -57,15 +105,35 @@ class PrivateRewards(ParallelWrapper):
         epsilon: float,
         estimator: Estimator = "dyadic",
         clip: tuple[float, float] | None = None,
+        noise: Noise = "seeded",
+        public_keys: Iterable[str] = (),
     ) -> None:
         super().__init__(env)
         refuse_twice(env, PrivateRewards)
+        self.noise = check_noise(noise, "PrivateRewards")
+        if isinstance(public_keys, str):
+            raise TypeError(f"public_keys must be a collection of names, got {public_keys!r}")
+        self.public_keys = PUBLIC_KEYS | frozenset(public_keys)
         if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating):
             raise TypeError(
                 f"epsilon must be a number > 0, got {type(epsilon).__name__} {epsilon!r}"
             )
         agent0 = env.possible_agents[0]
         info = BanditSpaces.of(env, agent0, "PrivateRewards")
+        ours = {"reward", "counts", "private_means"}  # replaced by this layer
+        raw = sorted(set(info.base.spaces) - self.public_keys - ours)
+        if raw:
+            raise ValueError(
+                f"PrivateRewards would hand the agents {raw} of the env below it, which may "
+                "be computed from the raw rewards (LocalStatistics' 'means' is): wrap those "
+                "layers outside PrivateRewards, or name entries that are not functions of "
+                "the rewards in public_keys"
+            )
+        if getattr(env, "render_mode", None) == "human":
+            raise ValueError(
+                "PrivateRewards cannot wrap an env with render_mode='human': it prints the raw "
+                "rewards at every step; use render_mode='ansi' and the private stack's render()"
+            )
         lo, hi = clip_range(clip, (info.reward_low, info.reward_high), "PrivateRewards")
         self.epsilon = float(epsilon)
         self.estimator: Estimator = estimator
@@ -88,6 +156,10 @@ class PrivateRewards(ParallelWrapper):
         n = len(self._agents)
         self._counts: FloatArray = np.zeros((n, m))
         self._prefix: FloatArray = np.zeros((n, m))
+        self._last: FloatArray = np.zeros(n)  # private rewards of the last step
+        self._arms = np.zeros(n, dtype=np.int64)
+        self._regret: FloatArray = np.zeros(n)
+        self._t = 0
         self._rng = np.random.default_rng()
         self.accountant = PrivacyAccountant(budget=self.epsilon)
         """Per-agent spending (every agent spends the same, one stream set each)."""
@@ -117,10 +189,14 @@ class PrivateRewards(ParallelWrapper):
         """Reset the env; with a ``seed``, restart the noise from this wrapper's own stream
         (:meth:`~fedbandit_env.wrappers.base.ParallelWrapper.stream`: never the protocol's
         or the rewards', whose draws other agents observe)."""
-        obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._rng = self.stream(seed)
+        with stack_reset():
+            obs, infos = self.env.reset(seed=seed, options=options)
+            if self.noise == "secure":
+                self._rng = noise_generator("secure", None)  # OS entropy, every episode
+            elif seed is not None:
+                self._rng = self.stream(seed)
         self._tree = self._new_tree(self._rng)
+        self._last[:], self._arms[:], self._regret[:], self._t = 0.0, 0, 0.0, 0
         self.accountant.reset()
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
@@ -151,9 +227,49 @@ class PrivateRewards(ParallelWrapper):
             i, arm = self._row[agent], arms[agent]
             inc = float(self._prefix[i, arm] - previous[i, arm])
             private_rewards[agent] = inc
+            self._last[i], self._arms[i] = inc, arm
+            self._regret[i] = float(infos[agent].get("cumulative_regret", 0.0))
             out[agent] = self._view(agent, o, np.array([inc], dtype=np.float32))
-            infos[agent] = {**infos[agent], "epsilon": spent}
+            infos[agent] = {**infos[agent], "epsilon": spent, "delta": 0.0}
+        self._t += 1
         return out, private_rewards, terms, truncs, infos
+
+    @property
+    def state_space(self) -> spaces.Box:
+        """The space of :meth:`state`: the env's layout, private rewards unbounded."""
+        n, m = len(self._agents), self.n_arms
+        low = np.tile(np.r_[np.zeros(m), -np.inf], n)
+        high = np.tile(np.r_[np.ones(m), np.inf], n)
+        return spaces.Box(
+            np.r_[low, 0.0].astype(np.float32),
+            np.r_[high, float(self.horizon)].astype(np.float32),
+            dtype=np.float32,
+        )
+
+    def state(self) -> np.ndarray:
+        """The joint state (:func:`~fedbandit_env.envs.spaces.joint_state`: each agent's
+        last arm and reward, the step) with the *private* rewards, never the raw ones.
+
+        Example:
+            >>> from fedbandit_env import federated_mab_v0
+            >>> env = PrivateRewards(federated_mab_v0.parallel_env(n_agents=2, horizon=4), 1.0)
+            >>> _ = env.reset(seed=0); obs, rew, *_ = env.step({"agent_0": 0, "agent_1": 1})
+            >>> reward_0 = env.state()[env.n_arms]  # after agent 0's one-hot arm
+            >>> bool(reward_0 == np.float32(rew["agent_0"]))
+            True
+        """
+        return joint_state(self._arms, self._last, self._t, self.n_arms)
+
+    def render(self) -> str | None:
+        """The env's text view with the private rewards (``None`` without a
+        ``render_mode``)."""
+        if getattr(self.env, "render_mode", None) is None:
+            return None
+        base: Any = self.unwrapped
+        best = int(getattr(getattr(base, "problem", None), "best_arm", -1))
+        return render_text(
+            best, self._t, self.horizon, self._agents, self._arms, self._last, self._regret
+        )
 
     def _view(self, agent: AgentID, o: Observation, reward: Any) -> Observation:
         i = self._row[agent]
