@@ -26,8 +26,9 @@ from baselines.elimination.policies import (
 
 def elimination_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     """DDP-MAB's and HDP-MAB's constructor arguments from the setting options:
-    ``epsilon`` (``inf``: no privacy, i.e. ``None``), and with ``rounds`` (0:
-    unlimited) the smallest gap ``min_gap`` (default: the instance's own).
+    ``epsilon`` (``inf``: no privacy, i.e. ``None``), ``noise`` when
+    ``privacy_noise`` is not the default, and with ``rounds`` (0: unlimited) the
+    smallest gap ``min_gap`` (default: the instance's own).
 
     Example:
         >>> elimination_options({"epsilon": float("inf"), "rounds": 3, "min_gap": None},
@@ -36,6 +37,8 @@ def elimination_options(options: dict[str, Any], problem: Any) -> dict[str, Any]
     """
     epsilon = options.get("epsilon", 1.0)
     kw: dict[str, Any] = {"epsilon": epsilon if np.isfinite(epsilon) else None}
+    if options.get("privacy_noise", "seeded") != "seeded":
+        kw["noise"] = options["privacy_noise"]
     if options.get("rounds"):
         kw["rounds"] = options["rounds"]
         given = options.get("min_gap")

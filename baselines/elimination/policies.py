@@ -57,7 +57,13 @@ from baselines.elimination.kernels import (
     running_private_mean,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.privacy.mechanisms import LaplaceMechanism, clip_range
+from fedbandit_env.privacy.mechanisms import (
+    LaplaceMechanism,
+    Noise,
+    check_noise,
+    clip_range,
+    noise_generator,
+)
 from fedbandit_env.protocols.kernels import mean_rows
 from fedbandit_env.protocols.rounds import participants
 from fedbandit_env.type_aliases import Action, FloatArray, Observation, SeedLike
@@ -106,6 +112,9 @@ class EliminationPolicy(Policy):
             noise for (sensitivity ``(high - low) / pulls``); default: the range the
             env's ``reward`` box declares, which must be finite
             (:func:`~fedbandit_env.privacy.clip_range`: unbounded rewards are refused).
+        noise: ``"seeded"`` (the agent's stream of the team seed: replayable, private
+            only against observers who do not know the seed) or ``"secure"`` (fresh OS
+            entropy; :data:`~fedbandit_env.privacy.Noise`).
 
     Example:
         >>> from fedbandit_env.runner.scenario import Scenario
@@ -128,7 +137,9 @@ class EliminationPolicy(Policy):
         rounds: int | None = None,
         min_gap: float | None = None,
         clip: tuple[float, float] | None = None,
+        noise: Noise = "seeded",
     ) -> None:
+        self.noise = check_noise(noise, type(self).__name__)
         if epsilon is not None and not (epsilon > 0 and np.isfinite(epsilon)):
             raise ValueError(f"epsilon must be a finite number > 0 or None, got {epsilon!r}")
         if rounds is not None:
@@ -187,7 +198,7 @@ class EliminationPolicy(Policy):
             )
         m = spec.n_arms
         self._spec = spec
-        self._rng = np.random.default_rng(seed)
+        self._rng = noise_generator(self.noise, seed)  # the Laplace noise alone
         # the clip range and the noise's sensitivity (both paths: clip_range)
         self._lo, self._hi, self._width = -np.inf, np.inf, 1.0
         if self.epsilon is not None:
@@ -301,6 +312,7 @@ class CDPMAB(EliminationPolicy):
         rounds: At most ``R`` rounds (needs ``min_gap``).
         min_gap: The smallest gap ``Delta``.
         clip: The reward range (see :class:`EliminationPolicy`).
+        noise: Where the noise comes from (see :class:`EliminationPolicy`).
 
     Example:
         >>> needs = CDPMAB(participation=0.2).requirements(50, 100)
@@ -317,8 +329,9 @@ class CDPMAB(EliminationPolicy):
         rounds: int | None = None,
         min_gap: float | None = None,
         clip: tuple[float, float] | None = None,
+        noise: Noise = "seeded",
     ) -> None:
-        super().__init__(epsilon, rounds, min_gap, clip)
+        super().__init__(epsilon, rounds, min_gap, clip, noise)
         if not 0.0 < participation <= 1.0:
             raise ValueError(f"participation must lie in (0, 1], got {participation!r}")
         self.participation = float(participation)

@@ -49,13 +49,19 @@ def linear_env(
 
 def private_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     """The private variants' constructor arguments from the setting options: their
-    ``epsilon`` (``--epsilon``).
+    ``epsilon`` (``--epsilon``) and, when not the default, ``noise``
+    (``--privacy-noise``).
 
     Example:
         >>> private_options({"epsilon": 2.0, "rounds": 3}, None)
         {'epsilon': 2.0}
+        >>> private_options({"epsilon": 2.0, "privacy_noise": "secure"}, None)
+        {'epsilon': 2.0, 'noise': 'secure'}
     """
-    return {"epsilon": options.get("epsilon", 1.0)}
+    kw: dict[str, Any] = {"epsilon": options.get("epsilon", 1.0)}
+    if options.get("privacy_noise", "seeded") != "seeded":
+        kw["noise"] = options["privacy_noise"]
+    return kw
 
 
 __all__ = [

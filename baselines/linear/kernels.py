@@ -251,7 +251,9 @@ def tree_release(
 ) -> FloatArray:  # pragma: no cover
     """What round ``r``'s release *would* be with ``leaf`` inserted (nothing changes):
     the node completed at round ``r`` (its open block plus ``leaf`` plus the ``pending``
-    noise drawn for it) and the nodes of the higher set bits of ``r``.
+    noise drawn for it) and the nodes of the higher set bits of ``r``. A tree of ``L``
+    levels holds rounds ``1 .. 2^L - 1``; any other ``r`` raises ``IndexError`` (never an
+    index past the arrays).
 
     ``acc[l]`` is the exact sum of the open block of level ``l``, ``node[l]`` the noisy
     sum of the last completed one (Chan et al.'s binary counter; Jain et al.'s Alg. 5).
@@ -261,8 +263,10 @@ def tree_release(
         >>> tree_release(acc, node, np.ones((1, 1)), np.zeros((1, 1)), 1, np.empty((1, 1))).tolist()
         [[1.0]]
     """
-    top = lowest_level(r)
     levels, n, _ = acc.shape
+    if r < 1 or r >= (1 << levels):
+        raise IndexError("tree_release: round outside the tree's capacity 1 .. 2^levels - 1")
+    top = lowest_level(r)
     for a in range(n):
         for b in range(n):
             out[a, b] = acc[top, a, b] + leaf[a, b] + pending[a, b]
@@ -280,6 +284,7 @@ def tree_commit(
 ) -> None:  # pragma: no cover
     """Insert ``leaf`` as round ``r``: add it to every open block, close the block of
     level ``lowest_level(r)`` with the ``pending`` noise, reopen the levels below.
+    Rounds outside ``1 .. 2^L - 1`` raise ``IndexError``, as :func:`tree_release`.
 
     Example:
         >>> acc, node = np.zeros((2, 1, 1)), np.zeros((2, 1, 1))
@@ -287,8 +292,10 @@ def tree_commit(
         >>> node[:, 0, 0].tolist(), acc[:, 0, 0].tolist()
         ([1.5, 0.0], [0.0, 1.0])
     """
-    top = lowest_level(r)
     levels, n, _ = acc.shape
+    if r < 1 or r >= (1 << levels):
+        raise IndexError("tree_commit: round outside the tree's capacity 1 .. 2^levels - 1")
+    top = lowest_level(r)
     for lvl in range(levels):
         for a in range(n):
             for b in range(n):

@@ -31,7 +31,11 @@ Readings chosen (with :mod:`baselines.linear.kernels` and ``ALGORITHMS.md`` sect
   changes ``sum z z^T`` by at most ``sqrt(2) (L^2 + 1)`` in Frobenius norm, which the
   symmetrised noise makes ``(L^2 + 1) / sigma_N``-GDP per node and ``sqrt(m) (L^2 + 1) /
   sigma_N``-GDP over the ``m`` nodes a record reaches
-  (:mod:`fedbandit_env.privacy.gaussian`). Private variants clip ``||x|| <= L`` and
+  (:mod:`fedbandit_env.privacy.gaussian`). The calibration holds only if the agent
+  releases no more than its ``n`` rounds, so the private fixed schedule *ignores* a round
+  it did not flag (a colluding member's request: nothing committed, nothing adopted) and
+  re-sends its last public release between rounds (the protocol sums every agent's
+  message in any round). Private variants clip ``||x|| <= L`` and
   ``|y| <= 1`` before anything (the sensitivity needs bounded data, assumption (f)).
 """
 
@@ -55,6 +59,7 @@ from baselines.linear.kernels import (
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
 from fedbandit_env.privacy.gaussian import gdp_mu
+from fedbandit_env.privacy.mechanisms import Noise, check_noise, noise_generator
 from fedbandit_env.protocols.sync import sync_message_dim as linear_message_dim
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
@@ -164,6 +169,9 @@ class FedLinUCB(LinUCB):
         noise_scale: Multiplies the noise (1: as calibrated; below 1 only to show that
             the privacy audits catch a weakened mechanism).
         feature_bound: ``L``: private variants clip ``||x||`` to it (and ``|y|`` to 1).
+        noise: ``"seeded"`` (from the agent's stream of the team seed: replayable, so
+            private only against observers who do not know the seed) or ``"secure"``
+            (fresh OS entropy at every reset; :data:`~fedbandit_env.privacy.Noise`).
         regularizer, sigma, alpha, norm_bound, beta: As :class:`LinUCB` (``regularizer``
             is ``lambda = rho_min = rho_max`` without privacy).
 
@@ -184,9 +192,11 @@ class FedLinUCB(LinUCB):
         calibration: Calibration = "published",
         noise_scale: float = 1.0,
         feature_bound: float = 1.0,
+        noise: Noise = "seeded",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.noise = check_noise(noise, "FedLinUCB")
         if sync not in ("adaptive", "fixed"):
             raise ValueError(f"sync must be 'adaptive' or 'fixed', got {sync!r}")
         if calibration not in ("published", "gdp"):
@@ -221,6 +231,16 @@ class FedLinUCB(LinUCB):
             return None
         return self.epsilon if self.calibration == "gdp" else math.inf
 
+    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
+        """The ``delta`` of the Gaussian mechanism's claim (0 without noise).
+
+        Example:
+            >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, delta=0.05, calibration="gdp")
+            >>> pol.privacy_delta(2, 5)
+            0.05
+        """
+        return 0.0 if self.epsilon is None else self.delta
+
     # ------------------------------------------------------------------ set-up
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Set the schedule, the noise and ``rho_min, rho_max, kappa``; start from
@@ -232,7 +252,7 @@ class FedLinUCB(LinUCB):
                 f"FedLinUCB sends {linear_message_dim(d)} numbers a step for d={d}, the env "
                 f"carries {spec.message_dim}: build it with baselines.linear.linear_env"
             )
-        self.rng = np.random.default_rng(seed)
+        self.rng = noise_generator(self.noise, seed)  # used for the noise alone
         self.batch = self.batch_arg or max(1, math.ceil(math.sqrt(horizon)))
         self.rounds = max(1, (horizon - 1) // self.batch) if self.sync == "fixed" else horizon
         self.levels = 1 + math.ceil(math.log2(self.rounds)) if self.rounds > 1 else 1
@@ -270,6 +290,16 @@ class FedLinUCB(LinUCB):
         self.round = 0
         self._draw_pending()
         self._z = np.zeros(e)
+        # The corrected variant runs its own schedule and nothing else: a round it did
+        # not flag (a colluding or faulty member's request) is ignored, and the release
+        # it attaches between its rounds is the last one it made public (re-sending it
+        # costs no privacy), never the pending node, whose noise would cancel between
+        # two uploads of it.
+        self.guarded = self.epsilon is not None and self.sync == "fixed"
+        self.flagged = False
+        self.ignored_rounds = 0
+        self._public = np.zeros((e, e))
+        self._public[np.arange(d), np.arange(d)] = self.shift
 
     def _draw_pending(self) -> None:
         """Noise of the next tree node (drawn once, used when it is released)."""
@@ -339,7 +369,9 @@ class FedLinUCB(LinUCB):
         """Apply a round seen in ``server``, observe, choose, flag and attach the release."""
         contexts = np.asarray(observation["contexts"], dtype=np.float64)
         if float(observation["step"][0]) > 0:
-            if int(observation["server_mask"][0]):
+            if int(observation["server_mask"][0]) and self.guarded and not self.flagged:
+                self.ignored_rounds += 1  # not on its schedule: nothing committed or adopted
+            elif int(observation["server_mask"][0]):
                 self._commit()
                 total = np.asarray(observation["server"][1:], dtype=np.float64)
                 total = total.reshape(self.dim + 1, self.dim + 1)
@@ -362,6 +394,18 @@ class FedLinUCB(LinUCB):
         k = int(ucb_choice(contexts, self._rows, self.inv, theta, beta))
         self.last_x = contexts[k].copy()
         message = np.empty(linear_message_dim(self.dim), dtype=np.float32)
-        message[0] = 1.0 if self.wants_sync() else 0.0
-        message[1:] = self.release().ravel()
+        self.flagged = self.wants_sync()
+        message[0] = 1.0 if self.flagged else 0.0
+        message[1:] = self.upload().ravel()
         return {"arm": k, "message": message}
+
+    def upload(self) -> FloatArray:
+        """What this step's message carries: the release if a round happens now
+        (:meth:`release`); for the private fixed schedule, between its own rounds, the
+        last release it made public (see :attr:`guarded`)."""
+        if self.guarded and not self.flagged:
+            return self._public
+        release = self.release()
+        if self.guarded:
+            self._public = release
+        return release
