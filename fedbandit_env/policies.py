@@ -186,6 +186,16 @@ class Policy(ABC):
         """
         return None
 
+    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
+        """The ``delta`` of that guarantee (0 for pure epsilon-DP and without a
+        mechanism; default 0).
+
+        Example:
+            >>> FixedArm().privacy_delta(n_agents=4, n_arms=3)
+            0.0
+        """
+        return 0.0
+
     @abstractmethod
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Forget everything and prepare for a new episode as agent ``spec.index``."""
@@ -263,6 +273,19 @@ class Team(ABC):
         """
         own = self.own_privacy(n_agents, n_arms)
         return privacy_curve(self.requirements(n_agents, n_arms), steps, horizon, own)
+
+    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
+        """The ``delta`` beside :meth:`privacy_spent`'s epsilon, per episode: the team's
+        own mechanisms' (``PrivateRewards``' tree is pure, 0); deltas add under basic
+        composition within an episode, and each episode privatises fresh rewards, so
+        trials are not composed (default 0).
+
+        Example:
+            >>> from fedbandit_env.registry import make
+            >>> make("private_fedlin_ucb").privacy_delta(3, 25), make("fed_ucb").privacy_delta(3, 2)
+            (0.1, 0.0)
+        """
+        return 0.0
 
     @abstractmethod
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
@@ -371,6 +394,11 @@ class IndependentTeam(Team):
         members = self.policies or ([self._factory()] if self._factory else [])
         owns = [e for p in members if (e := p.privacy_epsilon(n_agents, n_arms)) is not None]
         return max(owns) if owns else None
+
+    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
+        """The largest of the members' ``delta`` (every member runs the same mechanism)."""
+        members = self.policies or ([self._factory()] if self._factory else [])
+        return max((p.privacy_delta(n_agents, n_arms) for p in members), default=0.0)
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Give each agent a fresh policy (or reset the given ones) with its own seed."""

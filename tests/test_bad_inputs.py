@@ -339,7 +339,7 @@ def test_damaged_tables_and_bad_grids_are_refused_in_one_line(
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("a,b\n1,2\n")
     cases = [
-        (["plot", str(cut)], r"line \d+ has \d+ fields, the header 9: the table is cut short"),
+        (["plot", str(cut)], r"line \d+ has \d+ fields, the header 10: the table is cut short"),
         (["plot", str(wrong)], r"lacks the columns \['agent', 'policy', 'regret', 'seed', 't'\]"),
         (
             ["sweep", "--policies", "fed_ucb", "--grid", "epsilon=0,1", "--horizon", "20",

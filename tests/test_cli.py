@@ -52,12 +52,15 @@ def test_bench_writes_table_plot_csv_and_config(
         "regret",
         "comm_cost",
         "privacy_spent",
+        "privacy_delta",
     ]
     assert len(rows) == 8 * 3 * 6 * 6  # policies x trials x agents x recorded steps
     spent = {r["policy"]: float(r["privacy_spent"]) for r in rows if r["t"] == "300"}
     # raw means leave gossip_ucb's agents; local_ucb sends nothing; fed_ucb's tree has
     # spent its whole epsilon (=1, the default) by T = 300; CDP's n eps = 6 x 1
     assert spent["gossip_ucb"] == float("inf") and spent["local_ucb"] == 0.0
+    # every one of these mechanisms is pure epsilon-DP: delta 0 on every row
+    assert {float(r["privacy_delta"]) for r in rows} == {0.0}
     assert spent["fed_ucb"] == pytest.approx(1.0) and spent["cdp_mab"] == pytest.approx(6.0)
     early = {r["policy"]: float(r["privacy_spent"]) for r in rows if r["t"] == "50"}
     assert early["fed_ucb"] == pytest.approx(6 / 9)  # 6 of the 9 levels of T = 300

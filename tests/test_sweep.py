@@ -31,6 +31,7 @@ def _assert_same(a: list[RegretCurves], b: list[RegretCurves]) -> None:
         assert np.array_equal(x.regret, y.regret)
         assert np.array_equal(x.comm_cost, y.comm_cost)
         assert np.array_equal(x.privacy_spent, y.privacy_spent)
+        assert np.array_equal(x.privacy_delta, y.privacy_delta, equal_nan=True)
 
 
 def _runs() -> list[Run]:
@@ -138,7 +139,9 @@ def test_tidy_table_csv_and_parquet_agree(tmp_path: Path) -> None:
     rows = sum(c.regret.size for c in csv_curves)
     assert rows == 2 * 2 * 2 * 4 * 6  # scenarios x policies x seeds x agents x steps
     header = (tmp_path / "results.csv").read_text().splitlines()[0]
-    assert header == "scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent"
+    assert header == (
+        "scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta"
+    )
     spent = {(c.scenario, c.policy): c.privacy_spent[-1] for c in csv_curves}
     assert spent[("graph=ring", "gossip_ucb")] == np.inf
     assert spent[("graph=star", "cdp_mab")] == pytest.approx(4 * 1.0)  # n eps, eps = 1

@@ -125,6 +125,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             c.meta["epsilon"] = float(kwargs["epsilon"])
         if np.isfinite(c.privacy_spent[-1]):
             c.meta["privacy_spent"] = float(c.privacy_spent[-1])
+            c.meta["privacy_delta"] = float(c.privacy_delta)
         curves.append(c)
     elapsed = time.perf_counter() - start
     print(format_table(curves))

@@ -159,6 +159,14 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "(inf: no privacy)",
     )
     b.add_argument(
+        "--privacy-noise",
+        choices=("seeded", "secure"),
+        default="seeded",
+        help="where every private mechanism's noise comes from: seeded (replayable from "
+        "--seed, so private only while the seed stays secret) or secure (fresh OS entropy, "
+        "not recorded; runs do not replay and take the PettingZoo path)",
+    )
+    b.add_argument(
         "--participation",
         type=float,
         default=1.0,
@@ -298,6 +306,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         epsilon=args.epsilon if args.setting and SETTINGS[args.setting].private else None,
         dim=dim,
         heterogeneity=args.heterogeneity,
+        privacy_noise=args.privacy_noise,
         **{k: getattr(args, k) for k in FAULT_DEFAULTS},
     )
 

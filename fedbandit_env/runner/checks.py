@@ -19,7 +19,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from fedbandit_env.network.graph import GRAPH_KINDS
-from fedbandit_env.privacy.mechanisms import clip_range
+from fedbandit_env.privacy.mechanisms import NOISES, clip_range
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.settings import get_setting
@@ -68,6 +68,7 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
     _choice("graph", s.graph, list(GRAPH_KINDS))
     _choice("protocol", s.protocol, list(PROTOCOLS))
     _choice("estimator", s.estimator, ESTIMATORS)
+    _choice("privacy_noise", s.privacy_noise, NOISES)
     _choice("instances", s.instances, INSTANCE_SPLITS)
     sigma = _number("sigma", s.sigma)
     if not (math.isfinite(sigma) and sigma > 0):

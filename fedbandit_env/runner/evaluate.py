@@ -123,6 +123,8 @@ def evaluate(
         fast_scenario = replace(scenario, setting=None, epsilon=None, protocol=protocol)
     # the fast path plays the policy's own env: usable unless the setting adds privacy
     fast_ok = merged.epsilon == needs.epsilon and spec.has_fast_path and not interactive
+    # the compiled loops replay the seeded streams; secure noise is drawn on the PettingZoo path
+    fast_ok = fast_ok and scenario.privacy_noise == "seeded"
     if fast_ok and scenario.faults:  # only where the compiled loop models them
         fast_ok = not unmodelled_faults(spec.fast_runner(), scenario)
     if fast_ok:
@@ -154,6 +156,7 @@ def evaluate(
         curves.privacy_spent = privacy_curve(
             merged, curves.t, scenario.horizon, team.own_privacy(n, m)
         )
+        curves.privacy_delta = team.privacy_delta(n, m)  # the setting's tree is pure
         curves.setting = scenario.setting
     if setting is not None and spec.privileged:
         curves.setting = setting
@@ -246,6 +249,7 @@ def _evaluate_model(
         needs = get_setting(scenario.setting).requirements(needs, scenario.epsilon)
         curves.setting = scenario.setting
     curves.privacy_spent = privacy_curve(needs, curves.t, scenario.horizon)
+    curves.privacy_delta = 0.0  # a model has no mechanism of its own; the tree is pure
     curves.meta["path"] = "interactive"
     curves.meta["stack"] = repr(stack)
     return curves

@@ -319,6 +319,7 @@ def run_fast(
         privacy_spent=team.privacy_spent(
             steps, scenario.horizon, scenario.n_agents, scenario.n_arms
         ),
+        privacy_delta=team.privacy_delta(scenario.n_agents, scenario.n_arms),
     )
     curves.meta["path"] = "fast"
     if trace:

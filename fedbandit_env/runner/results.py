@@ -24,6 +24,7 @@ CSV_COLUMNS = (
     "regret",
     "comm_cost",
     "privacy_spent",
+    "privacy_delta",
 )
 """The tidy table: one row per (scenario, setting, policy, seed, agent, recorded step)."""
 
@@ -34,8 +35,8 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
     ``seed`` is the trial index ``j`` (trial ``j`` of the experiment's seed, the same
     run in ``fedbandit bench`` and ``fedbandit sweep``); ``regret`` that agent's
     cumulative pseudo-regret at step ``t``; ``comm_cost`` the whole network's cumulative
-    communication cost and ``privacy_spent`` each agent's epsilon spent by ``t``
-    (both repeated on every agent's row).
+    communication cost, ``privacy_spent`` each agent's epsilon spent by ``t`` and
+    ``privacy_delta`` its delta (per episode; repeated on every agent's row).
 
     Example:
         >>> c = RegretCurves("p", np.array([1, 2]), np.zeros((1, 3, 2)), scenario="s")
@@ -58,6 +59,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
             np.broadcast_to(c.comm_cost[:, None, :], (trials, agents, records)).ravel()
         )
         parts["privacy_spent"].append(np.tile(c.privacy_spent, trials * agents))
+        parts["privacy_delta"].append(np.full(rows, c.privacy_delta))
     return {k: np.concatenate(v) if v else np.zeros(0, dtype=object) for k, v in parts.items()}
 
 
@@ -70,9 +72,9 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
         >>> header, first = p.read_text().splitlines()[:2]
         >>> header
-        'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent'
+        'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta'
         >>> first
-        ',,p,0,0,1,0.0,0.0,nan'
+        ',,p,0,0,1,0.0,0.0,nan,nan'
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +171,7 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     regret = np.asarray(raw["regret"], dtype=np.float64)
     cost = np.asarray(raw.get("comm_cost", [0.0] * n), dtype=np.float64)
     privacy = np.asarray(raw.get("privacy_spent", ["nan"] * n), dtype=np.float64)
+    deltas = np.asarray(raw.get("privacy_delta", ["nan"] * n), dtype=np.float64)
     groups: dict[tuple[str, str, str], list[int]] = {}
     for row, key in enumerate(zip(scenario, setting, policy, strict=True)):
         groups.setdefault(key, []).append(row)
@@ -197,6 +200,7 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
                 reg,
                 comm_cost=comm,
                 privacy_spent=spent,
+                privacy_delta=float(deltas[idx[0]]),
                 seeds=seeds,
                 scenario=label,
                 setting=info,

@@ -51,6 +51,8 @@ class RegretCurves:
         privacy_spent: The epsilon each agent's rewards have spent by the recorded steps,
             shape ``(R,)`` (:func:`~fedbandit_env.policies.privacy_curve`; ``nan``:
             unknown).
+        privacy_delta: The ``delta`` beside that epsilon, per episode (0: pure DP or no
+            mechanism; ``nan``: unknown).
         seeds: The trial index of each row of ``regret`` (trial ``j`` of the seed),
             default ``0 .. trials-1``.
         scenario: Label of the scenario (a sweep's grid point; ``""`` for one scenario).
@@ -70,6 +72,7 @@ class RegretCurves:
     meta: dict[str, Any] = field(default_factory=dict)
     comm_cost: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     privacy_spent: FloatArray = field(default_factory=lambda: np.zeros(0))
+    privacy_delta: float = float("nan")
     seeds: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     scenario: str = ""
     setting: str = ""
@@ -241,5 +244,6 @@ def run_trials(
         np.array(seconds),
         comm_cost=np.stack(costs),
         privacy_spent=team.privacy_spent(t, horizon, n_agents, n_arms),
+        privacy_delta=team.privacy_delta(n_agents, n_arms),
         seeds=np.arange(first_trial, first_trial + n_trials),
     )

@@ -99,6 +99,11 @@ class Scenario:
             (:class:`~fedbandit_env.wrappers.Byzantine` with behaviour ``attack``).
         crash: Probability an agent crashes at a step, ``recover`` that a crashed one
             comes back (:class:`~fedbandit_env.wrappers.AgentCrash`).
+        privacy_noise: Where ``PrivateRewards``' noise comes from
+            (:data:`~fedbandit_env.privacy.Noise`): ``"seeded"`` (replayable from the
+            run's seed, which must then stay secret) or ``"secure"`` (fresh OS entropy:
+            runs do not replay, and take the PettingZoo path, which is where the policies
+            that privatise what they send take ``noise="secure"`` too).
 
     Example:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
@@ -137,6 +142,7 @@ class Scenario:
     attack: str = "boost"
     crash: float = 0.0
     recover: float = 0.0
+    privacy_noise: str = "seeded"
 
     @property
     def faults(self) -> bool:
@@ -303,7 +309,13 @@ class Scenario:
             **kwargs,
         )
         if needs.epsilon is not None:
-            env = PrivateRewards(env, needs.epsilon, self.estimator, self.clip)  # type: ignore[arg-type]
+            env = PrivateRewards(
+                env,
+                needs.epsilon,
+                self.estimator,  # type: ignore[arg-type]
+                self.clip,
+                noise=self.privacy_noise,  # type: ignore[arg-type]
+            )
         elif needs.bounded_rewards and self.clip is not None:
             env = ClipRewards(env, *self.clip)
         return self._faulty(env)
@@ -323,6 +335,7 @@ class Scenario:
             ("epsilon", None),
             ("dim", 0),
             ("heterogeneity", 0.0),
+            ("privacy_noise", "seeded"),
             *FAULT_DEFAULTS.items(),
         )
         for name, default in defaults:

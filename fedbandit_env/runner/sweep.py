@@ -154,6 +154,7 @@ def save_run(curves: RegretCurves, path: Path) -> None:
             regret=curves.regret,
             comm_cost=curves.comm_cost,
             privacy_spent=curves.privacy_spent,
+            privacy_delta=np.array(curves.privacy_delta),
             seconds=curves.seconds,
             path=np.array(str(curves.meta.get("path", ""))),
         )
@@ -170,6 +171,8 @@ def load_run(run: Run, path: Path) -> RegretCurves:
             data["seconds"],
             comm_cost=data["comm_cost"],
             privacy_spent=data["privacy_spent"],
+            # runs stored before delta was recorded: unknown
+            privacy_delta=float(data["privacy_delta"]) if "privacy_delta" in data else np.nan,
             seeds=np.array([run.trial]),
             scenario=run.label,
             setting=run.scenario.setting or "",
@@ -372,6 +375,7 @@ def merge_runs(curves: Sequence[RegretCurves]) -> list[RegretCurves]:
             np.concatenate([p.seconds for p in parts]),
             comm_cost=np.concatenate([p.comm_cost for p in parts]),
             privacy_spent=first.privacy_spent,
+            privacy_delta=first.privacy_delta,
             seeds=np.concatenate([p.seeds for p in parts]),
             scenario=label,
             setting=first.setting,
