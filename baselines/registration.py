@@ -10,7 +10,10 @@ is meant for; local UCB1 and random run in any. The oracle is ``privileged``: it
 every agent's raw rewards, outside any setting, as the ceiling of every table.
 
 Adding a family: a folder ``baselines/<family>/`` (policies, compiled mathematics,
-batched trial loop) and its ``register`` calls here.
+batched trial loop) and its ``register`` calls here. ``tags`` tell the core its roles
+(:data:`fedbandit_env.registry.TAGS`): ``default`` (``fedbandit bench`` runs it, in
+registration order), ``floor`` / ``ceiling`` (every table's bounds), ``local`` (the
+no-communication reference), ``speed`` (measured by ``fedbandit speed``).
 
 The linear family (Dubey & Pentland) runs on linear scenarios only (``--instance
 dubey``); ``fedlin_ucb_dp`` is FedUCB *as published* and is **not private** (its
@@ -28,33 +31,37 @@ Example:
 
 from __future__ import annotations
 
-from fedbandit_env.registry import register
+from fedbandit_env.registry import PolicyOption, register
+
+ROUNDS = PolicyOption(
+    "rounds", int, 0, "at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)", low=0
+)
+MIN_GAP = PolicyOption(
+    "min_gap",
+    float,
+    None,
+    "with --rounds: the smallest gap Delta (default: the instance's)",
+    low=0.0,
+    high=1.0,
+    low_open=True,
+)
+PARTICIPATION = PolicyOption(
+    "participation",
+    float,
+    1.0,
+    "share p of agents uploading per round (ceil(p N) uploaders)",
+    low=0.0,
+    high=1.0,
+    low_open=True,
+)
 
 
 def register_policies() -> None:
-    """Register every reference policy (idempotent)."""
-    register(
-        "local_ucb",
-        "baselines.ucb:LocalUCB1",
-        description="UCB1 on the agent's own rewards, no communication (Auer et al. 2002)",
-        family="ucb",
-        fast_entry_point="baselines.ucb.fast:run_local_ucb",
-    )
-    register(
-        "oracle_ucb",
-        "baselines.ucb:OracleUCB",
-        description="centralized UCB1 on every agent's rewards, all pulling one arm",
-        family="ucb",
-        fast_entry_point="baselines.ucb.fast:run_oracle",
-        privileged=True,  # the ceiling of every table: raw rewards of all, no setting
-    )
-    register(
-        "random",
-        "baselines.ucb:RandomPolicy",
-        description="uniformly random arms",
-        family="ucb",
-        fast_entry_point="baselines.ucb.fast:run_random",
-    )
+    """Register every reference policy, and the papers ``fedbandit reproduce`` measures
+    (:func:`baselines.papers.register_papers`; idempotent)."""
+    from baselines.papers import register_papers
+
+    register_papers()
     register(
         "gossip_ucb",
         "baselines.gossip:GossipUCB",
@@ -62,6 +69,7 @@ def register_policies() -> None:
         family="gossip",
         fast_entry_point="baselines.gossip.fast:run_gossip_ucb",
         settings=("gossip", "neighbours", "gossip+private", "neighbours+private"),
+        tags=("default", "speed"),
     )
     register(
         "robust_gossip_ucb",
@@ -80,6 +88,7 @@ def register_policies() -> None:
         fast_entry_point="baselines.gossip.fast:run_fed_ucb",
         options_entry_point="baselines.gossip:fed_ucb_options",
         settings=("gossip+private", "neighbours+private"),
+        tags=("default", "speed"),
     )
     for pid, cls, what, setting in (
         ("cdp_mab", "CDPMAB", "master-worker rounds with partial participation", "server"),
@@ -95,7 +104,34 @@ def register_policies() -> None:
             options_entry_point="baselines.elimination:"
             + ("cdp_mab_options" if pid == "cdp_mab" else "elimination_options"),
             settings=(setting,),  # they privatise what they send themselves
+            tags=("default",),
+            cli_options=(PARTICIPATION, ROUNDS, MIN_GAP) if pid == "cdp_mab" else (ROUNDS, MIN_GAP),
         )
+    register(
+        "local_ucb",
+        "baselines.ucb:LocalUCB1",
+        description="UCB1 on the agent's own rewards, no communication (Auer et al. 2002)",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_local_ucb",
+        tags=("default", "local"),
+    )
+    register(
+        "oracle_ucb",
+        "baselines.ucb:OracleUCB",
+        description="centralized UCB1 on every agent's rewards, all pulling one arm",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_oracle",
+        privileged=True,  # the ceiling of every table: raw rewards of all, no setting
+        tags=("default", "ceiling"),
+    )
+    register(
+        "random",
+        "baselines.ucb:RandomPolicy",
+        description="uniformly random arms",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_random",
+        tags=("default", "floor"),
+    )
     linear: tuple[tuple[str, str, str, dict[str, object]], ...] = (
         ("lin_ucb", "LinUCB", "OFUL on the agent's own data, no communication", {}),
         (
@@ -123,6 +159,22 @@ def register_policies() -> None:
             {"sync": "fixed", "epsilon": 1.0, "calibration": "gdp"},
         ),
     )
+    for pid, cls, what, kwargs in linear:
+        register(
+            pid,
+            f"baselines.linear:{cls}",
+            description=what,
+            family="linear",
+            kwargs=kwargs,
+            fast_entry_point=f"baselines.linear.fast:run_{pid}",
+            options_entry_point=(
+                "baselines.linear:private_options" if "epsilon" in kwargs else None
+            ),
+            # local LinUCB needs no messages; FedUCB speaks the sync protocol
+            settings=("local", "sync") if pid == "lin_ucb" else ("sync",),
+            bandit="linear",
+            tags=("default", "local") if pid == "lin_ucb" else ("default",),
+        )
     register(
         "dec_fedlin_ucb",
         "baselines.linear:DecFedLinUCB",
@@ -141,19 +193,5 @@ def register_policies() -> None:
         fast_entry_point="baselines.linear.fast:run_pooled_lin_ucb",
         privileged=True,
         bandit="linear",
+        tags=("default", "ceiling"),
     )
-    for pid, cls, what, kwargs in linear:
-        register(
-            pid,
-            f"baselines.linear:{cls}",
-            description=what,
-            family="linear",
-            kwargs=kwargs,
-            fast_entry_point=f"baselines.linear.fast:run_{pid}",
-            options_entry_point=(
-                "baselines.linear:private_options" if "epsilon" in kwargs else None
-            ),
-            # local LinUCB needs no messages; FedUCB speaks the sync protocol
-            settings=("local", "sync") if pid == "lin_ucb" else ("sync",),
-            bandit="linear",
-        )

@@ -2,7 +2,7 @@
 corrected private variant on the same axes.
 
 The three panels (privacy budget, communication, dimension) and their deviations from
-the paper are :mod:`fedbandit_env.reproduce.dubey`'s; this script runs them at a scale
+the paper are :mod:`baselines.papers.dubey`'s; this script runs them at a scale
 and writes ``dubey_fig1.json`` and ``dubey_fig1.png``.
 
 Scales: ``quick`` (seconds; CI runs it), ``default`` (about 5 minutes on 2 cores),
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fedbandit_env.reproduce.dubey import SCALES, draw, panel_a, panel_b, panel_c
+from baselines.papers.dubey import SCALES, draw, panel_a, panel_b, panel_c
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -37,7 +37,7 @@ import os
 import time
 from pathlib import Path
 
-from fedbandit_env.reproduce.li_song import experiments, run_figure
+from baselines.papers.li_song import experiments, run_figure
 from fedbandit_env.runner import RegretCurves, format_table, plot_regret, write_csv
 
 

@@ -70,6 +70,78 @@ _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 BANDITS = ("mab", "linear", "any")
 """The kinds of bandit a policy can declare it plays (``PolicySpec.bandit``)."""
 
+TAGS: dict[str, str] = {
+    "default": "fedbandit bench runs it when no --policies are given (on its kind of "
+    "bandit; with --setting, if it is meant for that setting)",
+    "floor": "the lower bound every table shows (compare() and bench add it)",
+    "ceiling": "the upper bound every table shows (compare() and bench add it)",
+    "local": "the no-communication reference: a lone learner's teammates by default",
+    "speed": "measured by fedbandit speed (needs a fast path)",
+}
+"""What a policy's registration can declare about its role (``PolicySpec.tags``); the
+core reads these and names no policy id."""
+
+
+@dataclass(frozen=True)
+class PolicyOption:
+    """A constructor option a policy declares at registration; ``fedbandit bench`` and
+    ``fedbandit sweep`` build a flag from it (``--name`` with ``-`` for ``_``).
+
+    Attributes:
+        name: The constructor argument (and the flag's name).
+        type: ``int``, ``float`` or ``str``.
+        default: The flag's default: the constructor's own default (a flag left at it
+            passes nothing).
+        help: One line for ``--help`` (the policies that read it are added).
+        low: Smallest value allowed (``None``: no bound).
+        high: Largest value allowed (``None``: no bound).
+        low_open: Whether ``low`` itself is refused.
+        choices: The values allowed, for a ``str`` option.
+
+    Example:
+        >>> o = PolicyOption("rate", float, 1.0, "share", low=0.0, high=1.0, low_open=True)
+        >>> o.flag, o.check(0.5)
+        ('--rate', 0.5)
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    choices: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9_]*$", self.name):
+            raise ValueError(f"option name must be a lower-case identifier, got {self.name!r}")
+        if self.type not in (int, float, str):
+            raise TypeError(f"option {self.name!r}: type must be int, float or str")
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """``value`` if the option allows it, else a ``ValueError`` naming the flag."""
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(
+                f"{self.flag} ({self.name}) must be one of {list(self.choices)}, got {value!r}"
+            )
+        if self.type is str:
+            return value
+        bad = (
+            self.low is not None and (value < self.low or (self.low_open and value == self.low))
+        ) or (self.high is not None and value > self.high)
+        if bad or value != value:  # nan is never in range
+            lo = "(" if self.low_open else "["
+            raise ValueError(
+                f"{self.flag} ({self.name}) must lie in {lo}{self.low}, {self.high}], got {value!r}"
+            )
+        return value
+
 
 @dataclass(frozen=True)
 class PolicySpec:
@@ -95,6 +167,12 @@ class PolicySpec:
         bandit: The bandit it plays: ``"mab"`` (``federated_mab_v0``, the default),
             ``"linear"`` (``federated_linear_v0``) or ``"any"``; the runner refuses it on
             the other kind with a clear error.
+        tags: Its roles, from :data:`TAGS` (``"default"``, ``"floor"``, ``"ceiling"``,
+            ``"local"``, ``"speed"``): where ``bench``, ``compare``, ``train`` and
+            ``speed`` use it without being told its id.
+        cli_options: The constructor options it declares (:class:`PolicyOption`): the
+            command line gets a flag for each, and without an options entry point a flag
+            set away from its default becomes the constructor argument of that name.
 
     Example:
         >>> s = PolicySpec("p", "fedbandit_env.policies:FixedArm", kwargs={"arm": 2})
@@ -112,8 +190,23 @@ class PolicySpec:
     settings: tuple[str, ...] | None = None
     privileged: bool = False
     bandit: str = "mab"
+    tags: frozenset[str] = frozenset()
+    cli_options: tuple[PolicyOption, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "cli_options", tuple(self.cli_options))
+        if not all(isinstance(o, PolicyOption) for o in self.cli_options):
+            raise TypeError(f"cli_options of {self.id!r} must be PolicyOption objects")
+        if isinstance(self.tags, str):
+            raise TypeError(f"tags of {self.id!r} must be a collection of names, got {self.tags!r}")
+        object.__setattr__(self, "tags", frozenset(self.tags))
+        unknown_tags = sorted(self.tags - set(TAGS))
+        if unknown_tags:
+            raise ValueError(
+                f"tags of {self.id!r} must be among {sorted(TAGS)}, got {unknown_tags}"
+            )
+        if "speed" in self.tags and self.fast_entry_point is None:
+            raise ValueError(f"{self.id!r} is tagged 'speed' but has no fast_entry_point")
         if self.bandit not in BANDITS:
             raise ValueError(f"bandit of {self.id!r} must be one of {BANDITS}, got {self.bandit!r}")
         if not isinstance(self.id, str) or not _ID.match(self.id):
@@ -140,6 +233,15 @@ class PolicySpec:
                 raise ValueError(
                     f"settings of {self.id!r} must be names of {sorted(SETTINGS)}, got {unknown}"
                 )
+
+    def plays(self, bandit: str) -> bool:
+        """Whether the policy plays the bandit kind ``bandit`` (``"mab"``, ``"linear"``).
+
+        Example:
+            >>> spec("gossip_ucb").plays("mab"), spec("gossip_ucb").plays("linear")
+            (True, False)
+        """
+        return self.bandit in (bandit, "any")
 
     def runs_in(self, setting: str) -> bool:
         """Whether the policy is meant for the information setting ``setting``.
@@ -199,7 +301,11 @@ class PolicySpec:
             {}
         """
         if self.options_entry_point is None:
-            return {}
+            return {
+                o.name: settings[o.name]
+                for o in self.cli_options
+                if o.name in settings and settings[o.name] != o.default
+            }
         hook = load_entry_point(self.options_entry_point, f"options entry point of {self.id!r}")
         return dict(hook(settings, problem))
 
@@ -220,6 +326,8 @@ def register(
     settings: tuple[str, ...] | None = None,
     privileged: bool = False,
     bandit: str = "mab",
+    tags: tuple[str, ...] | frozenset[str] | str = (),
+    cli_options: tuple[PolicyOption, ...] = (),
 ) -> PolicySpec:
     """Register a policy under ``id`` (see :class:`PolicySpec` for the arguments).
 
@@ -243,6 +351,8 @@ def register(
         settings=settings,
         privileged=privileged,
         bandit=bandit,
+        tags=frozenset({tags} if isinstance(tags, str) else tags),  # one tag may be a str
+        cli_options=tuple(cli_options),
     )
     old = _registry.get(id)
     if old is not None and old != new:
@@ -306,27 +416,82 @@ def policy_ids() -> list[str]:
     return sorted(_registry)
 
 
+def declared_options() -> dict[str, tuple[PolicyOption, list[str]]]:
+    """Every option the registered policies declare, by name, with the ids that declare
+    it (one flag each).
+
+    Raises:
+        ValueError: If two policies declare one name with different types or defaults.
+
+    Example:
+        >>> opts = declared_options()
+        >>> opts["participation"][0].type, opts["participation"][1]
+        (<class 'float'>, ['cdp_mab'])
+    """
+    _ensure_plugins()
+    out: dict[str, tuple[PolicyOption, list[str]]] = {}
+    for pid, s in _registry.items():
+        for o in s.cli_options:
+            if o.name in out:
+                first, ids = out[o.name]
+                if (first.type, first.default) != (o.type, o.default):
+                    raise ValueError(
+                        f"option {o.flag}: {pid} declares {o.type.__name__} = {o.default!r}, "
+                        f"{ids[0]} {first.type.__name__} = {first.default!r}"
+                    )
+                ids.append(pid)
+            else:
+                out[o.name] = (o, [pid])
+    return out
+
+
+def tagged(tag: str, bandit: str = "mab") -> list[str]:
+    """The ids tagged ``tag`` (:data:`TAGS`) that play ``bandit``, in registration order.
+
+    Raises:
+        ValueError: For an unknown tag or bandit kind.
+
+    Example:
+        >>> tagged("floor"), tagged("ceiling"), tagged("ceiling", "linear")
+        (['random'], ['oracle_ucb'], ['pooled_lin_ucb'])
+    """
+    if tag not in TAGS:
+        raise ValueError(f"unknown tag {tag!r}; tags are {sorted(TAGS)}")
+    if bandit not in BANDITS:
+        raise ValueError(f"bandit must be one of {BANDITS}, got {bandit!r}")
+    _ensure_plugins()
+    return [k for k, s in _registry.items() if tag in s.tags and s.plays(bandit)]
+
+
 def describe_registry() -> str:
-    """The registry as a table: id, family, fast path, description (``fedbandit list``).
+    """The registry as a table: id, family, bandit, fast path, tags, the settings it is
+    meant for (``any``: every one that gives it what it needs), description (``fedbandit
+    list``).
 
     Example:
         >>> describe_registry().splitlines()[0].split()
-        ['id', 'family', 'fast', 'description']
+        ['id', 'family', 'bandit', 'fast', 'tags', 'settings', 'description']
     """
     _ensure_plugins()
     specs = [_registry[k] for k in sorted(_registry, key=lambda k: (_registry[k].family, k))]
-    w_id = max([len("id"), *(len(s.id) for s in specs)])
-    w_fam = max([len("family"), *(len(s.family) for s in specs)])
-    lines = [f"{'id':<{w_id}}  {'family':<{w_fam}}  fast  description"]
+    rows = [("id", "family", "bandit", "fast", "tags", "settings", "description")]
     for s in specs:
+        settings = "any" if s.settings is None else ",".join(s.settings) or "-"
+        tags = ",".join(sorted(s.tags)) or "-"
         fast = "yes" if s.has_fast_path else "-"
-        lines.append(f"{s.id:<{w_id}}  {s.family:<{w_fam}}  {fast:<4}  {s.description}")
-    return "\n".join(lines)
+        rows.append((s.id, s.family, s.bandit, fast, tags, settings, s.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    return "\n".join(
+        "  ".join(f"{c:<{w}}" for c, w in zip(r[:6], widths, strict=True)) + "  " + r[6]
+        for r in rows
+    )
 
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "PolicyOption",
     "PolicySpec",
+    "declared_options",
     "deregister",
     "describe_registry",
     "import_plugin",
@@ -336,4 +501,5 @@ __all__ = [
     "policy_ids",
     "register",
     "spec",
+    "tagged",
 ]

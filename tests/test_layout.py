@@ -4,6 +4,7 @@ small, ``fedbandit --help`` imports nothing heavy, each reference family is one 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,53 @@ def test_each_reference_family_is_one_folder() -> None:
         }, family
         if spec.fast_entry_point is not None:  # a variant may run on the PettingZoo path only
             assert str(spec.fast_entry_point).startswith(f"baselines.{family}.fast:"), pid
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """Every string constant of ``path`` that is code: docstrings (a string statement of
+    a module, class, function or attribute) are left out; f-string pieces are kept."""
+    tree = ast.parse(path.read_text())
+    docs = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def test_the_core_names_no_registered_policy_id() -> None:
+    """What the core needs to know about a policy is declared at its registration
+    (tags, settings, options), so no code string of ``fedbandit_env`` names an id: not
+    as a whole string, and for ids with an underscore (names no English word shares)
+    not inside a longer string either (help texts). A string that is a member of another
+    vocabulary of the core (the Byzantine behaviour ``"random"``, the diabetes split
+    ``"random"``) is that vocabulary's word, not a policy's id."""
+    from typing import get_args
+
+    from fedbandit_env.problems.diabetes import Split
+    from fedbandit_env.wrappers.byzantine import BEHAVIOURS
+
+    ids = set(registry.policy_ids())
+    other_words = set(BEHAVIOURS) | set(get_args(Split))
+    distinctive = [i for i in ids if "_" in i]
+    found = []
+    for path in _modules("fedbandit_env"):
+        for line, text in _code_strings(path):
+            named = {text} & ids - other_words
+            named |= {i for i in distinctive if re.search(rf"(?<![\w*]){re.escape(i)}(?!\w)", text)}
+            if named:
+                found.append(f"{path.relative_to(ROOT)}:{line} {sorted(named)}")
+    assert found == []
+
+
+def test_the_id_scan_can_fail(tmp_path: Path) -> None:
+    """The scan above catches an id in code and in a help text, not in a docstring."""
+    bad = tmp_path / "m.py"
+    bad.write_text('"""Docs may say gossip_ucb."""\nX = "gossip_ucb"\nY = f"see fed_ucb, {X}"\n')
+    texts = [t for _, t in _code_strings(bad)]
+    assert "gossip_ucb" in texts and any("fed_ucb" in t for t in texts)
+    assert not any("Docs may say" in t for t in texts)

@@ -23,7 +23,7 @@ from baselines.linear.kernels import (
 from baselines.linear.naive import naive_trial
 from fedbandit_env import federated_linear_v0
 from fedbandit_env.cli import main
-from fedbandit_env.cli.options import LINEAR_POLICIES, parse_policies
+from fedbandit_env.cli.options import default_policies, parse_policies
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network.graph import make_network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
@@ -305,7 +305,7 @@ def test_bench_runs_the_linear_family_and_records_the_instance(tmp_path: Path) -
     assert main(argv) == 0
     rows = (tmp_path / "regret.csv").read_text().splitlines()
     policies = {line.split(",")[2] for line in rows[1:]}
-    assert policies == set(LINEAR_POLICIES.split(","))
+    assert policies == set(default_policies(linear=True))
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["scenario"]["dim"] == 2 and config["scenario"]["n_arms"] == 4
     assert len(config["theta"]) == 2 and "local_means" not in config

@@ -213,7 +213,9 @@ def test_a_users_policy_runs_in_bench_and_a_parallel_sweep(tmp_path: Path) -> No
 def test_list_shows_reference_and_imported_policies(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--import", str(EXAMPLE)]) == 0
     out = capsys.readouterr().out
-    assert "eps_greedy" in out and re.search(r"gossip_ucb +gossip +yes", out)
+    assert "eps_greedy" in out and re.search(
+        r"gossip_ucb +gossip +mab +yes +default,speed +gossip,", out
+    )
 
 
 def test_an_unimportable_module_is_a_one_line_error(

@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedbandit_env.reproduce import ROW_KEYS, SCALES, markdown, run_rows
-from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci
-from fedbandit_env.reproduce.li_song import (
+from baselines.papers.li_song import (
     experiments,
     fig12,
     run_figure,
     table1,
     table2_costs,
 )
-from fedbandit_env.reproduce.zhu import fig2
+from baselines.papers.zhu import fig2
+from fedbandit_env.reproduce import markdown, row_keys, run_rows, scale_names
+from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,6 +64,7 @@ def test_the_quick_report_has_every_row_with_a_verdict_and_its_figures(tmp_path:
     from fedbandit_env.reproduce import reproduce
 
     report = reproduce("quick", tmp_path)
+    ROW_KEYS = row_keys()
     rows = json.loads((tmp_path / "figures" / "reproduction" / "rows.json").read_text())
     assert [r["key"] for r in rows] == list(ROW_KEYS)
     assert all(r["verdict"] in VERDICTS and r["why"] for r in rows)
@@ -74,6 +75,7 @@ def test_the_quick_report_has_every_row_with_a_verdict_and_its_figures(tmp_path:
 
 
 def test_the_committed_report_is_at_the_paper_scale_and_covers_every_row() -> None:
+    ROW_KEYS = row_keys()
     text = (ROOT / "docs" / "reproduction.md").read_text()
     assert "fedbandit reproduce --scale paper" in text
     for key in ROW_KEYS:
@@ -89,7 +91,7 @@ def test_bad_scales_and_papers_are_refused(tmp_path: Path) -> None:
         run_rows("huge", tmp_path)
     with pytest.raises(ValueError, match="papers"):
         run_rows("quick", tmp_path, ("zhu", "smith"))
-    assert set(SCALES) == {"quick", "paper"}
+    assert set(scale_names()) == {"quick", "paper"}
     assert "## p, i: exact" in markdown(
         [Row("k", "p", "i", "c", "s", "m", "exact", "w")], "quick", 1.0, "f"
     )
@@ -126,7 +128,7 @@ def test_li_song_table2_cost_claims_hold_under_the_texts_link_reading(
 
 @pytest.mark.slow
 def test_li_song_fig6_on_an_instance_whose_rounds_all_finish_regret_falls_with_r() -> None:
-    from fedbandit_env.reproduce.li_song import fig6_instance
+    from baselines.papers.li_song import fig6_instance
 
     seed, curves = fig6_instance(30_000, 3)
     assert seed > 0  # the default instance (seed 0) cannot finish its rounds
@@ -144,7 +146,7 @@ def test_li_song_fig6_on_an_instance_whose_rounds_all_finish_regret_falls_with_r
     "'almost the same' needs log T ~ 4 rounds to eliminate every arm",
 )
 def test_li_song_fig6_r4_and_r5_are_almost_the_same() -> None:
-    from fedbandit_env.reproduce.li_song import _similar, fig6_instance
+    from baselines.papers.li_song import _similar, fig6_instance
 
     _, curves = fig6_instance(30_000, 3)
     assert _similar([c.final_per_agent for c in curves[2:]])[0]

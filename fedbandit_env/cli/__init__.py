@@ -83,6 +83,23 @@ def _command(argv: Sequence[str]) -> str:
     return ""
 
 
+def _import_first(argv: Sequence[str]) -> None:
+    """Import the ``--import`` modules before the parser is built, so that the policies
+    they register (and the options those declare) are known to it."""
+    from fedbandit_env.cli.options import import_modules, parse_modules
+
+    names = [
+        argv[i + 1] if token == "--import" else token.split("=", 1)[1]
+        for i, token in enumerate(argv)
+        if (token == "--import" and i + 1 < len(argv)) or token.startswith("--import=")
+    ]
+    try:
+        import_modules([parse_modules(n) for n in names])
+    except (ValueError, argparse.ArgumentTypeError) as err:
+        print(f"fedbandit: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from err
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fedbandit`` command; returns the exit status.
 
@@ -98,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
+    if command:  # modules named by --import register policies, and their options' flags
+        _import_first(argv)
     parser = build_parser(command)
     args = parser.parse_args(argv)
     module = importlib.import_module(COMMANDS[args.command][0])

@@ -5,9 +5,10 @@ chosen policy reads it (``--participation`` with gossip_ucb) or when the scenari
 it moot (``--sigma`` with Bernoulli rewards, ``--attack`` without ``--byzantine``); the
 command then prints one ``fedbandit: warning:`` line for it and runs anyway.
 
-A policy reads an option when its registered options entry point
-(:meth:`~fedbandit_env.registry.PolicySpec.options`) gives it different constructor
-arguments with and without the option; that asks the policy itself, so a user's
+A policy reads an option when its registration
+(:meth:`~fedbandit_env.registry.PolicySpec.options`: its options entry point, or the
+options it declares) gives it different constructor arguments with and without the
+option; that asks the policy itself, so a user's
 registered policy is judged like the references.
 
 Example:
@@ -31,8 +32,16 @@ from fedbandit_env import registry
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.files import check_writable
 
-POLICY_OPTIONS = ("participation", "rounds", "min_gap", "epsilon")
-"""Options that only reach a policy through its options entry point."""
+
+def policy_options() -> tuple[str, ...]:
+    """Options that only reach a policy through its registration: ``epsilon`` and every
+    option a registered policy declares.
+
+    Example:
+        >>> "epsilon" in policy_options() and "participation" in policy_options()
+        True
+    """
+    return ("epsilon", *registry.declared_options())
 
 
 def _flag(dest: str) -> str:
@@ -41,8 +50,6 @@ def _flag(dest: str) -> str:
 
 def _policy_reads(pid: str, dest: str, args: argparse.Namespace, default: Any) -> bool:
     spec = registry.spec(pid)
-    if spec.options_entry_point is None:
-        return False
     with_it = spec.options(vars(args), None)
     without = spec.options({**vars(args), dest: default}, None)
     return bool(with_it != without)
@@ -72,7 +79,7 @@ def inert_options(
     refs = [p for p in policies if not is_model(p)]
     setting = getattr(args, "setting", None)
     out = []
-    for dest in POLICY_OPTIONS:
+    for dest in policy_options():
         if not changed(dest):
             continue
         if dest == "epsilon" and setting is not None and setting.endswith("+private"):
@@ -108,13 +115,18 @@ def inert_options(
 
 
 def preflight(args: argparse.Namespace, policies: Sequence[str]) -> None:
-    """Before anything runs: check ``--out`` is writable (a one-line error if not) and
+    """Before anything runs: check ``--out`` is writable and every declared policy option
+    set on the command line lies in its declared range (a one-line error if not), and
     print a ``fedbandit: warning:`` line for every option that changes nothing."""
     from fedbandit_env.cli import build_parser
 
     check_writable(args.out)
+    for option, _ in registry.declared_options().values():
+        value = getattr(args, option.name, option.default)
+        if value != option.default:
+            option.check(value)
     for line in inert_options(args, build_parser(args.command), policies):
         print(f"fedbandit: warning: {line}", file=sys.stderr)
 
 
-__all__ = ["POLICY_OPTIONS", "inert_options", "preflight"]
+__all__ = ["inert_options", "policy_options", "preflight"]

@@ -1,4 +1,5 @@
-"""``fedbandit list``: the registered policies (id, family, fast path, description)."""
+"""``fedbandit list``: the registered policies (id, family, bandit, fast path, tags, the
+settings each is meant for, description)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ def run(args: argparse.Namespace) -> None:
 
     Example:
         >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-        id family fast description
+        id family bandit fast tags settings description
         ...
-        gossip_ucb gossip yes Zhu et al. 2021, Alg. 1: UCB on gossiped means and counts
+        gossip_ucb gossip mab yes default,speed gossip,neighbours,gossip+private,...
         ...
     """
     from fedbandit_env import registry

@@ -41,11 +41,18 @@ FAULT_OPTIONS = (
     ("--recover", float, "probability a crashed agent comes back at a step (0: crash-stop)"),
 )
 """The network-fault options (every fault run takes the PettingZoo path)."""
-DEFAULT_POLICIES = "gossip_ucb,fed_ucb,cdp_mab,ddp_mab,hdp_mab,local_ucb,oracle_ucb,random"
-LINEAR_POLICIES = (
-    "lin_ucb,fedlin_ucb,fedlin_ucb_fixed,fedlin_ucb_dp,private_fedlin_ucb,pooled_lin_ucb"
-)
-"""The default policies of a linear instance (``--instance dubey``)."""
+
+
+def default_policies(linear: bool = False) -> list[str]:
+    """The policies ``fedbandit bench`` runs when no ``--policies`` are given: those
+    registered with the tag ``default`` (:data:`fedbandit_env.registry.TAGS`) that play
+    the scenario's bandit, in registration order.
+
+    Example:
+        >>> default_policies()[:3], default_policies(linear=True)[-1]
+        (['gossip_ucb', 'fed_ucb', 'cdp_mab'], 'pooled_lin_ucb')
+    """
+    return registry.tagged("default", "linear" if linear else "mab")
 
 
 def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
@@ -63,8 +70,8 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "--policies",
         default=None,
         help="comma-separated policy ids (see `fedbandit list`), or saved models as "
-        f"ppo:path.zip (a2c:, dqn:); default: {DEFAULT_POLICIES}, or with --setting "
-        "those of them meant for it",
+        "ppo:path.zip (a2c:, dqn:); default: the policies registered as bench defaults "
+        "(tag 'default' in `fedbandit list`), or with --setting those of them meant for it",
     )
     b.add_argument(
         "--setting",
@@ -138,9 +145,10 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "--clip",
         type=parse_clip,
         default=None,
-        help="LOW,HIGH: reward range of every private mechanism (fed_ucb's wrapper and "
-        "the *dp_mab policies clip to it and calibrate their noise to its width); "
-        "required for private policies under --noise gaussian (a negative LOW: --clip=-1,2)",
+        help="LOW,HIGH: reward range of every private mechanism (the privacy wrapper and "
+        "the policies that privatise what they send clip to it and calibrate their noise to "
+        "its width); required for private policies under --noise gaussian (a negative LOW: "
+        "--clip=-1,2)",
     )
     b.add_argument(
         "--graph", choices=sorted(GRAPH_KINDS), default=d.graph, help="communication graph"
@@ -155,8 +163,8 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         "--epsilon",
         type=float,
         default=1.0,
-        help="privacy level of fed_ucb, the *dp_mab policies and +private settings "
-        "(inf: no privacy)",
+        help="privacy level of every private mechanism: the +private settings', the privacy "
+        "wrapper's and the policies that privatise what they send (inf: no privacy)",
     )
     b.add_argument(
         "--privacy-noise",
@@ -165,24 +173,6 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         help="where every private mechanism's noise comes from: seeded (replayable from "
         "--seed, so private only while the seed stays secret) or secure (fresh OS entropy, "
         "not recorded; runs do not replay and take the PettingZoo path)",
-    )
-    b.add_argument(
-        "--participation",
-        type=float,
-        default=1.0,
-        help="cdp_mab: share p of agents uploading per round (ceil(p N) uploaders)",
-    )
-    b.add_argument(
-        "--rounds",
-        type=int,
-        default=0,
-        help="*dp_mab: at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)",
-    )
-    b.add_argument(
-        "--min-gap",
-        type=float,
-        default=None,
-        help="*dp_mab with --rounds: the smallest gap Delta (default: the instance's)",
     )
     b.add_argument(
         "--components",
@@ -216,6 +206,30 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         default=None,
         help="TOML file of options (same names); options given on the command line win",
     )
+    add_policy_options(b)
+
+
+def add_policy_options(parser: argparse.ArgumentParser) -> None:
+    """A flag for every option the registered policies declare
+    (:func:`~fedbandit_env.registry.declared_options`), with the ids that read it in its
+    help.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_policy_options(p)
+        >>> p.parse_args(["--participation", "0.5"]).participation
+        0.5
+    """
+    group = parser.add_argument_group("options the registered policies declare")
+    for option, ids in registry.declared_options().values():
+        group.add_argument(  # ranges: checked before a run (cli.applies.preflight)
+            option.flag,
+            dest=option.name,
+            type=option.type,
+            default=option.default,
+            choices=option.choices,
+            help=f"{option.help} ({', '.join(ids)})",
+        )
 
 
 def parse_clip(text: str) -> tuple[float, float]:
@@ -356,7 +370,7 @@ def parse_policies(text: str | None, setting: str | None = None, linear: bool = 
         ['local_ucb', 'oracle_ucb', 'random']
     """
     if text is None:
-        ids = (LINEAR_POLICIES if linear else DEFAULT_POLICIES).split(",")
+        ids = default_policies(linear)
         if setting is None:
             return ids
         return [p for p in ids if registry.spec(p).runs_in(setting)]
@@ -374,8 +388,8 @@ def parse_policies(text: str | None, setting: str | None = None, linear: bool = 
 
 
 __all__ = [
-    "DEFAULT_POLICIES",
     "add_setting_options",
+    "default_policies",
     "import_modules",
     "parse_clip",
     "parse_components",

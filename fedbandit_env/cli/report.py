@@ -81,7 +81,8 @@ def check_drawn_instances(scenario: Scenario, args: argparse.Namespace) -> None:
         ValueError: ``--rounds`` without ``--min-gap`` (each drawn instance has its own
             smallest gap, which the policies may not read).
     """
-    if scenario.instances != "fixed" and args.rounds and args.min_gap is None:
+    rounds, min_gap = getattr(args, "rounds", 0), getattr(args, "min_gap", None)
+    if scenario.instances != "fixed" and rounds and min_gap is None:
         raise ValueError(
             f"--rounds with --instances {scenario.instances} needs --min-gap: each drawn "
             "instance has its own smallest gap"

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from fedbandit_env import registry
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
 from fedbandit_env.rl.common import REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
@@ -103,11 +104,18 @@ def run(args: argparse.Namespace) -> None:
         progress=not args.no_progress,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
+    bandit = "linear" if linear else "mab"
+    # the local reference and the table's bounds, as registered (tags)
+    others = ",".join(
+        dict.fromkeys(
+            registry.tagged("local", bandit)
+            + registry.tagged("ceiling", bandit)
+            + registry.tagged("floor", bandit)
+        )
+    )
+    where = f"--setting {args.setting}"
     if linear:
-        others = "lin_ucb,pooled_lin_ucb"
-        where = f"--instance {scenario.instance} --dim {scenario.dim} --setting {args.setting}"
-    else:
-        others, where = "local_ucb,oracle_ucb,random", f"--setting {args.setting}"
+        where = f"--instance {scenario.instance} --dim {scenario.dim} {where}"
     print(
         f"evaluate on held-out instances: fedbandit bench --policies {args.algo}:{path},"
         f"{others} {where} --held-out "

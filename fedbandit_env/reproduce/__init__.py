@@ -1,15 +1,16 @@
-"""``fedbandit reproduce``: one report for every figure and table of the three papers.
+"""``fedbandit reproduce``: one report for every figure and table of the registered papers.
 
-Each paper module (:mod:`~fedbandit_env.reproduce.zhu`,
-:mod:`~fedbandit_env.reproduce.li_song`, :mod:`~fedbandit_env.reproduce.dubey`)
-turns its figures into :class:`~fedbandit_env.reproduce.core.Row` objects (claim,
-our numbers with 95% intervals, verdict, why); :func:`reproduce` runs them at a scale
-and writes ``reproduction.md`` with its figures.
+The papers live where their algorithms live (``baselines/papers/``: Zhu et al., Li &
+Song, Dubey & Pentland) and are registered like policies, in the plugin entry point
+group ``fedbandit_env.policies`` (:func:`register_paper`): each turns its figures into
+:class:`~fedbandit_env.reproduce.core.Row` objects (claim, our numbers with 95%
+intervals, verdict, why). :func:`reproduce` runs them at a scale and writes
+``reproduction.md`` with its figures. The core names no paper and no policy.
 
 Example:
-    >>> sorted(SCALES)
-    ['paper', 'quick']
-    >>> len(ROW_KEYS)
+    >>> scale_names()
+    ('quick', 'paper')
+    >>> len(row_keys())
     19
 """
 
@@ -17,71 +18,146 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
+from fedbandit_env.entry_points import EntryPoint, load_entry_point
 from fedbandit_env.reproduce.core import VERDICTS, Row
 
-SCALES: dict[str, dict[str, Any]] = {
-    "quick": {"zhu": (20_000, 5), "li_song": (50_000, 4), "dubey": "quick"},
-    "paper": {"zhu": (1_000_000, 100), "li_song": (1_000_000, 20), "dubey": "default"},
-}
-"""``(horizon, trials)`` per paper, and the scale of Dubey & Pentland's Fig. 1
-(:data:`fedbandit_env.reproduce.dubey.SCALES`). ``quick`` runs in CI; ``paper`` is Zhu
-et al.'s T = 1e6 and 100 trials, T = 1e6 and 20 trials for Li & Song (who state no T),
-and Fig. 1 of Dubey & Pentland at T = 5e3 (theirs, T = 1e7 with 100 trials, would take
-days here)."""
 
-ROW_KEYS: tuple[str, ...] = (
-    "zhu_fig2a_order", "zhu_fig2a_ratios", "zhu_fig2b_order", "zhu_fig2b_ratios",
-    "zhu_fig2c_order", "zhu_fig2c_learns", "zhu_eq12_readings", "zhu_alpha_1",
-    "li_song_table1", "li_song_fig4", "li_song_fig5", "li_song_fig6", "li_song_fig10",
-    "li_song_fig12", "li_song_table2_regret", "li_song_table2_cost",
-    "dubey_fig1a", "dubey_fig1b", "dubey_fig1c",
-)  # fmt: skip
-"""Every row the report has, in order."""
+@dataclass(frozen=True)
+class Paper:
+    """A paper whose claims ``fedbandit reproduce`` measures.
 
-PAPERS = ("zhu", "li_song", "dubey")
+    Attributes:
+        name: Its short name (``--papers``), e.g. ``"zhu"``.
+        entry_point: ``(scale, figures) -> list[Row]`` (or ``"module:attr"``): measure
+            every row at ``scale``, drawing figures into the folder ``figures``.
+        keys: The keys of its rows, in report order.
+        scales: Scale name -> one sentence for the report (what that scale runs).
+
+    Example:
+        >>> Paper("p", lambda scale, figures: [], ("p_fig1",), {"quick": "p at T = 10"}).keys
+        ('p_fig1',)
+    """
+
+    name: str
+    entry_point: EntryPoint
+    keys: tuple[str, ...]
+    scales: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not (callable(self.entry_point) or isinstance(self.entry_point, str)):
+            raise TypeError(f"entry_point of paper {self.name!r} must be callable or 'module:attr'")
+        if not self.keys or not self.scales:
+            raise ValueError(f"paper {self.name!r} needs row keys and at least one scale")
+        object.__setattr__(self, "keys", tuple(self.keys))
+        object.__setattr__(self, "scales", dict(self.scales))
+
+    def rows(self, scale: str, figures: Path) -> list[Row]:
+        """Measure every row of this paper at ``scale``."""
+        measure: Callable[[str, Path], list[Row]] = load_entry_point(
+            self.entry_point, f"entry point of paper {self.name!r}"
+        )
+        return list(measure(scale, figures))
 
 
-def run_rows(scale: str, figures: Path, papers: tuple[str, ...] = PAPERS) -> list[Row]:
-    """Measure every row of ``papers`` at ``scale``, drawing figures into ``figures``."""
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    unknown = set(papers) - set(PAPERS)
+_papers: dict[str, Paper] = {}
+
+
+def register_paper(
+    name: str, entry_point: EntryPoint, *, keys: tuple[str, ...], scales: Mapping[str, str]
+) -> Paper:
+    """Register a paper for ``fedbandit reproduce`` (again under the same name: replaced).
+
+    Example:
+        >>> p = register_paper("toy", lambda s, f: [], keys=("toy_a",), scales={"quick": "toy"})
+        >>> "toy" in papers()
+        True
+        >>> deregister_paper("toy")
+    """
+    paper = Paper(name, entry_point, keys, scales)
+    _papers[name] = paper
+    return paper
+
+
+def deregister_paper(name: str) -> None:
+    """Remove a registered paper (tests, notebooks)."""
+    if name not in _papers:
+        raise ValueError(f"paper {name!r} is not registered")
+    del _papers[name]
+
+
+def papers() -> dict[str, Paper]:
+    """The registered papers, in registration order (plugins loaded first).
+
+    Example:
+        >>> list(papers())
+        ['zhu', 'li_song', 'dubey']
+    """
+    from fedbandit_env.registry import policy_ids
+
+    policy_ids()  # loads the plugins, which register their papers too
+    return dict(_papers)
+
+
+def row_keys(names: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Every row key of the papers ``names`` (default: all), in report order."""
+    known = papers()
+    return tuple(k for n in (names or tuple(known)) for k in known[n].keys)
+
+
+def scale_names() -> tuple[str, ...]:
+    """The scales any registered paper offers, in order of first appearance."""
+    return tuple(dict.fromkeys(s for p in papers().values() for s in p.scales))
+
+
+def _selected(papers_: tuple[str, ...] | None) -> list[Paper]:
+    known = papers()
+    names = tuple(papers_) if papers_ else tuple(known)
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ValueError(f"papers must be among {PAPERS}, got {sorted(unknown)}")
+        raise ValueError(f"papers must be among {tuple(known)}, got {unknown}")
+    return [known[n] for n in names]
+
+
+def run_rows(scale: str, figures: Path, papers_: tuple[str, ...] | None = None) -> list[Row]:
+    """Measure every row of the papers ``papers_`` (default: all) at ``scale``, drawing
+    figures into ``figures``."""
+    chosen = _selected(papers_)
+    missing = [p.name for p in chosen if scale not in p.scales]
+    if missing:
+        raise ValueError(f"scale must be one of {scale_names()}, got {scale!r} (for {missing})")
     figures.mkdir(parents=True, exist_ok=True)
-    s = SCALES[scale]
     found: list[Row] = []
-    for paper in papers:
+    for paper in chosen:
         start = time.perf_counter()
-        if paper == "zhu":
-            from fedbandit_env.reproduce import zhu
-
-            horizon, trials = s["zhu"]
-            rows = zhu.rows(horizon, trials, figures)
-        elif paper == "li_song":
-            from fedbandit_env.reproduce import li_song
-
-            horizon, trials = s["li_song"]
-            rows = li_song.rows(horizon, trials, figures)
-        else:
-            from fedbandit_env.reproduce import dubey
-
-            rows = dubey.rows(s["dubey"], figures)
+        rows = paper.rows(scale, figures)
         took = time.perf_counter() - start
         for r in rows:
             r.seconds = took / len(rows)
-        print(f"fedbandit: {paper}: {len(rows)} rows in {took:.0f} s", flush=True)
+        print(f"fedbandit: {paper.name}: {len(rows)} rows in {took:.0f} s", flush=True)
         found += rows
     return found
 
 
-def markdown(rows: list[Row], scale: str, seconds: float, figures: str) -> str:
-    """The report: a summary table, then one section per row with its figure."""
+def scale_text(scale: str, papers_: tuple[str, ...] | None = None) -> str:
+    """The report's sentence on what ``scale`` runs, from each paper's registration."""
+    parts = [p.scales[scale] for p in _selected(papers_) if scale in p.scales]
+    return f"Scale `{scale}`: " + "; ".join(parts) + "."
+
+
+def markdown(
+    rows: list[Row],
+    scale: str,
+    seconds: float,
+    figures: str,
+    papers_: tuple[str, ...] | None = None,
+) -> str:
+    """The report: a summary table, then one section per row with its figure (``papers_``:
+    the papers measured, for the sentence on the scale; default all)."""
     from fedbandit_env.runner.files import package_versions
 
     versions = ", ".join(f"{k} {v}" for k, v in package_versions().items())
@@ -93,7 +169,7 @@ def markdown(rows: list[Row], scale: str, seconds: float, figures: str) -> str:
         f"in {seconds / 60:.1f} minutes on this machine ({versions}). Do not edit by hand: "
         "rerun the command.",
         "",
-        SCALES_TEXT[scale],
+        scale_text(scale, papers_),
         "",
         "Verdicts: **reproduced** (every part of the claim confirmed: the 95% bootstrap "
         "interval of each difference over trials lies on the claimed side), **partly**, "
@@ -125,18 +201,11 @@ def markdown(rows: list[Row], scale: str, seconds: float, figures: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-SCALES_TEXT = {
-    "quick": "Scale `quick` (CI): Zhu et al. at T = 2e4 with 5 trials, Li & Song at T = 5e4 "
-    "with 4 trials, Dubey & Pentland at T = 300. Too small for the papers' claims; it checks "
-    "that the report runs. `--scale paper` gives the numbers to read.",
-    "paper": "Scale `paper`: Zhu et al. at their T = 1e6 with their 100 trials; Li & Song "
-    "(who state no horizon) at T = 1e6 with 20 trials; Dubey & Pentland's Fig. 1 at T = 5e3 "
-    "with 3 trials (theirs: T = 1e7, 100 trials, days on 2 cores).",
-}
-
-
-def reproduce(scale: str = "quick", out: Path = Path("docs"),
-              papers: tuple[str, ...] = PAPERS) -> Path:  # fmt: skip
+def reproduce(
+    scale: str = "quick",
+    out: Path = Path("results/reproduce"),
+    papers_: tuple[str, ...] | None = None,
+) -> Path:
     """Run every row at ``scale``; write ``out/reproduction.md``, its figures under
     ``out/figures/reproduction/`` and ``rows.json`` beside them. Returns the report's path.
     """
@@ -144,13 +213,25 @@ def reproduce(scale: str = "quick", out: Path = Path("docs"),
 
     figures = out / "figures" / "reproduction"
     start = time.perf_counter()
-    rows = run_rows(scale, figures, papers)
+    rows = run_rows(scale, figures, papers_)
     seconds = time.perf_counter() - start
     write_text_atomic(figures / "rows.json",
                       json.dumps([asdict(r) for r in rows], indent=1))  # fmt: skip
     report = out / "reproduction.md"
-    write_text_atomic(report, markdown(rows, scale, seconds, "figures/reproduction"))
+    write_text_atomic(report, markdown(rows, scale, seconds, "figures/reproduction", papers_))
     return report
 
 
-__all__ = ["PAPERS", "ROW_KEYS", "SCALES", "Row", "markdown", "reproduce", "run_rows"]
+__all__ = [
+    "Paper",
+    "Row",
+    "deregister_paper",
+    "markdown",
+    "papers",
+    "register_paper",
+    "reproduce",
+    "row_keys",
+    "run_rows",
+    "scale_names",
+    "scale_text",
+]

@@ -151,7 +151,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
 
 
 def make_single_agent(
-    others: str = "local_ucb",
+    others: str | None = None,
     setting: str = "local",
     epsilon: float | None = None,
     instances: str = "train",
@@ -163,7 +163,8 @@ def make_single_agent(
     (``gymnasium.make("fedbandit/FederatedMABSingle-v0", ...)``).
 
     Args:
-        others: Registered id of the other agents' policy.
+        others: Registered id of the other agents' policy (``None``: the one
+            registered with the tag ``local``, the no-communication reference).
         setting: The information setting (its stack is the learner's, see
             :meth:`~fedbandit_env.rl.LearnerStack.for_setting`).
         epsilon: Privacy of a ``+private`` setting.
@@ -183,13 +184,18 @@ def make_single_agent(
         >>> env.action_space, env.unwrapped.others.name
         (Discrete(3), 'local_ucb')
     """
-    from fedbandit_env.registry import make
+    from fedbandit_env.registry import make, tagged
     from fedbandit_env.rl.stack import LearnerStack
     from fedbandit_env.runner.scenario import Scenario
 
     scenario.setdefault("horizon", 200)
     built = Scenario(instances=instances, setting=setting, epsilon=epsilon, **scenario)
     stack = LearnerStack.for_setting(setting, epsilon)
+    if others is None:
+        local = tagged("local")
+        if not local:
+            raise ValueError("no policy is registered with the tag 'local': name others=")
+        others = local[0]
     team = make(others)
     needs = team.requirements(built.n_agents, built.n_arms)
     speak = "team" if needs.message_dim and stack.share_means else "own"

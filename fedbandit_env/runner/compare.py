@@ -24,11 +24,18 @@ from fedbandit_env.runner.scenario import Scenario
 PolicyLike = str | registry.PolicySpec | Callable[..., Any]
 """What :func:`compare` takes: an id, a saved model ``"ppo:path.zip"``, a spec, a factory."""
 
-FLOOR_AND_CEILING: dict[bool, tuple[str, ...]] = {
-    False: ("random", "oracle_ucb"),  # multi-armed: uniform play, pooled UCB1
-    True: ("pooled_lin_ucb",),  # linear: centralized OFUL on every agent's data
-}
-"""The bounds a table shows (issue 14: "random and the oracle always shown")."""
+
+def floor_and_ceiling(linear: bool) -> list[str]:
+    """The bounds every table shows (issue 14: "random and the oracle always shown"):
+    the policies registered with the tags ``floor`` then ``ceiling`` that play the
+    scenario's bandit.
+
+    Example:
+        >>> floor_and_ceiling(False), floor_and_ceiling(True)
+        (['random', 'oracle_ucb'], ['pooled_lin_ucb'])
+    """
+    bandit = "linear" if linear else "mab"
+    return registry.tagged("floor", bandit) + registry.tagged("ceiling", bandit)
 
 
 def policy_name(policy: str | registry.PolicySpec | Callable[..., Any]) -> str:
@@ -97,7 +104,7 @@ def compare(
         trials: Trials per policy (trial ``j`` plays the same instance for every policy).
         seed: Seed of the experiment.
         options: Constructor options per label (``{"fed_ucb": {"epsilon": 1.0}}``).
-        bounds: Add :data:`FLOOR_AND_CEILING` (those not already listed).
+        bounds: Add :func:`floor_and_ceiling` (those not already listed).
         record_every: Record every ``k`` steps (default ``T // 100``).
         workers: Threads of the fast path.
         progress: Show progress bars.
@@ -114,7 +121,7 @@ def compare(
         raise ValueError(f"options name labels that are not compared: {sorted(unknown)}")
     if bounds:
         named = {p for p in items.values() if isinstance(p, str)}
-        for pid in FLOOR_AND_CEILING[scenario.linear]:
+        for pid in floor_and_ceiling(scenario.linear):
             if pid not in named and pid not in items:
                 items[pid] = pid
     every = record_every or max(1, scenario.horizon // 100)
@@ -125,4 +132,4 @@ def compare(
     ]  # fmt: skip
 
 
-__all__ = ["FLOOR_AND_CEILING", "PolicyLike", "compare", "policy_label", "policy_name"]
+__all__ = ["PolicyLike", "compare", "floor_and_ceiling", "policy_label", "policy_name"]

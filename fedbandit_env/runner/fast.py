@@ -273,6 +273,7 @@ def run_fast(
             f"the fast path of {spec.id} does not model {faults}: run it on the PettingZoo "
             f"path (evaluate does)"
         )
+    params = {**spec.kwargs, **params}  # the registered defaults, as spec.make applies them
     team = spec.make(**params)  # checks the options as the PettingZoo path would
     steps = record_steps(scenario.horizon, record_every)
     shared = TrialSetup.build(scenario, steps, trace, params)

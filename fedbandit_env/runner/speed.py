@@ -19,6 +19,7 @@ import numpy as np
 
 from fedbandit_env.policies import IndependentTeam
 from fedbandit_env.registry import make as make_team
+from fedbandit_env.registry import tagged
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import rollout
 from fedbandit_env.runner.scenario import Scenario
@@ -63,11 +64,8 @@ def measure_fast(
         True
     """
     scenario = _scenario(setting, horizon)
-    kwargs: dict[str, Any] = {"epsilon": 1.0} if policy == "fed_ucb" else {}
     start = time.perf_counter()
-    run_fast(
-        policy, scenario, trials, record_every=horizon, progress=False, workers=workers, **kwargs
-    )
+    run_fast(policy, scenario, trials, record_every=horizon, progress=False, workers=workers)
     return trials * horizon * scenario.n_agents / (time.perf_counter() - start)
 
 
@@ -79,8 +77,7 @@ def measure_pettingzoo(policy: str, setting: dict[str, Any], horizon: int) -> fl
         True
     """
     scenario = _scenario(setting, horizon)
-    kwargs = {"epsilon": 1.0} if policy == "fed_ucb" else {}
-    team = make_team(policy, **kwargs)
+    team = make_team(policy)  # its registered defaults (fed_ucb: epsilon 1)
     env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
     start = time.perf_counter()
     rollout(env, team, seed=0, record_every=horizon)
@@ -95,8 +92,7 @@ def measure_plain_loop(policy: str, setting: dict[str, Any], horizon: int) -> fl
         True
     """
     scenario = _scenario(setting, max(horizon, int(setting["n_arms"]) + 2))
-    kwargs = {"epsilon": 1.0} if policy == "fed_ucb" else {}
-    team = make_team(policy, **kwargs)
+    team = make_team(policy)
     env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
     obs, _ = env.reset(seed=0)
     team.reset(env, seed=0)
@@ -167,7 +163,8 @@ def run(quick: bool = False) -> list[SpeedRow]:
         n = int(setting["n_agents"])
         fast_t = max(1000, int((2_000_000 if n <= 10 else 100_000) * scale))
         slow_t = max(50, int((2000 if n <= 10 else 200) * scale))
-        for policy in ("gossip_ucb", "fed_ucb"):
+        measured = tagged("speed")  # the registered policies tagged 'speed'
+        for policy in measured:
             start = time.perf_counter()
             measure_fast(policy, setting, 200, 1, 1)  # first call: compile or load cache
             first = time.perf_counter() - start
@@ -187,18 +184,14 @@ def run(quick: bool = False) -> list[SpeedRow]:
                 SpeedRow(name, policy, "pettingzoo", pz, 0.0),
                 SpeedRow(name, policy, "plain", plain, 0.0),
             ]
-        gossip = {
-            r.path: r.agent_steps_per_s
-            for r in rows
-            if r.setting == name and r.policy == "gossip_ucb"
+        one = {
+            r.policy: r.agent_steps_per_s for r in rows if r.setting == name and r.path == "fast-1"
         }
-        fed = {
-            r.path: r.agent_steps_per_s for r in rows if r.setting == name and r.policy == "fed_ucb"
-        }
-        print(
-            f"{name:<22} Fed_UCB time / Gossip_UCB time on the fast path: "
-            f"{gossip['fast-1'] / fed['fast-1']:.2f}"
-        )
+        for policy in measured[1:]:  # each beside the first, in one run
+            print(
+                f"{name:<22} {policy} time / {measured[0]} time on the fast path: "
+                f"{one[measured[0]] / one[policy]:.2f}"
+            )
         env_us, bare_us = measure_noop_env(setting, max(200, int(2000 * scale)))
         print(
             f"{name:<22} PettingZoo step, do-nothing policy: {env_us:7.1f} us; bare dict "
