@@ -48,6 +48,13 @@ class AgentSpec:
             for unbounded noise, or where the env has no ``reward`` box).
         context_dim: Dimension ``d`` of the decision-set vectors of a linear env (its
             ``contexts`` observation, ``(K, d)``); 0 in a multi-armed env.
+        neighbors: The agent's neighbours in the communication graph (indices; empty
+            without a graph).
+        max_degree: The graph's largest degree (for matrices such as ``I - L / (d_max +
+            1)`` that every agent can build from public facts; 0 without a graph).
+        comm_row: The agent's row of the network's gossip matrix ``W = I - L / (2|E|)``
+            (Zhu et al.; empty without edges).
+        lambda_2: ``W``'s second largest eigenvalue (``nan`` without edges).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -57,6 +64,8 @@ class AgentSpec:
         (2, 3, 4, 10, 0)
         >>> spec.reward_bounds
         (0.0, 1.0)
+        >>> spec.neighbors, spec.degree, round(spec.lambda_2, 4)
+        ((0, 1), 2, 0.5)
     """
 
     index: int
@@ -66,6 +75,15 @@ class AgentSpec:
     message_dim: int = 0
     reward_bounds: tuple[float, float] = (-np.inf, np.inf)
     context_dim: int = 0
+    neighbors: tuple[int, ...] = ()
+    max_degree: int = 0
+    comm_row: tuple[float, ...] = ()
+    lambda_2: float = float("nan")
+
+    @property
+    def degree(self) -> int:
+        """How many neighbours the agent has."""
+        return len(self.neighbors)
 
     @classmethod
     def from_env(cls, env: ParallelEnv[Any, Any, Any], agent: AgentID) -> AgentSpec:
@@ -87,14 +105,29 @@ class AgentSpec:
         context_dim = 0
         if isinstance(obs_space, spaces.Dict) and "contexts" in obs_space.spaces:
             context_dim = int((obs_space["contexts"].shape or (0,))[-1])
+        index = env.possible_agents.index(agent)
+        facts: dict[str, Any] = {}
+        network = getattr(env.unwrapped, "network", None)
+        adjacency = getattr(network, "adjacency", None)
+        if (
+            network is not None
+            and adjacency is not None
+            and len(adjacency) == len(env.possible_agents)
+        ):
+            facts["neighbors"] = tuple(int(j) for j in np.flatnonzero(adjacency[index]))
+            facts["max_degree"] = int(np.asarray(network.degrees).max())
+            if network.n_edges:
+                facts["comm_row"] = tuple(float(w) for w in network.gossip_matrix[index])
+                facts["lambda_2"] = float(network.lambda_2)
         return cls(
-            index=env.possible_agents.index(agent),
+            index=index,
             n_agents=len(env.possible_agents),
             n_arms=int(space.n),
             horizon=horizon,
             message_dim=message_dim,
             reward_bounds=bounds,
             context_dim=context_dim,
+            **facts,
         )
 
 

@@ -2,7 +2,8 @@
 
 PettingZoo's ``parallel_api_test`` does not check that observations lie in their
 spaces, and ``parallel_seed_test`` compares a single step; these checkers close both
-gaps.
+gaps. :func:`check_replay` is the two speeds' check: a registered policy's fast path
+replays its PettingZoo path step for step (a family proves its fast path in one call).
 
 Example:
     >>> from fedbandit_env import federated_mab_v0
@@ -17,6 +18,7 @@ import contextlib
 import io
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,3 +101,97 @@ def check_determinism(make_env: EnvFactory, seed: int = 0, other_seed: int | Non
     other = _episode(make_env(), seed + 1 if other_seed is None else other_seed, False)
     if len(other) == len(first) and all(_equal(a, b) for a, b in zip(first, other, strict=True)):
         raise AssertionError("a different seed replayed exactly the same episode")
+
+
+@dataclass
+class Replay:
+    """What :func:`check_replay` compared: both paths' arms, rewards, regret and cost.
+
+    Attributes:
+        arms: ``(trials, T, N)`` arms of the PettingZoo path (the fast path's are equal).
+        rewards: ``(trials, T, N)`` rewards each agent observed (float32).
+        regret: ``(trials, N, T)`` per-agent cumulative pseudo-regret.
+        comm_cost: ``(trials, T)`` the network's cumulative communication cost.
+
+    Example:
+        >>> z = np.zeros((1, 2, 3))
+        >>> Replay(z, z, z.transpose(0, 2, 1), np.zeros((1, 2))).comm_cost.shape
+        (1, 2)
+    """
+
+    arms: np.ndarray
+    rewards: np.ndarray
+    regret: np.ndarray
+    comm_cost: np.ndarray
+
+
+def check_replay(
+    policy: str,
+    scenario: Any,
+    params: dict[str, Any] | None = None,
+    seed: int = 0,
+    trials: int = 2,
+) -> Replay:
+    """The two speeds' check: a registered policy's fast path replays its PettingZoo path
+    on the same seeds, step for step (arms, observed rewards, per-agent regret and the
+    network's cost, bit for bit), traced and untraced. A family proves its fast path in
+    one call.
+
+    Args:
+        policy: A registered id with a fast entry point.
+        scenario: A :class:`~fedbandit_env.runner.scenario.Scenario`.
+        params: The policy's constructor options (both paths get them).
+        seed: The experiment seed (trials split from it as the runners split them).
+        trials: How many trials to compare.
+
+    Raises:
+        AssertionError: Naming the first quantity that differs.
+
+    Example:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> r = check_replay("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=30))
+        >>> r.arms.shape
+        (2, 30, 3)
+    """
+    from fedbandit_env.registry import make
+    from fedbandit_env.runner.fast import run_fast
+    from fedbandit_env.seeding import trial_seeds
+
+    params = dict(params or {})
+    arms_all, rewards_all, regret_all, cost_all = [], [], [], []
+    for env_seed, team_seed in trial_seeds(seed, trials):
+        team = make(policy, **params)
+        env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
+        obs, _ = env.reset(seed=env_seed)
+        team.reset(env, seed=team_seed)
+        agents = env.possible_agents
+        arms, rewards, regret, cost = [], [], [], []
+        while env.agents:
+            obs, _, _, _, infos = env.step(team.act(obs))
+            arms.append([int(obs[a]["arm"]) for a in agents])
+            rewards.append([obs[a]["reward"][0] for a in agents])
+            regret.append([infos[a]["cumulative_regret"] for a in agents])
+            cost.append(infos[agents[0]]["cumulative_comm_cost"])
+        arms_all.append(arms)
+        rewards_all.append(np.array(rewards, dtype=np.float32))
+        regret_all.append(np.array(regret).T)
+        cost_all.append(cost)
+    slow = Replay(
+        np.array(arms_all), np.stack(rewards_all), np.stack(regret_all), np.array(cost_all)
+    )
+    kw: dict[str, Any] = {"seed": seed, "record_every": 1, "progress": False, **params}
+    fast = run_fast(policy, scenario, trials, trace=True, **kw)
+    for name, mine, theirs in (
+        ("arms", fast.meta["arms"], slow.arms),
+        ("rewards", fast.meta["rewards"], slow.rewards),
+        ("regret", fast.regret, slow.regret),
+        ("comm_cost", fast.comm_cost, slow.comm_cost),
+    ):
+        np.testing.assert_array_equal(mine, theirs, err_msg=f"{policy}: {name} differ")
+    untraced = run_fast(policy, scenario, trials, **kw)  # the kernels skip trace-only work
+    np.testing.assert_array_equal(untraced.regret, slow.regret, err_msg=f"{policy}: untraced")
+    np.testing.assert_array_equal(untraced.comm_cost, slow.comm_cost, err_msg=f"{policy}: cost")
+    return slow
+
+
+__all__ = ["Replay", "check_determinism", "check_parallel_env", "check_replay"]

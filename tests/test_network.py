@@ -81,3 +81,20 @@ def test_disconnected_graph_is_refused() -> None:
 def test_builders_reject_bad_input(build, error: type, match: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=match):
         build()
+
+
+def test_an_agent_spec_carries_its_network_facts_through_wrappers() -> None:
+    """What a policy may know of the graph (DDUCB needs its row of the communication
+    matrix and lambda_2): read from the env, through any wrapper stack."""
+    from fedbandit_env import federated_mab_v0
+    from fedbandit_env.policies import AgentSpec
+    from fedbandit_env.wrappers import LocalStatistics, PrivateRewards
+
+    net = Network.ring(6)
+    env = federated_mab_v0.parallel_env(n_agents=6, network=net, horizon=5)
+    spec = AgentSpec.from_env(LocalStatistics(PrivateRewards(env, 1.0)), "agent_0")
+    assert spec.neighbors == (1, 5) and spec.degree == 2 and spec.max_degree == 2
+    assert np.allclose(spec.comm_row, net.gossip_matrix[0]) and sum(spec.comm_row) == 1.0
+    assert spec.lambda_2 == net.lambda_2
+    bare = AgentSpec(0, 2, 3, 10)  # built by hand: no graph facts
+    assert bare.neighbors == () and np.isnan(bare.lambda_2)

@@ -1,4 +1,5 @@
-"""The fast path and the interactive path agree step for step on the same seeds.
+"""The fast path and the interactive path agree step for step on the same seeds, through
+the check the package ships (:func:`fedbandit_env.testing.check_replay`).
 
 For every reference policy with a fast path, on several graphs and gossip protocols,
 with and without privacy: the arms every agent pulls, the rewards it observes (raw, or
@@ -14,11 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from baselines import make_team
 from fedbandit_env import registry
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.scenario import Scenario
-from fedbandit_env.seeding import trial_seeds
+from fedbandit_env.testing import check_replay
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("local_ucb", {"graph": "ring"}, {}),
@@ -51,31 +51,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-def _interactive(
-    policy: str, scenario: Scenario, params: dict[str, Any], seed: int, n_trials: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    arms_all, rewards_all, regret_all, cost_all = [], [], [], []
-    for env_seed, team_seed in trial_seeds(seed, n_trials):
-        team = make_team(policy, **params)
-        env = scenario.make_env(team.requirements(scenario.n_agents, scenario.n_arms))
-        obs, _ = env.reset(seed=env_seed)
-        team.reset(env, seed=team_seed)
-        agents = env.possible_agents
-        arms, rewards, regret, cost = [], [], [], []
-        while env.agents:
-            actions = team.act(obs)
-            obs, _, _, _, infos = env.step(actions)
-            arms.append([int(obs[a]["arm"]) for a in agents])
-            rewards.append([obs[a]["reward"][0] for a in agents])
-            regret.append([infos[a]["cumulative_regret"] for a in agents])
-            cost.append(infos[agents[0]]["cumulative_comm_cost"])
-        arms_all.append(arms)
-        rewards_all.append(np.array(rewards, dtype=np.float32))
-        regret_all.append(np.array(regret).T)
-        cost_all.append(cost)
-    return np.array(arms_all), np.stack(rewards_all), np.stack(regret_all), np.array(cost_all)
-
-
 @pytest.mark.parametrize(
     ("policy", "setting", "params"), CASES, ids=[f"{p}-{i}" for i, (p, _, _) in enumerate(CASES)]
 )
@@ -89,21 +64,10 @@ def test_fast_path_replays_the_interactive_path(
 def _assert_paths_agree(
     policy: str, scenario: Scenario, params: dict[str, Any], seed: int
 ) -> np.ndarray:
-    """Two trials on both paths: equal arms, rewards, regret and cost at every step, and
-    the same regret and cost without tracing (the kernels skip work that only traces
-    need). Returns the interactive path's cumulative cost, ``(trials, T)``."""
-    arms, rewards, regret, cost = _interactive(policy, scenario, params, seed=seed, n_trials=2)
-    fast = run_fast(
-        policy, scenario, 2, seed=seed, record_every=1, progress=False, trace=True, **params
-    )
-    np.testing.assert_array_equal(fast.meta["arms"], arms)
-    np.testing.assert_array_equal(fast.meta["rewards"], rewards)
-    np.testing.assert_array_equal(fast.regret, regret)
-    np.testing.assert_array_equal(fast.comm_cost, cost)
-    untraced = run_fast(policy, scenario, 2, seed=seed, record_every=1, progress=False, **params)
-    np.testing.assert_array_equal(untraced.regret, regret)
-    np.testing.assert_array_equal(untraced.comm_cost, cost)
-    return cost
+    """Two trials on both paths through the shipped check
+    (:func:`fedbandit_env.testing.check_replay`); returns the cumulative cost,
+    ``(trials, T)``."""
+    return check_replay(policy, scenario, params, seed=seed, trials=2).comm_cost
 
 
 # Li & Song's elimination family needs longer runs to see several rounds.
@@ -208,3 +172,15 @@ def test_the_faulty_loop_sees_the_faults() -> None:
     for fault in ({"loss": 0.3}, {"delay": 3}):
         faulty = run_fast("gossip_ucb", replace(base, **fault), 1, progress=False, trace=True)
         assert not np.array_equal(plain.meta["arms"], faulty.meta["arms"]), fault
+
+
+def test_the_shipped_replay_check_catches_a_fast_path_that_drifts() -> None:
+    """Power check: a policy whose fast path is another policy's loop fails it."""
+    registry.register(
+        "replay_probe", "baselines.ucb:LocalUCB1", fast_entry_point="baselines.ucb.fast:run_random"
+    )
+    try:
+        with pytest.raises(AssertionError, match="replay_probe: arms differ"):
+            check_replay("replay_probe", Scenario(n_agents=3, n_arms=3, horizon=40))
+    finally:
+        registry.deregister("replay_probe")
