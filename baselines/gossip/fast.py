@@ -49,7 +49,7 @@ from fedbandit_env.privacy.tree_kernels import (
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
-from fedbandit_env.runner.fast import PRIVACY_DEPTH, TrialResult, TrialSetup
+from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -401,7 +401,8 @@ def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResul
         scenario.estimator == "honaker",
         reward_rng,
         protocol_rng,
-        wrapper_generator(env_seed, PRIVACY_DEPTH),
+        # PrivateRewards' noise, from the stack plan the PettingZoo path is built from
+        st.plan.generator("PrivateRewards", env_seed) if private else wrapper_generator(env_seed),
         generator_table(rngs),
         out,
         arms,

@@ -198,7 +198,10 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
         int(scenario.delay),
         reward_rng,
         protocol_rng,
-        wrapper_generator(env_seed, 1 if scenario.delay else 0),  # MessageLoss's depth
+        # MessageLoss's losses, from the stack plan the PettingZoo path is built from
+        st.plan.generator("MessageLoss", env_seed)
+        if "MessageLoss" in st.plan.names
+        else wrapper_generator(env_seed),
         generator_table(rngs),
         out,
         arms,

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
+from fedbandit_env.runner.plan import StackPlan
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
@@ -77,11 +78,6 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
     return [k for k in FAULT_FIELDS if getattr(scenario, k) and k not in modelled]
 
 
-PRIVACY_DEPTH = 0
-"""Where ``Scenario.make_env`` puts ``PrivateRewards``: directly on the env, so its noise
-is the wrapper stream of depth 0 (:func:`fedbandit_env.seeding.wrapper_generator`)."""
-
-
 @dataclass
 class TrialResult:
     """One trial of the fast path.
@@ -120,6 +116,11 @@ class TrialSetup:
         trace: Whether trials keep every step's arms and rewards.
         params: The policy's constructor options.
         problem: The generated problem itself, for what the arrays above do not carry.
+        plan: The layers the PettingZoo path puts over the policy's env
+            (:meth:`Scenario.plan <fedbandit_env.runner.scenario.Scenario.plan>`): a
+            runner takes a layer's generator from it (:meth:`StackPlan.generator
+            <fedbandit_env.runner.plan.StackPlan.generator>`), never from a depth of its
+            own.
 
     Example:
         >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
@@ -138,6 +139,7 @@ class TrialSetup:
     trace: bool
     params: dict[str, Any]
     problem: Any = None
+    plan: StackPlan = field(default_factory=lambda: StackPlan(()))
 
     @classmethod
     def build(
@@ -147,6 +149,7 @@ class TrialSetup:
         trace: bool,
         params: dict[str, Any],
         env_seed: int = 0,
+        plan: StackPlan | None = None,
     ) -> TrialSetup:
         """Generate the problem of a trial with ``env_seed`` (the same for every trial
         of a fixed-instance scenario; the network is built by the runners that need it)."""
@@ -155,7 +158,17 @@ class TrialSetup:
         bounds = p.reward_bounds
         gaps = getattr(p, "gaps", np.zeros(0))  # a linear problem's gaps depend on the sets
         return cls(
-            scenario, mu, p.noise_code, p.sigma, gaps, bounds, steps, trace, params, problem=p
+            scenario,
+            mu,
+            p.noise_code,
+            p.sigma,
+            gaps,
+            bounds,
+            steps,
+            trace,
+            params,
+            problem=p,
+            plan=plan if plan is not None else StackPlan(()),
         )
 
     def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
@@ -276,13 +289,14 @@ def run_fast(
     params = {**spec.kwargs, **params}  # the registered defaults, as spec.make applies them
     team = spec.make(**params)  # checks the options as the PettingZoo path would
     steps = record_steps(scenario.horizon, record_every)
-    shared = TrialSetup.build(scenario, steps, trace, params)
+    plan = scenario.plan(team.requirements(scenario.n_agents, scenario.n_arms))
+    shared = TrialSetup.build(scenario, steps, trace, params, plan=plan)
     seeds = trial_seeds(seed, first_trial + n_trials)[first_trial:]
     fixed = scenario.instances == "fixed"
 
     def one(s: tuple[int, Any]) -> tuple[TrialResult, float]:
         start = time.perf_counter()
-        setup = shared if fixed else TrialSetup.build(scenario, steps, trace, params, s[0])
+        setup = shared if fixed else TrialSetup.build(scenario, steps, trace, params, s[0], plan)
         res = runner(setup, s)
         return res, time.perf_counter() - start
 
@@ -330,7 +344,6 @@ def run_fast(
 
 
 __all__ = [
-    "PRIVACY_DEPTH",
     "TrialResult",
     "TrialRunner",
     "TrialSetup",

@@ -24,6 +24,7 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.runner.plan import Layer, StackPlan
 from fedbandit_env.wrappers.agent_crash import AgentCrash
 from fedbandit_env.wrappers.byzantine import Byzantine
 from fedbandit_env.wrappers.message_delay import MessageDelay
@@ -50,6 +51,33 @@ def has_faults(faults: Mapping[str, Any]) -> bool:
     return any(faults.get(k, FAULT_DEFAULTS[k]) for k in ("loss", "delay", "byzantine", "crash"))
 
 
+def fault_layers(faults: Mapping[str, Any]) -> list[Layer]:
+    """The layers of the faults ``faults`` switches on, innermost first (see the module
+    docstring); each draws from its own wrapper stream.
+
+    Example:
+        >>> [x.name for x in fault_layers({"loss": 0.1, "byzantine": 1})]
+        ['Byzantine', 'MessageLoss']
+    """
+    f = {**FAULT_DEFAULTS, **faults}
+    layers = []
+    if f["byzantine"]:
+        n, attack = int(f["byzantine"]), f["attack"]
+        layers.append(Layer("Byzantine", lambda e: Byzantine(e, n, attack), True, "", "lie"))
+    if f["crash"]:
+        crash, recover = float(f["crash"]), float(f["recover"])
+        layers.append(
+            Layer("AgentCrash", lambda e: AgentCrash(e, crash, recover), True, "", "crash")
+        )
+    if f["delay"]:
+        delay = int(f["delay"])
+        layers.append(Layer("MessageDelay", lambda e: MessageDelay(e, delay), True, "", "delay"))
+    if f["loss"]:
+        loss = float(f["loss"])
+        layers.append(Layer("MessageLoss", lambda e: MessageLoss(e, loss), True, "", "lose"))
+    return layers
+
+
 def apply_faults(
     env: ParallelEnv[Any, Any, Any], faults: Mapping[str, Any]
 ) -> ParallelEnv[Any, Any, Any]:
@@ -60,16 +88,7 @@ def apply_faults(
     space = env.observation_space(env.possible_agents[0])
     if "mask" not in getattr(space, "spaces", {}):
         return env
-    f = {**FAULT_DEFAULTS, **faults}
-    if f["byzantine"]:
-        env = Byzantine(env, int(f["byzantine"]), f["attack"])
-    if f["crash"]:
-        env = AgentCrash(env, float(f["crash"]), float(f["recover"]))
-    if f["delay"]:
-        env = MessageDelay(env, int(f["delay"]))
-    if f["loss"]:
-        env = MessageLoss(env, float(f["loss"]))
-    return env
+    return StackPlan(tuple(fault_layers(faults))).build(env)
 
 
-__all__ = ["FAULT_DEFAULTS", "apply_faults", "has_faults"]
+__all__ = ["FAULT_DEFAULTS", "apply_faults", "fault_layers", "has_faults"]

@@ -24,7 +24,8 @@ from fedbandit_env.problems.mab import (
 )
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.runner.checks import check_scenario
-from fedbandit_env.runner.faults import FAULT_DEFAULTS, apply_faults, has_faults
+from fedbandit_env.runner.faults import FAULT_DEFAULTS, fault_layers, has_faults
+from fedbandit_env.runner.plan import Layer, StackPlan
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
@@ -277,9 +278,8 @@ class Scenario:
         wrapper stream of depth 0), ``needs.bounded_rewards`` with a :attr:`clip` range
         in ``ClipRewards``.
         """
-        needs = needs or Requirements()
-        if self.setting is not None:  # what everyone may know, whatever the policy asks
-            needs = get_setting(self.setting).requirements(needs, self.epsilon)
+        plan = self.plan(needs)
+        needs = self._merged(needs)
         protocol = None
         if needs.message_dim:
             kind = needs.protocol or self.protocol
@@ -298,7 +298,7 @@ class Scenario:
                 link_costs=self.link_costs,
                 **kwargs,
             )
-            return self._faulty(linear)
+            return plan.build(linear)
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem() if fixed else self.distribution(),
             self.network(),
@@ -308,21 +308,45 @@ class Scenario:
             link_costs=self.link_costs,
             **kwargs,
         )
-        if needs.epsilon is not None:
-            env = PrivateRewards(
-                env,
-                needs.epsilon,
-                self.estimator,  # type: ignore[arg-type]
-                self.clip,
-                noise=self.privacy_noise,  # type: ignore[arg-type]
-            )
-        elif needs.bounded_rewards and self.clip is not None:
-            env = ClipRewards(env, *self.clip)
-        return self._faulty(env)
+        return plan.build(env)
 
-    def _faulty(self, env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
-        """The network's faults on top (:func:`~fedbandit_env.runner.faults.apply_faults`)."""
-        return apply_faults(env, self._fault_fields())
+    def _merged(self, needs: Requirements | None) -> Requirements:
+        """``needs`` with the setting's requirements (what everyone may know)."""
+        needs = needs or Requirements()
+        if self.setting is not None:
+            needs = get_setting(self.setting).requirements(needs, self.epsilon)
+        return needs
+
+    def plan(self, needs: Requirements | None = None) -> StackPlan:
+        """The layers :meth:`make_env` puts over the env of a policy with ``needs``
+        (:mod:`~fedbandit_env.runner.plan`): ``PrivateRewards`` (``needs.epsilon``;
+        directly on the env) or ``ClipRewards`` (``needs.bounded_rewards`` with a
+        :attr:`clip` range), then the network's faults where the env carries messages.
+        The fast runners take their streams from the same plan.
+
+        Example:
+            >>> s = Scenario(n_agents=3, n_arms=2, horizon=10, loss=0.1)
+            >>> s.plan(Requirements(message_dim=4, epsilon=1.0)).names
+            ('PrivateRewards', 'MessageLoss')
+        """
+        needs = self._merged(needs)
+        layers: list[Layer] = []
+        if needs.epsilon is not None and not self.linear:
+            eps, clip, noise = needs.epsilon, self.clip, self.privacy_noise
+            estimator: Any = self.estimator
+
+            def private(env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
+                return PrivateRewards(env, eps, estimator, clip, noise=noise)  # type: ignore[arg-type]
+
+            layers.append(
+                Layer("PrivateRewards", private, True, "privatise", "", noise == "secure")
+            )
+        elif needs.bounded_rewards and self.clip is not None and not self.linear:
+            lo, hi = self.clip
+            layers.append(Layer("ClipRewards", lambda env: ClipRewards(env, lo, hi), False, "clip"))
+        if needs.message_dim and has_faults(self._fault_fields()):
+            layers += fault_layers(self._fault_fields())
+        return StackPlan(tuple(layers))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (for JSON). ``instances``, ``setting``, ``epsilon``, ``dim`` and
