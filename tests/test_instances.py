@@ -153,3 +153,41 @@ def test_rounds_with_drawn_instances_need_the_gap(
         main(argv)
     assert stop.value.code == 2
     assert "--rounds with --instances held_out needs --min-gap" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ the instance table
+def test_ones_own_problem_runs_the_references_on_both_paths() -> None:
+    """No monkeypatching: a problem object becomes an instance kind, and a scenario runs
+    on it through the fast path and the PettingZoo path alike."""
+    from fedbandit_env.runner.evaluate import evaluate
+    from fedbandit_env.runner.instances import custom_instance, deregister_instance
+
+    mine = MABProblem([[0.9, 0.1, 0.5], [0.2, 0.8, 0.5], [0.1, 0.3, 0.9]])
+    name = custom_instance(mine, "mine")
+    try:
+        s = Scenario(n_agents=3, n_arms=3, horizon=60, instance=name, graph="ring")
+        assert s.problem() is mine and s.problem_for(5) is mine
+        fast = evaluate("local_ucb", s, trials=2, progress=False)
+        slow = evaluate("local_ucb", s, trials=2, progress=False, interactive=True)
+        assert fast.meta["path"] == "fast" and np.array_equal(fast.regret, slow.regret)
+        with pytest.raises(ValueError, match="has 3 agents and 3 arms"):
+            Scenario(n_agents=4, n_arms=3, instance=name)
+    finally:
+        deregister_instance("mine")
+    with pytest.raises(ValueError, match="instance must be one of"):
+        Scenario(instance="mine")
+
+
+def test_a_users_distribution_gives_drawn_instances() -> None:
+    from fedbandit_env.runner.instances import custom_instance, deregister_instance
+
+    dist = ProblemDistribution.homogeneous(3, 4, "bernoulli", 1.0)
+    name = custom_instance(dist, "my_dist")
+    try:
+        s = Scenario(n_agents=3, n_arms=4, horizon=20, instance=name, instances="held_out")
+        a, b = s.problem_for(1), s.problem_for(2)
+        assert s.distribution() is dist and not np.array_equal(a.local_means, b.local_means)
+    finally:
+        deregister_instance("my_dist")
+    with pytest.raises(TypeError, match="custom_instance takes"):
+        custom_instance([[0.1, 0.2]], "bad")

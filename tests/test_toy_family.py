@@ -25,8 +25,10 @@ TOY = '''
 import numpy as np
 
 from fedbandit_env.policies import Policy
+from fedbandit_env.problems import MABProblem
 from fedbandit_env.registry import PolicyOption, register
 from fedbandit_env.runner.fast import TrialResult
+from fedbandit_env.runner.instances import InstanceSpec, register_instance
 
 
 class Toy(Policy):
@@ -57,6 +59,9 @@ register(
     tags=("speed",),
     cli_options=(PolicyOption("toy_arm", int, 0, "the arm the toy pulls", low=0),),
 )
+register_instance(  # the family's own instance kind, from its own file
+    InstanceSpec("toy_pair", lambda s, seed: MABProblem([[0.9, 0.1], [0.7, 0.3]]))
+)
 '''
 
 
@@ -67,6 +72,9 @@ def toy_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     main(["list", "--import", str(path)])  # registers it, as a user's command would
     yield path
     registry.deregister("toy")
+    from fedbandit_env.runner.instances import deregister_instance
+
+    deregister_instance("toy_pair")
 
 
 def test_it_is_listed_with_its_tags(toy_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,3 +134,13 @@ def test_the_options_reach_the_constructor_without_an_options_entry_point(
     spec: Any = registry.spec("toy")
     assert spec.options({"toy_arm": 2, "epsilon": 1.0}, None) == {"toy_arm": 2}
     assert spec.options({"toy_arm": 0}, None) == {}  # the default passes nothing
+
+
+def test_its_instance_kind_runs_in_bench(toy_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "i"
+    argv = ["bench", "--import", str(toy_file), "--instance", "toy_pair", "--agents", "2"]
+    argv += ["--arms", "2", "--policies", "toy", "--toy-arm", "1", "--horizon", "10"]
+    assert main([*argv, "--trials", "1", "--no-plot", "--no-progress", "--out", str(out)]) == 0
+    with (out / "regret.csv").open() as fh:
+        final = {float(r["regret"]) for r in csv.DictReader(fh) if r["t"] == "10"}
+    assert len(final) == 1 and final.pop() == pytest.approx(10 * 0.6)  # means 0.8, 0.2

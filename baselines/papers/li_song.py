@@ -59,7 +59,7 @@ def experiments(horizon: int, seed: int = 0, instance: str = "homogeneous") -> d
         >>> [label for label, *_ in figs["fig10_graphs"]]
         ['complete', 'star', 'ring', 'erdos_renyi']
     """
-    base = Scenario(n_agents=50, n_arms=100, instance=instance, horizon=horizon, seed=seed)  # type: ignore[arg-type]
+    base = Scenario(n_agents=50, n_arms=100, instance=instance, horizon=horizon, seed=seed)
     min_gap = base.problem().min_gap
 
     def with_(**changes: Any) -> Scenario:

@@ -31,9 +31,9 @@ from fedbandit_env.cli.report import (
     problem_record,
 )
 from fedbandit_env.runner.evaluate import evaluate, is_model
+from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 USES_CONFIG = True
@@ -82,7 +82,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         ['random']
     """
     import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES)
+    ids = parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True))
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)

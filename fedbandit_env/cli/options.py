@@ -29,7 +29,8 @@ from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.faults import FAULT_DEFAULTS
-from fedbandit_env.runner.scenario import INSTANCE_SPLITS, INSTANCES, LINEAR_INSTANCES, Scenario
+from fedbandit_env.runner.instances import instance_names
+from fedbandit_env.runner.scenario import INSTANCE_SPLITS, Scenario
 from fedbandit_env.settings import SETTINGS
 from fedbandit_env.wrappers.byzantine import BEHAVIOURS
 
@@ -98,7 +99,13 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         help=f"number of arms M (default {d.n_arms}); with --instance dubey the size K of "
         "every decision set (default d^2, as the paper)",
     )
-    b.add_argument("--instance", choices=INSTANCES, default=d.instance, help="problem generator")
+    b.add_argument(
+        "--instance",
+        choices=instance_names(),
+        default=d.instance,
+        help="problem generator (the instance table: the package's kinds and the ones "
+        "families register)",
+    )
     b.add_argument(
         "--instances",
         choices=INSTANCE_SPLITS,
@@ -296,7 +303,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         (6, (2, 2, 2), 'star')
     """
     components = args.components
-    linear = args.instance in LINEAR_INSTANCES
+    linear = args.instance in instance_names(linear=True)
     dim = (args.dim or 10) if linear else args.dim
     arms = args.arms if args.arms is not None else (dim * dim if linear else Scenario.n_arms)
     return Scenario(

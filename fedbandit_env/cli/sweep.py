@@ -33,6 +33,7 @@ from fedbandit_env.cli.report import (
     problem_record,
 )
 from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import (
     format_table,
     summary_rows,
@@ -41,7 +42,6 @@ from fedbandit_env.runner.results import (
     write_parquet,
 )
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import LINEAR_INSTANCES
 from fedbandit_env.runner.sweep import Run, run_sweep, stored_runs
 
 PARSER_KWARGS: dict[str, Any] = {
@@ -154,7 +154,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         (12, ['graph=complete', 'graph=ring'])
     """
     imports = import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES)
+    ids = parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True))
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
@@ -208,13 +208,18 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         [('graph=complete', (2, 10, 20)), ('graph=ring', (2, 10, 20))]
     """
     runs, scenarios = sweep_runs(args)
-    preflight(args, parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES))
+    preflight(
+        args,
+        parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True)),
+    )
     out: Path = args.out
     config: dict[str, Any] = {
         "command": "sweep",
         "argv": sys.argv[1:],
         "grid": list(args.grid),
-        "policies": parse_policies(args.policies, args.setting, args.instance in LINEAR_INSTANCES),
+        "policies": parse_policies(
+            args.policies, args.setting, args.instance in instance_names(linear=True)
+        ),
         "trials": args.trials,
         "scenarios": scenarios,
         "runs": [r.describe() for r in runs],

@@ -17,7 +17,7 @@ from fedbandit_env import registry
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
 from fedbandit_env.rl.common import REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
-from fedbandit_env.runner.scenario import LINEAR_INSTANCES
+from fedbandit_env.runner.instances import instance_names
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TRAIN_OUT = Path("runs/model")
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.rl.train import train_model
     from fedbandit_env.runner.files import check_writable
 
-    linear = args.instance in LINEAR_INSTANCES
+    linear = args.instance in instance_names(linear=True)
     if linear and args.setting not in (None, "local"):
         raise ValueError(
             f"a learner on a linear scenario trains in the 'local' setting (its own "

@@ -53,17 +53,13 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         ValueError: For a value out of range or an unknown name, naming the field.
         TypeError: For a value of the wrong type, naming the field.
     """
-    from fedbandit_env.runner.scenario import (
-        INSTANCE_SPLITS,
-        INSTANCES,
-        LINEAR_INSTANCES,
-        LINEAR_SETTINGS,
-    )
+    from fedbandit_env.runner.instances import instance_names, instance_spec
+    from fedbandit_env.runner.scenario import INSTANCE_SPLITS, LINEAR_SETTINGS
 
     fixed: dict[str, Any] = {}
     for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1), ("seed", 0)):
         check_int(name, getattr(s, name), minimum)
-    _choice("instance", s.instance, INSTANCES)
+    _choice("instance", s.instance, instance_names())
     _choice("noise", s.noise, NOISE_KINDS)
     _choice("graph", s.graph, list(GRAPH_KINDS))
     _choice("protocol", s.protocol, list(PROTOCOLS))
@@ -110,17 +106,10 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
     if check_int("byzantine", s.byzantine, 0) >= s.n_agents:
         raise ValueError(f"byzantine must be < n_agents = {s.n_agents}, got {s.byzantine}")
     _choice("attack", s.attack, BEHAVIOURS)
-    if s.instance == "diabetes_linear":
-        from fedbandit_env.problems.diabetes import DIABETES_DIM
-
-        if s.dim not in (0, DIABETES_DIM) or s.n_arms != 5 or s.noise != "bernoulli":
-            raise ValueError(
-                f"the diabetes_linear instance has dim {DIABETES_DIM}, decision sets of 5 "
-                f"(the medications) and Bernoulli rewards, got dim={s.dim}, "
-                f"n_arms={s.n_arms}, noise={s.noise!r}"
-            )
-        fixed["dim"] = DIABETES_DIM
-    if s.instance in LINEAR_INSTANCES:
+    spec = instance_spec(s.instance)
+    if spec.check is not None:  # the kind's own rules (beside its builders)
+        fixed.update(spec.check(s))
+    if spec.linear:
         check_int("dim", fixed.get("dim", s.dim), 2)
         if s.noise not in ("bernoulli", "gaussian"):
             raise ValueError(
@@ -131,14 +120,9 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
                 f"a linear scenario runs in the settings {LINEAR_SETTINGS[1:]} (or none), "
                 f"got setting={s.setting!r}"
             )
-    elif s.instance == "diabetes" and (s.n_arms != 5 or s.noise != "bernoulli"):
-        raise ValueError(
-            "the diabetes instance has 5 arms (Zhu et al.'s medication groups) and Bernoulli "
-            f"rewards (readmission), got n_arms={s.n_arms}, noise={s.noise!r}"
-        )
     elif s.dim or s.heterogeneity:
         raise ValueError(
-            f"dim and heterogeneity apply to linear instances {LINEAR_INSTANCES}, "
+            f"dim and heterogeneity apply to linear instances {instance_names(linear=True)}, "
             f"not {s.instance!r}"
         )
     return fixed

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pettingzoo import ParallelEnv
@@ -13,30 +12,19 @@ from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components, make_network
 from fedbandit_env.policies import Requirements
-from fedbandit_env.problems.diabetes import diabetes, diabetes_linear
 from fedbandit_env.problems.distribution import ProblemDistribution
-from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
-from fedbandit_env.problems.mab import (
-    NoiseKind,
-    conflicting,
-    homogeneous,
-    zhu_synthetic,
-)
+from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.problems.mab import NoiseKind
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.runner.checks import check_scenario
 from fedbandit_env.runner.faults import FAULT_DEFAULTS, fault_layers, has_faults
+from fedbandit_env.runner.instances import drawn, instance_spec
 from fedbandit_env.runner.plan import Layer, StackPlan
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-InstanceKind = Literal["conflicting", "zhu", "homogeneous", "diabetes", "dubey", "diabetes_linear"]
-INSTANCES: tuple[str, ...] = (
-    "conflicting", "zhu", "homogeneous", "diabetes", "dubey", "diabetes_linear"
-)  # fmt: skip
-LINEAR_INSTANCES: tuple[str, ...] = ("dubey", "diabetes_linear")
-"""Generators of linear contextual problems (``federated_linear_v0``)."""
 LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
 """The information settings of linear scenarios (``PrivateRewards`` is per-arm: the
 ``+private`` ones are multi-armed only; the linear family privatises what it sends)."""
@@ -61,7 +49,10 @@ class Scenario:
             features as contexts, one patient's 5 medications a decision set:
             :func:`~fedbandit_env.problems.diabetes.diabetes_linear`; ``dim`` is 40)
             (:func:`~fedbandit_env.problems.linear.dubey_synthetic`: ``n_arms`` is then
-            the decision-set size ``K`` and ``dim`` the dimension ``d``).
+            the decision-set size ``K`` and ``dim`` the dimension ``d``). Any kind of
+            the instance table (:mod:`~fedbandit_env.runner.instances`): a family's
+            (``register_instance``) or one's own problem object
+            (``instance=custom_instance(problem, "mine")``).
         conflict_fraction: Share of misled agents (conflicting instances).
         gap: Guaranteed global gap (conflicting instances).
         noise: Reward noise kind.
@@ -118,7 +109,7 @@ class Scenario:
 
     n_agents: int = 10
     n_arms: int = 5
-    instance: InstanceKind = "conflicting"
+    instance: str = "conflicting"
     conflict_fraction: float = 0.5
     gap: float = 0.1
     noise: NoiseKind = "bernoulli"
@@ -156,55 +147,26 @@ class Scenario:
     @property
     def linear(self) -> bool:
         """Whether this is a linear contextual scenario (``federated_linear_v0``)."""
-        return self.instance in LINEAR_INSTANCES
+        return instance_spec(self.instance).linear
 
     def __post_init__(self) -> None:
         for name, value in check_scenario(self).items():  # one validation, both paths
             object.__setattr__(self, name, value)
 
     def problem(self) -> Any:
-        """Build the (seeded) reward model: a ``MABProblem``, or a ``LinearProblem`` for
-        a linear instance."""
-        if self.linear:
-            return self._linear(self.seed)
-        if self.instance == "conflicting":
-            return conflicting(
-                self.n_agents,
-                self.n_arms,
-                self.conflict_fraction,
-                self.gap,
-                self.seed,
-                self.noise,
-                self.sigma,
-            )
-        if self.instance == "zhu":
-            return zhu_synthetic(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
-        if self.instance == "homogeneous":
-            return homogeneous(self.n_agents, self.n_arms, self.seed, self.noise, self.sigma)
-        if self.instance == "diabetes":
-            return diabetes(self.n_agents)
-        raise ValueError(f"instance must be one of {INSTANCES}, got {self.instance!r}")
+        """Build the (seeded) reward model of the :attr:`instance` kind
+        (:mod:`~fedbandit_env.runner.instances`): a ``MABProblem``, or a
+        ``LinearProblem`` for a linear kind."""
+        return instance_spec(self.instance).fixed(self, self.seed)
 
     def _linear(self, seed: Any) -> LinearProblem:
-        if self.instance == "diabetes_linear":  # drawn instances: other hospitals, patients
-            if isinstance(seed, np.random.Generator):
-                return diabetes_linear(
-                    self.n_agents, seed=int(seed.integers(2**31)), split="random"
-                )
-            return diabetes_linear(self.n_agents, seed=seed)
-        return dubey_synthetic(
-            self.n_agents,
-            self.dim,
-            self.n_arms,
-            seed,
-            noise=self.noise,  # type: ignore[arg-type]
-            sigma=self.sigma,
-            heterogeneity=self.heterogeneity,
-        )
+        """A linear kind's instance for ``seed`` (an int, or the env's generator)."""
+        problem: LinearProblem = instance_spec(self.instance).fixed(self, seed)
+        return problem
 
     def distribution(self) -> ProblemDistribution:
         """The ``instance`` generator as a distribution (a fresh instance per seed).
-        Built once per parameter set: the fast path asks for it at every trial.
+        Built once per scenario: the fast path asks for it at every trial.
 
         Example:
             >>> Scenario(n_agents=3, n_arms=2, instance="zhu").distribution().name
@@ -218,15 +180,7 @@ class Scenario:
                 "a linear scenario has no ProblemDistribution of MAB problems; its drawn "
                 "instances come from problem_for(env_seed), as the linear env draws them"
             )
-        return _distribution(
-            self.instance,
-            self.n_agents,
-            self.n_arms,
-            self.conflict_fraction,
-            self.gap,
-            self.noise,
-            self.sigma,
-        )
+        return drawn(self)
 
     @property
     def distribution_name(self) -> str:
@@ -366,27 +320,3 @@ class Scenario:
             if out[name] == default:
                 del out[name]
         return out
-
-
-@functools.lru_cache(maxsize=64)
-def _distribution(
-    instance: str,
-    n: int,
-    m: int,
-    conflict_fraction: float,
-    gap: float,
-    noise: NoiseKind,
-    sigma: float,
-) -> ProblemDistribution:
-    """:meth:`Scenario.distribution`, cached (building one draws a probe instance)."""
-    if instance == "conflicting":
-        return ProblemDistribution.conflicting(n, m, conflict_fraction, gap, noise, sigma)
-    if instance == "zhu":
-        return ProblemDistribution.zhu(n, m, noise, sigma)
-    if instance == "diabetes":  # random hospital splits of the records
-        return ProblemDistribution(
-            lambda rng: diabetes(n, split="random", seed=int(rng.integers(2**31))),
-            f"diabetes(N={n})",
-            {"split": "random"},
-        )
-    return ProblemDistribution.homogeneous(n, m, noise, sigma)
