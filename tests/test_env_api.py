@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pettingzoo
 import pytest
@@ -69,9 +71,11 @@ def test_configurations_are_deterministic_over_a_full_episode(name: str) -> None
 
 
 def test_determinism_checker_catches_an_unseeded_env() -> None:
-    class Leaky(FederatedMABEnv):
+    resets = itertools.count(1)
+
+    class Leaky(FederatedMABEnv):  # every reset seeds from a new number: never the same
         def reset(self, seed=None, options=None):  # type: ignore[no-untyped-def]
-            return super().reset(seed=None if seed is None else seed + np.random.randint(99))  # noqa: NPY002
+            return super().reset(seed=None if seed is None else seed + next(resets))
 
     with pytest.raises(AssertionError, match="diverged"):
         check_determinism(lambda: Leaky(conflicting(3, 3, seed=0), horizon=20), seed=1)
