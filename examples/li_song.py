@@ -21,7 +21,7 @@ Differences from the paper, on purpose:
   the largest component to 53 (an unbalanced split of the same 100 agents);
 - the horizon and trials are yours (default T = 200,000, 10 trials; the paper does not
   state T); all runs use the compiled fast path (the same numbers as the PettingZoo path
-  for the same seed, see ``tests/test_replay.py``);
+  for the same seed, see ``tests/runner/test_replay.py``);
 - with R rounds the smallest gap ``Delta`` is the instance's (the paper assumes it known);
 - each round costs one more step of local exploitation than the paper counts (the
   upload leaves with the action after the last exploration reward; see

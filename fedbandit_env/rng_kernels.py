@@ -7,7 +7,7 @@ edges draw one small integer at a time, often every step, so the kernels draw th
 :func:`integer_below` instead: the same algorithm as NumPy (Lemire's bounded rejection on
 the bit generator's ``next_uint32`` / ``next_uint64``), hence the same integers and the
 same consumption of the stream as ``np.random.Generator.integers(0, n)``.
-``tests/test_rng_kernels.py`` holds it to NumPy's draws for many bounds and seeds.
+``tests/envs/test_rng_kernels.py`` holds it to NumPy's draws for many bounds and seeds.
 
 Many generators (one per agent) cannot go into a kernel as a numba typed list without
 cost: an item access there is a C call and atomic reference counts, about 40 ns. They go

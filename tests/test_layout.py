@@ -145,3 +145,15 @@ def test_the_id_scan_can_fail(tmp_path: Path) -> None:
     texts = [t for _, t in _code_strings(bad)]
     assert "gossip_ucb" in texts and any("fed_ucb" in t for t in texts)
     assert not any("Docs may say" in t for t in texts)
+
+
+def test_no_test_folder_shadows_a_package() -> None:
+    """A folder of tests named like a package (``tests/baselines``) is imported in its
+    place under an editable install (a namespace portion found on ``sys.path`` before
+    setuptools' finder is asked): ``from baselines.linear import FedLinUCB`` then fails."""
+    shadows = sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "tests").rglob("*")
+        if p.is_dir() and p.name in {"baselines", "fedbandit_env"}
+    )
+    assert shadows == []

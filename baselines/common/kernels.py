@@ -4,7 +4,7 @@ Every function here is called both by the per-agent policies (the interactive
 PettingZoo path, one call per agent and step) and by the families' batched trial loops
 (``baselines/<family>/fast.py``). Because both paths run the very same compiled code on
 the same inputs and draw from the same generators in the same order, they agree bit for
-bit; ``tests/test_replay.py`` checks it.
+bit; ``tests/runner/test_replay.py`` checks it.
 
 Randomness enters only through the ``rng`` argument (a ``numpy.random.Generator``;
 numba reproduces NumPy's streams exactly), never through global state.

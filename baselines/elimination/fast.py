@@ -2,7 +2,7 @@
 
 All agents of a trial share the epoch schedule, so the loop runs them in lockstep with
 the mathematics of :mod:`baselines.elimination.kernels` and replays the protocol's own
-link counts; it replays the PettingZoo path step for step (``tests/test_replay.py``).
+link counts; it replays the PettingZoo path step for step (``tests/runner/test_replay.py``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The loop plays every agent of a trial with the mathematics of
 :mod:`baselines.gossip.kernels` and the env's own draws (rewards, the protocol's edge,
 the privacy tree's noise), so it replays the PettingZoo path step for step
-(``tests/test_replay.py``). It is about 300 lines because the bookkeeping that makes it
+(``tests/runner/test_replay.py``). It is about 300 lines because the bookkeeping that makes it
 fast must sit inside one compiled function: the lazy argmax (only arms whose cached
 bound can beat an exact index are evaluated), the changed-entry lists that replace
 whole-array copies of ``n~`` and the messages, and the tree noise of ``PrivateRewards``

@@ -9,7 +9,7 @@ env, then :class:`~fedbandit_env.wrappers.MessageDelay`, then
 :class:`~fedbandit_env.wrappers.MessageLoss`) draw for draw: the env's rewards and
 gossip edges, the loss wrapper's uniforms (one per message due, receivers then senders
 in order, from its own stream) and the agents' tie-breaks
-(``tests/test_replay.py::test_gossip_ucb_under_loss_and_delay_replays``).
+(``tests/runner/test_replay.py::test_gossip_ucb_under_loss_and_delay_replays``).
 
 Byzantine agents, crashes and Fed_UCB's private rewards under faults stay on the
 PettingZoo path (``run_fast`` says so).

@@ -3,7 +3,7 @@
 Every function here is called both by :class:`~baselines.gossip.GossipUCB` /
 :class:`~baselines.gossip.FedUCB` (one call per agent and step) and by the batched loop
 of :mod:`baselines.gossip.fast`, so the two paths agree bit for bit
-(``tests/test_replay.py``). Equation numbers are the paper's (``ALGORITHMS.md`` section 1).
+(``tests/runner/test_replay.py``). Equation numbers are the paper's (``ALGORITHMS.md`` section 1).
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def forced_pick(
 ) -> int:  # pragma: no cover
     """Line 13: one of the ``count`` inconsistent arms, uniformly: one ``integers`` draw
     ``pick``, then the ``pick``-th inconsistent arm in index order. (The batched path
-    writes this loop out on its ``(N, M)`` state; ``tests/test_replay.py`` holds the two
+    writes this loop out on its ``(N, M)`` state; ``tests/runner/test_replay.py`` holds the two
     to the same arms.)
 
     Example:

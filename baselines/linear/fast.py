@@ -7,7 +7,7 @@ schedule, noise, ``rho_min``, ``rho_max``, ``kappa``), draws from the generators
 and the team would (rewards: env child 0, decision sets: env child 2, each agent's tree
 noise: its team stream), and reproduces what crosses the API (float32 contexts,
 rewards, releases and server sums), so it replays the PettingZoo path step for step
-(``tests/test_replay.py``). Rank-one updates keep a step at ``O(K d^2)`` per agent with
+(``tests/runner/test_replay.py``). Rank-one updates keep a step at ``O(K d^2)`` per agent with
 no matrix inversion; a synchronisation inverts once per agent (Cholesky).
 """
 

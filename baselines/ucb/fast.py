@@ -3,7 +3,7 @@
 Each loop plays a whole trial for all agents with the same compiled mathematics as the
 policies (:mod:`baselines.ucb.kernels`, :mod:`baselines.common.kernels`) and the same
 draws as the env, so it replays the PettingZoo path step for step
-(``tests/test_replay.py``); the runners are the registry's ``fast_entry_point``s.
+(``tests/runner/test_replay.py``); the runners are the registry's ``fast_entry_point``s.
 """
 
 from __future__ import annotations

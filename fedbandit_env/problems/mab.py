@@ -176,7 +176,7 @@ class MABProblem:
             [1.0, 0.0]
         """
         # Vectorized NumPy draws; the compiled ``problems.kernels.sample_rewards`` of the
-        # fast path draws the same numbers one by one (tests/test_replay.py). Passing a
+        # fast path draws the same numbers one by one (tests/runner/test_replay.py). Passing a
         # Generator into compiled code costs ~10 us a call, too much per env step.
         mu = self.local_means.ravel()[self._rows + arms]  # row offsets i * M: one gather
         if self.noise == "bernoulli":

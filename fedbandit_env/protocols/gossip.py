@@ -9,7 +9,7 @@ senders whose bit is set.
 Who talks is a :class:`~fedbandit_env.protocols.schedules.Schedule`, the mechanism the
 :class:`~fedbandit_env.wrappers.Gossip` wrapper shares. The draws are vectorized NumPy;
 the fast path's compiled
-:mod:`fedbandit_env.protocols.kernels` consume the same numbers (tests/test_replay.py).
+:mod:`fedbandit_env.protocols.kernels` consume the same numbers (tests/runner/test_replay.py).
 
 Zhu et al. also let every agent see its neighbours' pull-count estimates every step
 (Algorithm 1, line 5), while estimates travel only over the activated edge.  Both

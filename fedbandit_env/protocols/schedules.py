@@ -4,7 +4,7 @@ A schedule is the one source of truth of who gossips: the gossip protocols
 (:class:`~fedbandit_env.protocols.RandomEdgeGossip`, ...) and the
 :class:`~fedbandit_env.wrappers.Gossip` wrapper both call :meth:`Schedule.draw`, so
 the same generator gives the same calls whichever of the two carries them
-(tests/test_gossip_wrapper.py replays one with the other). A draw returns a symmetric
+(tests/wrappers/test_gossip_wrapper.py replays one with the other). A draw returns a symmetric
 ``(N, N)`` partner mask (``mask[r, s]``: ``r`` hears ``s``'s whole message) inside the
 graph's adjacency, and the number of calls, each call one peer link (Li & Song's
 ``c2``).

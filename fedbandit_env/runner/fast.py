@@ -9,7 +9,7 @@ driver of all of them: it derives the seeds exactly as the PettingZoo path does
 not depend on how many), shows progress, and assembles the
 :class:`~fedbandit_env.runner.rollout.RegretCurves`.
 
-The contract a runner keeps (``tests/test_replay.py`` checks it for every registered
+The contract a runner keeps (``tests/runner/test_replay.py`` checks it for every registered
 fast path): given the same seeds it produces the same arms, rewards and regret at every
 step as the policy's team on ``scenario.make_env(...)`` through the PettingZoo API. So
 it draws from the generators of :mod:`fedbandit_env.seeding` in the same order and

@@ -1,7 +1,7 @@
 """Arms as the only action: a message-carrying env for libraries that expect
 ``Discrete`` actions (such as SuperSuit, CleanRL-style scripts or TorchRL's PettingZoo
 wrapper). Checked with PettingZoo's own API tests and with SuperSuit's PettingZoo -> SB3
-vec env training PPO (``tests/test_rl.py``); TorchRL is not checked here."""
+vec env training PPO (``tests/rl/test_rl.py``); TorchRL is not checked here."""
 
 from __future__ import annotations
 

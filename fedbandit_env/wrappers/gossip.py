@@ -11,7 +11,7 @@ message still reach all neighbours (Zhu et al.'s public counts): the observation
 exactly the layout of the gossip protocols. The schedule is the same object the
 protocols draw from (:class:`~fedbandit_env.protocols.RandomEdgeGossip` is
 ``Gossip(broadcast env, "random_edge")`` with the protocol's generator; the replay test
-in tests/test_gossip_wrapper.py runs Gossip_UCB both ways, bit for bit).
+in tests/wrappers/test_gossip_wrapper.py runs Gossip_UCB both ways, bit for bit).
 
 Cost: the wrapper rewrites ``peer_links`` to the calls made (plus ``|E|`` for the
 public prefix, as the protocols count), ``comm_cost`` and ``cumulative_comm_cost``

@@ -1,6 +1,6 @@
 """The linear contextual family: problems, the env, the sync protocol, the kernels and
-the policies (the replay of both paths is in ``tests/test_replay.py``, the privacy
-audits in ``tests/test_linear_privacy.py``)."""
+the policies (the replay of both paths is in ``tests/runner/test_replay.py``, the privacy
+audits in ``tests/families/linear/test_linear_privacy.py``)."""
 
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def test_sweep_reads_its_grid_from_a_toml_file(tmp_path: Path) -> None:
 def test_the_example_sweep_config_describes_its_grid() -> None:
     from fedbandit_env.cli.config import config_args
 
-    example = Path(__file__).parents[1] / "examples" / "sweep.toml"
+    example = Path(__file__).parents[2] / "examples" / "sweep.toml"
     args = build_parser().parse_args(["sweep", *config_args(example)])
     runs, scenarios = sweep_runs(args)
     assert len(scenarios) == 3 * 2 and len(runs) == 6 * 4 * 5

@@ -28,7 +28,7 @@ from baselines.papers.zhu import fig2
 from fedbandit_env.reproduce import markdown, row_keys, run_rows, scale_names
 from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_judge_catches_a_difference_of_four_standard_errors_and_not_of_none() -> None:

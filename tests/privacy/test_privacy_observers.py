@@ -15,7 +15,7 @@ with the weakened variant it must catch at the same sample size:
    ``noise="secure"`` is the mechanism that survives it;
 5. the binary tree on a view built to catch reused noise.
 
-``pytest tests/test_privacy_observers.py -s | grep AUDIT`` prints every bound.
+``pytest tests/privacy/test_privacy_observers.py -s | grep AUDIT`` prints every bound.
 """
 
 from __future__ import annotations

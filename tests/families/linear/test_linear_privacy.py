@@ -3,7 +3,7 @@ controller) sees it: FedUCB as published leaks through *when* it synchronises (Z
 Chowdhury, ICLR 2024); the corrected variant (fixed schedule, exact Gaussian-DP tree)
 passes the same audit, and the noise audit catches it with half its noise.
 
-``pytest tests/test_linear_privacy.py -s | grep AUDIT`` prints every bound.
+``pytest tests/families/linear/test_linear_privacy.py -s | grep AUDIT`` prints every bound.
 """
 
 from __future__ import annotations

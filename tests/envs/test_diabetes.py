@@ -20,7 +20,7 @@ from fedbandit_env.problems.diabetes import (
 )
 from fedbandit_env.runner.scenario import Scenario
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 ARCHIVE = SHARED / "data" / "diabetes" / "dataset_diabetes.zip"
 
 
@@ -132,7 +132,7 @@ def test_held_out_diabetes_instances_are_random_splits_of_the_records() -> None:
 def test_an_installed_wheel_runs_the_diabetes_problem_without_the_repository(
     tmp_path: Path,
 ) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path / "wheel"), str(root)],
