@@ -7,11 +7,12 @@ link counts; it replays the PettingZoo path step for step (``tests/runner/test_r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
+from baselines.common.bundles import ProblemArrays, Recording, problem_arrays, recording
 from baselines.common.trial import agent_generators, record_step
 from baselines.elimination.kernels import (
     argmax_active,
@@ -29,39 +30,47 @@ from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedu
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows, weighted_mean_rows
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+from fedbandit_env.type_aliases import IntArray
+
+
+class EliminationParams(NamedTuple):
+    """The elimination loop's own parameters: the variant (``kind`` 0 CDP, 1 DDP, 2 HDP),
+    uploaders ``n_up``, ``epsilon`` (``inf``: no privacy), the policy's clip range
+    ``[lo, hi]``, the scenario's ``[seen_lo, seen_hi]``, limited ``rounds`` and their
+    ``min_gap``."""
+
+    kind: int
+    n_up: int
+    epsilon: float
+    lo: float
+    hi: float
+    seen_lo: float
+    seen_hi: float
+    rounds: int
+    min_gap: float
+
+
+class RoundSchedule(NamedTuple):
+    """The protocol's links per round (peer and server), each agent's component and
+    their number, and the costs ``c1`` (server link) and ``c2`` (peer link)."""
+
+    sched_peer: IntArray
+    sched_server: IntArray
+    component: IntArray
+    n_components: int
+    c1: float
+    c2: float
 
 
 @njit(cache=True, nogil=True)
 def _elimination_trial(
-    mu: FloatArray,
-    noise: int,
-    sigma: float,
-    gaps: FloatArray,
-    horizon: int,
-    steps: IntArray,
-    kind: int,
-    n_up: int,
-    epsilon: float,
-    lo: float,
-    hi: float,
-    seen_lo: float,
-    seen_hi: float,
-    rounds: int,
-    min_gap: float,
-    sched_peer: IntArray,
-    sched_server: IntArray,
-    component: IntArray,
-    n_components: int,
+    problem: ProblemArrays,
+    params: EliminationParams,
+    schedule: RoundSchedule,
     reward_rng: np.random.Generator,
     protocol_rng: np.random.Generator,
     agent_rngs: Any,
-    out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
-    c1: float,
-    c2: float,
-    cost_out: FloatArray,
+    rec: Recording,
 ) -> None:  # pragma: no cover
     """CDP-MAB (``kind`` 0, server rounds with ``n_up`` uploaders), DDP-MAB (1, GIS
     flooding) or HDP-MAB (2, hybrid): the epoch loop of
@@ -71,6 +80,10 @@ def _elimination_trial(
     observed reward is clipped to ``[seen_lo, seen_hi]`` as ``ClipRewards`` does (the
     scenario's clip range), then to ``[lo, hi]`` as the policy does, whose width
     calibrates the noise (all infinite without privacy: no clipping)."""
+    mu, noise, sigma, gaps = problem
+    kind, n_up, epsilon, lo, hi, seen_lo, seen_hi, rounds, min_gap = params
+    sched_peer, sched_server, component, n_components, c1, c2 = schedule
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
     n, m = mu.shape
     private = np.isfinite(epsilon)
     counts = np.zeros((n, m))
@@ -243,34 +256,30 @@ def _run_elimination(st: TrialSetup, seeds: tuple[int, Any], kind: int) -> Trial
         lo, hi = clip_range(params.get("clip"), declared, ("CDPMAB", "DDPMAB", "HDPMAB")[kind])
     cost = np.zeros(st.steps.size)
     _elimination_trial(
-        st.mu,
-        st.noise,
-        st.sigma,
-        st.gaps,
-        scenario.horizon,
-        st.steps,
-        kind,
-        n_up,
-        float("inf") if epsilon is None else float(epsilon),
-        lo,
-        hi,
-        seen_lo,
-        seen_hi,
-        int(rounds or 0),
-        float(min_gap or 0.0),
-        peer,
-        server,
-        component,
-        n_components,
+        problem_arrays(st),
+        EliminationParams(
+            kind,
+            n_up,
+            float("inf") if epsilon is None else float(epsilon),
+            float(lo),
+            float(hi),
+            float(seen_lo),
+            float(seen_hi),
+            int(rounds or 0),
+            float(min_gap or 0.0),
+        ),
+        RoundSchedule(
+            peer,
+            server,
+            component,
+            int(n_components),
+            float(scenario.link_costs[0]),
+            float(scenario.link_costs[1]),
+        ),
         reward_rng,
         protocol_rng,
         agent_generators(team_seed, n),
-        out,
-        arms,
-        rewards,
-        float(scenario.link_costs[0]),
-        float(scenario.link_costs[1]),
-        cost,
+        recording(scenario.horizon, st.steps, out, arms, rewards, cost),
     )
     return TrialResult(out, arms, rewards, cost)
 

@@ -13,12 +13,20 @@ per agent and step (see :mod:`baselines.common.trial`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from baselines.common.bundles import (
+    NetworkArrays,
+    ProblemArrays,
+    Recording,
+    Streams,
+    network_arrays,
+    problem_arrays,
+    recording,
+)
 from baselines.common.kernels import (
     argmax_count,
     log_time,
@@ -27,6 +35,7 @@ from baselines.common.kernels import (
 from baselines.common.trial import agent_rngs, record_step
 from baselines.gossip.faulty import FAULTS, PROTOCOL_CODES, run_faulty_gossip_ucb
 from baselines.gossip.kernels import (
+    UcbParams,
     fed_ucb_constants,
     gossip_update,
     inconsistent,
@@ -51,45 +60,42 @@ from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+class GossipParams(NamedTuple):
+    """Gossip_UCB's and Fed_UCB's own parameters: ``alpha_1``; Fed_UCB's index (eq. 12),
+    whether rewards are private, ``epsilon``, the calibrated confidence, ``c_privacy`` and
+    the index's sensitivity; ``PrivateRewards``' clip range, tree scale and estimator."""
+
+    alpha_1: float
+    fed_index: bool
+    private: bool
+    epsilon: float
+    calibrated: bool
+    c_privacy: float
+    sensitivity: float
+    clip_lo: float
+    clip_hi: float
+    tree_scale: float
+    honaker: bool
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _gossip_trial(
-    mu: FloatArray,
-    noise: int,
-    sigma: float,
-    gaps: FloatArray,
-    horizon: int,
-    steps: IntArray,
-    protocol: int,
-    public: bool,
-    edges: IntArray,
-    neighbors: IntArray,
-    degrees: IntArray,
-    adjacency: Any,
-    alpha_1: float,
-    fed_index: bool,
-    private: bool,
-    epsilon: float,
-    calibrated: bool,
-    c_privacy: float,
-    sensitivity: float,
-    clip_lo: float,
-    clip_hi: float,
-    tree_scale: float,
-    honaker: bool,
-    reward_rng: np.random.Generator,
-    protocol_rng: np.random.Generator,
-    privacy_rng: np.random.Generator,
-    agent_table: npt.NDArray[np.uint64],
-    out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
-    peer_cost: float,
-    cost_out: FloatArray,
+    problem: ProblemArrays,
+    network: NetworkArrays,
+    params: GossipParams,
+    generators: Streams,
+    rec: Recording,
 ) -> None:  # pragma: no cover
-    """Gossip_UCB, or Fed_UCB (``fed_index``, eq. 12) with ``PrivateRewards`` (``private``)."""
+    """Gossip_UCB, or Fed_UCB (``fed_index``, eq. 12) with ``PrivateRewards`` (``private``;
+    the wrapper stream of ``generators`` is its noise)."""
+    mu, noise, sigma, gaps = problem
+    protocol, public, edges, neighbors, degrees, adjacency, peer_cost = network
+    (alpha_1, fed_index, private, epsilon, calibrated, c_privacy, sensitivity,
+     clip_lo, clip_hi, tree_scale, honaker) = params  # fmt: skip
+    reward_rng, protocol_rng, privacy_rng, agent_table = generators
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
@@ -120,7 +126,7 @@ def _gossip_trial(
     epoch = 0
     l_ref = -1.0
     levels_f, b_f, log_h2 = fed_ucb_constants(horizon, epsilon, sensitivity)
-    ucb = (fed_index, n, epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2)
+    ucb = UcbParams(fed_index, n, epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2)
     flagged = np.zeros((n, m), dtype=np.bool_)  # already in the pending list
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
     plist = np.zeros((n, n), dtype=np.int64)  # ... as partner indices, increasing
@@ -376,39 +382,36 @@ def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResul
     cost = np.zeros(st.steps.size)
     rngs = agent_rngs(team_seed, n)  # alive during the call
     _gossip_trial(
-        st.mu,
-        st.noise,
-        st.sigma,
-        st.gaps,
-        scenario.horizon,
-        st.steps,
-        PROTOCOL_CODES[scenario.protocol],
-        scenario.protocol != "broadcast",
-        net.edges,
-        net.neighbors,
-        net.degrees,
-        net.adjacency,
-        alpha_1,
-        fed,
-        private,
-        epsilon,
-        params.get("confidence", "calibrated") == "calibrated",
-        float(params.get("c_privacy", 128.0)),
-        float(params.get("sensitivity", 1.0)),
-        float(lo) if private else 0.0,
-        float(hi) if private else 1.0,
-        tree_scale,
-        scenario.estimator == "honaker",
-        reward_rng,
-        protocol_rng,
-        # PrivateRewards' noise, from the stack plan the PettingZoo path is built from
-        st.plan.generator("PrivateRewards", env_seed) if private else wrapper_generator(env_seed),
-        generator_table(rngs),
-        out,
-        arms,
-        rewards,
-        float(scenario.link_costs[1]),
-        cost,
+        problem_arrays(st),
+        network_arrays(
+            net,
+            PROTOCOL_CODES[scenario.protocol],
+            scenario.protocol != "broadcast",
+            scenario.link_costs[1],
+        ),
+        GossipParams(
+            alpha_1,
+            fed,
+            private,
+            epsilon,
+            params.get("confidence", "calibrated") == "calibrated",
+            float(params.get("c_privacy", 128.0)),
+            float(params.get("sensitivity", 1.0)),
+            float(lo) if private else 0.0,
+            float(hi) if private else 1.0,
+            tree_scale,
+            scenario.estimator == "honaker",
+        ),
+        Streams(
+            reward_rng,
+            protocol_rng,
+            # PrivateRewards' noise, from the stack plan the PettingZoo path is built from
+            st.plan.generator("PrivateRewards", env_seed)
+            if private
+            else wrapper_generator(env_seed),
+            generator_table(rngs),
+        ),
+        recording(scenario.horizon, st.steps, out, arms, rewards, cost),
     )
     return TrialResult(out, arms, rewards, cost)
 

@@ -17,12 +17,20 @@ PettingZoo path (``run_fast`` says so).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from baselines.common.bundles import (
+    NetworkArrays,
+    ProblemArrays,
+    Recording,
+    Streams,
+    network_arrays,
+    problem_arrays,
+    recording,
+)
 from baselines.common.kernels import argmax_count, log_time, tie_pick
 from baselines.common.trial import agent_rngs, record_step
 from baselines.gossip.kernels import (
@@ -38,7 +46,6 @@ from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.rng_kernels import generator_at, generator_table
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
 """The delivery rules both gossip loops implement, by the scenario's protocol name."""
@@ -46,35 +53,31 @@ FAULTS = ("loss", "delay")
 """The faults this loop models (``run_fast`` reads it from the runner)."""
 
 
+class FaultyParams(NamedTuple):
+    """The faulty loop's own parameters: Gossip_UCB's ``alpha_1``, the loss probability,
+    the delay in steps."""
+
+    alpha_1: float
+    loss: float
+    delay: int
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _faulty_trial(
-    mu: FloatArray,
-    noise: int,
-    sigma: float,
-    gaps: FloatArray,
-    horizon: int,
-    steps: IntArray,
-    protocol: int,
-    public: bool,
-    edges: IntArray,
-    neighbors: IntArray,
-    degrees: IntArray,
-    adjacency: Any,
-    alpha_1: float,
-    loss: float,
-    delay: int,
-    reward_rng: np.random.Generator,
-    protocol_rng: np.random.Generator,
-    loss_rng: np.random.Generator,
-    agent_table: npt.NDArray[np.uint64],
-    out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
-    peer_cost: float,
-    cost_out: FloatArray,
+    problem: ProblemArrays,
+    network: NetworkArrays,
+    params: FaultyParams,
+    streams: Streams,
+    rec: Recording,
 ) -> None:  # pragma: no cover
     """Gossip_UCB (Algorithm 1) with each message ``delay`` steps late, then lost with
-    probability ``loss``; protocol 0 broadcast, 1 random edge, 2 neighbour calls."""
+    probability ``loss``; protocol 0 broadcast, 1 random edge, 2 neighbour calls. The
+    wrapper stream of ``streams`` is ``MessageLoss``'s."""
+    mu, noise, sigma, gaps = problem
+    protocol, public, edges, neighbors, degrees, adjacency, peer_cost = network
+    alpha_1, loss, delay = params
+    reward_rng, protocol_rng, loss_rng, agent_table = streams
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
@@ -181,33 +184,25 @@ def run_faulty_gossip_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult
     cost = np.zeros(st.steps.size)
     rngs = agent_rngs(team_seed, n)  # alive during the call
     _faulty_trial(
-        st.mu,
-        st.noise,
-        st.sigma,
-        st.gaps,
-        scenario.horizon,
-        st.steps,
-        PROTOCOL_CODES[scenario.protocol],
-        scenario.protocol != "broadcast",
-        net.edges,
-        net.neighbors,
-        net.degrees,
-        net.adjacency.astype(np.bool_),
-        alpha_1,
-        float(scenario.loss),
-        int(scenario.delay),
-        reward_rng,
-        protocol_rng,
-        # MessageLoss's losses, from the stack plan the PettingZoo path is built from
-        st.plan.generator("MessageLoss", env_seed)
-        if "MessageLoss" in st.plan.names
-        else wrapper_generator(env_seed),
-        generator_table(rngs),
-        out,
-        arms,
-        rewards,
-        float(scenario.link_costs[1]),
-        cost,
+        problem_arrays(st),
+        network_arrays(
+            net,
+            PROTOCOL_CODES[scenario.protocol],
+            scenario.protocol != "broadcast",
+            scenario.link_costs[1],
+            adjacency=net.adjacency.astype(np.bool_),
+        ),
+        FaultyParams(alpha_1, float(scenario.loss), int(scenario.delay)),
+        Streams(
+            reward_rng,
+            protocol_rng,
+            # MessageLoss's losses, from the stack plan the PettingZoo path is built from
+            st.plan.generator("MessageLoss", env_seed)
+            if "MessageLoss" in st.plan.names
+            else wrapper_generator(env_seed),
+            generator_table(rngs),
+        ),
+        recording(scenario.horizon, st.steps, out, arms, rewards, cost),
     )
     return TrialResult(out, arms, rewards, cost)
 

@@ -8,6 +8,8 @@ of :mod:`baselines.gossip.fast`, so the two paths agree bit for bit
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -326,10 +328,21 @@ def gossip_update(
     theta[row, arm] = theta[row, arm] + change
 
 
-UcbParams = tuple[bool, int, float, float, bool, float, int, float, float]
-"""``(fed, N, epsilon, alpha_1, calibrated, c_privacy, levels, b, log^2 T)``: what one
-arm's index needs besides its mean, count and ``log t`` (the batched loop's view of
-:func:`gossip_ucb_width` and :func:`fed_ucb_width`)."""
+class UcbParams(NamedTuple):
+    """What one arm's index needs besides its mean, count and ``log t`` (the batched
+    loop's view of :func:`gossip_ucb_width` and :func:`fed_ucb_width`): Fed_UCB's index
+    or not, ``N``, ``epsilon``, ``alpha_1``, the calibrated confidence, ``c_privacy``,
+    the tree's levels, ``b`` and ``log^2 T`` (:func:`fed_ucb_constants`)."""
+
+    fed: bool
+    n: int
+    epsilon: float
+    alpha_1: float
+    calibrated: bool
+    c_privacy: float
+    levels: int
+    b: float
+    log_h2: float
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -346,8 +359,8 @@ def ucb_join(ucb: UcbParams, theta: float, width: float) -> float:  # pragma: no
     """One arm's index from its estimate and width, in the order of
     :func:`gossip_ucb_value` and
     :func:`fed_ucb_value` (the same bits)."""
-    if ucb[0]:
-        return theta + ucb[3] + width
+    if ucb.fed:
+        return theta + ucb.alpha_1 + width
     return theta + width
 
 

@@ -21,7 +21,7 @@ from numba import typed
 
 from baselines.linear.decentralized import HEADER, DecFedLinUCB
 from baselines.linear.local_loop import local_loop
-from baselines.linear.loop import linear_loop
+from baselines.linear.loop import LinearConstants, LinearSwitches, linear_loop
 from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env import registry
@@ -39,12 +39,12 @@ class LinearRun:
     Example:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> run = LinearRun.of(LinUCB(), dubey_synthetic(2, dim=2, seed=0), horizon=5)
-        >>> run.ints.tolist()[:3]
-        [0, 0, 0]
+        >>> run.switches.federated, run.switches.private, run.constants.lam
+        (False, False, 1.0)
     """
 
-    floats: FloatArray
-    ints: IntArray
+    constants: LinearConstants
+    switches: LinearSwitches
     messages: bool
 
     @classmethod
@@ -67,7 +67,7 @@ class LinearRun:
             return float(getattr(policy, name, default))
 
         beta = -1.0 if policy.beta is None else policy.beta
-        floats = [
+        constants = LinearConstants(
             policy.regularizer,
             policy.sigma,
             policy.alpha,
@@ -81,21 +81,21 @@ class LinearRun:
             get("extra"),
             get("noise_std"),
             get("feature_bound", 1.0),
-            c1,
-            problem.n_agents,
-        ]
+            float(c1),
+            int(problem.n_agents),
+        )
         private = isinstance(policy, FedLinUCB) and policy.epsilon is not None
         adaptive = isinstance(policy, FedLinUCB) and policy.sync == "adaptive"
-        ints = [
-            int(fed),
-            int(private),
-            int(adaptive),
+        switches = LinearSwitches(
+            fed,
+            bool(private),
+            bool(adaptive),
             int(get("batch", 1)),
             int(get("rounds", 1)),
             int(get("levels", 1)),
-            int(pooled),
-        ]
-        return cls(np.array(floats), np.array(ints, dtype=np.int64), fed)
+            pooled,
+        )
+        return cls(constants, switches, fed)
 
 
 def linear_trial(
@@ -138,8 +138,8 @@ def linear_trial(
         problem.sigma,
         horizon,
         steps,
-        run.floats,
-        run.ints,
+        run.constants,
+        run.switches,
         reward_rng,
         sets_rng,
         rngs,

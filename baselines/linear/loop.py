@@ -6,7 +6,7 @@ order the PettingZoo path calls them; :mod:`baselines.linear.fast` prepares its 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -25,6 +25,44 @@ from baselines.linear.kernels import (
 )
 from fedbandit_env.problems.kernels import draw_sets, sample_rewards
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+class LinearConstants(NamedTuple):
+    """The linear loop's numbers, read from a reset policy (module docstring of
+    :mod:`baselines.linear.policies`): ``lambda``, the noise's sub-Gaussian ``sigma``,
+    ``alpha``, the norm bound ``S``, a fixed width (``-1``: OFUL's), the sync threshold
+    ``D``, ``rho_min``, ``rho_max``, the release's shift, ``kappa``, ``M (rho_max -
+    rho_min)``, the noise's std, the feature bound ``L``, the server link's cost and
+    ``M``."""
+
+    lam: float
+    sigma: float
+    alpha: float
+    norm_bound: float
+    fixed_beta: float
+    threshold: float
+    rho_min: float
+    rho_max: float
+    shift: float
+    kappa: float
+    extra: float
+    noise_std: float
+    feature_bound: float
+    c1: float
+    n_rho: int
+
+
+class LinearSwitches(NamedTuple):
+    """Which FedUCB it is: federated, private, adaptive schedule, the fixed schedule's
+    batch, rounds and tree levels, the pooled oracle."""
+
+    federated: bool
+    private: bool
+    adaptive: bool
+    batch: int
+    rounds: int
+    levels: int
+    pooled: bool
 
 
 @njit(cache=True, nogil=True)
@@ -77,8 +115,8 @@ def linear_loop(
     sigma: float,
     horizon: int,
     steps: IntArray,
-    fp: FloatArray,
-    ip: IntArray,
+    fp: LinearConstants,
+    ip: LinearSwitches,
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
     rngs: Any,
@@ -87,11 +125,9 @@ def linear_loop(
     t_arms: IntArray,
     t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
-    lam, sig, alpha, norm_bound, fixed_beta, threshold = fp[0], fp[1], fp[2], fp[3], fp[4], fp[5]
-    rho_min, rho_max, shift, kappa, extra, noise_std = fp[6], fp[7], fp[8], fp[9], fp[10], fp[11]
-    feature_bound, c1, n_rho = fp[12], fp[13], int(fp[14])
-    federated, private, adaptive = ip[0] == 1, ip[1] == 1, ip[2] == 1
-    batch, rounds, levels, pooled = ip[3], ip[4], ip[5], ip[6] == 1
+    (lam, sig, alpha, norm_bound, fixed_beta, threshold, rho_min, rho_max, shift, kappa,
+     extra, noise_std, feature_bound, c1, n_rho) = fp  # fmt: skip
+    federated, private, adaptive, batch, rounds, levels, pooled = ip
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     inv, winv = np.zeros((n, d, d)), np.zeros((n, d, d))
