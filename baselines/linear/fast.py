@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 from numba import typed
 
+from baselines.common.bundles import linear_arrays, recording
 from baselines.linear.decentralized import HEADER, DecFedLinUCB
-from baselines.linear.local_loop import local_loop
+from baselines.linear.local_loop import DecConstants, local_loop
 from baselines.linear.loop import LinearConstants, LinearSwitches, linear_loop
 from baselines.linear.oracle import PooledLinUCB
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
@@ -124,29 +125,17 @@ def linear_trial(
     reward_rng, _, sets_rng = master.spawn(3)
     n = problem.n_agents
     rngs = typed.List(team_generators(team_seed, n))
-    features = problem.features.astype(np.float32).astype(np.float64)
     out, cost = np.zeros((n, steps.size)), np.zeros(steps.size)
     t_arms = np.zeros((horizon if trace else 0, n), dtype=np.int64)
     t_rewards = np.zeros((horizon if trace else 0, n), dtype=np.float32)
     linear_loop(
-        features,
-        problem.local_means,
-        problem.global_means,
-        problem.draw_code,
-        problem.set_size,
-        problem.noise_code,
-        problem.sigma,
-        horizon,
-        steps,
+        linear_arrays(problem),
+        recording(horizon, steps, out, t_arms, t_rewards, cost),
         run.constants,
         run.switches,
         reward_rng,
         sets_rng,
         rngs,
-        out,
-        cost,
-        t_arms,
-        t_rewards,
     )
     return out, cost, t_arms, t_rewards
 
@@ -187,18 +176,28 @@ def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     hops = np.where((dist >= 1) & (dist <= gamma), dist, 0).astype(np.int64)
     c1, c2 = st.scenario.link_costs
     beta = -1.0 if policy.beta is None else policy.beta
-    fp = [policy.regularizer, policy.sigma, policy.alpha, policy.norm_bound, beta,
-          policy.threshold, c1 * 0 + c2 * network.n_edges]  # fmt: skip
+    constants = DecConstants(
+        policy.regularizer,
+        policy.sigma,
+        policy.alpha,
+        policy.norm_bound,
+        beta,
+        policy.threshold,
+        c1 * 0 + c2 * network.n_edges,
+    )
     master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
     reward_rng, _, sets_rng = master.spawn(3)
-    features = problem.features.astype(np.float32).astype(np.float64)
     out, cost = np.zeros((n, st.steps.size)), np.zeros(st.steps.size)
     _, t_arms, t_rewards = st.buffers()
     local_loop(
-        features, problem.local_means, problem.global_means, problem.draw_code,
-        problem.set_size, problem.noise_code, problem.sigma, horizon, st.steps,
-        np.array(fp), gamma, hops, reward_rng, sets_rng, out, cost, t_arms, t_rewards,
-    )  # fmt: skip
+        linear_arrays(problem),
+        recording(horizon, st.steps, out, t_arms, t_rewards, cost),
+        constants,
+        gamma,
+        hops,
+        reward_rng,
+        sets_rng,
+    )
     del team_seed  # no randomness of its own
     return TrialResult(out, t_arms, t_rewards, comm_cost=cost)
 

@@ -7,10 +7,12 @@ is read by an agent ``h`` hops away at step ``s + h``, for ``1 <= h <= gamma``).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
     add_set_regret,
     confidence_width,
@@ -20,35 +22,36 @@ from baselines.linear.kernels import (
     ucb_choice,
 )
 from fedbandit_env.problems.kernels import draw_sets, sample_rewards
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+from fedbandit_env.type_aliases import IntArray
+
+
+class DecConstants(NamedTuple):
+    """Decentralized FedUCB's numbers: ``lambda``, ``sigma``, ``alpha``, ``S``, a fixed
+    width (``-1``: OFUL's), the threshold ``D`` and the network's cost a step."""
+
+    lam: float
+    sigma: float
+    alpha: float
+    norm_bound: float
+    fixed_beta: float
+    threshold: float
+    step_cost: float
 
 
 @njit(cache=True, nogil=True)
 def local_loop(
-    features: FloatArray,
-    local_means: FloatArray,
-    global_means: FloatArray,
-    n_best: int,
-    set_size: int,
-    noise: int,
-    sigma: float,
-    horizon: int,
-    steps: IntArray,
-    fp: FloatArray,
+    problem: LinearArrays,
+    rec: Recording,
+    fp: DecConstants,
     gamma: int,
     hops: IntArray,
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
-    out: FloatArray,
-    cost_out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
-    """One trial; ``fp`` = ``(lambda, sigma, alpha, S, beta or -1, D, cost a step)``,
-    ``hops[u, v]`` the hop distance (0: not delivered)."""
-    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = (
-        fp[0], fp[1], fp[2], fp[3], fp[4], fp[5], fp[6],
-    )  # fmt: skip
+    """One trial; ``hops[u, v]`` the hop distance (0: not delivered)."""
+    features, local_means, global_means, n_best, set_size, noise, sigma = problem
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = fp
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     own = np.zeros((n, gamma, e, e))

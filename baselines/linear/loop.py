@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
     add_set_regret,
     clip_norm,
@@ -24,7 +25,7 @@ from baselines.linear.kernels import (
     ucb_choice,
 )
 from fedbandit_env.problems.kernels import draw_sets, sample_rewards
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
 class LinearConstants(NamedTuple):
@@ -106,25 +107,16 @@ def _draw_pending(
 
 @njit(cache=True, nogil=True)
 def linear_loop(
-    features: FloatArray,
-    local_means: FloatArray,
-    global_means: FloatArray,
-    n_best: int,
-    set_size: int,
-    noise: int,
-    sigma: float,
-    horizon: int,
-    steps: IntArray,
+    problem: LinearArrays,
+    rec: Recording,
     fp: LinearConstants,
     ip: LinearSwitches,
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
     rngs: Any,
-    out: FloatArray,
-    cost_out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
+    features, local_means, global_means, n_best, set_size, noise, sigma = problem
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
     (lam, sig, alpha, norm_bound, fixed_beta, threshold, rho_min, rho_max, shift, kappa,
      extra, noise_std, feature_bound, c1, n_rho) = fp  # fmt: skip
     federated, private, adaptive, batch, rounds, levels, pooled = ip

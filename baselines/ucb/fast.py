@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from baselines.common.bundles import ProblemArrays, Recording, problem_arrays, recording
 from baselines.common.kernels import (
     argmax_count,
     first_unpulled,
@@ -32,19 +33,14 @@ from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 @njit(cache=True, nogil=True)
 def _local_ucb_trial(
-    mu: FloatArray,
-    noise: int,
-    sigma: float,
-    gaps: FloatArray,
-    horizon: int,
-    steps: IntArray,
+    problem: ProblemArrays,
+    rec: Recording,
     scale: float,
     reward_rng: np.random.Generator,
     agent_table: npt.NDArray[np.uint64],
-    out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
+    mu, noise, sigma, gaps = problem
+    horizon, steps, out, t_arms, t_rewards, _ = rec
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
@@ -110,19 +106,14 @@ def _random_trial(
 
 @njit(cache=True, nogil=True)
 def _oracle_trial(
-    mu: FloatArray,
-    noise: int,
-    sigma: float,
-    gaps: FloatArray,
-    horizon: int,
-    steps: IntArray,
+    problem: ProblemArrays,
+    rec: Recording,
     scale: float,
     reward_rng: np.random.Generator,
     team_rng: np.random.Generator,
-    out: FloatArray,
-    t_arms: IntArray,
-    t_rewards: Float32Array,
 ) -> None:  # pragma: no cover
+    mu, noise, sigma, gaps = problem
+    horizon, steps, out, t_arms, t_rewards, _ = rec
     n, m = mu.shape
     counts = np.zeros(m)
     sums = np.zeros(m)
@@ -161,18 +152,11 @@ def run_local_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
     scale = float(st.params.get("scale", 1.0))
     _local_ucb_trial(
-        st.mu,
-        st.noise,
-        st.sigma,
-        st.gaps,
-        st.scenario.horizon,
-        st.steps,
+        problem_arrays(st),
+        recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
         scale,
         reward_rng,
         generator_table(rngs),
-        out,
-        arms,
-        rewards,
     )
     return TrialResult(out, arms, rewards)
 
@@ -204,17 +188,10 @@ def run_oracle(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     reward_rng, _ = env_generators(env_seed)
     scale = float(st.params.get("scale", 1.0))
     _oracle_trial(
-        st.mu,
-        st.noise,
-        st.sigma,
-        st.gaps,
-        st.scenario.horizon,
-        st.steps,
+        problem_arrays(st),
+        recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
         scale,
         reward_rng,
         team_generators(team_seed, 1)[0],
-        out,
-        arms,
-        rewards,
     )
     return TrialResult(out, arms, rewards)
