@@ -170,6 +170,9 @@ class PolicySpec:
         tags: Its roles, from :data:`TAGS` (``"default"``, ``"floor"``, ``"ceiling"``,
             ``"local"``, ``"speed"``): where ``bench``, ``compare``, ``train`` and
             ``speed`` use it without being told its id.
+        instances: The instance kinds (``Scenario.instance``) it is meant for (``None``:
+            any): ``bench`` runs it by default only on those, and warns when it is named
+            on another (it still runs: measuring a policy off its assumptions is allowed).
         cli_options: The constructor options it declares (:class:`PolicyOption`): the
             command line gets a flag for each, and without an options entry point a flag
             set away from its default becomes the constructor argument of that name.
@@ -192,9 +195,14 @@ class PolicySpec:
     bandit: str = "mab"
     tags: frozenset[str] = frozenset()
     cli_options: tuple[PolicyOption, ...] = ()
+    instances: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cli_options", tuple(self.cli_options))
+        if self.instances is not None:
+            if isinstance(self.instances, str):
+                raise TypeError(f"instances of {self.id!r} must be a tuple of names")
+            object.__setattr__(self, "instances", tuple(self.instances))
         if not all(isinstance(o, PolicyOption) for o in self.cli_options):
             raise TypeError(f"cli_options of {self.id!r} must be PolicyOption objects")
         if isinstance(self.tags, str):
@@ -242,6 +250,15 @@ class PolicySpec:
             (True, False)
         """
         return self.bandit in (bandit, "any")
+
+    def meant_for(self, instance: str) -> bool:
+        """Whether the policy is meant for the instance kind ``instance``.
+
+        Example:
+            >>> spec("gossip_ucb").meant_for("conflicting")
+            True
+        """
+        return self.instances is None or instance in self.instances
 
     def runs_in(self, setting: str) -> bool:
         """Whether the policy is meant for the information setting ``setting``.
@@ -328,6 +345,7 @@ def register(
     bandit: str = "mab",
     tags: tuple[str, ...] | frozenset[str] | str = (),
     cli_options: tuple[PolicyOption, ...] = (),
+    instances: tuple[str, ...] | None = None,
 ) -> PolicySpec:
     """Register a policy under ``id`` (see :class:`PolicySpec` for the arguments).
 
@@ -353,6 +371,7 @@ def register(
         bandit=bandit,
         tags=frozenset({tags} if isinstance(tags, str) else tags),  # one tag may be a str
         cli_options=tuple(cli_options),
+        instances=instances,
     )
     old = _registry.get(id)
     if old is not None and old != new:
@@ -464,25 +483,26 @@ def tagged(tag: str, bandit: str = "mab") -> list[str]:
 
 
 def describe_registry() -> str:
-    """The registry as a table: id, family, bandit, fast path, tags, the settings it is
-    meant for (``any``: every one that gives it what it needs), description (``fedbandit
-    list``).
+    """The registry as a table: id, family, bandit, fast path, tags, the settings and
+    the instance kinds it is meant for (``any``: every one that gives it what it needs),
+    description (``fedbandit list``).
 
     Example:
         >>> describe_registry().splitlines()[0].split()
-        ['id', 'family', 'bandit', 'fast', 'tags', 'settings', 'description']
+        ['id', 'family', 'bandit', 'fast', 'tags', 'settings', 'instances', 'description']
     """
     _ensure_plugins()
     specs = [_registry[k] for k in sorted(_registry, key=lambda k: (_registry[k].family, k))]
-    rows = [("id", "family", "bandit", "fast", "tags", "settings", "description")]
+    rows = [("id", "family", "bandit", "fast", "tags", "settings", "instances", "description")]
     for s in specs:
         settings = "any" if s.settings is None else ",".join(s.settings) or "-"
+        instances = "any" if s.instances is None else ",".join(s.instances) or "-"
         tags = ",".join(sorted(s.tags)) or "-"
         fast = "yes" if s.has_fast_path else "-"
-        rows.append((s.id, s.family, s.bandit, fast, tags, settings, s.description))
-    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+        rows.append((s.id, s.family, s.bandit, fast, tags, settings, instances, s.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(7)]
     return "\n".join(
-        "  ".join(f"{c:<{w}}" for c, w in zip(r[:6], widths, strict=True)) + "  " + r[6]
+        "  ".join(f"{c:<{w}}" for c, w in zip(r[:7], widths, strict=True)) + "  " + r[7]
         for r in rows
     )
 

@@ -244,3 +244,22 @@ def test_evaluate_takes_policy_objects_and_factories_too() -> None:
     np.testing.assert_array_equal(mine.regret, ref.regret)
     with pytest.raises(TypeError, match="policy must be an id"):
         evaluate(3, scenario)  # type: ignore[arg-type]
+
+
+def test_bench_defaults_follow_the_instance_kinds_a_policy_declares() -> None:
+    from fedbandit_env.cli.options import parse_policies
+
+    registry.register(
+        "homogeneous_only",
+        "baselines.ucb:LocalUCB1",
+        tags=("default",),
+        instances=("homogeneous",),
+    )
+    try:
+        assert "homogeneous_only" in parse_policies(None, instance="homogeneous")
+        assert "homogeneous_only" not in parse_policies(None, instance="conflicting")
+        assert parse_policies("homogeneous_only", instance="conflicting") == ["homogeneous_only"]
+    finally:
+        registry.deregister("homogeneous_only")
+    with pytest.raises(TypeError, match="tuple of names"):
+        registry.PolicySpec("x", "baselines.ucb:LocalUCB1", instances="zhu")  # type: ignore[arg-type]

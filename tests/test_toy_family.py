@@ -58,6 +58,7 @@ register(
     fast_entry_point=run_toy,
     tags=("speed",),
     cli_options=(PolicyOption("toy_arm", int, 0, "the arm the toy pulls", low=0),),
+    instances=("toy_pair", "conflicting"),
 )
 register_instance(  # the family's own instance kind, from its own file
     InstanceSpec("toy_pair", lambda s, seed: MABProblem([[0.9, 0.1], [0.7, 0.3]]))
@@ -80,7 +81,7 @@ def toy_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_it_is_listed_with_its_tags(toy_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--import", str(toy_file)]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("toy ")]
-    assert line.split()[:5] == ["toy", "toy", "mab", "yes", "speed"]
+    assert line.split()[:7] == ["toy", "toy", "mab", "yes", "speed", "any", "toy_pair,conflicting"]
 
 
 def test_it_runs_in_bench_with_its_own_option(
@@ -144,3 +145,14 @@ def test_its_instance_kind_runs_in_bench(toy_file: Path, tmp_path: Path) -> None
     with (out / "regret.csv").open() as fh:
         final = {float(r["regret"]) for r in csv.DictReader(fh) if r["t"] == "10"}
     assert len(final) == 1 and final.pop() == pytest.approx(10 * 0.6)  # means 0.8, 0.2
+
+
+def test_it_is_warned_about_off_the_instances_it_declares(
+    toy_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--import", str(toy_file), "--policies", "toy", "--instance", "zhu"]
+    argv += ["--agents", "3", "--arms", "2", "--horizon", "10", "--trials", "1"]
+    assert main([*argv, "--no-plot", "--no-progress", "--out", str(tmp_path / "w")]) == 0
+    err = capsys.readouterr().err
+    assert "toy is meant for the instances toy_pair, conflicting, not 'zhu'" in err
+    assert registry.spec("toy").meant_for("toy_pair") and not registry.spec("toy").meant_for("zhu")

@@ -117,7 +117,8 @@ def inert_options(
 def preflight(args: argparse.Namespace, policies: Sequence[str]) -> None:
     """Before anything runs: check ``--out`` is writable and every declared policy option
     set on the command line lies in its declared range (a one-line error if not), and
-    print a ``fedbandit: warning:`` line for every option that changes nothing."""
+    print a ``fedbandit: warning:`` line for every option that changes nothing and every
+    policy named on an instance kind it is not meant for."""
     from fedbandit_env.cli import build_parser
 
     check_writable(args.out)
@@ -127,6 +128,19 @@ def preflight(args: argparse.Namespace, policies: Sequence[str]) -> None:
             option.check(value)
     for line in inert_options(args, build_parser(args.command), policies):
         print(f"fedbandit: warning: {line}", file=sys.stderr)
+    instance = getattr(args, "instance", None)
+    for pid in policies:
+        if (
+            instance is not None
+            and not is_model(pid)
+            and not registry.spec(pid).meant_for(instance)
+        ):
+            meant = ", ".join(registry.spec(pid).instances or ())
+            print(
+                f"fedbandit: warning: {pid} is meant for the instances {meant}, not "
+                f"{instance!r}: it runs off its assumptions",
+                file=sys.stderr,
+            )
 
 
 __all__ = ["inert_options", "policy_options", "preflight"]

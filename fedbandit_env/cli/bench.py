@@ -82,7 +82,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         ['random']
     """
     import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True))
+    ids = parse_policies(
+        args.policies, args.setting, args.instance in instance_names(linear=True), args.instance
+    )
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)

@@ -1,5 +1,5 @@
 """``fedbandit list``: the registered policies (id, family, bandit, fast path, tags, the
-settings each is meant for, description)."""
+settings and instance kinds each is meant for, description)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> None:
 
     Example:
         >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-        id family bandit fast tags settings description
+        id family bandit fast tags settings instances description
         ...
         gossip_ucb gossip mab yes default,speed gossip,neighbours,gossip+private,...
         ...

@@ -365,10 +365,15 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     return names
 
 
-def parse_policies(text: str | None, setting: str | None = None, linear: bool = False) -> list[str]:
+def parse_policies(
+    text: str | None,
+    setting: str | None = None,
+    linear: bool = False,
+    instance: str | None = None,
+) -> list[str]:
     """Policy ids (and saved models ``ppo:path.zip``) from a comma list, checked; with
-    no list, the default policies (those meant for ``setting`` when there is one; the
-    linear family's for a ``linear`` instance).
+    no list, the default policies (those meant for ``setting`` when there is one, and
+    for the ``instance`` kind; the linear family's for a ``linear`` instance).
 
     Example:
         >>> parse_policies("gossip_ucb, ppo:m.zip")
@@ -378,6 +383,8 @@ def parse_policies(text: str | None, setting: str | None = None, linear: bool = 
     """
     if text is None:
         ids = default_policies(linear)
+        if instance is not None:
+            ids = [p for p in ids if registry.spec(p).meant_for(instance)]
         if setting is None:
             return ids
         return [p for p in ids if registry.spec(p).runs_in(setting)]

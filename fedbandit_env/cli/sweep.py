@@ -154,7 +154,9 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
         (12, ['graph=complete', 'graph=ring'])
     """
     imports = import_modules(args.imports)
-    ids = parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True))
+    ids = parse_policies(
+        args.policies, args.setting, args.instance in instance_names(linear=True), args.instance
+    )
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     values = argparse.ArgumentParser(prog="fedbandit sweep --grid", add_help=False)
@@ -210,7 +212,9 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
     runs, scenarios = sweep_runs(args)
     preflight(
         args,
-        parse_policies(args.policies, args.setting, args.instance in instance_names(linear=True)),
+        parse_policies(
+            args.policies, args.setting, args.instance in instance_names(linear=True), args.instance
+        ),
     )
     out: Path = args.out
     config: dict[str, Any] = {
