@@ -234,6 +234,17 @@ def check_noise(noise: Any, owner: str) -> Noise:
     return noise
 
 
+def fresh_generator() -> np.random.Generator:
+    """A generator on fresh operating-system entropy: the one source of ``"secure"``
+    noise (tests replace it with a seeded source unrelated to any run's seed).
+
+    Example:
+        >>> fresh_generator().random() != fresh_generator().random()
+        True
+    """
+    return np.random.default_rng()
+
+
 def noise_generator(noise: Noise, seeded: Any) -> np.random.Generator:
     """The generator of a mechanism's noise: ``default_rng(seeded)`` for ``"seeded"``
     noise; for ``"secure"``, a generator on fresh OS entropy, whatever ``seeded`` is.
@@ -245,7 +256,7 @@ def noise_generator(noise: Noise, seeded: Any) -> np.random.Generator:
         (True, False)
     """
     if noise == "secure":
-        return np.random.default_rng()
+        return fresh_generator()
     return seeded if isinstance(seeded, np.random.Generator) else np.random.default_rng(seeded)
 
 
