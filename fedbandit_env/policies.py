@@ -408,9 +408,13 @@ class IndependentTeam(Team):
         self._by_agent: dict[AgentID, Policy] = {}
         self._message_dim = 0
 
+    def _members(self) -> list[Policy]:
+        """The members, or one fresh copy from the factory before the first reset."""
+        return self.policies or ([self._factory()] if self._factory else [])
+
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """The merged requirements of the members."""
-        members = self.policies or ([self._factory()] if self._factory else [])
+        members = self._members()
         out = Requirements()
         for p in members:
             out = out.merge(p.requirements(n_agents, n_arms))
@@ -424,13 +428,13 @@ class IndependentTeam(Team):
             >>> make("cdp_mab", epsilon=0.5).privacy_spent(np.array([10]), 10, 4, 3).tolist()
             [2.0]
         """
-        members = self.policies or ([self._factory()] if self._factory else [])
+        members = self._members()
         owns = [e for p in members if (e := p.privacy_epsilon(n_agents, n_arms)) is not None]
         return max(owns) if owns else None
 
     def privacy_delta(self, n_agents: int, n_arms: int) -> float:
         """The largest of the members' ``delta`` (every member runs the same mechanism)."""
-        members = self.policies or ([self._factory()] if self._factory else [])
+        members = self._members()
         return max((p.privacy_delta(n_agents, n_arms) for p in members), default=0.0)
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:

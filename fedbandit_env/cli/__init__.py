@@ -88,11 +88,9 @@ def _import_first(argv: Sequence[str]) -> None:
     they register (and the options those declare) are known to it."""
     from fedbandit_env.cli.options import import_modules, parse_modules
 
-    names = [
-        argv[i + 1] if token == "--import" else token.split("=", 1)[1]
-        for i, token in enumerate(argv)
-        if (token == "--import" and i + 1 < len(argv)) or token.startswith("--import=")
-    ]
+    pre = argparse.ArgumentParser(add_help=False)  # --import alone, abbreviations too
+    pre.add_argument("--import", dest="imports", action="append", default=[])
+    names = pre.parse_known_args(argv)[0].imports
     try:
         import_modules([parse_modules(n) for n in names])
     except (ValueError, argparse.ArgumentTypeError) as err:

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.render import render_text
-from fedbandit_env.envs.spaces import joint_state
+from fedbandit_env.envs.spaces import joint_state, state_space
 from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.mechanisms import (
     Estimator,
@@ -158,8 +158,9 @@ class PrivateRewards(ParallelWrapper):
         self._prefix: FloatArray = np.zeros((n, m))
         self._last: FloatArray = np.zeros(n)  # private rewards of the last step
         self._arms = np.zeros(n, dtype=np.int64)
-        self._regret: FloatArray = np.zeros(n)
-        self._t = 0
+        self._infos: dict[AgentID, dict[str, Any]] = {}  # the last step's, for render()
+        # the env's state layout with private rewards, which are unbounded
+        self._state_space = state_space(n, m, (-np.inf, np.inf), self.horizon)
         self._rng = np.random.default_rng()
         self.accountant = PrivacyAccountant(budget=self.epsilon)
         """Per-agent spending (every agent spends the same, one stream set each)."""
@@ -196,7 +197,7 @@ class PrivateRewards(ParallelWrapper):
             elif seed is not None:
                 self._rng = self.stream(seed)
         self._tree = self._new_tree(self._rng)
-        self._last[:], self._arms[:], self._regret[:], self._t = 0.0, 0, 0.0, 0
+        self._last[:], self._arms[:], self._infos = 0.0, 0, {}
         self.accountant.reset()
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
@@ -228,23 +229,15 @@ class PrivateRewards(ParallelWrapper):
             inc = float(self._prefix[i, arm] - previous[i, arm])
             private_rewards[agent] = inc
             self._last[i], self._arms[i] = inc, arm
-            self._regret[i] = float(infos[agent].get("cumulative_regret", 0.0))
             out[agent] = self._view(agent, o, np.array([inc], dtype=np.float32))
             infos[agent] = {**infos[agent], "epsilon": spent, "delta": 0.0}
-        self._t += 1
+        self._infos = infos
         return out, private_rewards, terms, truncs, infos
 
     @property
     def state_space(self) -> spaces.Box:
         """The space of :meth:`state`: the env's layout, private rewards unbounded."""
-        n, m = len(self._agents), self.n_arms
-        low = np.tile(np.r_[np.zeros(m), -np.inf], n)
-        high = np.tile(np.r_[np.ones(m), np.inf], n)
-        return spaces.Box(
-            np.r_[low, 0.0].astype(np.float32),
-            np.r_[high, float(self.horizon)].astype(np.float32),
-            dtype=np.float32,
-        )
+        return self._state_space
 
     def state(self) -> np.ndarray:
         """The joint state (:func:`~fedbandit_env.envs.spaces.joint_state`: each agent's
@@ -258,7 +251,7 @@ class PrivateRewards(ParallelWrapper):
             >>> bool(reward_0 == np.float32(rew["agent_0"]))
             True
         """
-        return joint_state(self._arms, self._last, self._t, self.n_arms)
+        return joint_state(self._arms, self._last, self._tree.t, self.n_arms)
 
     def render(self) -> str | None:
         """The env's text view with the private rewards (``None`` without a
@@ -267,8 +260,9 @@ class PrivateRewards(ParallelWrapper):
             return None
         base: Any = self.unwrapped
         best = int(getattr(getattr(base, "problem", None), "best_arm", -1))
+        regret = [float(self._infos.get(a, {}).get("cumulative_regret", 0.0)) for a in self._agents]
         return render_text(
-            best, self._t, self.horizon, self._agents, self._arms, self._last, self._regret
+            best, self._tree.t, self.horizon, self._agents, self._arms, self._last, np.array(regret)
         )
 
     def _view(self, agent: AgentID, o: Observation, reward: Any) -> Observation:
