@@ -107,12 +107,59 @@ def register_policies() -> None:
             tags=("default",),
             cli_options=(PARTICIPATION, ROUNDS, MIN_GAP) if pid == "cdp_mab" else (ROUNDS, MIN_GAP),
         )
+    coop = ("neighbours", "gossip")
+    register(
+        "coop_ts",
+        "baselines.thompson:CooperativeTS",
+        description="cooperative Thompson sampling: share counts and sums, average what is held",
+        family="thompson",
+        kwargs={"share": "hold"},
+        fast_entry_point="baselines.thompson.fast:run_coop_ts",
+        settings=coop,
+        tags=("default", "speed"),
+    )
+    register(
+        "coop_ts_relay",
+        "baselines.thompson:CooperativeTS",
+        description="cooperative Thompson sampling relaying every agent's row with its stamp",
+        family="thompson",
+        kwargs={"share": "relay"},
+        fast_entry_point="baselines.thompson.fast:run_coop_ts",
+        settings=coop,
+    )
+    register(
+        "private_coop_ts",
+        "baselines.thompson:CooperativeTS",
+        description="cooperative Thompson sampling on private rewards (tree noise in posterior)",
+        family="thompson",
+        kwargs={"share": "hold", "epsilon": 1.0},
+        fast_entry_point="baselines.thompson.fast:run_coop_ts",
+        options_entry_point="baselines.thompson:private_ts_options",
+        settings=("neighbours+private", "gossip+private"),
+        tags=("default",),
+    )
     register(
         "local_ucb",
         "baselines.ucb:LocalUCB1",
         description="UCB1 on the agent's own rewards, no communication (Auer et al. 2002)",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_local_ucb",
+        tags=("default", "local"),
+    )
+    register(
+        "kl_ucb",
+        "baselines.ucb:LocalKLUCB",
+        description="KL-UCB on the agent's own rewards, no communication (Garivier & Cappe 2011)",
+        family="ucb",
+        fast_entry_point="baselines.ucb.fast:run_kl_ucb",
+        tags=("default", "local"),
+    )
+    register(
+        "local_ts",
+        "baselines.thompson:LocalTS",
+        description="Thompson sampling on the agent's own rewards, no communication",
+        family="thompson",
+        fast_entry_point="baselines.thompson.fast:run_local_ts",
         tags=("default", "local"),
     )
     register(

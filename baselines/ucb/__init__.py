@@ -2,7 +2,7 @@
 
 ``policies.py`` and ``oracle.py`` hold the policies, ``kernels.py`` their indices,
 ``fast.py`` their batched trial loops; ``baselines.registration`` registers them as
-``local_ucb``, ``oracle_ucb`` and ``random``.
+``local_ucb``, ``kl_ucb``, ``oracle_ucb`` and ``random``.
 
 Example:
     >>> from baselines.ucb import LocalUCB1
@@ -11,6 +11,6 @@ Example:
 """
 
 from baselines.ucb.oracle import OracleUCB
-from baselines.ucb.policies import IndexPolicy, LocalUCB1, RandomPolicy
+from baselines.ucb.policies import IndexPolicy, LocalKLUCB, LocalUCB1, RandomPolicy
 
-__all__ = ["IndexPolicy", "LocalUCB1", "OracleUCB", "RandomPolicy"]
+__all__ = ["IndexPolicy", "LocalKLUCB", "LocalUCB1", "OracleUCB", "RandomPolicy"]

@@ -1,4 +1,5 @@
-"""The plain baselines' batched trial loops: local UCB1, random, the pooled oracle.
+"""The plain baselines' batched trial loops: local UCB1 and KL-UCB, random, the pooled
+oracle.
 
 Each loop plays a whole trial for all agents with the same compiled mathematics as the
 policies (:mod:`baselines.ucb.kernels`, :mod:`baselines.common.kernels`) and the same
@@ -8,7 +9,7 @@ draws as the env, so it replays the PettingZoo path step for step
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,8 @@ from baselines.common.kernels import (
     tie_pick,
 )
 from baselines.common.trial import agent_rngs, record_step
-from baselines.ucb.kernels import oracle_index, ucb1_index
+from baselines.ucb.kernels import kl_ucb_index, oracle_index, ucb1_index
+from baselines.ucb.policies import kl_range
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
@@ -31,15 +33,27 @@ from fedbandit_env.seeding import env_generators, team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
+class LocalIndex(NamedTuple):
+    """Which index a local agent plays: ``kl`` (KL-UCB, else UCB1), the bonus ``scale``,
+    KL-UCB's ``c`` and reward range ``(lo, width)`` (:func:`baselines.ucb.policies.kl_range`)."""
+
+    kl: bool
+    scale: float
+    c: float
+    lo: float
+    width: float
+
+
 @njit(cache=True, nogil=True)
-def _local_ucb_trial(
+def _local_index_trial(
     problem: ProblemArrays,
     rec: Recording,
-    scale: float,
+    which: LocalIndex,
     reward_rng: np.random.Generator,
     agent_table: npt.NDArray[np.uint64],
 ) -> None:  # pragma: no cover
     mu, noise, sigma, gaps = problem
+    kl, scale, c, lo, width = which
     horizon, steps, out, t_arms, t_rewards, _ = rec
     n, m = mu.shape
     counts = np.zeros((n, m))
@@ -58,7 +72,10 @@ def _local_ucb_trial(
                 sums[i, arms[i]] += float(seen[i])
             k = first_unpulled(counts[i])
             if k < 0:
-                ucb1_index(sums[i], counts[i], log_t, scale, index)
+                if kl:
+                    kl_ucb_index(sums[i], counts[i], log_t, c, lo, width, scale, index)
+                else:
+                    ucb1_index(sums[i], counts[i], log_t, scale, index)
                 k, ties = argmax_count(index)
                 if ties > 1:  # touch the agent's generator only on a tie
                     k = tie_pick(index, ties, generator_at(agent_table, i))
@@ -151,10 +168,28 @@ def run_local_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     reward_rng, _ = env_generators(env_seed)
     rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
     scale = float(st.params.get("scale", 1.0))
-    _local_ucb_trial(
+    _local_index_trial(
         problem_arrays(st),
         recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
-        scale,
+        LocalIndex(False, scale, 0.0, 0.0, 1.0),
+        reward_rng,
+        generator_table(rngs),
+    )
+    return TrialResult(out, arms, rewards)
+
+
+def run_kl_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of local KL-UCB (fast entry point of ``kl_ucb``)."""
+    env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
+    reward_rng, _ = env_generators(env_seed)
+    rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
+    lo, width = kl_range(st.reward_bounds)
+    scale, c = float(st.params.get("scale", 1.0)), float(st.params.get("c", 0.0))
+    _local_index_trial(
+        problem_arrays(st),
+        recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
+        LocalIndex(True, scale, c, lo, width),
         reward_rng,
         generator_table(rngs),
     )

@@ -43,3 +43,91 @@ def oracle_index(
     for k in range(counts.size):
         out[k] = sums[k] / counts[k] + scale * np.sqrt(2.0 * log_nt / (n_agents * counts[k]))
     return out
+
+
+@njit(cache=True)
+def kl_bernoulli(p: float, q: float) -> float:  # pragma: no cover
+    """The Bernoulli Kullback-Leibler divergence ``kl(p, q)``, both clamped to
+    ``[1e-15, 1 - 1e-15]``.
+
+    Example:
+        >>> round(kl_bernoulli(0.5, 0.75), 6)
+        0.143841
+    """
+    eps = 1e-15
+    p = min(max(p, eps), 1.0 - eps)
+    q = min(max(q, eps), 1.0 - eps)
+    return p * np.log(p / q) + (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
+
+
+@njit(cache=True)
+def kl_upper(p: float, d: float) -> float:  # pragma: no cover
+    """The largest ``q`` in ``[p, 1]`` with ``kl(p, q) <= d``, to about ``1e-12``.
+
+    ``q -> kl(p, q)`` is convex and increasing on ``[p, 1)``, so Newton's steps from the
+    right (from Pinsker's bound ``p + sqrt(d / 2)``, where ``kl >= d``) stay above the
+    root and converge in a few steps; a step that would not halve the bracket (near
+    ``q = 1``, where the slope blows up) is a bisection instead.
+
+    Example:
+        >>> q = kl_upper(0.5, 0.143841)
+        >>> round(q, 5)
+        0.75
+    """
+    if d <= 0.0:
+        return p
+    lo = p
+    hi = min(1.0, p + np.sqrt(d / 2.0))
+    for _ in range(100):
+        f = kl_bernoulli(p, hi) - d
+        if f <= 0.0:
+            return hi
+        step = f * hi * (1.0 - hi) / (hi - p)
+        if step > 0.0 and hi - step > 0.5 * (lo + hi):
+            hi -= step
+            if step < 1e-12:
+                return hi
+        else:
+            mid = 0.5 * (lo + hi)
+            if kl_bernoulli(p, mid) > d:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < 1e-12:
+                return lo
+    return lo
+
+
+@njit(cache=True)
+def kl_ucb_index(
+    sums: FloatArray,
+    counts: FloatArray,
+    log_t: float,
+    c: float,
+    lo: float,
+    width: float,
+    scale: float,
+    out: FloatArray,
+) -> FloatArray:  # pragma: no cover
+    """KL-UCB (Garivier and Cappe 2011): the largest ``q`` with ``n kl(xbar, q) <= log t +
+    c log log t``, into ``out``. Rewards in ``[lo, lo + width]`` use the Bernoulli ``kl``
+    on the rescaled mean; ``width = 0`` (unbounded rewards) the Gaussian ``kl`` of noise
+    ``scale``, whose bound is ``xbar + scale sqrt(2 (log t + c log log t) / n)``.
+
+    Example:
+        >>> kl_ucb_index(np.array([1.0]), np.array([2.0]), np.log(10.0), 0.0, 0.0, 1.0,
+        ...              1.0, np.empty(1)).round(4).tolist()
+        [0.9743]
+    """
+    threshold = log_t
+    if c != 0.0 and log_t > 1.0:
+        threshold += c * np.log(log_t)
+    for k in range(counts.size):
+        n = counts[k]
+        mean = sums[k] / n
+        if width > 0.0:
+            p = min(max((mean - lo) / width, 0.0), 1.0)
+            out[k] = lo + width * kl_upper(p, threshold / n)
+        else:
+            out[k] = mean + scale * np.sqrt(2.0 * threshold / n)
+    return out

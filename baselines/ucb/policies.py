@@ -13,7 +13,7 @@ from abc import abstractmethod
 import numpy as np
 
 from baselines.common.kernels import argmax_random_tie, first_unpulled, log_time
-from baselines.ucb.kernels import ucb1_index
+from baselines.ucb.kernels import kl_ucb_index, ucb1_index
 from fedbandit_env.policies import AgentSpec, Policy
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
@@ -107,6 +107,72 @@ class LocalUCB1(IndexPolicy):
         """UCB1 index of every arm (:func:`baselines.ucb.kernels.ucb1_index`)."""
         return ucb1_index(
             self.sums, self.counts, log_time(self.t), self.scale, np.empty(self.counts.size)
+        )
+
+
+def kl_range(bounds: tuple[float, float]) -> tuple[float, float]:
+    """KL-UCB's ``(lo, width)`` for rewards declared in ``bounds``: the Bernoulli ``kl``
+    on the rescaled mean where the range is finite, else ``(0, 0)``: the Gaussian ``kl``.
+
+    Example:
+        >>> kl_range((0.0, 2.0)), kl_range((-np.inf, np.inf))
+        ((0.0, 2.0), (0.0, 0.0))
+    """
+    lo, hi = bounds
+    if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+        return float(lo), float(hi - lo)
+    return 0.0, 0.0
+
+
+class LocalKLUCB(IndexPolicy):
+    """KL-UCB on the agent's own rewards only (Garivier and Cappe 2011): no communication.
+
+    Index: the largest ``q`` with ``n_k kl(xbar_k, q) <= log t + c log log t``
+    (:func:`~baselines.ucb.kernels.kl_ucb_index`), ``t`` the agent's pulls so far. The
+    Bernoulli ``kl`` on rewards rescaled from the range the env declares (the bound the
+    paper proves for rewards in [0, 1]); the Gaussian ``kl`` of noise ``scale`` where
+    the range is unbounded. ``c = 0`` is the paper's recommendation in practice (its
+    experiments); its theorem takes ``c = 3``.
+
+    Args:
+        c: The ``log log t`` coefficient.
+        scale: The noise scale of the Gaussian ``kl`` (unbounded rewards).
+
+    Example:
+        >>> pol = LocalKLUCB()
+        >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=2, horizon=10,
+        ...                     reward_bounds=(0.0, 1.0)), seed=0)
+        >>> [pol.act({"arm": a, "reward": np.full(1, a), "step": np.full(1, s)})
+        ...  for s, a in enumerate([0, 0, 1])]
+        [0, 1, 1]
+    """
+
+    def __init__(self, c: float = 0.0, scale: float = 1.0) -> None:
+        super().__init__()
+        if not (c >= 0 and np.isfinite(c)):
+            raise ValueError(f"c must be a finite number >= 0, got {c!r}")
+        if not (scale > 0 and np.isfinite(scale)):
+            raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        self.c = float(c)
+        self.scale = float(scale)
+        self.lo, self.width = 0.0, 1.0
+
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Clear the statistics, reseed, and read the reward range."""
+        super().reset(spec, seed)
+        self.lo, self.width = kl_range(spec.reward_bounds)
+
+    def index(self) -> FloatArray:
+        """KL-UCB index of every arm."""
+        return kl_ucb_index(
+            self.sums,
+            self.counts,
+            log_time(self.t),
+            self.c,
+            self.lo,
+            self.width,
+            self.scale,
+            np.empty(self.counts.size),
         )
 
 

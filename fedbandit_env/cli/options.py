@@ -379,7 +379,7 @@ def parse_policies(
         >>> parse_policies("gossip_ucb, ppo:m.zip")
         ['gossip_ucb', 'ppo:m.zip']
         >>> parse_policies(None, "local")
-        ['local_ucb', 'oracle_ucb', 'random']
+        ['local_ucb', 'kl_ucb', 'local_ts', 'oracle_ucb', 'random']
     """
     if text is None:
         ids = default_policies(linear)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fedbandit_env.cli import main
+from fedbandit_env.cli.options import default_policies
 from fedbandit_env.runner import read_csv
 
 
@@ -54,7 +55,9 @@ def test_bench_writes_table_plot_csv_and_config(
         "privacy_spent",
         "privacy_delta",
     ]
-    assert len(rows) == 8 * 3 * 6 * 6  # policies x trials x agents x recorded steps
+    policies = len(default_policies())  # the registered bench defaults
+    assert len({r["policy"] for r in rows}) == policies
+    assert len(rows) == policies * 3 * 6 * 6  # policies x trials x agents x recorded steps
     spent = {r["policy"]: float(r["privacy_spent"]) for r in rows if r["t"] == "300"}
     # raw means leave gossip_ucb's agents; local_ucb sends nothing; fed_ucb's tree has
     # spent its whole epsilon (=1, the default) by T = 300; CDP's n eps = 6 x 1

@@ -1,0 +1,247 @@
+"""Local and cooperative Thompson sampling as one batched trial loop.
+
+The loop plays every agent of a trial with the kernels of
+:mod:`baselines.thompson.kernels` (the policies call the same ones) and the env's own
+draws (rewards, the protocol's partners), so it replays the PettingZoo path step for
+step (:func:`fedbandit_env.testing.check_replay`). Each agent draws its posterior
+samples from its own generator, as :class:`~fedbandit_env.policies.IndependentTeam`
+seeds it; messages cross the wire as float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from baselines.common.bundles import (
+    NetworkArrays,
+    ProblemArrays,
+    Recording,
+    network_arrays,
+    problem_arrays,
+    recording,
+)
+from baselines.common.trial import agent_generators, record_step
+from baselines.thompson.kernels import (
+    Posterior,
+    first_argmax,
+    held_rows,
+    merge_held,
+    merge_relayed,
+    team_sample,
+)
+from baselines.thompson.policies import (
+    SHARES,
+    CooperativeTS,
+    private_extra_variance,
+    resolve_posterior,
+)
+from fedbandit_env.privacy.mechanisms import clip_range, tree_levels
+from fedbandit_env.privacy.tree_kernels import (
+    PrivateRewardsParams,
+    PrivateRewardsState,
+    private_rewards_state,
+    private_rewards_step,
+)
+from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
+from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.seeding import env_generators
+
+PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
+"""The delivery rules the loop implements, by the scenario's protocol name."""
+
+
+class ThompsonParams(NamedTuple):
+    """The loop's own parameters: ``share`` (-1 alone, 0 hold, 1 relay), the posterior,
+    whether rewards go through ``PrivateRewards`` and its constants."""
+
+    share: int
+    post: Posterior
+    private: bool
+    tree: PrivateRewardsParams
+
+
+class ThompsonStreams(NamedTuple):
+    """The trial's generators: rewards, protocol, ``PrivateRewards``' noise (from the
+    stack plan), and each agent's own (a typed list: every agent draws its posterior
+    samples from it every step)."""
+
+    reward: np.random.Generator
+    protocol: np.random.Generator
+    privacy: np.random.Generator
+    agents: Any
+
+
+@njit(cache=True, nogil=True)
+def _ts_trial(
+    problem: ProblemArrays,
+    network: NetworkArrays,
+    params: ThompsonParams,
+    generators: ThompsonStreams,
+    tree: PrivateRewardsState,
+    rec: Recording,
+) -> None:  # pragma: no cover
+    mu, noise, sigma, gaps = problem
+    protocol, _, edges, neighbors, degrees, adjacency, peer_cost = network
+    share, post, private, tree_params = params
+    reward_rng, protocol_rng, privacy_rng, agents = generators
+    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    n, m = mu.shape
+    seen_mean = np.zeros(n, dtype=np.float32)  # private mean of the pulled arm
+    counts = np.zeros((n, n, m))  # agent i's table: row j is what it holds of agent j
+    sums = np.zeros((n, n, m))
+    stamps = np.zeros((n, n))
+    wide = 2 * m + 1
+    wire = np.zeros((n, n if share == 1 else 1, wide))  # what each agent sent last step
+    partners = np.zeros((n, n), dtype=np.bool_)  # who heard whom last step
+    if protocol == 0:
+        partners[:] = adjacency
+    pair_u, pair_v = -1, -1
+    rows = np.zeros(n, dtype=np.int64)
+    draws = np.zeros(m)
+    arms = np.zeros(n, dtype=np.int64)
+    rewards = np.zeros(n)
+    seen = np.zeros(n, dtype=np.float32)
+    cum = np.zeros(n)
+    cum_cost = 0.0
+    n_edges = edges.shape[0]
+    r = 0
+    for s in range(1, horizon + 1):
+        done = s - 1
+        for i in range(n):
+            if done > 0:  # CooperativeTS.absorb, then .listen (senders in order)
+                a = arms[i]
+                counts[i, i, a] += 1.0
+                if private:  # the private prefix sum, private_means[arm] * counts[arm]
+                    sums[i, i, a] = float(seen_mean[i]) * counts[i, i, a]
+                else:
+                    sums[i, i, a] += float(seen[i])
+                stamps[i, i] = done
+                if share >= 0:
+                    for j in range(n):
+                        if partners[i, j]:
+                            if share == 0:
+                                merge_held(counts[i], sums[i], stamps[i], j, wire[j, 0], done)
+                            else:
+                                merge_relayed(counts[i], sums[i], stamps[i], wire[j], i)
+            n_rows = held_rows(stamps[i], i, rows)
+            team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
+            arms[i] = first_argmax(draws)
+        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        if private:  # PrivateRewards: the private mean, and (traced) the increment
+            private_rewards_step(
+                tree, tree_params, arms, rewards, s, privacy_rng, seen_mean,
+                seen if t_arms.shape[0] else seen[:0],
+            )  # fmt: skip
+        else:
+            for i in range(n):
+                seen[i] = np.float32(rewards[i])
+        if share >= 0:  # this step's messages on the wire (float32), and who hears them
+            for j in range(n):
+                if share == 0:
+                    for k in range(m):
+                        wire[j, 0, k] = counts[j, j, k]
+                        wire[j, 0, m + k] = float(np.float32(sums[j, j, k]))
+                else:
+                    for row in range(n):
+                        for k in range(m):
+                            wire[j, row, k] = float(np.float32(counts[j, row, k]))
+                            wire[j, row, m + k] = float(np.float32(sums[j, row, k]))
+                        wire[j, row, 2 * m] = float(np.float32(stamps[j, row]))
+            if protocol == 0:
+                links = n_edges
+            elif protocol == 1:
+                if pair_u >= 0:
+                    partners[pair_u, pair_v] = partners[pair_v, pair_u] = False
+                pair_u, pair_v = random_edge_pair(edges, protocol_rng)
+                partners[pair_u, pair_v] = partners[pair_v, pair_u] = True
+                links = 1
+            else:
+                neighbour_calls(neighbors, degrees, protocol_rng, partners)
+                links = 0
+                for i in range(n):
+                    for j in range(i, n):
+                        if partners[i, j]:
+                            links += 1
+            cum_cost += peer_cost * links
+        due = r < steps.size and s == steps[r]
+        if due:
+            cost_out[r] = cum_cost
+        for i in range(n):  # the step's regret
+            cum[i] += gaps[arms[i]]
+        if due or t_arms.shape[0]:
+            r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
+
+
+def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResult:
+    scenario, params = st.scenario, st.params
+    env_seed, team_seed = seeds
+    out, arms, rewards = st.buffers()
+    reward_rng, protocol_rng = env_generators(env_seed)
+    options = ("posterior", "scale", "epsilon", "sensitivity")
+    policy = CooperativeTS(share, **{k: params[k] for k in options if k in params})
+    eps = policy.epsilon
+    private = eps is not None
+    lo, hi, tree_scale, extra = 0.0, 1.0, 1.0, 0.0
+    if eps is not None:  # as PrivateRewards(clip=scenario.clip) on the env's declared bounds
+        lo, hi = clip_range(scenario.clip, st.reward_bounds, "PrivateRewards")
+        tree_scale = tree_levels(scenario.horizon) * float(hi - lo) / eps
+        extra = private_extra_variance(scenario.horizon, eps, policy.sensitivity)
+    post = resolve_posterior(policy.posterior, st.reward_bounds, policy.scale, extra)
+    n, m = scenario.n_agents, scenario.n_arms
+    code = -1 if share is None else SHARES.index(share)
+    if code >= 0:
+        if scenario.protocol not in PROTOCOL_CODES:
+            raise ValueError(
+                f"cooperative Thompson sampling's fast path runs {sorted(PROTOCOL_CODES)}, "
+                f"not {scenario.protocol!r}"
+            )
+        net = scenario.network()
+        network = network_arrays(
+            net, PROTOCOL_CODES[scenario.protocol], False, scenario.link_costs[1]
+        )
+    else:  # alone: no graph is read
+        none = np.zeros((0, 2), dtype=np.int64)
+        network = NetworkArrays(
+            -1, False, none, none, np.zeros(0, np.int64), np.zeros((0, 0), np.bool_), 0.0
+        )
+    cost = np.zeros(st.steps.size)
+    _ts_trial(
+        problem_arrays(st),
+        network,
+        ThompsonParams(
+            code,
+            post,
+            private,
+            PrivateRewardsParams(lo, hi, tree_scale, scenario.estimator == "honaker"),
+        ),
+        ThompsonStreams(
+            reward_rng,
+            protocol_rng,
+            # PrivateRewards' noise, from the stack plan the PettingZoo path is built from
+            st.plan.generator("PrivateRewards", env_seed) if private else reward_rng,
+            agent_generators(team_seed, n),
+        ),
+        private_rewards_state(n if private else 0, m, tree_levels(scenario.horizon)),
+        recording(scenario.horizon, st.steps, out, arms, rewards, cost),
+    )
+    return TrialResult(out, arms, rewards, cost if code >= 0 else None)
+
+
+def run_local_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of local Thompson sampling (fast entry point of ``local_ts``)."""
+    return _run(st, seeds, None)
+
+
+def run_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of cooperative Thompson sampling (fast entry point of ``coop_ts``,
+    ``coop_ts_relay`` and ``private_coop_ts``; ``share`` and ``epsilon`` from its
+    options)."""
+    share = st.params.get("share", "hold")
+    return _run(st, seeds, None if share is None else str(share))
+
+
+__all__ = ["PROTOCOL_CODES", "ThompsonParams", "run_coop_ts", "run_local_ts"]

@@ -1,0 +1,197 @@
+"""Thompson sampling's mathematics, written once for the policies and the batched loop.
+
+:func:`team_sample` draws, for every arm, the average over the agents an agent holds
+statistics of of one posterior draw of each such agent's *local* mean: the global mean
+of an arm is the average of the local means (the papers' heterogeneous model), and the
+average of independent posterior draws is a draw of that average's posterior. An agent
+holding only its own row is plain Thompson sampling. :func:`merge_relayed` and
+:func:`merge_held` are the two ways a receiver keeps what it hears (see
+:mod:`baselines.thompson.policies`).
+
+Posteriors (``family``):
+
+- :data:`BETA`: Beta(1 + s, 1 + n - s) on the reward rescaled to [0, 1] with ``s`` the
+  rescaled sum clipped to ``[0, n]`` (Agrawal and Goyal 2012's Beta-Bernoulli sampler
+  on [0, 1] rewards, which it keeps without the Bernoulli trial: the sum is used as a
+  fractional success count); the draw is mapped back to ``[lo, lo + width]``.
+- :data:`GAUSSIAN`: ``N(S / (n + 1), scale^2 / (n + 1) + extra / (n + 1)^2)`` (Agrawal
+  and Goyal 2013's Gaussian sampler, prior ``N(0, scale^2)``), ``extra`` the variance of
+  noise added to the sum (the private form's tree noise; 0 otherwise). The average of
+  Gaussian draws is itself Gaussian, so one standard normal per arm is drawn: the same
+  distribution as one draw per held agent, at a cost that does not grow with them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from fedbandit_env.type_aliases import FloatArray, IntArray
+
+BETA = 0
+"""Posterior code: Beta posteriors of rewards in a known range."""
+GAUSSIAN = 1
+"""Posterior code: Gaussian posteriors (unbounded or private rewards)."""
+
+
+class Posterior(NamedTuple):
+    """What a posterior draw needs: the family code, the reward range's low end and
+    width (:data:`BETA`), the noise scale and the extra variance of the sums
+    (:data:`GAUSSIAN`).
+
+    Example:
+        >>> Posterior(BETA, 0.0, 1.0, 1.0, 0.0).family
+        0
+    """
+
+    family: int
+    lo: float
+    width: float
+    scale: float
+    extra: float
+
+
+@njit(cache=True)
+def team_sample(
+    counts: FloatArray,
+    sums: FloatArray,
+    rows: IntArray,
+    n_rows: int,
+    post: Posterior,
+    rng: np.random.Generator,
+    out: FloatArray,
+) -> FloatArray:  # pragma: no cover
+    """``out[k]``: the average over ``rows[:n_rows]`` of one posterior draw of each row's
+    mean of arm ``k`` (``counts``/``sums`` are ``(agents, M)``). Draws are taken arm by
+    arm, rows in the order given (increasing: the policy's and the loop's order).
+
+    Example:
+        >>> post = Posterior(GAUSSIAN, 0.0, 1.0, 0.0, 0.0)  # scale 0: the posterior mean
+        >>> team_sample(np.array([[3.0], [1.0]]), np.array([[3.0], [0.0]]),
+        ...             np.array([0, 1]), 2, post, np.random.default_rng(0), np.empty(1)).tolist()
+        [0.375]
+    """
+    family, lo, width, scale, extra = post
+    m = out.size
+    inv = 1.0 / n_rows
+    if family == GAUSSIAN:
+        for k in range(m):
+            loc = 0.0
+            var = 0.0
+            for c in range(n_rows):
+                j = rows[c]
+                n1 = counts[j, k] + 1.0
+                loc += sums[j, k] / n1
+                var += scale * scale / n1 + extra / (n1 * n1)
+            out[k] = inv * loc + inv * math.sqrt(var) * rng.standard_normal()
+        return out
+    for k in range(m):
+        acc = 0.0
+        for c in range(n_rows):
+            j = rows[c]
+            n = counts[j, k]
+            s = min(max((sums[j, k] - lo * n) / width, 0.0), n)
+            acc += rng.beta(1.0 + s, 1.0 + n - s)
+        out[k] = lo + width * (inv * acc)
+    return out
+
+
+@njit(cache=True)
+def first_argmax(values: FloatArray) -> int:  # pragma: no cover
+    """The first index of the largest value (``np.argmax``'s rule; continuous draws tie
+    with probability 0).
+
+    Example:
+        >>> first_argmax(np.array([0.1, 0.7, 0.7]))
+        1
+    """
+    best = 0
+    for k in range(1, values.size):
+        if values[k] > values[best]:
+            best = k
+    return best
+
+
+@njit(cache=True)
+def merge_relayed(
+    counts: FloatArray,
+    sums: FloatArray,
+    stamps: FloatArray,
+    table: FloatArray,
+    me: int,
+) -> None:  # pragma: no cover
+    """Relay: take every row of a sender's ``table`` (``(agents, 2M + 1)``: counts, sums,
+    stamp) whose stamp (the step its owner measured it at) is newer than the one held;
+    the receiver's own row is its own.
+
+    Example:
+        >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
+        >>> merge_relayed(c, s, st, np.array([[2.0, 1.5, 4.0], [9.0, 9.0, 9.0]]), 1)
+        >>> c.ravel().tolist(), s.ravel().tolist(), st.tolist()
+        ([2.0, 0.0], [1.5, 0.0], [4.0, 0.0])
+    """
+    m = counts.shape[1]
+    for j in range(table.shape[0]):
+        if j != me and table[j, 2 * m] > stamps[j]:
+            for k in range(m):
+                counts[j, k] = table[j, k]
+                sums[j, k] = table[j, m + k]
+            stamps[j] = table[j, 2 * m]
+
+
+@njit(cache=True)
+def merge_held(
+    counts: FloatArray,
+    sums: FloatArray,
+    stamps: FloatArray,
+    sender: int,
+    message: FloatArray,
+    step: int,
+) -> None:  # pragma: no cover
+    """Hold: a neighbour's message (its own counts and sums, ``2M``) replaces what was
+    held of it; its stamp is the step it was heard at.
+
+    Example:
+        >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
+        >>> merge_held(c, s, st, 0, np.array([3.0, 2.0]), 5)
+        >>> c[0].tolist(), s[0].tolist(), st.tolist()
+        ([3.0], [2.0], [5.0, 0.0])
+    """
+    m = counts.shape[1]
+    for k in range(m):
+        counts[sender, k] = message[k]
+        sums[sender, k] = message[m + k]
+    stamps[sender] = step
+
+
+@njit(cache=True)
+def held_rows(stamps: FloatArray, me: int, rows: IntArray) -> int:  # pragma: no cover
+    """Write the rows an agent holds (its own, and every row with a stamp) into ``rows``
+    in increasing order; return how many.
+
+    Example:
+        >>> rows = np.zeros(3, np.int64)
+        >>> held_rows(np.array([0.0, 0.0, 2.0]), 0, rows), rows[:2].tolist()
+        (2, [0, 2])
+    """
+    c = 0
+    for j in range(stamps.size):
+        if j == me or stamps[j] > 0:
+            rows[c] = j
+            c += 1
+    return c
+
+
+__all__ = [
+    "BETA",
+    "GAUSSIAN",
+    "Posterior",
+    "first_argmax",
+    "held_rows",
+    "merge_held",
+    "merge_relayed",
+    "team_sample",
+]

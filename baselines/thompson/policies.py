@@ -1,0 +1,265 @@
+"""Thompson sampling for one agent, alone or sharing its statistics with its neighbours.
+
+Cooperative Thompson sampling (ours; ``ALGORITHMS.md`` section 5 defines it, no paper
+does): an agent sends its own per-arm pull counts and reward sums; a receiver keeps the
+newest pair it holds of every agent, draws each held agent's *local* mean of every arm
+from its posterior, averages the draws per arm (the global mean of an arm is the average
+of the local means) and pulls the argmax (:func:`~baselines.thompson.kernels.team_sample`).
+
+On a sparse graph an agent hears only its neighbours, so it has two choices (``share``):
+
+- ``"hold"``: average over what it holds, its own row and every neighbour it has heard
+  (a message of ``2M`` numbers). On a graph that is not complete the average runs over
+  the neighbourhood only: on heterogeneous instances it estimates the neighbourhood's
+  mean, not the network's.
+- ``"relay"``: every agent forwards its whole table, one row per agent with the step its
+  owner measured it at (a message of ``N (2M + 1)`` numbers); a receiver takes every row
+  newer than its own copy (:func:`~baselines.thompson.kernels.merge_relayed`), so after
+  ``diameter`` steps every agent averages over the whole network, each row as old as
+  its owner's distance.
+
+Timing. What an agent sends at env step ``s`` (its statistics after the pull of step
+``s - 1``, and for ``relay`` its table after the messages of step ``s - 1``) is read
+when choosing the action of step ``s + 1``. Messages travel as float32 (counts are
+exact below ``2^24``).
+
+Private form (``epsilon``): rewards are seen only through
+:class:`~fedbandit_env.wrappers.PrivateRewards`; the pulled arm's sum is the private
+prefix ``private_means * counts`` (refreshed for the pulled arm only, as Fed_UCB's
+line 17 does), so everything sent is post-processing of an ``epsilon``-DP view. The
+posterior is Gaussian with the tree's noise added to each sum's variance:
+``levels * 2 b^2`` with ``b = levels * sensitivity / epsilon`` (the Laplace scale of
+``PrivateRewards``' nodes, ``levels = floor(log2 T) + 1``; a bound for Honaker's
+estimator, whose variance is lower).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from baselines.thompson.kernels import (
+    BETA,
+    GAUSSIAN,
+    Posterior,
+    first_argmax,
+    held_rows,
+    merge_held,
+    merge_relayed,
+    team_sample,
+)
+from fedbandit_env.policies import AgentSpec, Policy, Requirements
+from fedbandit_env.privacy.mechanisms import tree_levels
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray, Observation, SeedLike
+
+SHARES = ("hold", "relay")
+"""The cooperative forms: average what is held, or relay every row with its stamp."""
+POSTERIORS = ("auto", "beta", "gaussian")
+"""``auto``: Beta where the env declares rewards in a finite range, Gaussian otherwise."""
+
+
+def private_extra_variance(horizon: int, epsilon: float, sensitivity: float) -> float:
+    """The variance of ``PrivateRewards``' noise on one private prefix sum, bounded by
+    its ``levels`` nodes of Laplace scale ``levels * sensitivity / epsilon`` each.
+
+    Example:
+        >>> private_extra_variance(8, 1.0, 1.0)  # 4 levels, b = 4: 4 * 2 * 16
+        128.0
+    """
+    levels = tree_levels(horizon)
+    b = levels * sensitivity / epsilon
+    return float(levels * 2.0 * b * b)
+
+
+def resolve_posterior(
+    posterior: str, bounds: tuple[float, float], scale: float, extra: float
+) -> Posterior:
+    """The posterior an agent uses (the policy's and the batched loop's one rule).
+
+    Example:
+        >>> resolve_posterior("auto", (0.0, 1.0), 1.0, 0.0).family == BETA
+        True
+        >>> resolve_posterior("auto", (-np.inf, np.inf), 2.0, 0.0).scale
+        2.0
+    """
+    lo, hi = bounds
+    finite = bool(np.isfinite(lo) and np.isfinite(hi) and hi > lo)
+    if posterior == "beta" and not finite:
+        raise ValueError(f"a Beta posterior needs rewards in a finite range, got {bounds}")
+    if extra > 0 or posterior == "gaussian" or (posterior == "auto" and not finite):
+        return Posterior(GAUSSIAN, 0.0, 1.0, float(scale), float(extra))
+    return Posterior(BETA, float(lo), float(hi - lo), float(scale), 0.0)
+
+
+class CooperativeTS(Policy):
+    """Thompson sampling on the average of the local means' posteriors (module docstring).
+
+    Args:
+        share: ``"hold"`` (send its own counts and sums; average what is held),
+            ``"relay"`` (forward every row with its stamp), or ``None``: no messages
+            (:class:`LocalTS`).
+        posterior: ``"auto"``, ``"beta"`` or ``"gaussian"`` (:data:`POSTERIORS`).
+        scale: Noise scale of the Gaussian posterior (the rewards' sub-Gaussian
+            ``sigma``); with privacy, default half the sensitivity.
+        epsilon: See rewards only through ``PrivateRewards(epsilon)`` and widen the
+            posterior by its noise (``None``: raw rewards).
+        sensitivity: ``PrivateRewards``' clip width (its sensitivity).
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> from fedbandit_env.policies import IndependentTeam
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=5,
+        ...                                     message_dim=4, protocol=Broadcast())
+        >>> team = IndependentTeam(CooperativeTS)
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> sorted(team.act(obs)["agent_0"])
+        ['arm', 'message']
+    """
+
+    def __init__(
+        self,
+        share: str | None = "hold",
+        posterior: str = "auto",
+        scale: float | None = None,
+        epsilon: float | None = None,
+        sensitivity: float = 1.0,
+    ) -> None:
+        if share is not None and share not in SHARES:
+            raise ValueError(f"share must be one of {SHARES} or None, got {share!r}")
+        if posterior not in POSTERIORS:
+            raise ValueError(f"posterior must be one of {POSTERIORS}, got {posterior!r}")
+        if scale is not None and not scale > 0:
+            raise ValueError(f"scale must be > 0, got {scale!r}")
+        if epsilon is not None and not (epsilon > 0 and np.isfinite(epsilon)):
+            raise ValueError(f"epsilon must be a finite number > 0 or None, got {epsilon!r}")
+        if not (sensitivity > 0 and np.isfinite(sensitivity)):
+            raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
+        if epsilon is not None and posterior == "beta":
+            raise ValueError("the private form's posterior is Gaussian (the tree's noise)")
+        self.share = share
+        self.posterior = posterior
+        self.epsilon = None if epsilon is None else float(epsilon)
+        self.sensitivity = float(sensitivity)
+        default = self.sensitivity / 2 if epsilon is not None else 1.0
+        self.scale = float(default if scale is None else scale)
+        self.spec = AgentSpec(0, 1, 1, 1)
+        self.post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        self.rng = np.random.default_rng()
+        self.counts: FloatArray = np.zeros((1, 1))
+        self.sums: FloatArray = np.zeros((1, 1))
+        self.stamps: FloatArray = np.zeros(1)
+        self.rows: IntArray = np.zeros(1, dtype=np.int64)
+        self.draws: FloatArray = np.zeros(1)
+
+    def message_dim(self, n_agents: int, n_arms: int) -> int:
+        """Numbers sent a step: ``2M`` (hold), ``N (2M + 1)`` (relay), 0 (alone).
+
+        Example:
+            >>> CooperativeTS("relay").message_dim(3, 2), CooperativeTS("hold").message_dim(3, 2)
+            (15, 4)
+        """
+        if self.share is None:
+            return 0
+        return 2 * n_arms if self.share == "hold" else n_agents * (2 * n_arms + 1)
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """Its messages (none when alone), and ``PrivateRewards(epsilon)`` if private."""
+        return Requirements(message_dim=self.message_dim(n_agents, n_arms), epsilon=self.epsilon)
+
+    def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
+        """Forget every statistic; resolve the posterior from the env's reward range."""
+        need = self.message_dim(spec.n_agents, spec.n_arms)
+        if spec.message_dim < need:
+            raise ValueError(
+                f"{type(self).__name__}(share={self.share!r}) sends {need} numbers a step; "
+                f"the env carries {spec.message_dim}"
+            )
+        n, m = spec.n_agents, spec.n_arms
+        self.spec = spec
+        extra = 0.0
+        if self.epsilon is not None:
+            extra = private_extra_variance(spec.horizon, self.epsilon, self.sensitivity)
+        self.post = resolve_posterior(self.posterior, spec.reward_bounds, self.scale, extra)
+        self.rng = np.random.default_rng(seed)
+        self.counts, self.sums = np.zeros((n, m)), np.zeros((n, m))
+        self.stamps = np.zeros(n)
+        self.rows = np.zeros(n, dtype=np.int64)
+        self.draws = np.zeros(m)
+
+    def absorb(self, observation: Observation, done: int) -> None:
+        """Record the agent's own last pull (raw reward, or the private prefix sum)."""
+        me, arm = self.spec.index, int(observation["arm"])
+        self.counts[me, arm] += 1.0
+        if self.epsilon is None:
+            self.sums[me, arm] += float(observation["reward"][0])
+        else:
+            if "private_means" not in observation:
+                raise ValueError("the private form needs PrivateRewards (no 'private_means')")
+            mean = float(observation["private_means"][arm])
+            self.sums[me, arm] = mean * self.counts[me, arm]
+        self.stamps[me] = done
+
+    def listen(self, observation: Observation, done: int) -> None:
+        """Keep what the last step's senders sent (senders in increasing order)."""
+        me, m = self.spec.index, self.spec.n_arms
+        messages = observation["messages"]
+        for j in np.flatnonzero(observation["mask"]):
+            sent = messages[j].astype(np.float64)
+            if self.share == "hold":
+                merge_held(self.counts, self.sums, self.stamps, int(j), sent, done)
+            else:
+                table = sent[: self.spec.n_agents * (2 * m + 1)].reshape(self.spec.n_agents, -1)
+                merge_relayed(self.counts, self.sums, self.stamps, table, me)
+
+    def message(self) -> Float32Array:
+        """What it sends: its own row, or its whole table with stamps (float32)."""
+        me = self.spec.index
+        if self.share == "hold":
+            row = np.concatenate([self.counts[me], self.sums[me]])
+        else:
+            row = np.concatenate([self.counts, self.sums, self.stamps[:, None]], axis=1).ravel()
+        out = np.zeros(self.spec.message_dim, dtype=np.float32)
+        out[: row.size] = row
+        return out
+
+    def act(self, observation: Observation) -> int | dict[str, object]:
+        """Absorb the last pull and messages, sample, pull the argmax (and send)."""
+        done = int(observation["step"][0])
+        if done > 0:
+            self.absorb(observation, done)
+            if self.share is not None:
+                self.listen(observation, done)
+        n_rows = held_rows(self.stamps, self.spec.index, self.rows)
+        team_sample(self.counts, self.sums, self.rows, n_rows, self.post, self.rng, self.draws)
+        arm = int(first_argmax(self.draws))
+        if self.share is None:
+            return arm
+        return {"arm": arm, "message": self.message()}
+
+
+class LocalTS(CooperativeTS):
+    """Thompson sampling on the agent's own rewards only (Thompson 1933; Agrawal and
+    Goyal 2012/2013): the no-communication reference beside UCB1 and KL-UCB.
+
+    Example:
+        >>> pol = LocalTS()
+        >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=3, horizon=10,
+        ...                     reward_bounds=(0.0, 1.0)), seed=0)
+        >>> 0 <= pol.act({"arm": 0, "reward": np.zeros(1), "step": np.zeros(1)}) < 3
+        True
+    """
+
+    def __init__(
+        self, posterior: str = "auto", scale: float | None = None, epsilon: float | None = None
+    ) -> None:
+        super().__init__(None, posterior, scale, epsilon)
+
+
+__all__ = [
+    "POSTERIORS",
+    "SHARES",
+    "CooperativeTS",
+    "LocalTS",
+    "private_extra_variance",
+    "resolve_posterior",
+]
