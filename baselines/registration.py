@@ -31,7 +31,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from fedbandit_env.problems import MABProblem
 from fedbandit_env.registry import PolicyOption, register
+from fedbandit_env.runner.instances import InstanceSpec, register_instance
 
 ROUNDS = PolicyOption(
     "rounds", int, 0, "at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)", low=0
@@ -56,12 +62,45 @@ PARTICIPATION = PolicyOption(
 )
 
 
+def dducb_instance(scenario: Any, seed: Any) -> MABProblem:
+    """Martinez-Rubio, Kanade and Rebeschini's instance (NeurIPS 2019, Sec. 5): every
+    agent sees the same arms, the first of mean 1.0 and the others 0.8, with Gaussian
+    noise of the scenario's ``sigma`` (the paper: 1; ``noise`` must be ``gaussian``).
+
+    Example:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> p = Scenario(n_agents=2, n_arms=3, instance="dducb", noise="gaussian").problem()
+        >>> p.local_means.tolist(), p.sigma
+        ([[1.0, 0.8, 0.8], [1.0, 0.8, 0.8]], 1.0)
+    """
+    means = np.full((scenario.n_agents, scenario.n_arms), 0.8)
+    means[:, 0] = 1.0
+    return MABProblem(means, noise=scenario.noise, sigma=scenario.sigma)
+
+
+def _gaussian_only(scenario: Any) -> dict[str, Any]:
+    if scenario.noise != "gaussian":
+        raise ValueError(
+            f"the dducb instance has Gaussian rewards: --noise gaussian, not {scenario.noise!r}"
+        )
+    return {}
+
+
 def register_policies() -> None:
-    """Register every reference policy, and the papers ``fedbandit reproduce`` measures
-    (:func:`baselines.papers.register_papers`; idempotent)."""
+    """Register every reference policy, the instance kinds the families bring, and the
+    papers ``fedbandit reproduce`` measures (:func:`baselines.papers.register_papers`;
+    idempotent)."""
     from baselines.papers import register_papers
 
     register_papers()
+    register_instance(
+        InstanceSpec(
+            "dducb",
+            dducb_instance,
+            check=_gaussian_only,
+            description="DDUCB's instance: arm 0 at 1.0, the rest 0.8, for every agent",
+        )
+    )
     register(
         "gossip_ucb",
         "baselines.gossip:GossipUCB",

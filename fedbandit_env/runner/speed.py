@@ -33,6 +33,12 @@ SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
+BUDGET_S = 3.0
+"""Seconds a fast-path trial is given (a tenth with ``quick``): each policy's horizon is
+cut to what its rate, probed on 200 steps, plays in that time, so a policy 100x slower
+than another is measured as long, not 100x longer."""
+
+
 @dataclass
 class SpeedRow:
     """One measurement: agent-steps per second of one path.
@@ -168,8 +174,11 @@ def run(quick: bool = False) -> list[SpeedRow]:
             start = time.perf_counter()
             measure_fast(policy, setting, 200, 1, 1)  # first call: compile or load cache
             first = time.perf_counter() - start
-            fast1 = measure_fast(policy, setting, fast_t, 2, 1)
-            fastw = measure_fast(policy, setting, fast_t, 2 * workers, workers)
+            # a horizon that takes about BUDGET_S a trial at this policy's rate
+            probe = measure_fast(policy, setting, 200, 1, 1)
+            horizon = int(min(fast_t, max(200, probe * BUDGET_S * scale / n)))
+            fast1 = measure_fast(policy, setting, horizon, 2, 1)
+            fastw = measure_fast(policy, setting, horizon, 2 * workers, workers)
             pz = measure_pettingzoo(policy, setting, slow_t)
             plain = measure_plain_loop(policy, setting, slow_t)
             print(

@@ -139,3 +139,11 @@ def test_private_form_runs_in_a_private_setting_and_spends_its_epsilon() -> None
     assert curves.meta["path"] == "fast"
     assert curves.privacy_spent[-1] == pytest.approx(2.0)
     assert np.isfinite(curves.regret).all()
+
+
+def test_the_dducb_instance_is_the_papers_and_needs_gaussian_noise() -> None:
+    problem = Scenario(n_agents=4, n_arms=17, instance="dducb", noise="gaussian").problem()
+    assert problem.global_means[0] == 1.0 and set(problem.global_means[1:]) == {0.8}
+    assert (problem.local_means == problem.global_means).all()  # homogeneous agents
+    with pytest.raises(ValueError, match="gaussian"):
+        Scenario(n_agents=4, n_arms=17, instance="dducb").problem()
