@@ -56,9 +56,9 @@ def test_fast_path_replays_the_pettingzoo_path(
 
 
 def test_the_gaussian_average_has_the_average_posterior() -> None:
-    """One standard normal per arm has the law of the average of one draw per held row:
-    mean ``avg S / (n + 1)``, variance ``sum var_j / H^2`` (checked against 4000 draws,
-    4.5 standard errors)."""
+    """One standard normal per arm has the law of the average of one draw per held row
+    that pulled the arm: mean ``avg S / n``, variance ``sum var_j / H^2`` (checked
+    against 4000 draws, 4.5 standard errors); the row without pulls is left out."""
     counts = np.array([[4.0], [9.0], [0.0]])
     sums = np.array([[2.0], [7.0], [0.0]])
     post = Posterior(GAUSSIAN, 0.0, 1.0, 0.8, 3.0)
@@ -66,9 +66,9 @@ def test_the_gaussian_average_has_the_average_posterior() -> None:
     draws = np.array(
         [team_sample(counts, sums, np.arange(3), 3, post, rng, np.empty(1))[0] for _ in range(4000)]
     )
-    n1 = counts[:, 0] + 1
-    mean = (sums[:, 0] / n1).mean()
-    var = (0.8**2 / n1 + 3.0 / n1**2).sum() / 9
+    n = counts[:2, 0]
+    mean = (sums[:2, 0] / n).mean()
+    var = (0.8**2 / n + 3.0 / n**2).sum() / 4
     assert abs(draws.mean() - mean) < 4.5 * np.sqrt(var / 4000)
     assert abs(draws.var() - var) < 4.5 * var * np.sqrt(2 / 4000)
 
