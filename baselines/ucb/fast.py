@@ -162,38 +162,32 @@ def _oracle_trial(
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
 
-def run_local_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+def _run_local(st: TrialSetup, seeds: tuple[int, Any], which: LocalIndex) -> TrialResult:
     env_seed, team_seed = seeds
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
     rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
-    scale = float(st.params.get("scale", 1.0))
     _local_index_trial(
         problem_arrays(st),
         recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
-        LocalIndex(False, scale, 0.0, 0.0, 1.0),
+        which,
         reward_rng,
         generator_table(rngs),
     )
     return TrialResult(out, arms, rewards)
+
+
+def run_local_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of local UCB1 (fast entry point of ``local_ucb``)."""
+    scale = float(st.params.get("scale", 1.0))
+    return _run_local(st, seeds, LocalIndex(False, scale, 0.0, 0.0, 1.0))
 
 
 def run_kl_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of local KL-UCB (fast entry point of ``kl_ucb``)."""
-    env_seed, team_seed = seeds
-    out, arms, rewards = st.buffers()
-    reward_rng, _ = env_generators(env_seed)
-    rngs = agent_rngs(team_seed, st.scenario.n_agents)  # alive during the call
     lo, width = kl_range(st.reward_bounds)
     scale, c = float(st.params.get("scale", 1.0)), float(st.params.get("c", 0.0))
-    _local_index_trial(
-        problem_arrays(st),
-        recording(st.scenario.horizon, st.steps, out, arms, rewards, np.zeros(0)),
-        LocalIndex(True, scale, c, lo, width),
-        reward_rng,
-        generator_table(rngs),
-    )
-    return TrialResult(out, arms, rewards)
+    return _run_local(st, seeds, LocalIndex(True, scale, c, lo, width))
 
 
 def run_random(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:

@@ -339,7 +339,10 @@ def private_rewards_step(
     seen_mean: Float32Array,
     seen_reward: Float32Array,
 ) -> None:  # pragma: no cover
-    """One step of ``PrivateRewards`` for every agent, as the wrapper computes it: clip
+    """One step of ``PrivateRewards`` for every agent, as the wrapper computes it (the
+    Thompson loop calls it; Fed_UCB's loop keeps the same steps inline: calling this
+    once per step, with its thirteen arrays reference-counted at each call, made Fed_UCB
+    13% slower at N = 10, M = 10, measured 6.9 -> 6.0 M agent-steps/s): clip
     the pulled arms' rewards into their streams, close and noise the tree's blocks
     ending at ``t`` (Honaker: :func:`tree_complete`; dyadic: the listed form, the same
     draws), and write each agent's private mean of its pulled arm (``seen_mean``,
