@@ -177,6 +177,35 @@ def register_policies() -> None:
         settings=("neighbours+private", "gossip+private"),
         tags=("default",),
     )
+    consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
+        (
+            "dducb",
+            "Martinez-Rubio et al. 2019: delayed UCB on Chebyshev-accelerated consensus",
+            {"accelerated": True},
+            ("default", "speed"),
+        ),
+        ("dducb_plain", "DDUCB with plain consensus rounds (its C)", {"accelerated": False}, ()),
+    )
+    for pid, what, kwargs, tags in consensus:
+        register(
+            pid,
+            "baselines.consensus:DDUCB",
+            description=what,
+            family="consensus",
+            kwargs=kwargs,
+            fast_entry_point="baselines.consensus.fast:run_dducb",
+            settings=("neighbours",),  # every neighbour every step; homogeneous agents
+            tags=tags,
+        )
+    register(
+        "coop_ucb2",
+        "baselines.consensus:CoopUCB2",
+        description="Landgren et al. 2016: UCB on running consensus of counts and sums",
+        family="consensus",
+        fast_entry_point="baselines.consensus.fast:run_coop_ucb2",
+        settings=("neighbours",),
+        tags=("default",),
+    )
     register(
         "local_ucb",
         "baselines.ucb:LocalUCB1",

@@ -55,6 +55,13 @@ class AgentSpec:
         comm_row: The agent's row of the network's gossip matrix ``W = I - L / (2|E|)``
             (Zhu et al.; empty without edges).
         lambda_2: ``W``'s second largest eigenvalue (``nan`` without edges).
+        consensus_lambda: ``|lambda_2|`` of the consensus matrix ``P = I - L / (d_max +
+            1)`` (:attr:`~fedbandit_env.network.Network.consensus_matrix`; DDUCB's stage
+            length reads it; ``nan`` without edges). An agent builds its own row of
+            ``P`` from ``neighbors`` and ``max_degree``.
+        consensus_epsilon: Landgren et al.'s graph constant ``eps_c^i`` of this agent
+            (:attr:`~fedbandit_env.network.Network.consensus_epsilon`; ``nan`` without
+            edges).
 
     Example:
         >>> from fedbandit_env import federated_mab_v0
@@ -79,6 +86,8 @@ class AgentSpec:
     max_degree: int = 0
     comm_row: tuple[float, ...] = ()
     lambda_2: float = float("nan")
+    consensus_lambda: float = float("nan")
+    consensus_epsilon: float = float("nan")
 
     @property
     def degree(self) -> int:
@@ -119,6 +128,8 @@ class AgentSpec:
             if network.n_edges:
                 facts["comm_row"] = tuple(float(w) for w in network.gossip_matrix[index])
                 facts["lambda_2"] = float(network.lambda_2)
+                facts["consensus_lambda"] = float(network.consensus_lambda)
+                facts["consensus_epsilon"] = float(network.consensus_epsilon[index])
         return cls(
             index=index,
             n_agents=len(env.possible_agents),

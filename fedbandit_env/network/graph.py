@@ -226,6 +226,62 @@ class Network:
         return float(eig[1])
 
     @cached_property
+    def consensus_matrix(self) -> FloatArray:
+        """The consensus matrix ``P = I - L / (d_max + 1)`` of running-consensus bandits
+        (Landgren et al. 2016 with ``kappa = d_max / (d_max + 1)``; DDUCB's experiments,
+        where it is their cycle's matrix): symmetric, doubly stochastic, and every agent
+        builds its row from public facts (its neighbours and ``d_max``).
+
+        Example:
+            >>> Network.ring(4).consensus_matrix[0].round(4).tolist()
+            [0.3333, 0.3333, 0.0, 0.3333]
+        """
+        d_max = float(self.degrees.max()) if self.n_agents else 0.0
+        return _frozen(np.eye(self.n_agents) - self.laplacian / (d_max + 1.0))
+
+    @cached_property
+    def _consensus_spectrum(self) -> tuple[FloatArray, FloatArray]:
+        values, vectors = np.linalg.eigh(self.consensus_matrix)
+        order = np.argsort(-values, kind="stable")
+        return values[order], vectors[:, order]
+
+    @cached_property
+    def consensus_lambda(self) -> float:
+        """``|lambda_2(P)|``: the largest modulus of :attr:`consensus_matrix`'s eigenvalues
+        other than the leading 1 (its mixing speed; DDUCB's stage length reads it).
+
+        Example:
+            >>> round(Network.ring(100).consensus_lambda, 6)  # 1/3 + 2/3 cos(2 pi / 100)
+            0.998684
+        """
+        values, _ = self._consensus_spectrum
+        if self.n_agents < 2:
+            return 0.0
+        return float(np.abs(values[1:]).max())
+
+    @cached_property
+    def consensus_epsilon(self) -> FloatArray:
+        """Landgren et al.'s graph constant of each agent,
+        ``eps_c^i = N sum_{p >= 2} lambda_p^2 / (1 - lambda_p^2) (u_p^i)^2`` over the
+        eigenpairs of :attr:`consensus_matrix` (the extra pulls coop-UCB2's width
+        charges an agent for the consensus error of its estimates). A disconnected graph
+        has a second eigenvalue 1: the constant is ``inf``.
+
+        Example:
+            >>> Network.complete(3).consensus_epsilon.round(6).tolist()  # P = J / 3
+            [0.0, 0.0, 0.0]
+        """
+        if not self.is_connected:
+            return _frozen(np.full(self.n_agents, np.inf))
+        values, vectors = self._consensus_spectrum
+        lam2 = values[1:] ** 2
+        share = vectors[:, 1:] ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weight = np.where(lam2 < 1.0 - 1e-12, lam2 / (1.0 - lam2), np.inf)
+            contrib = np.where(share > 0, weight[None, :] * share, 0.0)
+        return _frozen(self.n_agents * contrib.sum(axis=1))
+
+    @cached_property
     def eccentricities(self) -> IntArray:
         """Eccentricity of each agent (max hop distance to any other agent).
 

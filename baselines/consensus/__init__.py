@@ -1,0 +1,18 @@
+"""Consensus bandits for homogeneous agents that talk to every neighbour every step:
+DDUCB (Martinez-Rubio, Kanade and Rebeschini 2019), accelerated and plain, and coop-UCB2
+(Landgren, Srivastava and Leonard 2016).
+
+``policies.py`` holds the policies (and the readings chosen against the authors' code),
+``kernels.py`` their mathematics, ``fast.py`` the batched trial loop;
+``baselines.registration`` registers them as ``dducb``, ``dducb_plain`` and
+``coop_ucb2``.
+
+Example:
+    >>> from baselines.consensus import DDUCB
+    >>> DDUCB().requirements(n_agents=3, n_arms=2).message_dim
+    4
+"""
+
+from baselines.consensus.policies import DDUCB, CoopUCB2
+
+__all__ = ["DDUCB", "CoopUCB2"]
