@@ -1,4 +1,4 @@
-"""The three papers' figures and tables as ``fedbandit reproduce`` rows, beside the
+"""The papers' figures and tables as ``fedbandit reproduce`` rows, beside the
 algorithms they measure (the core's :mod:`fedbandit_env.reproduce` judges and writes the
 report; it names no paper).
 
@@ -10,7 +10,7 @@ one at a report scale, and :func:`register_papers` registers them (called by
 Example:
     >>> from fedbandit_env.reproduce import papers
     >>> [p.name for p in papers().values()]
-    ['zhu', 'li_song', 'dubey']
+    ['zhu', 'li_song', 'dubey', 'martinez_rubio']
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ LI_SONG = {"quick": (50_000, 4), "paper": (1_000_000, 20)}
 """``(horizon, trials)`` of Li & Song's rows (the paper states no T)."""
 DUBEY = {"quick": "quick", "paper": "default"}
 """The scale of Dubey & Pentland's Fig. 1 (:data:`baselines.papers.dubey.SCALES`)."""
+MARTINEZ_RUBIO = {"quick": (10_000, 3), "paper": (10_000, 20)}
+"""``(horizon, trials)`` of Martinez-Rubio et al.'s rows (their T = 1e4 at both scales:
+a trial of 100 agents takes a fifth of a second)."""
 
 
 def zhu_rows(scale: str, figures: Path) -> list[Any]:
@@ -51,8 +54,16 @@ def dubey_rows(scale: str, figures: Path) -> list[Any]:
     return dubey.rows(DUBEY[scale], figures)
 
 
+def martinez_rubio_rows(scale: str, figures: Path) -> list[Any]:
+    """Martinez-Rubio et al.'s rows at a report scale."""
+    from baselines.papers import martinez_rubio
+
+    horizon, trials = MARTINEZ_RUBIO[scale]
+    return martinez_rubio.rows(horizon, trials, figures)
+
+
 def register_papers() -> None:
-    """Register the three papers with ``fedbandit reproduce`` (idempotent)."""
+    """Register the papers with ``fedbandit reproduce`` (idempotent)."""
     register_paper(
         "zhu",
         "baselines.papers:zhu_rows",
@@ -100,6 +111,31 @@ def register_papers() -> None:
             "100 trials, days on 2 cores)",
         },
     )
+    register_paper(
+        "martinez_rubio",
+        "baselines.papers:martinez_rubio_rows",
+        keys=(
+            "mr_dducb_cycle",
+            "mr_dducb_plain_cycle",
+            "mr_coop_ucb_cycle",
+            "mr_dducb_beats_coop_ucb",
+        ),
+        scales={
+            "quick": "Martinez-Rubio et al. at their T = 1e4 with 3 trials",
+            "paper": "Martinez-Rubio et al. at their T = 1e4 with 20 trials (the authors' "
+            "code: 10 seeds)",
+        },
+    )
 
 
-__all__ = ["DUBEY", "LI_SONG", "ZHU", "dubey_rows", "li_song_rows", "register_papers", "zhu_rows"]
+__all__ = [
+    "DUBEY",
+    "LI_SONG",
+    "MARTINEZ_RUBIO",
+    "ZHU",
+    "dubey_rows",
+    "li_song_rows",
+    "martinez_rubio_rows",
+    "register_papers",
+    "zhu_rows",
+]

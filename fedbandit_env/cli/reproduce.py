@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--papers",
         default=None,
         help="comma-separated subset of the registered papers (default: all; the "
-        "references register zhu, li_song, dubey)",
+        "references register zhu, li_song, dubey, martinez_rubio)",
     )
 
 

@@ -86,6 +86,21 @@ def test_the_committed_report_is_at_the_paper_scale_and_covers_every_row() -> No
         assert (ROOT / "docs" / figure).is_file(), figure
 
 
+def test_regenerating_one_paper_keeps_the_others_rows(tmp_path: Path) -> None:
+    from fedbandit_env.reproduce import reproduce
+
+    reproduce("quick", tmp_path, ("dubey",))
+    text = reproduce("quick", tmp_path, ("martinez_rubio",)).read_text()
+    for key in row_keys(("dubey", "martinez_rubio")):
+        assert f'<a id="{key}"></a>' in text, key
+    assert "The rows of dubey were kept" in text
+    rows = json.loads((tmp_path / "figures" / "reproduction" / "rows.json").read_text())
+    assert [r["key"] for r in rows] == list(row_keys(("dubey", "martinez_rubio")))
+    # a report at another scale is not merged into
+    text = reproduce("quick", tmp_path / "other", ("martinez_rubio",)).read_text()
+    assert "dubey_fig1a" not in text
+
+
 def test_bad_scales_and_papers_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="scale"):
         run_rows("huge", tmp_path)
