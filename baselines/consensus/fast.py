@@ -71,10 +71,7 @@ def _consensus_trial(
     rewards = np.zeros(n)
     seen = np.zeros(n, dtype=np.float32)
     cum = np.zeros(n)
-    links = 0
-    for i in range(n):
-        links += degrees[i]
-    links //= 2
+    links = degrees.sum() // 2  # Broadcast: every edge carries a message each step
     cum_cost = 0.0
     r_stage = 0
     closed = False

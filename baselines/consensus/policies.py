@@ -257,9 +257,9 @@ class DDUCB(_Consensus):
         mixed = self._mix(self.y, observation)
         r = self.r
         if self.accelerated:
-            new = chebyshev_step(mixed, self.y_prev, self.a[r], self.b[r], np.empty(mixed.size))
+            chebyshev_step(mixed, self.y_prev, self.a[r], self.b[r], mixed)
             self.y_prev[:] = self.y
-            self.y[:] = new
+            self.y[:] = mixed
         else:
             self.y[:] = mixed
         self.r += 1

@@ -8,12 +8,14 @@ that differs, which the same judge must tell apart)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from baselines.papers.martinez_rubio import AUTHORS, AUTHORS_EPS_C, scenario
 from fedbandit_env.reproduce.core import difference_ci, less
 from fedbandit_env.runner.fast import run_fast
 
 TRIALS = 10
+pytestmark = pytest.mark.slow  # 100 agents x 1e4 steps x 10 trials, a few runs each
 
 
 def _final(pid: str, **params: object) -> np.ndarray:

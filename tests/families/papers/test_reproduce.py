@@ -86,6 +86,7 @@ def test_the_committed_report_is_at_the_paper_scale_and_covers_every_row() -> No
         assert (ROOT / "docs" / figure).is_file(), figure
 
 
+@pytest.mark.slow
 def test_regenerating_one_paper_keeps_the_others_rows(tmp_path: Path) -> None:
     from fedbandit_env.reproduce import reproduce
 
