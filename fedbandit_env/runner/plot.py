@@ -38,10 +38,12 @@ def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:
 
 PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
-    "#7b4173", "#3182bd",
+    "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#f3c300", "#a1caf1", "#882d17",
+    "#8db600", "#1b1f5e", "#f99379", "#c2b280", "#2b3d26", "#00798c", "#c9a0dc",
+    "#654522", "#ffd8b1", "#604e97",
 )  # fmt: skip
-"""The colours policies are drawn in (tab10, then tab20b's darker tones)."""
+"""The colours policies are drawn in: tab10, then hues of Kelly's maximum-contrast set
+that tab10 lacks."""
 
 
 def policy_colour(policy: str) -> str:
@@ -62,6 +64,27 @@ def policy_colour(policy: str) -> str:
     return PALETTE[digest % len(PALETTE)]
 
 
+def figure_colours(policies: Sequence[str]) -> dict[str, str]:
+    """One colour per policy of a figure, no two alike while the palette lasts: each
+    keeps :func:`policy_colour` unless an earlier policy of the figure holds it, then
+    takes the first colour nobody in the figure has (more registered ids than colours
+    must not draw two of a figure's lines alike).
+
+    Example:
+        >>> c = figure_colours(["dducb", "coop_ts_relay", "oracle_ucb", "random"])
+        >>> len(set(c.values()))
+        4
+    """
+    colours: dict[str, str] = {}
+    for policy in dict.fromkeys(policies):
+        want = policy_colour(policy)
+        taken = set(colours.values())
+        if want in taken:
+            want = next((c for c in PALETTE if c not in taken), want)
+        colours[policy] = want
+    return colours
+
+
 def plot_regret(
     curves: Sequence[RegretCurves],
     path: str | Path,
@@ -73,9 +96,10 @@ def plot_regret(
     communication cost against the step.
 
     Each policy is a line (mean over trials) in its own colour (:func:`policy_colour`,
-    the same in every figure) with a shaded band from the smallest to the largest trial,
-    the convention of Zhu et al.'s Fig. 2. A band narrower than the line is said so in
-    the legend (``spread < line``), and a curve identical to an earlier one is dashed
+    the same in every figure where no earlier line holds it: :func:`figure_colours`)
+    with a shaded band from the smallest to the largest trial, the convention of Zhu et
+    al.'s Fig. 2. A band narrower than the line is said so in the legend (``spread <
+    line``), and a curve identical to an earlier one is dashed
     and labelled ``= other`` (CDP-, DDP- and HDP-MAB coincide on some instances).
 
     Example:
@@ -89,6 +113,7 @@ def plot_regret(
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     drawn: list[tuple[str, np.ndarray]] = []
+    colours = figure_colours([c.policy for c in curves])
     top = max((float(c.per_agent.max()) for c in curves if c.per_agent.size), default=1.0)
     for c in curves:
         mean = c.per_agent.mean(axis=0)
@@ -98,7 +123,7 @@ def plot_regret(
         label = c.policy if same is None else f"{c.policy} (= {same})"
         if c.per_agent.shape[0] > 1 and float((high - low).max()) < 0.005 * max(top, 1e-12):
             label += " (spread < line)"
-        colour = policy_colour(c.policy)
+        colour = colours[c.policy]
         style = "--" if same is not None else "-"
         axes[0].plot(c.t, mean, style, color=colour, label=label, lw=1.8)
         axes[0].fill_between(c.t, low, high, color=colour, alpha=0.25, lw=0)
@@ -140,6 +165,7 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
     policies = list(dict.fromkeys(c.policy for c in curves))
     by_key = {(c.scenario, c.policy): c for c in curves}
     width = 0.8 / len(policies)
+    colours = figure_colours(policies)
     x = np.arange(len(scenarios))
     fig, axes = plt.subplots(
         1, 2, figsize=(max(9.0, 1.2 * len(scenarios) * (1 + 0.3 * len(policies))), 4.6)
@@ -157,7 +183,7 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
                 [f.max() - m for m, f in zip(mean, final, strict=True)],
             ]
         )
-        colour = policy_colour(policy)
+        colour = colours[policy]
         axes[0].bar(pos, mean, width, yerr=err, capsize=2, label=policy, color=colour)
         axes[1].bar(
             pos, [c.comm_cost[:, -1].mean() for _, c in found], width, label=policy, color=colour

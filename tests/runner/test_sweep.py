@@ -207,3 +207,20 @@ def test_a_retrained_model_invalidates_its_stored_runs(tmp_path: Path) -> None:
     model.write_bytes(b"second")
     assert run.key != before
     assert Run("base", run.scenario, "random").key == Run("other", run.scenario, "random").key
+
+
+def test_a_figure_never_draws_two_policies_in_one_colour() -> None:
+    """A figure's lines are told apart even where the stable colours clash (a saved
+    model's name hashed onto a reference's colour; once, 11 references drew
+    coop_ts_relay and oracle_ucb both green)."""
+    from fedbandit_env import registry
+    from fedbandit_env.runner.plot import PALETTE, figure_colours, policy_colour
+
+    ids = registry.policy_ids()
+    models = [f"ppo:runs/m{k}/model.zip" for k in range(200)]
+    clash = next(m for m in models if policy_colour(m) == policy_colour(ids[0]))
+    names = [ids[0], clash, *ids[1 : len(PALETTE) - 1]]
+    colours = figure_colours(names)
+    assert len(set(colours.values())) == len(names)
+    assert colours[ids[0]] == policy_colour(ids[0])  # a free colour is kept
+    assert colours[clash] != policy_colour(clash)  # a taken one is not
