@@ -30,6 +30,7 @@ from typing import Any
 
 from fedbandit_env import registry
 from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.faults import FAULT_QUALIFIERS
 from fedbandit_env.runner.files import check_writable
 
 
@@ -105,8 +106,10 @@ def inert_options(
         ),
         "gap": (args.instance != "conflicting", f"the instance is {args.instance!r}"),
         "heterogeneity": (args.instance != "dubey", "the instance is not linear"),
-        "attack": (not getattr(args, "byzantine", 0), "there are no --byzantine agents"),
-        "recover": (not getattr(args, "crash", 0.0), "no agent can --crash"),
+        **{
+            name: (not getattr(args, switch, 0), why)
+            for name, (switch, why) in FAULT_QUALIFIERS.items()
+        },
     }
     for dest, (inert, why) in moot.items():
         if changed(dest) and inert:

@@ -28,20 +28,10 @@ from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.runner.evaluate import is_model
-from fedbandit_env.runner.faults import FAULT_DEFAULTS
+from fedbandit_env.runner.faults import FAULT_DEFAULTS, FAULTS
 from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.scenario import INSTANCE_SPLITS, Scenario
 from fedbandit_env.settings import SETTINGS
-from fedbandit_env.wrappers.byzantine import BEHAVIOURS
-
-FAULT_OPTIONS = (
-    ("--loss", float, "probability the network loses a delivered peer message (MessageLoss)"),
-    ("--delay", int, "steps every peer message arrives late (MessageDelay)"),
-    ("--byzantine", int, "the last B agents send --attack lies, scored out (Byzantine)"),
-    ("--crash", float, "probability an agent crashes at a step (AgentCrash; one-hop only)"),
-    ("--recover", float, "probability a crashed agent comes back at a step (0: crash-stop)"),
-)
-"""The network-fault options (every fault run takes the PettingZoo path)."""
 
 
 def default_policies(linear: bool = False) -> list[str]:
@@ -145,9 +135,10 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     )
     b.add_argument("--noise", choices=NOISE_KINDS, default=d.noise, help="reward noise")
     b.add_argument("--sigma", type=float, default=d.sigma, help="Gaussian noise scale")
-    for flag, kind, what in FAULT_OPTIONS:
-        b.add_argument(flag, type=kind, default=FAULT_DEFAULTS[flag[2:]], help=what)
-    b.add_argument("--attack", choices=BEHAVIOURS, default=d.attack, help="--byzantine's lie")
+    for fault in FAULTS:  # the network's faults (every fault run takes the PettingZoo path)
+        for x in fault.fields:
+            kind = {"choices": x.choices} if x.choices else {"type": x.kind}
+            b.add_argument(f"--{x.name}", default=x.default, help=x.help, **kind)
     b.add_argument(
         "--clip",
         type=parse_clip,

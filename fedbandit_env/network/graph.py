@@ -10,6 +10,7 @@ diameter and the eccentricities (Li & Song choose sinks of least eccentricity).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -348,23 +349,86 @@ class Network:
         return f"Network(n_agents={self.n_agents}, n_edges={self.n_edges})"
 
 
-GRAPH_KINDS: dict[str, Callable[..., Network]] = {
-    "complete": lambda n, seed=None: Network.complete(n),
-    "ring": lambda n, seed=None: Network.ring(n),
-    "path": lambda n, seed=None: Network.path(n),
-    "star": lambda n, seed=None: Network.star(n),
-    "grid": lambda n, seed=None: _square_grid(n),
-    "erdos_renyi": lambda n, seed=None, p=None: Network.erdos_renyi(
-        n, p if p is not None else min(1.0, 2.0 * np.log(n) / n), seed
+def _no_rule(n: int) -> str | None:
+    return None
+
+
+def _ring_rule(n: int) -> str | None:
+    return None if n >= 3 else "a ring needs at least 3 agents"
+
+
+def _grid_rule(n: int) -> str | None:
+    if n >= 4 and _grid_rows(n) > 1:
+        return None
+    return "no rows x cols factorisation with both >= 2 (it would be a path: use 'path')"
+
+
+def _regular_rule(n: int, d: int = 3) -> str | None:
+    if d < n and (n * d) % 2 == 0:
+        return None
+    return f"a {d}-regular graph needs more than {d} agents and an even n * d"
+
+
+@dataclass(frozen=True)
+class GraphKind:
+    """A named family of graphs: its builder (agent count, ``seed=`` where random, the
+    family's own keywords) and its rule on the agent count, checked beside it
+    (``rule(n)`` returns why ``n`` agents are refused, or ``None``).
+
+    Example:
+        >>> GRAPH_KINDS["grid"].rule(7)
+        "no rows x cols factorisation with both >= 2 (it would be a path: use 'path')"
+    """
+
+    build: Callable[..., Network]
+    rule: Callable[[int], str | None] = _no_rule
+    random: bool = False
+
+
+GRAPH_KINDS: dict[str, GraphKind] = {
+    "complete": GraphKind(lambda n, seed=None: Network.complete(n)),
+    "ring": GraphKind(lambda n, seed=None: Network.ring(n), _ring_rule),
+    "path": GraphKind(lambda n, seed=None: Network.path(n)),
+    "star": GraphKind(lambda n, seed=None: Network.star(n)),
+    "grid": GraphKind(lambda n, seed=None: _square_grid(n), _grid_rule),
+    "erdos_renyi": GraphKind(
+        lambda n, seed=None, p=None: Network.erdos_renyi(
+            n, p if p is not None else min(1.0, 2.0 * np.log(n) / n), seed
+        ),
+        random=True,
     ),
-    "random_regular": lambda n, seed=None, d=3: Network.random_regular(n, d, seed),
+    "random_regular": GraphKind(
+        lambda n, seed=None, d=3: Network.random_regular(n, d, seed), _regular_rule, True
+    ),
 }
-"""Graph builders by name, each taking the agent count (and a seed where random)."""
+"""Graph kinds by name: the one table the scenario, the command line and
+:func:`make_network` read. A new kind is one entry."""
+
+
+def _grid_rows(n: int) -> int:
+    return max(r for r in range(1, int(np.sqrt(n)) + 1) if n % r == 0)
 
 
 def _square_grid(n: int) -> Network:
-    rows = max(r for r in range(1, int(np.sqrt(n)) + 1) if n % r == 0)
+    rows = _grid_rows(n)
     return Network.grid(rows, n // rows)
+
+
+def check_graph(kind: str, n_agents: int | None, name: str = "graph") -> None:
+    """Refuse an unknown kind, or an agent count the kind cannot be built on (``None``:
+    the kind only), in one line naming ``name``.
+
+    Example:
+        >>> check_graph("ring", 2)
+        Traceback (most recent call last):
+        ...
+        ValueError: graph 'ring' cannot hold 2 agents: a ring needs at least 3 agents
+    """
+    if kind not in GRAPH_KINDS:
+        raise ValueError(f"{name} must be one of {sorted(GRAPH_KINDS)}, got {kind!r}")
+    why = None if n_agents is None else GRAPH_KINDS[kind].rule(n_agents)
+    if why is not None:
+        raise ValueError(f"{name} {kind!r} cannot hold {n_agents} agents: {why}")
 
 
 def make_components(
@@ -410,6 +474,5 @@ def make_network(kind: str, n_agents: int, seed: SeedLike = None, **kwargs: Any)
         >>> make_network("grid", 6).n_edges
         7
     """
-    if kind not in GRAPH_KINDS:
-        raise ValueError(f"graph kind must be one of {sorted(GRAPH_KINDS)}, got {kind!r}")
-    return GRAPH_KINDS[kind](n_agents, seed=seed, **kwargs)
+    check_graph(kind, n_agents, name="graph kind")
+    return GRAPH_KINDS[kind].build(n_agents, seed=seed, **kwargs)

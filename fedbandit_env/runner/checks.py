@@ -18,14 +18,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from fedbandit_env.network.graph import GRAPH_KINDS
+from fedbandit_env.network.graph import check_graph
 from fedbandit_env.privacy.mechanisms import NOISES, clip_range
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.runner.faults import FAULT_DEFAULTS, check_faults
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.base import check_probability
-from fedbandit_env.wrappers.byzantine import BEHAVIOURS
 
 if TYPE_CHECKING:
     from fedbandit_env.runner.scenario import Scenario
@@ -61,7 +61,6 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         check_int(name, getattr(s, name), minimum)
     _choice("instance", s.instance, instance_names())
     _choice("noise", s.noise, NOISE_KINDS)
-    _choice("graph", s.graph, list(GRAPH_KINDS))
     _choice("protocol", s.protocol, list(PROTOCOLS))
     _choice("estimator", s.estimator, ESTIMATORS)
     _choice("privacy_noise", s.privacy_noise, NOISES)
@@ -90,6 +89,12 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
                 f"components {comps} hold {sum(comps)} agents, but n_agents={s.n_agents}"
             )
         fixed["components"] = comps
+    if "components" in fixed:  # components of 1 and 2 agents are a lone agent and an edge
+        sizes = sorted({n for n in fixed["components"] if n > 2}) or [None]
+    else:
+        sizes = [s.n_agents]
+    for n in sizes:
+        check_graph(s.graph, n)
     if s.clip is not None:
         fixed["clip"] = clip_range(s.clip, (0.0, 1.0), "Scenario")
     if s.epsilon is not None:
@@ -100,12 +105,7 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         info = get_setting(s.setting)
         if info.private and s.epsilon is None:
             raise ValueError(f"setting {s.setting!r} needs an epsilon > 0, got None")
-    for name in ("loss", "crash", "recover"):
-        check_probability(name, getattr(s, name))
-    check_int("delay", s.delay, 0)
-    if check_int("byzantine", s.byzantine, 0) >= s.n_agents:
-        raise ValueError(f"byzantine must be < n_agents = {s.n_agents}, got {s.byzantine}")
-    _choice("attack", s.attack, BEHAVIOURS)
+    check_faults({k: getattr(s, k) for k in FAULT_DEFAULTS}, s.n_agents)
     spec = instance_spec(s.instance)
     if spec.check is not None:  # the kind's own rules (beside its builders)
         fixed.update(spec.check(s))

@@ -32,6 +32,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
+from fedbandit_env.runner.faults import FAULT_SWITCHES
 from fedbandit_env.runner.plan import StackPlan
 from fedbandit_env.runner.rollout import RegretCurves, record_steps
 from fedbandit_env.runner.scenario import Scenario
@@ -61,10 +62,6 @@ def needs_compiling(runner: Callable[..., Any]) -> bool:
     return False
 
 
-FAULT_FIELDS = ("loss", "delay", "byzantine", "crash")
-"""The scenario fields that switch a network fault on."""
-
-
 def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[str]:
     """The faults ``scenario`` switches on that ``runner`` does not model (a runner lists
     the ones it does in its ``faults`` attribute).
@@ -75,7 +72,7 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
         ['loss', 'delay']
     """
     modelled = getattr(runner, "faults", ())
-    return [k for k in FAULT_FIELDS if getattr(scenario, k) and k not in modelled]
+    return [k for k in FAULT_SWITCHES[::-1] if getattr(scenario, k) and k not in modelled]
 
 
 @dataclass

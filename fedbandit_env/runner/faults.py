@@ -19,26 +19,130 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.runner.plan import Layer, StackPlan
+from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.agent_crash import AgentCrash
-from fedbandit_env.wrappers.byzantine import Byzantine
+from fedbandit_env.wrappers.base import check_probability
+from fedbandit_env.wrappers.byzantine import BEHAVIOURS, Byzantine
 from fedbandit_env.wrappers.message_delay import MessageDelay
 from fedbandit_env.wrappers.message_loss import MessageLoss
 
-FAULT_DEFAULTS: dict[str, Any] = {
-    "loss": 0.0,
-    "delay": 0,
-    "byzantine": 0,
-    "attack": "boost",
-    "crash": 0.0,
-    "recover": 0.0,
-}
+
+def _probability(name: str, value: Any, n_agents: int) -> None:
+    check_probability(name, value)
+
+
+def _steps(name: str, value: Any, n_agents: int) -> None:
+    check_int(name, value, 0)
+
+
+def _liars(name: str, value: Any, n_agents: int) -> None:
+    if check_int(name, value, 0) >= n_agents:
+        raise ValueError(f"{name} must be < n_agents = {n_agents}, got {value}")
+
+
+def _behaviour(name: str, value: Any, n_agents: int) -> None:
+    if value not in BEHAVIOURS:
+        raise ValueError(f"{name} must be one of {sorted(BEHAVIOURS)}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class FaultField:
+    """One scenario field of a fault: its type, no-fault default, command-line help and
+    its check (``check(name, value, n_agents)`` raises a one-line error)."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    check: Callable[[str, Any, int], None]
+    choices: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One network fault: the field that switches it on, the fields that only qualify it
+    (moot while it is off), and its wrapper layer built from the scenario's values.
+
+    Example:
+        >>> [f.switch.name for f in FAULTS]
+        ['byzantine', 'crash', 'delay', 'loss']
+    """
+
+    switch: FaultField
+    layer: Callable[[Mapping[str, Any]], Layer]
+    qualifiers: tuple[FaultField, ...] = ()
+    off: str = ""
+    """Why a qualifier changes nothing while the fault is off (a warning's words)."""
+
+    @property
+    def fields(self) -> tuple[FaultField, ...]:
+        """The switch, then its qualifiers."""
+        return (self.switch, *self.qualifiers)
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault(
+        FaultField(
+            "byzantine", int, 0, "the last B agents send --attack lies, scored out (Byzantine)",
+            _liars,
+        ),
+        lambda f: Layer(
+            "Byzantine", lambda e: Byzantine(e, int(f["byzantine"]), f["attack"]), True, "",
+            "lie",
+        ),
+        (FaultField("attack", str, "boost", "--byzantine's lie", _behaviour, BEHAVIOURS),),
+        "there are no --byzantine agents",
+    ),
+    Fault(
+        FaultField(
+            "crash", float, 0.0,
+            "probability an agent crashes at a step (AgentCrash; one-hop only)", _probability,
+        ),
+        lambda f: Layer(
+            "AgentCrash", lambda e: AgentCrash(e, float(f["crash"]), float(f["recover"])),
+            True, "", "crash",
+        ),
+        (
+            FaultField(
+                "recover", float, 0.0,
+                "probability a crashed agent comes back at a step (0: crash-stop)", _probability,
+            ),
+        ),
+        "no agent can --crash",
+    ),
+    Fault(
+        FaultField("delay", int, 0, "steps every peer message arrives late (MessageDelay)", _steps),
+        lambda f: Layer(
+            "MessageDelay", lambda e: MessageDelay(e, int(f["delay"])), True, "", "delay"
+        ),
+    ),
+    Fault(
+        FaultField(
+            "loss", float, 0.0,
+            "probability the network loses a delivered peer message (MessageLoss)", _probability,
+        ),
+        lambda f: Layer(
+            "MessageLoss", lambda e: MessageLoss(e, float(f["loss"])), True, "", "lose"
+        ),
+    ),
+)  # fmt: skip
+"""The network's faults, innermost layer first: the one table the scenario's fields, the
+command line's options, the checks, the warnings for moot options, the stack plan and the
+fast path's refusals are read from. A new fault is one entry here (plus its
+:class:`~fedbandit_env.runner.scenario.Scenario` field, which a test keeps in step)."""
+
+FAULT_DEFAULTS: dict[str, Any] = {x.name: x.default for f in FAULTS for x in f.fields}
 """Every fault field and its no-fault default."""
+
+FAULT_SWITCHES: tuple[str, ...] = tuple(f.switch.name for f in FAULTS)
+"""The fields that switch a fault on (the others only qualify one)."""
 
 
 def has_faults(faults: Mapping[str, Any]) -> bool:
@@ -48,7 +152,27 @@ def has_faults(faults: Mapping[str, Any]) -> bool:
         >>> has_faults({"loss": 0.0, "delay": 0, "byzantine": 1}), has_faults({"loss": 0.0})
         (True, False)
     """
-    return any(faults.get(k, FAULT_DEFAULTS[k]) for k in ("loss", "delay", "byzantine", "crash"))
+    return any(faults.get(k, FAULT_DEFAULTS[k]) for k in FAULT_SWITCHES)
+
+
+def check_faults(faults: Mapping[str, Any], n_agents: int) -> None:
+    """Refuse a fault field outside its range, in one line naming it.
+
+    Example:
+        >>> check_faults({"byzantine": 3}, n_agents=3)
+        Traceback (most recent call last):
+        ...
+        ValueError: byzantine must be < n_agents = 3, got 3
+    """
+    for fault in FAULTS:
+        for x in fault.fields:
+            x.check(x.name, faults.get(x.name, x.default), n_agents)
+
+
+FAULT_QUALIFIERS: dict[str, tuple[str, str]] = {
+    x.name: (f.switch.name, f.off) for f in FAULTS for x in f.qualifiers
+}
+"""Each qualifying field: the switch without which it changes nothing, and why."""
 
 
 def fault_layers(faults: Mapping[str, Any]) -> list[Layer]:
@@ -60,29 +184,21 @@ def fault_layers(faults: Mapping[str, Any]) -> list[Layer]:
         ['Byzantine', 'MessageLoss']
     """
     f = {**FAULT_DEFAULTS, **faults}
-    layers = []
-    if f["byzantine"]:
-        n, attack = int(f["byzantine"]), f["attack"]
-        layers.append(Layer("Byzantine", lambda e: Byzantine(e, n, attack), True, "", "lie"))
-    if f["crash"]:
-        crash, recover = float(f["crash"]), float(f["recover"])
-        layers.append(
-            Layer("AgentCrash", lambda e: AgentCrash(e, crash, recover), True, "", "crash")
-        )
-    if f["delay"]:
-        delay = int(f["delay"])
-        layers.append(Layer("MessageDelay", lambda e: MessageDelay(e, delay), True, "", "delay"))
-    if f["loss"]:
-        loss = float(f["loss"])
-        layers.append(Layer("MessageLoss", lambda e: MessageLoss(e, loss), True, "", "lose"))
-    return layers
+    return [fault.layer(f) for fault in FAULTS if f[fault.switch.name]]
 
 
 def apply_faults(
     env: ParallelEnv[Any, Any, Any], faults: Mapping[str, Any]
 ) -> ParallelEnv[Any, Any, Any]:
     """``env`` under the faults ``faults`` switches on (see the module docstring); an env
-    without messages has nothing to lose, delay or forge and is returned as it is."""
+    without messages has nothing to lose, delay or forge and is returned as it is.
+
+    Example:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = federated_mab_v0.parallel_env(horizon=5, message_dim=2)
+        >>> type(apply_faults(env, {"delay": 1})).__name__
+        'MessageDelay'
+    """
     if not has_faults(faults):
         return env
     space = env.observation_space(env.possible_agents[0])
@@ -91,4 +207,15 @@ def apply_faults(
     return StackPlan(tuple(fault_layers(faults))).build(env)
 
 
-__all__ = ["FAULT_DEFAULTS", "apply_faults", "fault_layers", "has_faults"]
+__all__ = [
+    "FAULTS",
+    "FAULT_DEFAULTS",
+    "FAULT_QUALIFIERS",
+    "FAULT_SWITCHES",
+    "Fault",
+    "FaultField",
+    "apply_faults",
+    "check_faults",
+    "fault_layers",
+    "has_faults",
+]

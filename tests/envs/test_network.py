@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -98,3 +100,39 @@ def test_an_agent_spec_carries_its_network_facts_through_wrappers() -> None:
     assert spec.lambda_2 == net.lambda_2
     bare = AgentSpec(0, 2, 3, 10)  # built by hand: no graph facts
     assert bare.neighbors == () and np.isnan(bare.lambda_2)
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "why"),
+    [
+        ("ring", 2, "a ring needs at least 3 agents"),
+        ("grid", 7, "it would be a path"),
+        ("grid", 3, "it would be a path"),
+        ("random_regular", 5, "even n * d"),
+        ("random_regular", 3, "more than 3 agents"),
+    ],
+)
+def test_a_kind_refuses_an_agent_count_it_cannot_hold_everywhere(
+    kind: str, n: int, why: str
+) -> None:
+    """The kind's rule sits beside its builder; the scenario (before anything runs),
+    the env's ``make_network`` and the components' kinds all read it."""
+    from fedbandit_env.runner.scenario import Scenario
+
+    with pytest.raises(ValueError, match=re.escape(why)):
+        make_network(kind, n)
+    with pytest.raises(ValueError, match=f"graph {kind!r} cannot hold {n} agents"):
+        Scenario(graph=kind, n_agents=n, horizon=5)
+    if n > 2:
+        with pytest.raises(ValueError, match=f"cannot hold {n} agents"):
+            Scenario(graph=kind, n_agents=n + 1, components=(n, 1), horizon=5)
+
+
+@pytest.mark.parametrize("kind", sorted(GRAPH_KINDS))
+def test_every_rule_admits_what_its_builder_builds(kind: str) -> None:
+    for n in range(2, 30):
+        if GRAPH_KINDS[kind].rule(n) is None:
+            assert make_network(kind, n, seed=0).n_agents == n
+        else:
+            with pytest.raises(ValueError):
+                make_network(kind, n, seed=0)

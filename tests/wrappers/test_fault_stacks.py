@@ -88,3 +88,28 @@ def test_all_of_them_import_from_one_place_and_report_in_infos() -> None:
     for key in ("crashed", "byzantine", "corrupted"):
         assert key in info, key
     assert np.isfinite(info["cumulative_regret"]) and np.isfinite(info["cumulative_comm_cost"])
+
+
+def test_every_fault_field_is_a_scenario_field_with_the_tables_default() -> None:
+    """The fault table is what the CLI, the checks and the stack plan read; the
+    scenario's flat fields (a sweep grids over them) must say the same."""
+    import dataclasses
+
+    from fedbandit_env.runner.faults import FAULT_DEFAULTS
+    from fedbandit_env.runner.scenario import Scenario
+
+    fields = {f.name: f.default for f in dataclasses.fields(Scenario)}
+    assert {k: fields.get(k, "missing") for k in FAULT_DEFAULTS} == FAULT_DEFAULTS
+
+
+def test_the_command_line_offers_every_fault_field_from_the_table() -> None:
+    from fedbandit_env.cli import build_parser
+    from fedbandit_env.runner.faults import FAULTS
+
+    for command in ("bench", "sweep"):
+        parser = build_parser()
+        args = parser.parse_args([command, "--loss", "0.25", "--attack", "sign_flip"])
+        for fault in FAULTS:
+            for x in fault.fields:
+                assert hasattr(args, x.name), (command, x.name)
+        assert (args.loss, args.attack, args.delay) == (0.25, "sign_flip", 0)
