@@ -65,7 +65,8 @@ from fedbandit_env.seeding import env_generators, wrapper_generator
 class GossipParams(NamedTuple):
     """Gossip_UCB's and Fed_UCB's own parameters: ``alpha_1``; Fed_UCB's index (eq. 12),
     whether rewards are private, ``epsilon``, the calibrated confidence, ``c_privacy`` and
-    the index's sensitivity; ``PrivateRewards``' clip range, tree scale and estimator."""
+    the index's sensitivity; ``PrivateRewards``' clip range, tree scale and estimator;
+    where eq. 12 puts ``alpha_1`` (inside the root, or outside as printed)."""
 
     alpha_1: float
     fed_index: bool
@@ -78,6 +79,7 @@ class GossipParams(NamedTuple):
     clip_hi: float
     tree_scale: float
     honaker: bool
+    alpha_1_inside: bool
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -93,7 +95,7 @@ def _gossip_trial(
     mu, noise, sigma, gaps = problem
     protocol, public, edges, neighbors, degrees, adjacency, peer_cost = network
     (alpha_1, fed_index, private, epsilon, calibrated, c_privacy, sensitivity,
-     clip_lo, clip_hi, tree_scale, honaker) = params  # fmt: skip
+     clip_lo, clip_hi, tree_scale, honaker, alpha_1_inside) = params  # fmt: skip
     reward_rng, protocol_rng, privacy_rng, agent_table = generators
     horizon, steps, out, t_arms, t_rewards, cost_out = rec
     n, m = mu.shape
@@ -126,7 +128,9 @@ def _gossip_trial(
     epoch = 0
     l_ref = -1.0
     levels_f, b_f, log_h2 = fed_ucb_constants(horizon, epsilon, sensitivity)
-    ucb = UcbParams(fed_index, n, epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2)
+    ucb = UcbParams(
+        fed_index, n, epsilon, alpha_1, calibrated, c_privacy, levels_f, b_f, log_h2, alpha_1_inside
+    )
     flagged = np.zeros((n, m), dtype=np.bool_)  # already in the pending list
     partners = np.zeros((n, n), dtype=np.bool_)  # delivery of the last step
     plist = np.zeros((n, n), dtype=np.int64)  # ... as partner indices, increasing
@@ -401,6 +405,7 @@ def _run_gossip(st: TrialSetup, seeds: tuple[int, Any], fed: bool) -> TrialResul
             float(hi) if private else 1.0,
             tree_scale,
             scenario.estimator == "honaker",
+            bool(params.get("alpha_1_inside", True)),
         ),
         Streams(
             reward_rng,

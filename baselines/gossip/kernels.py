@@ -82,13 +82,18 @@ def fed_ucb_index(
     c_privacy: float,
     sensitivity: float,
     out: FloatArray,
+    inside: bool = True,
 ) -> FloatArray:  # pragma: no cover
     """Line 9 of Algorithm 4 with eq. (12), as printed or calibrated.
 
     Printed: ``alpha_1 + sqrt(2N (c N log^2(T) log(t) log(n) / (n^2 eps^2) + 1/n) log t)``
     with ``c = c_privacy`` (128 in the paper). Calibrated: the privacy term is the tree
     noise's variance bound ``2 L b^2 / n^2``, ``L = floor(log2 T) + 1``,
-    ``b = L * sensitivity / eps``. ``eps = inf`` removes the privacy term.
+    ``b = L * sensitivity / eps``. ``eps = inf`` removes the privacy term. ``inside``
+    (the default) puts ``alpha_1`` inside the root, as eq. (11) does, so that ``eps =
+    inf`` is eq. (11) to the bit (the paper's "the no-privacy curve is Gossip_UCB");
+    ``inside=False`` adds it outside, as eq. (12) is printed, where it changes no argmax
+    (:func:`fed_ucb_width`).
 
     Example:
         >>> from baselines.common.kernels import log_time
@@ -102,7 +107,7 @@ def fed_ucb_index(
     for k in range(counts.size):
         out[k] = fed_ucb_value(
             theta[k], counts[k], log_t, n_agents, epsilon, alpha_1, calibrated, c_privacy,
-            levels, b, log_h2,
+            levels, b, log_h2, inside,
         )  # fmt: skip
     return out
 
@@ -139,6 +144,7 @@ def fed_ucb_value(
     levels: int,
     b: float,
     log_h2: float,
+    inside: bool = True,
 ) -> float:  # pragma: no cover
     """One arm of :func:`fed_ucb_index`, with :func:`fed_ucb_constants` precomputed;
     non-decreasing in ``log_t`` (see :func:`gossip_ucb_value`).
@@ -152,11 +158,10 @@ def fed_ucb_value(
         >>> round(v, 3)
         3.383
     """
-    return (
-        theta
-        + alpha_1
-        + fed_ucb_width(count, log_t, n_agents, epsilon, calibrated, c_privacy, levels, b, log_h2)
+    width = fed_ucb_width(
+        count, log_t, n_agents, epsilon, calibrated, c_privacy, levels, b, log_h2, alpha_1, inside
     )
+    return theta + width if inside else theta + alpha_1 + width
 
 
 @njit(cache=True)
@@ -170,9 +175,15 @@ def fed_ucb_width(
     levels: int,
     b: float,
     log_h2: float,
+    alpha_1: float = 0.0,
+    inside: bool = True,
 ) -> float:  # pragma: no cover
-    """The square root of eq. (12): the index is ``(theta + alpha_1) + width``, which is
-    exactly what :func:`fed_ucb_value` computes; non-decreasing in ``log_t``.
+    """The square root of eq. (12); non-decreasing in ``log_t``. As printed
+    (``inside=False``) the index is ``(theta + alpha_1) + width``; read as eq. (11)
+    (``inside``) the root is ``sqrt(2N p log t + 2N log(t) / n + alpha_1)`` with ``p`` the
+    privacy term, which is eq. (11)'s ``sqrt(2N log(t) / n + alpha_1)`` to the bit when
+    ``p = 0`` (``eps = inf``), and the index is ``theta + width``: what
+    :func:`fed_ucb_value` computes.
 
     Example:
         >>> from baselines.common.kernels import log_time
@@ -182,12 +193,18 @@ def fed_ucb_width(
         >>> w == fed_ucb_value(0.0, 100.0, log_time(1000), 3, 1.0, 0.0, True, 128.0,
         ...                    levels, b, log_h2)
         True
+        >>> levels, b, log_h2 = fed_ucb_constants(1024, float("inf"), 1.0)  # no privacy
+        >>> fed_ucb_width(7.0, log_time(50), 3, float("inf"), True, 128.0, levels, b, log_h2,
+        ...               46.1) == gossip_ucb_width(7.0, log_time(50), 3, 46.1)
+        True
     """
     n = count
     if calibrated:
         privacy = 2.0 * levels * b * b / (n * n)
     else:
         privacy = c_privacy * n_agents * log_h2 * log_t * np.log(n) / (n * n * epsilon**2)
+    if inside:  # eq. (11)'s order of operations, with the privacy term added first
+        return np.sqrt(2.0 * n_agents * privacy * log_t + 2.0 * n_agents * log_t / n + alpha_1)
     return np.sqrt(2.0 * n_agents * (privacy + 1.0 / n) * log_t)
 
 
@@ -332,7 +349,8 @@ class UcbParams(NamedTuple):
     """What one arm's index needs besides its mean, count and ``log t`` (the batched
     loop's view of :func:`gossip_ucb_width` and :func:`fed_ucb_width`): Fed_UCB's index
     or not, ``N``, ``epsilon``, ``alpha_1``, the calibrated confidence, ``c_privacy``,
-    the tree's levels, ``b`` and ``log^2 T`` (:func:`fed_ucb_constants`)."""
+    the tree's levels, ``b`` and ``log^2 T`` (:func:`fed_ucb_constants`), and where eq. (12)
+    puts ``alpha_1`` (``inside`` the root, or outside as printed)."""
 
     fed: bool
     n: int
@@ -343,14 +361,17 @@ class UcbParams(NamedTuple):
     levels: int
     b: float
     log_h2: float
+    inside: bool
 
 
 @njit(cache=True, nogil=True, inline="always")
 def ucb_width(ucb: UcbParams, count: float, log_t: float) -> float:  # pragma: no cover
     """One arm's confidence width: the square root of eq. (11) or eq. (12)."""
-    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2 = ucb
+    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2, inside = ucb
     if fed:
-        return fed_ucb_width(count, log_t, n, epsilon, calibrated, c_privacy, levels, b, log_h2)
+        return fed_ucb_width(
+            count, log_t, n, epsilon, calibrated, c_privacy, levels, b, log_h2, alpha_1, inside
+        )
     return gossip_ucb_width(count, log_t, n, alpha_1)
 
 
@@ -359,7 +380,7 @@ def ucb_join(ucb: UcbParams, theta: float, width: float) -> float:  # pragma: no
     """One arm's index from its estimate and width, in the order of
     :func:`gossip_ucb_value` and
     :func:`fed_ucb_value` (the same bits)."""
-    if ucb.fed:
+    if ucb.fed and not ucb.inside:
         return theta + ucb.alpha_1 + width
     return theta + width
 

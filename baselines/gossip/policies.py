@@ -42,8 +42,15 @@ Readings chosen:
   local UCB1 on Fig. 2(b)); with the slides' it is flat on Fig. 2(b) and far lower on
   Fig. 2(a), where one trial in ten stays on a wrong arm (the spread); ``alpha_1 = 1``
   gives 126 +- 25 there. Pass ``alpha_1`` to choose (``alpha_1=64 / N**17`` for the
-  journal's). Fed_UCB's eq. 12 adds ``alpha_1`` outside the root, to every arm alike:
-  its choice does not change Fed_UCB's arms.
+  journal's).
+- Fed_UCB's eq. 12 is printed with ``alpha_1`` *outside* the root. A constant added to
+  every arm's index changes no argmax, so read that way Fed_UCB at ``eps = inf`` is
+  Gossip_UCB with ``alpha_1 = 0`` inside the root (the journal's reading, rejected
+  above), while the paper says its no-privacy curve *is* Gossip_UCB. **Decided by
+  that identity** (issue 30): the default puts ``alpha_1`` inside the root as eq. 11
+  does (``alpha_1_inside=True``), and ``FedUCB(epsilon=inf)`` then chooses exactly
+  Gossip_UCB's arms, draw for draw, on both paths (tested); ``alpha_1_inside=False`` is
+  eq. 12 as printed. The report shows both (row ``zhu_eq12_alpha_1``).
 - With several gossip partners in one step (the every-agent-calls-a-neighbour
   variant, or plain broadcast) the update averages over the agent and all partners,
   ``(theta_i + sum_j theta_j) / (1 + |P|)``; with one partner this is line 20.
@@ -221,11 +228,18 @@ class FedUCB(GossipUCB):
     :class:`~fedbandit_env.wrappers.PrivateRewards` (same ``epsilon``), whose
     ``private_means`` are the binary-tree means of Algorithm 3. Only the pulled arm's
     private mean is refreshed each step (line 17: ``x~_k(t) = x~_k(t-1)`` otherwise).
-    ``epsilon = inf`` gives Gossip_UCB with ``alpha_1`` outside the root.
+    ``epsilon = inf`` gives Gossip_UCB (with ``alpha_1_inside=False``, eq. 12 as
+    printed: Gossip_UCB with ``alpha_1`` outside the root, i.e. none at all).
 
     Args:
         epsilon: The privacy level the wrapper enforces (enters eq. 12).
         alpha_1: See :class:`GossipUCB`.
+        confidence: ``"calibrated"`` (the tree noise's variance bound as the privacy
+            term) or ``"paper"`` (eq. 12's ``128 N log^2 T log t log n / (n^2 eps^2)``).
+        c_privacy: The constant of the printed privacy term (128).
+        sensitivity: The reward range the tree noise is calibrated to.
+        alpha_1_inside: ``alpha_1`` inside eq. 12's root, as in eq. 11 (default; the
+            reading under which ``epsilon = inf`` is Gossip_UCB), or outside as printed.
 
     Example:
         >>> FedUCB(epsilon=2.0).epsilon
@@ -239,8 +253,10 @@ class FedUCB(GossipUCB):
         confidence: str = "calibrated",
         c_privacy: float = 128.0,
         sensitivity: float = 1.0,
+        alpha_1_inside: bool = True,
     ) -> None:
         super().__init__(alpha_1)
+        self.alpha_1_inside = bool(alpha_1_inside)
         if confidence not in ("paper", "calibrated"):
             raise ValueError(f"confidence must be 'paper' or 'calibrated', got {confidence!r}")
         if not c_privacy >= 0:
@@ -283,4 +299,5 @@ class FedUCB(GossipUCB):
             self.c_privacy,
             self.sensitivity,
             np.empty(self.counts.size),
+            self.alpha_1_inside,
         )

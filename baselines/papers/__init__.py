@@ -75,6 +75,7 @@ def register_papers() -> None:
             "zhu_fig2c_order",
             "zhu_fig2c_learns",
             "zhu_eq12_readings",
+            "zhu_eq12_alpha_1",
             "zhu_alpha_1",
         ),
         scales={

@@ -45,8 +45,11 @@ def scenario(panel: str, horizon: int) -> Scenario:
     return Scenario(horizon=horizon, seed=0, **SETTINGS[panel])
 
 
-def fed_ucb(s: Scenario, trials: int, confidence: str = "calibrated") -> list[RegretCurves]:
-    """Fed_UCB at every epsilon of Fig. 2."""
+def fed_ucb(
+    s: Scenario, trials: int, confidence: str = "calibrated", alpha_1_inside: bool = True
+) -> list[RegretCurves]:
+    """Fed_UCB at every epsilon of Fig. 2 (``alpha_1_inside=False``: eq. 12's ``alpha_1``
+    outside the root, as printed)."""
     out = []
     for eps in EPSILONS:
         label = "no privacy" if np.isinf(eps) else f"epsilon={eps:g}"
@@ -54,7 +57,7 @@ def fed_ucb(s: Scenario, trials: int, confidence: str = "calibrated") -> list[Re
             evaluate(
                 "fed_ucb",
                 s,
-                {"epsilon": eps, "confidence": confidence},
+                {"epsilon": eps, "confidence": confidence, "alpha_1_inside": alpha_1_inside},
                 trials=trials,
                 record_every=max(1, s.horizon // 100),
                 workers=2,
@@ -164,14 +167,26 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
 
 
 def eq12_readings(horizon: int, trials: int, calibrated: list[RegretCurves]) -> Row:
-    """Which reading of eq. 12 gives the paper's 1 : 1/2 : 1/5 on Fig. 2(a)?"""
+    """Which reading of eq. 12 gives the paper's 1 : 1/2 : 1/5 on Fig. 2(a)? Six: the
+    printed privacy term or the calibrated one, total regret or the excess over no
+    privacy (``alpha_1`` inside the root, the default), and the calibrated bound with
+    ``alpha_1`` outside the root as printed."""
     s = scenario("a", horizon)
     printed = fed_ucb(s, trials, confidence="paper")
+    outside = fed_ucb(s, trials, alpha_1_inside=False)
     readings = {
-        "printed eq. 12, total regret": _ratios(printed),
-        "printed eq. 12, excess over no privacy": _ratios(printed, excess=True),
-        "calibrated bound, total regret": _ratios(calibrated),
-        "calibrated bound, excess over no privacy": _ratios(calibrated, excess=True),
+        "printed privacy term, alpha_1 inside the root, total regret": _ratios(printed),
+        "printed privacy term, alpha_1 inside the root, excess over no privacy": _ratios(
+            printed, excess=True
+        ),
+        "calibrated privacy term, alpha_1 inside the root, total regret": _ratios(calibrated),
+        "calibrated privacy term, alpha_1 inside the root, excess over no privacy": _ratios(
+            calibrated, excess=True
+        ),
+        "calibrated privacy term, alpha_1 outside the root, total regret": _ratios(outside),
+        "calibrated privacy term, alpha_1 outside the root, excess over no privacy": _ratios(
+            outside, excess=True
+        ),
     }
     hits = [name for name, r in readings.items() if _matches(r)]
     finals = "; ".join(f"{c.policy} {float(c.final_per_agent.mean()):.0f}" for c in printed)
@@ -187,7 +202,7 @@ def eq12_readings(horizon: int, trials: int, calibrated: list[RegretCurves]) -> 
         "the 1 : 1/2 : 1/5 ratios follow from Fed_UCB's bound (eq. 12)",
         _setting(s, trials) + "; ratios at t = 0.6 T under each reading",
         "<br>".join(f"{k}: {_ratio_text(r)}" for k, r in readings.items())
-        + f"<br>printed eq. 12, regret at T: {finals}",
+        + f"<br>printed privacy term, alpha_1 inside the root, regret at T: {finals}",
         "reproduced" if hits else "not reproduced",
         (f"the reading(s) {hits} give the paper's ratios (each interval within 25% of 1/2 "
          "and 1/5)" if hits else
@@ -200,6 +215,47 @@ def eq12_readings(horizon: int, trials: int, calibrated: list[RegretCurves]) -> 
          "(n^2 eps^2) inside the root, keeps an arm in play for ~1/(eps gap) pulls until "
          "the horizon caps it)"),
     )  # fmt: skip
+
+
+def eq12_alpha_1(horizon: int, trials: int) -> Row:
+    """Where eq. 12 puts ``alpha_1``: the paper's identity ``Fed_UCB(eps = inf) =
+    Gossip_UCB`` decides it (Fig. 2(a) and 2(b) settings)."""
+    cells, identity, worse = [], [], []
+    for panel in ("a", "b"):
+        s = scenario(panel, horizon)
+        kw: dict[str, Any] = {"trials": trials, "record_every": max(1, horizon // 100)}
+        kw["workers"] = 2
+        gossip = evaluate("gossip_ucb", s, **kw)
+        inside = evaluate("fed_ucb", s, {"epsilon": np.inf}, **kw)
+        outside = evaluate("fed_ucb", s, {"epsilon": np.inf, "alpha_1_inside": False}, **kw)
+        same = bool(np.array_equal(inside.regret, gossip.regret))
+        identity.append(same)
+        worse.append(f"2({panel}) {less(gossip.final_per_agent, outside.final_per_agent)}")
+        times = float(outside.final_per_agent.mean() / gossip.final_per_agent.mean())
+        cells.append(
+            f"Fig. 2({panel}): Gossip_UCB {mean_ci(gossip.final_per_agent)}; Fed_UCB(inf) with "
+            f"alpha_1 inside the root {mean_ci(inside.final_per_agent)} "
+            f"({'equal to Gossip_UCB at every step of every trial' if same else 'DIFFERENT'}); "
+            f"as printed, outside {mean_ci(outside.final_per_agent)} ({times:.1f}x)"
+        )
+    return Row(
+        "zhu_eq12_alpha_1",
+        "Zhu et al.",
+        "alpha_1 (eq. 12)",
+        "the epsilon = inf curve of Fed_UCB is Gossip_UCB",
+        f"Fed_UCB at epsilon = inf and Gossip_UCB, Fig. 2(a) and 2(b) settings, "
+        f"T={horizon:.0e}, {trials} trials",
+        "<br>".join(cells),
+        "reading decided" if all(identity) else "not reproduced",
+        (
+            "eq. 12 is printed with alpha_1 outside the root, where a constant shared by "
+            "every arm changes no argmax: read so, Fed_UCB(inf) is Gossip_UCB with no "
+            "alpha_1 (the journal's ~0, rejected for eq. 11 by row zhu_alpha_1), and "
+            "Gossip_UCB's regret below it is " + ", ".join(worse) + ". With alpha_1 inside the "
+            "root, as in eq. 11, it is Gossip_UCB to the bit, as the paper says: that "
+            "reading is the default, and the Fig. 2 rows above use it"
+        ),
+    )
 
 
 def alpha_1(horizon: int, trials: int) -> Row:
@@ -246,5 +302,6 @@ def rows(horizon: int, trials: int, out: Path) -> list[Row]:
         if panel == "a":
             calibrated_a = curves
     found.append(eq12_readings(horizon, trials, calibrated_a))
+    found.append(eq12_alpha_1(horizon, trials))
     found.append(alpha_1(horizon, trials))
     return found

@@ -48,6 +48,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     ("fed_ucb", {"graph": "star", "estimator": "honaker"}, {"epsilon": 5.0}),
     ("fed_ucb", {"graph": "complete"}, {"epsilon": np.inf}),
+    ("fed_ucb", {"graph": "complete"}, {"epsilon": np.inf, "alpha_1_inside": False}),
+    ("fed_ucb", {"graph": "ring"}, {"epsilon": 2.0, "alpha_1_inside": False}),
     ("fed_ucb", {"noise": "gaussian", "sigma": 0.7, "clip": (-0.5, 1.5)}, {"epsilon": 1.0}),
 ]
 

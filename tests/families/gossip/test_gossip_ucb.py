@@ -146,12 +146,37 @@ def test_confidence_bounds_match_eq_11_and_12() -> None:
         * (128 * 3 * np.log(1000) ** 2 * np.log(100) * np.log(n) / (n**2 * 4.0) + 1 / n)
         * np.log(100)
     )
-    np.testing.assert_allclose(
-        fed_ucb_index(
-            np.zeros(2), n, log_time(100), 3, 1000, 2.0, 0.1, False, 128.0, 1.0, np.empty(2)
-        ),
-        expected,
+    printed = fed_ucb_index(
+        np.zeros(2), n, log_time(100), 3, 1000, 2.0, 0.1, False, 128.0, 1.0, np.empty(2), False
     )
+    np.testing.assert_allclose(printed, expected)
+    inside = np.sqrt((expected - 0.1) ** 2 + 0.1)  # alpha_1 inside the root, as in eq. 11
+    np.testing.assert_allclose(
+        fed_ucb_index(np.zeros(2), n, log_time(100), 3, 1000, 2.0, 0.1, False, 128.0, 1.0,
+                      np.empty(2)),
+        inside,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_fed_ucb_without_privacy_is_gossip_ucb_draw_for_draw(fast: bool) -> None:
+    """The paper's identity (Sec. 5.1: the epsilon = inf curve is Gossip_UCB): with
+    alpha_1 inside eq. 12's root (the default) Fed_UCB(inf) pulls Gossip_UCB's arms at
+    every step, on both paths; eq. 12 as printed (alpha_1 outside) does not, which is
+    the check's power."""
+    from fedbandit_env.runner.evaluate import evaluate
+
+    s = Scenario(
+        n_agents=3, n_arms=5, graph="complete", instance="zhu", noise="clipped_gaussian",
+        horizon=3000, seed=4,
+    )  # fmt: skip
+    kw: dict[str, Any] = {"trials": 3, "record_every": 1, "interactive": not fast}
+    gossip = evaluate("gossip_ucb", s, **kw)
+    fed = evaluate("fed_ucb", s, {"epsilon": np.inf}, **kw)
+    printed = evaluate("fed_ucb", s, {"epsilon": np.inf, "alpha_1_inside": False}, **kw)
+    np.testing.assert_array_equal(fed.per_agent, gossip.per_agent)
+    np.testing.assert_array_equal(fed.regret, gossip.regret)
+    assert not np.array_equal(printed.regret, gossip.regret)
 
 
 def test_consistency_count_and_gossip_helpers() -> None:

@@ -212,21 +212,21 @@ def test_li_song_fig4_the_strongest_privacy_costs_the_most_regret(li_song_figure
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("panel", ["a", "b"])
-def test_zhu_fig2_regret_falls_as_epsilon_grows(panel: str, tmp_path: Path) -> None:
-    rows, _ = fig2(panel, 20_000, 5, tmp_path)
+def test_zhu_fig2b_regret_falls_as_epsilon_grows(tmp_path: Path) -> None:
+    rows, _ = fig2("b", 20_000, 5, tmp_path)
     assert rows[0].verdict == "reproduced", rows[0].why
 
 
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="not reproduced (docs/reproduction.md, Fig. 2 ratios): 1 : 0.72 : 0.57 at the "
-    "paper's T = 1e6, 100 trials; the no-privacy regret is a floor under every epsilon",
+    reason="partly reproduced (docs/reproduction.md, Fig. 2(a), T = 1e6, 100 trials): with "
+    "alpha_1 inside eq. 12's root and the calibrated privacy term some trials stay on a "
+    "wrong arm, and only epsilon = 5 > no privacy is confirmed",
 )
-def test_zhu_fig2a_regret_ratios_are_one_half_one_fifth(tmp_path: Path) -> None:
+def test_zhu_fig2a_regret_falls_as_epsilon_grows(tmp_path: Path) -> None:
     rows, _ = fig2("a", 20_000, 5, tmp_path)
-    assert rows[1].verdict == "reproduced", rows[1].measured
+    assert rows[0].verdict == "reproduced", rows[0].why
 
 
 @pytest.mark.slow
