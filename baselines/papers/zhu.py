@@ -223,8 +223,11 @@ def eq12_alpha_1(horizon: int, trials: int) -> Row:
     cells, identity, worse = [], [], []
     for panel in ("a", "b"):
         s = scenario(panel, horizon)
-        kw: dict[str, Any] = {"trials": trials, "record_every": max(1, horizon // 100)}
-        kw["workers"] = 2
+        kw: dict[str, Any] = {
+            "trials": trials,
+            "record_every": max(1, horizon // 100),
+            "workers": 2,
+        }
         gossip = evaluate("gossip_ucb", s, **kw)
         inside = evaluate("fed_ucb", s, {"epsilon": np.inf}, **kw)
         outside = evaluate("fed_ucb", s, {"epsilon": np.inf, "alpha_1_inside": False}, **kw)

@@ -72,7 +72,8 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
         ['loss', 'delay']
     """
     modelled = getattr(runner, "faults", ())
-    return [k for k in FAULT_SWITCHES[::-1] if getattr(scenario, k) and k not in modelled]
+    switched = [k for k in FAULT_SWITCHES if getattr(scenario, k) and k not in modelled]
+    return switched[::-1]  # outermost first: the order the refusal names them
 
 
 @dataclass
