@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=sorted(SCALES), default="default")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    parser.add_argument("--out", type=Path, default=Path("results/dubey_fig1"))
     args = parser.parse_args(argv)
     s = SCALES[args.scale]
     start = time.perf_counter()

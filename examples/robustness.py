@@ -21,9 +21,9 @@ them.
 Scales: ``quick`` (T = 600, 2 trials; CI runs it) and ``default`` (T = 3000, 3 trials,
 about 10 minutes on 2 cores).
 
-    python examples/robustness.py                     # default scale, docs/figures/
+    python examples/robustness.py                     # default scale, results/robustness/
     python examples/robustness.py --scale quick --out /tmp/robustness
-    python examples/robustness.py --replot            # redraw docs/figures/robustness.png
+    python examples/robustness.py --replot --out docs/figures  # redraw the committed figure
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the scale, print the table, write the figure and the numbers; return them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", choices=sorted(SCALES), default="default")
-    parser.add_argument("--out", type=Path, default=Path("docs/figures"))
+    parser.add_argument("--out", type=Path, default=Path("results/robustness"))
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--replot", action="store_true", help="redraw from the saved JSON")
     args = parser.parse_args(argv)

@@ -11,7 +11,48 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+
+RESET_OPTIONS: tuple[str, ...] = ("problem",)
+"""The keys the envs' ``reset(options=...)`` reads."""
+
+
+def check_reset_options(options: object) -> Mapping[str, Any]:
+    """The ``options`` of an env's ``reset``: ``None`` or a mapping. A key the env does
+    not read (:data:`RESET_OPTIONS`) gets a warning naming it: a typo such as
+    ``"probelm"`` would otherwise silently play the default instance. (A warning, not an
+    error: PettingZoo's ``parallel_api_test`` probes ``reset`` with a dummy key.)
+
+    Example:
+        >>> dict(check_reset_options(None)), list(check_reset_options({"problem": None}))
+        ({}, ['problem'])
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = check_reset_options({"probelm": 1})
+        >>> print(caught[0].message)
+        reset(options=...) ignores unknown key(s) ['probelm']; the env reads ['problem']
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"reset(options=...) must be a dict such as {{'problem': p}}, got "
+            f"{type(options).__name__} {options!r}"
+        )
+    unknown = sorted(str(k) for k in options if k not in RESET_OPTIONS)
+    if unknown:
+        warnings.warn(
+            f"reset(options=...) ignores unknown key(s) {unknown}; the env reads "
+            f"{list(RESET_OPTIONS)}",
+            UserWarning,
+            stacklevel=3,
+        )
+    return options
 
 
 def check_int(name: str, value: object, minimum: int) -> int:

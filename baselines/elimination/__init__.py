@@ -35,7 +35,9 @@ def elimination_options(options: dict[str, Any], problem: Any) -> dict[str, Any]
         ...                     type("P", (), {"min_gap": 0.05}))
         {'epsilon': None, 'rounds': 3, 'min_gap': 0.05}
     """
-    epsilon = options.get("epsilon", 1.0)
+    epsilon = float(options.get("epsilon", 1.0))
+    if not epsilon > 0:  # nan too: it must not quietly mean "no privacy"
+        raise ValueError(f"epsilon must be > 0 (inf: no privacy), got {epsilon!r}")
     kw: dict[str, Any] = {"epsilon": epsilon if np.isfinite(epsilon) else None}
     if options.get("privacy_noise", "seeded") != "seeded":
         kw["noise"] = options["privacy_noise"]

@@ -104,11 +104,11 @@ def register_papers() -> None:
     register_paper(
         "dubey",
         "baselines.papers:dubey_rows",
-        keys=("dubey_fig1a", "dubey_fig1b", "dubey_fig1c"),
+        keys=("dubey_fig1a", "dubey_fig1a_corrected", "dubey_fig1b", "dubey_fig1c"),
         scales={
             "quick": "Dubey & Pentland at T = 300 (too small for the papers' claims: it "
             "checks that the report runs; `--scale paper` gives the numbers to read)",
-            "paper": "Dubey & Pentland's Fig. 1 at T = 5e3 with 3 trials (theirs: T = 1e7, "
+            "paper": "Dubey & Pentland's Fig. 1 at T = 5e3 with 10 trials (theirs: T = 1e7, "
             "100 trials, days on 2 cores)",
         },
     )

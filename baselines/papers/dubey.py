@@ -5,12 +5,14 @@ figure and the report's rows (``examples/dubey_fig1.py`` is the command line).
 (A) per-agent regret at the horizon against epsilon (delta = 0.1, d = 10, n = O(M log T))
     for M in {10, 20, 50, 100};
 (B) per-agent regret curves for M = 100 at three communication levels, n = O(M^1.5)
-    (Wang et al.'s threshold ``D = T log(MT) / (d M)``), O(M log T) (Theorem 1's ``D``)
-    and O(MT) (a round every step), private (epsilon = 1) against non-private;
+    (Wang et al.'s threshold ``D = T log(MT) / (d M)``), Theorem 1's ``D`` (the paper's
+    O(M log T): at T = 5e3 it gives a single round, so the report labels it by its rule
+    and its measured rounds) and O(MT) (a round every step), private (epsilon = 1)
+    against non-private;
 (C) per-agent regret curves against d in {8, 16, 32, 64, 128} (private, epsilon = 1).
 
 Scales: :data:`SCALES`. Deviations from the paper, on purpose: T is 5e3 (A, B) and 2e3
-(C) at the default scale, not 1e6-1e7, with 3 trials, not 100; in (C) the decision
+(C) at the default scale, not 1e6-1e7, with 10 trials, not 100; in (C) the decision
 sets have ``K = min(d^2, 100)`` vectors, M = 10 agents; the decision sets come from a
 pool (``fedbandit_env.problems.linear``).
 """
@@ -18,12 +20,13 @@ pool (``fedbandit_env.problems.linear``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedbandit_env.reproduce.core import Row, less, ordering, table
+from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, stability, table
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
@@ -32,7 +35,7 @@ SCALES: dict[str, dict[str, Any]] = {
     "quick": {"T": 300, "T_C": 200, "M": (4, 8), "eps": (1.0, 10.0), "d": (4, 8), "M_B": 8,
               "M_C": 4, "trials": 2},
     "default": {"T": 5000, "T_C": 2000, "M": (10, 20, 50, 100), "eps": (0.1, 0.3, 1.0, 3.0, 10.0),
-                "d": (8, 16, 32, 64, 128), "M_B": 100, "M_C": 10, "trials": 3},
+                "d": (8, 16, 32, 64, 128), "M_B": 100, "M_C": 10, "trials": 10},
     "long": {"T": 50_000, "T_C": 10_000, "M": (10, 100), "eps": (0.1, 1.0, 10.0),
              "d": (8, 32, 128), "M_B": 100, "M_C": 10, "trials": 2},
     "paper": {"T": 10_000_000, "T_C": 1_000_000, "M": (10, 20, 50, 100),
@@ -82,11 +85,11 @@ def guessing(scenario: Scenario) -> float:
 def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
     """Final per-agent regret against epsilon, for each M."""
     out: dict[str, Any] = {"eps": list(s["eps"]), "published": {}, "corrected": {}, "rounds": {},
-                           "published_trials": {}}  # fmt: skip
+                           "published_trials": {}, "corrected_trials": {}}  # fmt: skip
     out["guessing"] = guessing(fig1_scenario(s["M"][0], 10, s["T"], seed)) * s["T"]
     for m in s["M"]:
         scenario = fig1_scenario(m, 10, s["T"], seed)
-        pub, cor, rounds, trials = [], [], [], []
+        pub, cor, rounds, trials, cor_trials = [], [], [], [], []
         for eps in s["eps"]:
             c = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=eps)
             n = _rounds(c, scenario)
@@ -94,9 +97,10 @@ def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
             trials.append(c.final_per_agent.tolist())
             corrected = _corrected(scenario, None, s["trials"], seed, eps)
             cor.append(float(corrected.final_per_agent.mean()))
+            cor_trials.append(corrected.final_per_agent.tolist())
             rounds.append(n)
         out["published"][m], out["corrected"][m], out["rounds"][m] = pub, cor, rounds
-        out["published_trials"][m] = trials
+        out["published_trials"][m], out["corrected_trials"][m] = trials, cor_trials
     return out
 
 
@@ -106,7 +110,7 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
     scenario = fig1_scenario(m, 10, horizon, seed)
     levels = {
         "O(M^1.5)": {"threshold": horizon * math.log(m * horizon) / (10 * m)},
-        "O(M log T)": {},
+        "Theorem 1's D": {},
         "O(MT)": {"threshold": 1e-12},
     }
     out: dict[str, Any] = {"guessing": guessing(scenario)}
@@ -121,6 +125,7 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
             "corrected": cor.per_agent.mean(axis=0).tolist(),
             "rounds": {"private": _rounds(pub, scenario), "non_private": _rounds(plain, scenario)},
             "private_trials": pub.final_per_agent.tolist(),
+            "corrected_trials": cor.final_per_agent.tolist(),
             "non_private_trials": plain.final_per_agent.tolist(),
         }
     return out
@@ -199,65 +204,129 @@ def rows(scale: str, out: Path, seed: int = 0) -> list[Row]:
     fig = out / "dubey_fig1.png"
     draw(results, fig, scale)
     a, b, c = results["A"], results["B"], results["C"]
-    m = max(a["published_trials"])
-    setting = (f"centralized FedUCB as published (fedlin_ucb_dp), delta = 0.1, scale "
-               f"{scale!r}: T={s['T']:.0e} (C: {s['T_C']:.0e}), {s['trials']} trials")  # fmt: skip
-
-    def at_guessing(finals: list[np.ndarray], guessed: list[float]) -> tuple[bool, str]:
-        """Whether every run is within 10% of uniform guessing's regret (its own K)."""
-        shares = [float(np.mean(f)) / g for f, g in zip(finals, guessed, strict=True)]
-        stuck = min(shares) > 0.9
-        return stuck, (
-            f"regret / uniform guessing's: {min(shares):.2f}-{max(shares):.2f}"
-            + (
-                "; every private run is still on the guessing line (the privacy "
-                "regulariser rho_min = Lambda outweighs the data at this horizon), "
-                "so no ordering here says anything about the claim; the paper's "
-                "T = 1e7 with 100 trials would take days on 2 cores"
-                if stuck
-                else ""
-            )
-        )
-
+    setting = (f"delta = 0.1, scale {scale!r}: T={s['T']:.0e} (C: {s['T_C']:.0e}), "
+               f"{s['trials']} trials")  # fmt: skip
     eps_labels = [f"eps={e:g}" for e in a["eps"]]
-    finals_a = [np.array(v) for v in a["published_trials"][m]]
-    verdict_a, pairs_a = ordering(eps_labels, finals_a)
-    stuck_a, note_a = at_guessing(finals_a, [a["guessing"]] * len(finals_a))
-    verdict_a = "not reproduced" if stuck_a else verdict_a
+    sizes = list(a["published"])
+
+    def stuck(finals: Sequence[np.ndarray], guessed: Sequence[float]) -> bool:
+        """Whether every run is within 10% of uniform guessing's regret (its own K)."""
+        return min(float(np.mean(f)) / g for f, g in zip(finals, guessed, strict=True)) > 0.9
+
+    def shares(finals: Sequence[np.ndarray], guessed: Sequence[float]) -> str:
+        got = [float(np.mean(f)) / g for f, g in zip(finals, guessed, strict=True)]
+        return f"regret / uniform guessing's: {min(got):.2f}-{max(got):.2f}"
+
+    stuck_note = ("every private run is still on the guessing line (the privacy regulariser "
+                  "outweighs the data at this horizon), so no ordering here says anything "
+                  "about the claim")  # fmt: skip
+
+    def judge_a(finals: Sequence[np.ndarray]) -> Verdict:
+        """Fig. 1(A) at every M: regret falls along epsilon for each; ``finals`` holds
+        the M's epsilon runs one after the other."""
+        n = len(eps_labels)
+        verdicts = []
+        for j in range(len(sizes)):
+            part = finals[j * n : (j + 1) * n]
+            g = [a["guessing"]] * n
+            verdicts.append("not reproduced" if stuck(part, g) else ordering(eps_labels, part)[0])
+        return combine(verdicts)
+
+    def row_a(variant: str, key: str) -> Row:
+        finals = [np.array(v) for m in sizes for v in a[f"{variant}_trials"][m]]
+        n = len(eps_labels)
+        why = []
+        for j, m in enumerate(sizes):
+            part = finals[j * n : (j + 1) * n]
+            verdict, pairs = ordering(eps_labels, part)
+            g = [a["guessing"]] * n
+            on_line = stuck(part, g)
+            why.append(f"M={m}: {'not reproduced' if on_line else verdict} ({pairs}; "
+                       f"{shares(part, g)}{'; ' + stuck_note if on_line else ''})")  # fmt: skip
+        what = ("centralized FedUCB as published (fedlin_ucb_dp)" if variant == "published"
+                else "the corrected private FedUCB (private_fedlin_ucb: fixed schedule, "
+                "exact Gaussian-DP noise, the joint noise bound)")  # fmt: skip
+        item = "Fig. 1(A)" if variant == "published" else "Fig. 1(A), corrected variant"
+        return Row(key, "Dubey & Pentland", item,
+                   "per-agent regret falls as the privacy budget epsilon grows (for every M)",
+                   f"{what}, {setting}, M in {sizes}",
+                   table([f"M={m} {e}" for m in sizes for e in eps_labels], finals),
+                   judge_a(finals), "; ".join(why), fig.name,
+                   stability=stability(judge_a, finals))  # fmt: skip
+
     levels = [k for k in b if k != "guessing"]
-    outcome_b = {k: less(np.array(b[k]["non_private_trials"]), np.array(b[k]["private_trials"]))
-                 for k in levels}  # fmt: skip
-    ok_b = [o == "confirmed" for o in outcome_b.values()]
-    stuck_b, _ = at_guessing([np.array(b[k]["private_trials"]) for k in levels],
-                             [b["guessing"] * s["T"]] * len(levels))  # fmt: skip
+    level_labels = [f"{k} (rounds: {b[k]['rounds']['private']} private, "
+                    f"{b[k]['rounds']['non_private']} non-private)" for k in levels]  # fmt: skip
+
+    def judge_b(finals: Sequence[np.ndarray]) -> Verdict:
+        """Fig. 1(B): non-private below private at each level (``finals``: the private
+        runs, then the non-private ones)."""
+        private, plain = finals[: len(levels)], finals[len(levels) :]
+        ok = [less(q, p) == "confirmed" for p, q in zip(private, plain, strict=True)]
+        if stuck(private, [b["guessing"] * s["T"]] * len(levels)) and all(ok):
+            ok[0] = False  # only partly: the private side says nothing yet
+        return "reproduced" if all(ok) else ("partly" if any(ok) else "not reproduced")
+
+    finals_b = [np.array(b[k]["private_trials"]) for k in levels] + [
+        np.array(b[k]["non_private_trials"]) for k in levels
+    ]
+    corrected_b = [np.array(b[k]["corrected_trials"]) for k in levels]
+    outcome_b = {k: less(finals_b[len(levels) + j], finals_b[j]) for j, k in enumerate(levels)}
+    stuck_b = stuck(finals_b[: len(levels)], [b["guessing"] * s["T"]] * len(levels))
+    theorem = b["Theorem 1's D"]["rounds"]
     note_b = ("the private runs are still on the guessing line, so the gap holds trivially "
               "and the communication trade-off of Remark 1 cannot show at this horizon"
               if stuck_b else "the private runs learn at this horizon")  # fmt: skip
-    if stuck_b and all(ok_b):
-        ok_b[0] = False  # only partly: the private side says nothing yet
+    note_b += (f"; Theorem 1's D, the paper's O(M log T), gives {theorem['non_private']} "
+               f"round(s) without privacy and {theorem['private']} with it at T = {s['T']:.0e} "
+               "(its D grows with T as T / log T), so without privacy it is the least "
+               "communicating level here, not the middle one")  # fmt: skip
     dims: list[int] = [d for d in c if d != "guessing"]
-    finals_c = [np.array(c[d]["private_trials"]) for d in dims]
-    verdict_c, pairs_c = ordering([f"d={d}" for d in reversed(dims)], finals_c[::-1])
     guessed_c = [guessing(fig1_scenario(s["M_C"], d, s["T_C"], seed)) * s["T_C"] for d in dims]
-    stuck_c, note_c = at_guessing(finals_c, guessed_c)
-    verdict_c = "not reproduced" if stuck_c else verdict_c
+    dim_labels = [f"d={d}" for d in reversed(dims)]
+
+    def judge_c(finals: Sequence[np.ndarray]) -> Verdict:
+        """Fig. 1(C): regret grows with d (``finals`` in increasing d)."""
+        if stuck(finals, guessed_c):
+            return "not reproduced"
+        return ordering(dim_labels, list(finals)[::-1])[0]
+
+    finals_c = [np.array(c[d]["private_trials"]) for d in dims]
+    _, pairs_c = ordering(dim_labels, finals_c[::-1])
+    note_c = shares(finals_c, guessed_c) + ("; " + stuck_note if stuck(finals_c, guessed_c) else "")
     return [
-        Row("dubey_fig1a", "Dubey & Pentland", "Fig. 1(A)",
-            "per-agent regret falls as the privacy budget epsilon grows", setting + f", M={m}",
-            table(eps_labels, finals_a), verdict_a,
-            pairs_a + "; " + note_a, fig.name),
+        row_a("published", "dubey_fig1a"),
+        row_a("corrected", "dubey_fig1a_corrected"),
         Row("dubey_fig1b", "Dubey & Pentland", "Fig. 1(B)",
             "private (epsilon = 1) regret lies above non-private at each communication level, "
             "with a communication-privacy trade-off (Remark 1)",
-            setting + f", M={s['M_B']}",
-            table([f"{k} private" for k in levels] + [f"{k} non-private" for k in levels],
-                  [np.array(b[k]["private_trials"]) for k in levels]
-                  + [np.array(b[k]["non_private_trials"]) for k in levels]),
-            "reproduced" if all(ok_b) else ("partly" if any(ok_b) else "not reproduced"),
+            f"centralized FedUCB as published (fedlin_ucb_dp) and without noise (fedlin_ucb); "
+            f"the corrected variant with the published run's rounds beside them; {setting}, "
+            f"M={s['M_B']}",
+            table([f"{k} private" for k in level_labels]
+                  + [f"{k} non-private" for k in level_labels]
+                  + [f"{k} corrected" for k in level_labels], finals_b + corrected_b),
+            judge_b(finals_b),
             "; ".join(f"non-private < private at {k} {o}" for k, o in outcome_b.items())
-            + "; " + note_b, fig.name),
+            + "; " + note_b, fig.name, stability=stability(judge_b, finals_b)),
         Row("dubey_fig1c", "Dubey & Pentland", "Fig. 1(C)",
             "per-agent regret grows with the dimension d (about quadratically)",
-            setting + f", M={s['M_C']}", table([f"d={d}" for d in dims], finals_c), verdict_c,
-            pairs_c + "; " + note_c, fig.name),
+            f"centralized FedUCB as published (fedlin_ucb_dp), {setting}, M={s['M_C']}",
+            table([f"d={d}" for d in dims], finals_c), judge_c(finals_c),
+            pairs_c + "; " + note_c, fig.name, stability=stability(judge_c, finals_c)),
     ]  # fmt: skip
+
+
+def combine(verdicts: Sequence[str]) -> Verdict:
+    """One verdict from several parts: reproduced if every part is, not reproduced if
+    none is even partly, partly otherwise.
+
+    Example:
+        >>> combine(["reproduced", "not reproduced"]), combine(["reproduced"] * 2)
+        ('partly', 'reproduced')
+    """
+    if all(v == "reproduced" for v in verdicts):
+        return "reproduced"
+    if all(v == "not reproduced" for v in verdicts):
+        return "not reproduced"
+    return "partly"

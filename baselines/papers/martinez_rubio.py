@@ -25,12 +25,13 @@ What differs between the code and the algorithms as the paper states them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedbandit_env.reproduce.core import Row, Verdict, difference_ci, less, mean_ci
+from fedbandit_env.reproduce.core import Row, Verdict, difference_ci, less, mean_ci, stability
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
@@ -271,9 +272,14 @@ def rows(horizon: int, trials: int, out: Path) -> list[Row]:
         else:
             verdict = "not reproduced"
             why = f"the difference of means is outside noise ({diff})"
+
+        def judge(v: Sequence[np.ndarray], theirs: list[float] = theirs) -> str:
+            return "reproduced" if _agrees(v[0], theirs)[0] else "not reproduced"
+
+        steady = stability(judge, [final[label]]) if at_paper else ""
         out_rows.append(Row(key, PAPER, item,
                             "the authors' code's regret on its own instance", setting,
-                            measured, verdict, why, fig))  # fmt: skip
+                            measured, verdict, why, fig, stability=steady))  # fmt: skip
     order = less(final["dducb"], final["coop_ucb2 (eps_c defined)"])
     order_stated = less(final["dducb as stated"], final["coop_ucb2 (eps_c defined)"])
     out_rows.append(
@@ -290,6 +296,10 @@ def rows(horizon: int, trials: int, out: Path) -> list[Row]:
             "(coop-UCB2 with eps_c as defined and gamma = 1.01, its best of the code's "
             "three gammas)",
             fig,
+            stability=stability(
+                lambda v: f"{less(v[0], v[2])}, {less(v[1], v[2])}",
+                [final["dducb"], final["dducb as stated"], final["coop_ucb2 (eps_c defined)"]],
+            ),
         )
     )
     return out_rows

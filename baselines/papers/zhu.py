@@ -11,16 +11,28 @@ no epsilon-DP); Fed_UCB uses the calibrated bound unless a row says otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedbandit_env.reproduce.core import Row, at, less, mean_ci, ordering, ratio_ci, table
+from fedbandit_env.reproduce.core import (
+    Row,
+    Verdict,
+    at,
+    less,
+    mean_ci,
+    ordering,
+    ratio_ci,
+    stability,
+    table,
+)
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.plot import plot_regret
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.type_aliases import FloatArray
 
 EPSILONS: tuple[float, ...] = (1.0, 2.0, 5.0, np.inf)
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -94,11 +106,39 @@ def _ratio_text(r: list[tuple[float, float, float]]) -> str:
     return "1 : " + " : ".join(f"{v:.2f} [{lo:.2f}, {hi:.2f}]" for v, lo, hi in r)
 
 
+def _band(r: list[tuple[float, float, float]]) -> list[str]:
+    """Each ratio against the paper's "approximately" (within 25% of 1/2 and 1/5):
+    ``"confirmed"`` when its interval lies inside the band, ``"contradicted"`` when it
+    lies outside, ``"within noise"`` when it straddles an edge (a wide interval decides
+    nothing, either way)."""
+    out = []
+    for (_, lo, hi), p in zip(r, (0.5, 0.2), strict=True):
+        if 0.75 * p <= lo and hi <= 1.25 * p:
+            out.append("confirmed")
+        elif hi < 0.75 * p or lo > 1.25 * p:
+            out.append("contradicted")
+        else:
+            out.append("within noise")
+    return out
+
+
 def _matches(r: list[tuple[float, float, float]]) -> bool:
-    """The paper's "approximately": each ratio's interval within 25% of 1/2 and 1/5."""
-    return all(
-        lo <= 1.25 * p and hi >= 0.75 * p for (_, lo, hi), p in zip(r, (0.5, 0.2), strict=True)
-    )
+    """Both ratios confirmed inside the paper's band (:func:`_band`)."""
+    return all(o == "confirmed" for o in _band(r))
+
+
+def _ratio_verdict(r: list[tuple[float, float, float]]) -> Verdict:
+    outcomes = _band(r)
+    if all(o == "confirmed" for o in outcomes):
+        return "reproduced"
+    if "contradicted" in outcomes or "confirmed" not in outcomes:
+        return "not reproduced"
+    return "partly"
+
+
+def _ratios_of(values: Sequence[FloatArray]) -> list[tuple[float, float, float]]:
+    """:func:`_ratios` from the trials' regrets at 0.6 T (epsilon 1, 2, 5)."""
+    return [ratio_ci(v, values[0]) for v in values[1:3]]
 
 
 def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], list[RegretCurves]]:
@@ -110,6 +150,7 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
     labels = [c.policy for c in curves]
     finals = [c.final_per_agent for c in curves]
     verdict, pairs = ordering(labels, finals)
+    steady = stability(lambda v: ordering(labels, v)[0], finals)
     item = f"Fig. 2({panel})"
     rows = [
         Row(
@@ -122,6 +163,7 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
             verdict,
             pairs,
             fig.name,
+            stability=steady,
         )
     ]
     if panel == "c":
@@ -129,6 +171,11 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
         # flattens, i.e. it grows less in the second half of the horizon than in the first
         grows = [at(c) - 2 * at(c, 0.5) for c in curves]  # second-half minus first-half growth
         flat = [float(np.mean(g)) < 0 for g in grows]
+
+        def judge_flat(values: Sequence[FloatArray]) -> str:
+            flat = [float(np.mean(g)) < 0 for g in values]
+            return "reproduced" if all(flat) else ("partly" if any(flat) else "not reproduced")
+
         rows.append(
             Row(
                 "zhu_fig2c_learns",
@@ -142,10 +189,13 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
                 "sublinear where the second half adds less regret than the first"
                 + ("" if all(flat) else "; not at every epsilon at this horizon"),
                 fig.name,
+                stability=stability(judge_flat, grows),
             )
         )
         return rows, curves
     r = _ratios(curves)
+    early = [at(c, 0.6) for c in curves[:3]]
+    band = ", ".join(f"{p}: {o}" for p, o in zip(("1/2", "1/5"), _band(r), strict=True))
     rows.append(
         Row(
             f"zhu_fig2{panel}_ratios",
@@ -154,13 +204,17 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
             "at t = 6e5 the regrets for epsilon = 1, 2, 5 are about 1 : 1/2 : 1/5",
             _setting(s, trials) + "; ratios at t = 0.6 T",
             _ratio_text(r),
-            "reproduced" if _matches(r) else "not reproduced",
-            "the ratios are well above 1/2 and 1/5: the privacy noise adds regret that "
-            "shrinks with epsilon, but the regret without privacy is a floor it sits on "
-            "(see the eq. 12 row for the readings tried)"
-            if not _matches(r)
-            else "within 25% of the paper's ratios",
+            _ratio_verdict(r),
+            f"each ratio's interval against 25% of the paper's ({band}); "
+            + (
+                "the privacy noise adds regret that shrinks with epsilon, but the regret "
+                "without privacy is a floor it sits on (see the eq. 12 row for the readings "
+                "tried)"
+                if not _matches(r)
+                else "both inside"
+            ),
             fig.name,
+            stability=stability(lambda v: _ratio_verdict(_ratios_of(v)), early),
         )
     )
     return rows, curves
@@ -204,9 +258,9 @@ def eq12_readings(horizon: int, trials: int, calibrated: list[RegretCurves]) -> 
         "<br>".join(f"{k}: {_ratio_text(r)}" for k, r in readings.items())
         + f"<br>printed privacy term, alpha_1 inside the root, regret at T: {finals}",
         "reproduced" if hits else "not reproduced",
-        (f"the reading(s) {hits} give the paper's ratios (each interval within 25% of 1/2 "
+        (f"the reading(s) {hits} give the paper's ratios (each interval inside 25% of 1/2 "
          "and 1/5)" if hits else
-         "no reading gives 1 : 1/2 : 1/5 (each interval within 25% of 1/2 and 1/5); the "
+         "no reading gives 1 : 1/2 : 1/5 (each interval inside 25% of 1/2 and 1/5); the "
          f"closest is '{closest}' ({_ratio_text(readings[closest])}). The ratio of total "
          "regrets cannot fall below the no-privacy floor's share; the excess over no privacy "
          "is what the privacy noise adds, and it falls faster than 1/epsilon with the "
@@ -221,6 +275,7 @@ def eq12_alpha_1(horizon: int, trials: int) -> Row:
     """Where eq. 12 puts ``alpha_1``: the paper's identity ``Fed_UCB(eps = inf) =
     Gossip_UCB`` decides it (Fig. 2(a) and 2(b) settings)."""
     cells, identity, worse = [], [], []
+    pairs: list[FloatArray] = []
     for panel in ("a", "b"):
         s = scenario(panel, horizon)
         kw: dict[str, Any] = {
@@ -234,6 +289,7 @@ def eq12_alpha_1(horizon: int, trials: int) -> Row:
         same = bool(np.array_equal(inside.regret, gossip.regret))
         identity.append(same)
         worse.append(f"2({panel}) {less(gossip.final_per_agent, outside.final_per_agent)}")
+        pairs += [gossip.final_per_agent, outside.final_per_agent]
         times = float(outside.final_per_agent.mean() / gossip.final_per_agent.mean())
         cells.append(
             f"Fig. 2({panel}): Gossip_UCB {mean_ci(gossip.final_per_agent)}; Fed_UCB(inf) with "
@@ -258,12 +314,20 @@ def eq12_alpha_1(horizon: int, trials: int) -> Row:
             "root, as in eq. 11, it is Gossip_UCB to the bit, as the paper says: that "
             "reading is the default, and the Fig. 2 rows above use it"
         ),
+        stability=stability(_pairwise, pairs),
     )
+
+
+def _pairwise(values: Sequence[FloatArray]) -> str:
+    """``less`` of each consecutive pair ``(values[0], values[1]), (values[2], ...)``:
+    a judgement :func:`~fedbandit_env.reproduce.core.stability` can repeat on halves."""
+    return ", ".join(less(values[j], values[j + 1]) for j in range(0, len(values), 2))
 
 
 def alpha_1(horizon: int, trials: int) -> Row:
     """The two printings of ``alpha_1`` (slides ``64/N^(1/7)``, journal ``64/N^17``)."""
     cells, better = [], []
+    pairs: list[FloatArray] = []
     for panel in ("a", "b"):
         s = scenario(panel, horizon)
         every = max(1, horizon // 100)
@@ -272,6 +336,7 @@ def alpha_1(horizon: int, trials: int) -> Row:
         journal = evaluate("gossip_ucb", s, {"alpha_1": 64 / s.n_agents**17}, **kw)
         local = evaluate("local_ucb", s, **kw).final_per_agent
         better.append(less(slides, journal.final_per_agent))
+        pairs += [slides, journal.final_per_agent]
         times = float(journal.final_per_agent.mean() / slides.mean())
         cells.append(
             f"Fig. 2({panel}): slides {mean_ci(slides)}; journal "
@@ -292,6 +357,7 @@ def alpha_1(horizon: int, trials: int) -> Row:
             + ". alpha_1 sits inside eq. 11's root, shared by every arm: with the journal's "
             "(~0) the pessimistic 2 N log t / n term alone sets the exploration"
         ),
+        stability=stability(_pairwise, pairs),
     )
 
 

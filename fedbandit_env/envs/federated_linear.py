@@ -48,6 +48,7 @@ from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
+from fedbandit_env.validation import check_reset_options
 
 LinearSampler = Callable[[np.random.Generator], LinearProblem]
 """``rng -> LinearProblem``: an instance distribution (one draw per ``reset(seed)``)."""
@@ -190,11 +191,12 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
         """Start an episode (see :class:`FederatedLinearEnv` for instances)."""
+        options = dict(check_reset_options(options))  # before any state changes
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
         self._rngs = list(self._np_random.spawn(3))  # rewards, protocol, decision sets
         infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.possible_agents}
-        pinned = (options or {}).get("problem")
+        pinned = options.get("problem")
         if pinned is not None:
             if not isinstance(pinned, LinearProblem) or (
                 pinned.n_agents,

@@ -64,6 +64,7 @@ from fedbandit_env.type_aliases import (
     Observation,
     StepResult,
 )
+from fedbandit_env.validation import check_reset_options
 
 
 class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -209,6 +210,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         generator, so ``reset(seed=s)`` replays an episode exactly and ``reset()``
         continues with fresh draws.
         """
+        options = dict(check_reset_options(options))  # before any state changes
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
         reward_rng, protocol_rng = self.np_random.spawn(2)  # as seeding.env_generators

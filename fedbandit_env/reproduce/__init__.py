@@ -183,15 +183,17 @@ def markdown(
         "interval of each difference over trials lies on the claimed side), **partly**, "
         "**not reproduced** (within noise or contradicted; the row says why), **exact** "
         "(a count that matches a formula), **reading decided** (the paper can be read two "
-        "ways; the measurements chose). Totals: "
+        "ways; the measurements chose); *(unstable)* where the two halves of the trials "
+        "(even- and odd-numbered) do not both give the verdict. Totals: "
         + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-        + ".",
+        + f"; {sum(r.unstable for r in rows)} of them unstable.",
         "",
         "| paper | item | claim | verdict |",
         "|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r.paper} | [{r.item}](#{r.key}) | {r.claim} | **{r.verdict}** |")
+        mark = " (unstable)" if r.unstable else ""
+        lines.append(f"| {r.paper} | [{r.item}](#{r.key}) | {r.claim} | **{r.verdict}**{mark} |")
     for r in rows:
         lines += [
             "",
@@ -204,6 +206,8 @@ def markdown(
             *(f"  - {part}" for part in r.measured.split("<br>")),
             f"- **Why**: {r.why}",
         ]
+        if r.stability:
+            lines.append(f"- **Stability**: {r.stability}")
         if r.figure:
             lines += ["", f"![{r.item}]({figures}/{r.figure})"]
     return "\n".join(lines) + "\n"

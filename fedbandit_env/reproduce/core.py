@@ -5,11 +5,16 @@ numbers with 95% bootstrap intervals over trials, and a verdict. Orderings are j
 pair by pair on the bootstrap interval of the difference of the means (trials are the
 independent units): a pair is *confirmed* when the interval lies on the claimed side
 of 0, *contradicted* when it lies on the other side, *within noise* otherwise.
+
+A verdict is *stable* when the same judgement, made again on each of two disjoint
+halves of the trials (the even- and the odd-numbered ones), gives it both times
+(:func:`stability`); a verdict that a half of the trials overturns is marked unstable in
+the report, whatever the whole gives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,6 +42,8 @@ class Row:
         verdict: One of :data:`VERDICTS`.
         why: Why the verdict (and, for a claim that does not reproduce, why not).
         figure: Path of the figure, relative to the report (``""``: none).
+        stability: Whether two disjoint halves of the trials give the same verdict
+            (:func:`stability`; ``""``: not assessed, e.g. an exact count).
 
     Example:
         >>> Row("k", "Zhu et al.", "Fig. 2(a)", "c", "s", "m", "reproduced", "w").verdict
@@ -53,6 +60,12 @@ class Row:
     why: str
     figure: str = ""
     seconds: float = field(default=0.0, compare=False)
+    stability: str = ""
+
+    @property
+    def unstable(self) -> bool:
+        """Whether a half of the trials overturns the verdict."""
+        return self.stability.startswith("unstable")
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -166,6 +179,43 @@ def ordering(labels: Sequence[str], values: Sequence[FloatArray]) -> tuple[Verdi
     return "partly", text
 
 
+def halves(values: Sequence[FloatArray]) -> tuple[list[FloatArray], list[FloatArray]]:
+    """Two disjoint halves of the trials of every array: the even- and the odd-numbered
+    trials (trial ``j`` of every array stays with trial ``j`` of the others).
+
+    Example:
+        >>> a, b = halves([np.arange(5.0)])
+        >>> a[0].tolist(), b[0].tolist()
+        ([0.0, 2.0, 4.0], [1.0, 3.0])
+    """
+    return [np.asarray(v)[0::2] for v in values], [np.asarray(v)[1::2] for v in values]
+
+
+def stability(judge: Callable[[Sequence[FloatArray]], str], values: Sequence[FloatArray]) -> str:
+    """Judge a claim on the whole and again on each half of the trials (:func:`halves`):
+    ``"stable: ..."`` when the three verdicts agree, ``"unstable: ..."`` otherwise (with
+    the halves' verdicts), ``"not assessed: ..."`` below 4 trials (a half of one trial
+    has no interval).
+
+    Example:
+        >>> def judge(v):
+        ...     return ordering(["a", "b"], v)[0]
+        >>> rng = np.random.default_rng(0)
+        >>> stability(judge, [3 + rng.random(8), 1 + rng.random(8)])
+        'stable: reproduced on each half of the trials (4 and 4)'
+        >>> stability(judge, [np.array([2.0, 1.1, 2.0, 1.0]), np.array([1.0, 2.0, 1.0, 2.1])])
+        'unstable: reproduced on the even-numbered trials, not reproduced on the odd-numbered'
+    """
+    n = min(len(v) for v in values)
+    if n < 4:
+        return f"not assessed: {n} trials (a half needs at least 2)"
+    whole = judge(values)
+    first, second = (judge(h) for h in halves(values))
+    if first == second == whole:
+        return f"stable: {whole} on each half of the trials ({(n + 1) // 2} and {n // 2})"
+    return f"unstable: {first} on the even-numbered trials, {second} on the odd-numbered"
+
+
 def table(labels: Sequence[str], values: Sequence[FloatArray]) -> str:
     """``label: mean [lo, hi]`` for each, joined for a markdown cell.
 
@@ -182,9 +232,11 @@ __all__ = [
     "Verdict",
     "at",
     "difference_ci",
+    "halves",
     "less",
     "mean_ci",
     "ordering",
     "ratio_ci",
+    "stability",
     "table",
 ]

@@ -19,14 +19,13 @@ count oversubscribes them and small-network training slows down about tenfold.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
-from fedbandit_env.runner.files import package_versions, write_text_atomic
+from fedbandit_env.runner.files import package_versions, strict_json, write_text_atomic
 from fedbandit_env.runner.scenario import Scenario
 
 
@@ -152,7 +151,7 @@ def train_model(
         "stack": asdict(stack),
     }
     record["versions"] = package_versions()
-    write_text_atomic(folder / "train.json", json.dumps(record, indent=2, default=str) + "\n")
+    write_text_atomic(folder / "train.json", strict_json(record, indent=2) + "\n")
     return path
 
 

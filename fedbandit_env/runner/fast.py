@@ -21,6 +21,7 @@ The reference families' runners live in ``baselines/<family>/fast.py``.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,10 +41,33 @@ from fedbandit_env.seeding import trial_seeds
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
+def _cache_folders(folder: Path) -> list[Path]:
+    """Where numba keeps the disk cache of the kernels in ``folder``: under
+    ``NUMBA_CACHE_DIR`` when it is set (numba's ``UserProvidedCacheLocator``), else beside
+    them."""
+    from numba.core import config
+    from numba.core.caching import UserProvidedCacheLocator
+
+    cache_dir = getattr(config, "CACHE_DIR", "")  # set from NUMBA_CACHE_DIR
+    if cache_dir:  # numba's first choice when set: it ignores __pycache__ then
+        sub = UserProvidedCacheLocator.get_suitable_cache_subpath(str(folder / "x.py"))
+        return [Path(cache_dir) / sub]
+    return [folder / "__pycache__"]
+
+
+NOTICE_AFTER_S = 2.0
+"""How long the first trial of a family may take before the compile notice shows."""
+
+_ANNOUNCED: set[Path] = set()
+"""Family folders whose compile notice this process has printed (once each)."""
+
+
 def needs_compiling(runner: Callable[..., Any]) -> bool:
     """Whether a compiled module of ``runner``'s family (the ``.py`` files beside its
     module that use ``@njit``) has no numba cache newer than its source, i.e. the first
-    trial will compile (numba keys its disk cache by the source file's time).
+    trial will compile (numba keys its disk cache by the source file's time). Looks
+    where numba does (beside the sources, or under ``NUMBA_CACHE_DIR``); ``False`` once
+    the process has said it for this family (the notice comes once per command).
 
     Example:
         >>> needs_compiling(print)  # a builtin: nothing to compile
@@ -53,11 +77,15 @@ def needs_compiling(runner: Callable[..., Any]) -> bool:
     if source is None or not source.endswith(".py"):
         return False
     folder = Path(source).parent
+    if folder in _ANNOUNCED:
+        return False
+    caches = _cache_folders(folder)
     for path in folder.glob("*.py"):
         if "@njit" not in path.read_text(encoding="utf-8"):
             continue
-        cache = list((folder / "__pycache__").glob(f"{path.stem}.*.nbi"))
+        cache = [c for d in caches for c in d.glob(f"{path.stem}.*.nbi")]
         if not any(c.stat().st_mtime >= path.stat().st_mtime for c in cache):
+            _ANNOUNCED.add(folder)
             return True
     return False
 
@@ -298,14 +326,24 @@ def run_fast(
         res = runner(setup, s)
         return res, time.perf_counter() - start
 
-    compiling = needs_compiling(runner)
-    if compiling:  # say so once: the first trial would otherwise look like a hang
+    # Say so once, and only when the first trial is slow to come (it would otherwise look
+    # like a hang): a warm cache the check cannot see never prints a notice.
+    said: list[bool] = []
+
+    def announce() -> None:
+        said.append(True)
         print(
             f"fedbandit: compiling the fast path of {policy_id} (first run after installing "
             "or editing it; cached afterwards)...",
             file=sys.stderr,
             flush=True,
         )
+
+    notice = threading.Timer(NOTICE_AFTER_S, announce)
+    notice.daemon = True
+    compiling = needs_compiling(runner)
+    if compiling:
+        notice.start()
     bar = tqdm(
         total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
     )
@@ -314,8 +352,11 @@ def run_fast(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for res in pool.map(one, seeds):
             if compiling and not results:
-                took = time.perf_counter() - start
-                print(f"fedbandit: compiled in {took:.0f} s", file=sys.stderr, flush=True)
+                notice.cancel()
+                notice.join()
+                if said:
+                    took = time.perf_counter() - start
+                    print(f"fedbandit: compiled in {took:.0f} s", file=sys.stderr, flush=True)
             results.append(res)
             bar.update()
     bar.close()

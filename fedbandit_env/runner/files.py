@@ -20,11 +20,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 PACKAGES = (
     "fedbandit_env",
@@ -67,6 +70,30 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def strict_json(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that writes valid JSON: ``NaN`` becomes ``null``, an infinity the
+    string ``"inf"`` or ``"-inf"`` (Python's default writes ``NaN`` and ``Infinity``,
+    which jq, JavaScript and most readers refuse); other objects go through ``str``.
+
+    Example:
+        >>> strict_json({"a": float("nan"), "b": [float("inf"), 1.5]})
+        '{"a": null, "b": ["inf", 1.5]}'
+    """
+
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, list | tuple):
+            return [clean(v) for v in x]
+        if hasattr(x, "item") and callable(x.item) and getattr(x, "ndim", 1) == 0:
+            return clean(x.item())  # numpy scalars
+        return x
+
+    return json.dumps(clean(obj), allow_nan=False, default=str, **kwargs)
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
@@ -122,4 +149,11 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-__all__ = ["PACKAGES", "atomic_path", "check_writable", "package_versions", "write_text_atomic"]
+__all__ = [
+    "PACKAGES",
+    "atomic_path",
+    "check_writable",
+    "package_versions",
+    "strict_json",
+    "write_text_atomic",
+]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fedbandit_env.runner.files import package_versions, write_text_atomic
+from fedbandit_env.runner.files import package_versions, strict_json, write_text_atomic
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.type_aliases import FloatArray
 
@@ -309,12 +308,12 @@ def write_config(config: dict[str, Any], path: str | Path) -> Path:
     the versions of the packages that produced it (``versions``).
 
     Example:
-        >>> import tempfile, os
+        >>> import json, os, tempfile
         >>> p = write_config({"horizon": 10}, os.path.join(tempfile.mkdtemp(), "c.json"))
         >>> c = json.loads(p.read_text())
         >>> c["horizon"], sorted(c["versions"])[:2]
         (10, ['fedbandit_env', 'gymnasium'])
     """
     config = {**config, "versions": package_versions()}
-    text = json.dumps(config, indent=2, sort_keys=True, default=str) + "\n"
+    text = strict_json(config, indent=2, sort_keys=True) + "\n"
     return write_text_atomic(path, text)

@@ -294,6 +294,10 @@ CLI_CASES: dict[str, tuple[list[str], str]] = {
     "c1 negative": (["--c1", "-5"], "link_costs must be two finite numbers >= 0"),
     "fed_ucb epsilon 0": (["--policies", "fed_ucb", "--epsilon", "0"], "epsilon must be > 0"),
     "cdp_mab epsilon 0": (["--policies", "cdp_mab", "--epsilon", "0"], "epsilon"),
+    # nan must not quietly mean "no privacy" (inf does, on purpose)
+    "cdp_mab epsilon nan": (["--policies", "cdp_mab", "--epsilon", "nan"], "epsilon must be > 0"),
+    "ddp_mab epsilon nan": (["--policies", "ddp_mab", "--epsilon", "nan"], "epsilon must be > 0"),
+    "fed_ucb epsilon nan": (["--policies", "fed_ucb", "--epsilon", "nan"], "epsilon must be > 0"),
     "rounds without gap": (
         ["--policies", "cdp_mab", "--rounds", "3", "--min-gap", "0"],
         "min_gap",

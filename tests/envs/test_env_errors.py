@@ -120,3 +120,20 @@ def test_constructor_rejects_bad_arguments(kwargs: dict, error: type, match: str
     args = {"problem": PROBLEM, **kwargs}
     with pytest.raises(error, match=match):
         FederatedMABEnv(**args)
+
+
+@pytest.mark.parametrize("make", ["mab", "linear"])
+def test_reset_names_unknown_options_and_refuses_non_dicts(make: str) -> None:
+    from fedbandit_env import federated_linear_v0
+
+    env = (
+        federated_mab_v0.parallel_env(problem=PROBLEM)
+        if make == "mab"
+        else federated_linear_v0.parallel_env(n_agents=2, dim=2, horizon=5)
+    )
+    with pytest.warns(UserWarning, match=r"ignores unknown key\(s\) \['probelm'\]; the env reads"):
+        env.reset(seed=0, options={"probelm": PROBLEM})  # a typo is named, not silent
+    with pytest.raises(TypeError, match="must be a dict such as"):
+        env.reset(seed=0, options=["problem"])  # type: ignore[arg-type]
+    env.reset(seed=0, options={})  # empty and None are fine
+    env.reset(seed=0, options=None)

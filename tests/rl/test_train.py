@@ -34,7 +34,11 @@ def test_train_saves_the_setting_the_instances_and_an_honest_reward(tmp_path: Pa
         True,
     )
     assert stack.distribution == "conflicting(N=3,M=3)" and not stack.privileged
-    record = json.loads((tmp_path / "m" / "train.json").read_text())
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"train.json holds {constant}, which is not JSON")
+
+    record = json.loads((tmp_path / "m" / "train.json").read_text(), parse_constant=refuse)
     assert record["scenario"]["instances"] == "train" and record["torch_threads"] == 1
     # 120 agent-steps of 3 agents at T=20: two whole episodes per agent were logged
     assert record["last_episodes"]["episodes"] == 6

@@ -21,6 +21,7 @@ from baselines.linear.kernels import (
     ucb_choice,
 )
 from baselines.linear.naive import naive_trial
+from baselines.papers.dubey import guessing
 from fedbandit_env import federated_linear_v0
 from fedbandit_env.cli import main
 from fedbandit_env.cli.options import default_policies, parse_policies
@@ -241,6 +242,52 @@ def test_pooling_beats_federation_beats_local_linucb_and_all_beat_random() -> No
     assert final["fedlin_ucb"].max() < final["lin_ucb"].min() < 0.5 * random_regret, final
 
 
+def _corrected_finals(noise_bound: str, epsilon: float) -> np.ndarray:
+    """The corrected private FedUCB's final per-agent regret, Fig. 1(A)'s set-up at
+    M = 10, d = 10, T = 2e3 (4 trials; about 0.2 s)."""
+    scenario = Scenario(n_agents=10, n_arms=100, horizon=2000, instance="dubey", dim=10, seed=0)
+    kw = {"epsilon": epsilon, "noise_bound": noise_bound}
+    c = run_fast("private_fedlin_ucb", scenario, 4, seed=0, record_every=2000, progress=False, **kw)
+    return c.final_per_agent
+
+
+def _falls_with_epsilon(noise_bound: str) -> tuple[bool, str]:
+    """Whether regret at epsilon = 10 lies below that at epsilon = 0.1 by more than four
+    standard errors of the difference (from the trials' own spread)."""
+    low, high = _corrected_finals(noise_bound, 0.1), _corrected_finals(noise_bound, 10.0)
+    se = float(np.sqrt(low.var(ddof=1) / low.size + high.var(ddof=1) / high.size))
+    return bool(low.mean() - high.mean() > 4 * se), f"{low} vs {high}, se {se:.2f}"
+
+
+def test_the_corrected_private_fedlin_ucb_learns_more_as_epsilon_grows() -> None:
+    # Less noise must not make a learner worse. With every agent's noise bounded on its own
+    # ("each": a prior of M Lambda and M kappa in the width) the corrected variant's
+    # width outweighs the gaps for the whole run and regret *rose* with epsilon (391 ->
+    # 396 per agent here; guessing 410); bounding the sum of the agents' independent
+    # noises ("joint", the default) it falls (383 -> 349).
+    falls, why = _falls_with_epsilon("joint")
+    assert falls, why
+    scenario = Scenario(n_agents=10, n_arms=100, horizon=2000, instance="dubey", dim=10, seed=0)
+    assert _corrected_finals("joint", 10.0).max() < 0.9 * guessing(scenario) * 2000
+    rises_before, why = _falls_with_epsilon("each")
+    assert not rises_before, why  # the check catches the behaviour it replaced
+
+
+def test_noise_bound_changes_public_constants_only() -> None:
+    spec = AgentSpec(0, 16, 100, horizon=2000, message_dim=122, context_dim=10)
+    each, joint = (
+        FedLinUCB(sync="fixed", epsilon=1.0, calibration="gdp", noise_bound=nb)
+        for nb in ("each", "joint")
+    )
+    each.reset(spec, seed=3)
+    joint.reset(spec, seed=3)
+    assert joint.noise_std == each.noise_std  # the same noise: the same privacy
+    np.testing.assert_array_equal(joint.pending, each.pending)
+    assert joint.rho_min * 16 == pytest.approx(each.rho_min * 4)  # sqrt(M) Lambda in S
+    assert joint.kappa * 16 == pytest.approx(each.kappa * 2)  # M^(1/4) kappa in the width
+    assert FedLinUCB().noise_bound == "each"  # as published
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -253,6 +300,7 @@ def test_pooling_beats_federation_beats_local_linucb_and_all_beat_random() -> No
         ({"threshold": -1.0}, "threshold must be"),
         ({"alpha": 1.5}, "alpha must lie"),
         ({"noise_scale": 0.0}, "noise_scale must be"),
+        ({"noise_bound": "both"}, "noise_bound must be"),
     ],
 )
 def test_fedlinucb_rejects_bad_options(kwargs: dict[str, Any], match: str) -> None:

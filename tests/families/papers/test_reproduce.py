@@ -26,7 +26,7 @@ from baselines.papers.li_song import (
 )
 from baselines.papers.zhu import fig2
 from fedbandit_env.reproduce import markdown, row_keys, run_rows, scale_names
-from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci
+from fedbandit_env.reproduce.core import VERDICTS, Row, less, ordering, ratio_ci, stability
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -100,6 +100,39 @@ def test_regenerating_one_paper_keeps_the_others_rows(tmp_path: Path) -> None:
     # a report at another scale is not merged into
     text = reproduce("quick", tmp_path / "other", ("martinez_rubio",)).read_text()
     assert "dubey_fig1a" not in text
+
+
+def test_reproduce_in_a_checkout_writes_to_results_not_the_committed_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fedbandit_env.cli import main
+
+    committed = {p: p.read_bytes() for p in (ROOT / "docs").rglob("*") if p.is_file()}
+    monkeypatch.chdir(tmp_path)
+    main(["reproduce", "--scale", "quick", "--papers", "dubey"])
+    assert (tmp_path / "results" / "reproduce" / "reproduction.md").is_file()
+    assert not (tmp_path / "docs").exists()
+    after = {p: p.read_bytes() for p in (ROOT / "docs").rglob("*") if p.is_file()}
+    assert after == committed  # docs/ untouched: `git status` stays clean
+
+
+def test_a_verdict_a_half_of_the_trials_overturns_is_marked_unstable() -> None:
+    rng = np.random.default_rng(0)
+
+    def judge(v: list[np.ndarray]) -> str:
+        return ordering(["a", "b"], v)[0]
+
+    clear = [5 + rng.standard_normal(10), rng.standard_normal(10)]
+    assert stability(judge, clear).startswith("stable: reproduced")
+    # the whole confirms a > b, the odd-numbered trials alone do not
+    mixed = [np.array([9.0, 1.0, 9.1, 1.1, 8.9, 0.9, 9.0, 1.0]), np.ones(8)]
+    text = stability(judge, mixed)
+    assert text.startswith("unstable"), text
+    assert stability(judge, [np.ones(3), np.zeros(3)]).startswith("not assessed")
+    row = Row("k", "p", "i", "c", "s", "m", "partly", "w", stability=text)
+    report = markdown([row], "quick", 1.0, "f")
+    assert "**partly** (unstable) |" in report and "1 of them unstable" in report
+    assert f"- **Stability**: {text}" in report
 
 
 def test_bad_scales_and_papers_are_refused(tmp_path: Path) -> None:

@@ -1,0 +1,54 @@
+"""Result files: what ``fedbandit bench`` and ``train`` write beside their numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fedbandit_env.runner.results import write_config
+
+
+def test_configs_are_valid_json_whatever_the_floats(tmp_path: Path) -> None:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    path = write_config(
+        {"epsilon": float("inf"), "rate": float("nan"), "x": [1.5]}, tmp_path / "c.json"
+    )
+    config = json.loads(path.read_text(), parse_constant=refuse)
+    assert (config["epsilon"], config["rate"], config["x"]) == ("inf", None, [1.5])
+
+
+def test_the_compile_notice_shows_only_when_the_first_trial_is_slow_and_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fedbandit_env.runner import fast
+    from fedbandit_env.runner.scenario import Scenario
+
+    s = Scenario(n_agents=3, n_arms=3, horizon=50)
+    fast.run_fast("gossip_ucb", s, 1, progress=False)  # warm: compiled and cached
+    capsys.readouterr()
+    monkeypatch.setattr(fast, "needs_compiling", lambda runner: True)  # the check is unsure
+    fast.run_fast("gossip_ucb", s, 1, progress=False)
+    assert "compil" not in capsys.readouterr().err  # a fast first trial: nothing to say
+    monkeypatch.setattr(fast, "NOTICE_AFTER_S", 0.0)  # now every first trial is "slow"
+    fast.run_fast("gossip_ucb", s, 1, progress=False)
+    err = capsys.readouterr().err
+    assert err.count("fedbandit: compiling the fast path of gossip_ucb") == 1, err
+    assert err.count("fedbandit: compiled in") == 1, err
+
+
+def test_the_compile_check_looks_where_numba_caches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from numba.core import config
+
+    from fedbandit_env.runner import fast
+
+    folder = Path(fast.__file__).parent
+    assert fast._cache_folders(folder) == [folder / "__pycache__"]
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path), raising=False)
+    (where,) = fast._cache_folders(folder)
+    assert where.parent == tmp_path and where.name.startswith("runner_")
