@@ -122,6 +122,14 @@ def ucb_arm(
     return arm
 
 
+def _mixes_at_once(lam: float) -> bool:
+    """Check ``|lambda_2|`` (a connected graph has it below 1); ``True`` when it is 0 (one
+    round of ``P`` averages exactly: a stage of 1)."""
+    if not 0.0 <= lam < 1.0:
+        raise ValueError(f"consensus needs a connected graph (|lambda_2| < 1), got {lam!r}")
+    return lam <= 0.0
+
+
 def accelerated_stage(n_agents: int, lam: float, precision: float) -> int:
     """DDUCB's stage length with Chebyshev mixing, ``ceil(ln(2N / eps) / sqrt(2
     ln(1 / |lambda_2|)))`` (at least 1; 1 when ``|lambda_2| = 0``).
@@ -130,9 +138,7 @@ def accelerated_stage(n_agents: int, lam: float, precision: float) -> int:
         >>> accelerated_stage(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100), 1 / 22)
         164
     """
-    if not 0.0 <= lam < 1.0:
-        raise ValueError(f"consensus needs a connected graph (|lambda_2| < 1), got {lam!r}")
-    if lam <= 0.0:
+    if _mixes_at_once(lam):
         return 1
     return max(1, math.ceil(math.log(2 * n_agents / precision) / math.sqrt(2 * math.log(1 / lam))))
 
@@ -145,9 +151,7 @@ def plain_stage(n_agents: int, lam: float, precision: float) -> int:
         >>> plain_stage(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100), 1 / 22)
         5847
     """
-    if not 0.0 <= lam < 1.0:
-        raise ValueError(f"consensus needs a connected graph (|lambda_2| < 1), got {lam!r}")
-    if lam <= 0.0:
+    if _mixes_at_once(lam):
         return 1
     return max(1, math.ceil(math.log(n_agents / precision) / math.log(1 / lam)))
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, stability, table
+from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, parts, stability, table
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
@@ -265,7 +265,7 @@ def rows(scale: str, out: Path, seed: int = 0) -> list[Row]:
         ok = [less(q, p) == "confirmed" for p, q in zip(private, plain, strict=True)]
         if stuck(private, [b["guessing"] * s["T"]] * len(levels)) and all(ok):
             ok[0] = False  # only partly: the private side says nothing yet
-        return "reproduced" if all(ok) else ("partly" if any(ok) else "not reproduced")
+        return parts(ok)
 
     finals_b = [np.array(b[k]["private_trials"]) for k in levels] + [
         np.array(b[k]["non_private_trials"]) for k in levels

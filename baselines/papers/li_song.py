@@ -22,7 +22,7 @@ import numpy as np
 
 from fedbandit_env.network.graph import Network, make_network
 from fedbandit_env.protocols.rounds import Flooding, Hybrid, find_sinks, round_schedule
-from fedbandit_env.reproduce.core import Row, less, ordering, stability, table
+from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, parts, stability, table
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.plot import plot_regret
 from fedbandit_env.runner.rollout import RegretCurves
@@ -284,22 +284,23 @@ def rows(horizon: int, trials: int, out: Path) -> list[Row]:
     outcomes = {f"{g} < ring": less(by[g], by["ring"]) for g in ("complete", "star")}
     fig = out / "li_song_fig10.png"
     plot_regret(curves, fig, title=f"Li & Song Fig. 10: DDP-MAB, {_setting(base, trials)}")
-    confirmed = [o == "confirmed" for o in outcomes.values()]
 
-    def judge10(values: Sequence[FloatArray]) -> str:
-        ok = [less(v, values[-1]) == "confirmed" for v in values[:-1]]
-        return "reproduced" if all(ok) else ("partly" if any(ok) else "not reproduced")
+    def judge10(values: Sequence[FloatArray]) -> Verdict:
+        return parts([less(v, values[-1]) == "confirmed" for v in values[:-1]])
+
+    graphs = [by["complete"], by["star"], by["ring"]]
+    verdict = judge10(graphs)
 
     found.append(Row(
         "li_song_fig10", "Li & Song", "Fig. 10",
         "star and fully-connected graphs achieve the smallest regrets, the ring larger",
         _setting(base, trials), table(list(by), list(by.values())),
-        "reproduced" if all(confirmed) else ("partly" if any(confirmed) else "not reproduced"),
-        "; ".join(f"{k} {v}" for k, v in outcomes.items()) + ("" if all(confirmed) else
+        verdict,
+        "; ".join(f"{k} {v}" for k, v in outcomes.items()) + ("" if verdict == "reproduced" else
         ". With homogeneous rewards the ring's longer rounds (25 slots a round, against 1-2) "
         "cost only local exploitation of an arm every agent already estimates well: a few "
         "hundred near-free steps per agent, below the trial-to-trial spread"),
-        fig.name, stability=stability(judge10, [by["complete"], by["star"], by["ring"]]),
+        fig.name, stability=stability(judge10, graphs),
     ))  # fmt: skip
     found.append(fig12(horizon, trials, out))
     runs = figs["table2_hybrid"]

@@ -24,6 +24,7 @@ from fedbandit_env.reproduce.core import (
     less,
     mean_ci,
     ordering,
+    parts,
     ratio_ci,
     stability,
     table,
@@ -170,11 +171,11 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
         # "the feasibility of federated bandit in a real hospital dataset": the regret
         # flattens, i.e. it grows less in the second half of the horizon than in the first
         grows = [at(c) - 2 * at(c, 0.5) for c in curves]  # second-half minus first-half growth
-        flat = [float(np.mean(g)) < 0 for g in grows]
 
-        def judge_flat(values: Sequence[FloatArray]) -> str:
-            flat = [float(np.mean(g)) < 0 for g in values]
-            return "reproduced" if all(flat) else ("partly" if any(flat) else "not reproduced")
+        def judge_flat(values: Sequence[FloatArray]) -> Verdict:
+            return parts([float(np.mean(g)) < 0 for g in values])
+
+        verdict = judge_flat(grows)
 
         rows.append(
             Row(
@@ -185,9 +186,9 @@ def fig2(panel: str, horizon: int, trials: int, out: Path) -> tuple[list[Row], l
                 _setting(s, trials),
                 "second-half minus first-half regret growth: "
                 + "; ".join(f"{k}: {mean_ci(g)}" for k, g in zip(labels, grows, strict=True)),
-                "reproduced" if all(flat) else ("partly" if any(flat) else "not reproduced"),
+                verdict,
                 "sublinear where the second half adds less regret than the first"
-                + ("" if all(flat) else "; not at every epsilon at this horizon"),
+                + ("" if verdict == "reproduced" else "; not at every epsilon at this horizon"),
                 fig.name,
                 stability=stability(judge_flat, grows),
             )

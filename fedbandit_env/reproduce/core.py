@@ -158,6 +158,19 @@ def less(a: FloatArray, b: FloatArray) -> str:
     return "within noise"
 
 
+def parts(confirmed: Sequence[bool]) -> Verdict:
+    """The verdict of a claim made of parts: reproduced when every part is confirmed,
+    not reproduced when none is, partly otherwise.
+
+    Example:
+        >>> parts([True, True]), parts([True, False]), parts([False])
+        ('reproduced', 'partly', 'not reproduced')
+    """
+    if all(confirmed):
+        return "reproduced"
+    return "partly" if any(confirmed) else "not reproduced"
+
+
 def ordering(labels: Sequence[str], values: Sequence[FloatArray]) -> tuple[Verdict, str]:
     """Judge the claim ``values[0] > values[1] > ...`` (regret falls along ``labels``)
     pair by pair; return the verdict and the pairs' outcomes.
@@ -236,6 +249,7 @@ __all__ = [
     "less",
     "mean_ci",
     "ordering",
+    "parts",
     "ratio_ci",
     "stability",
     "table",
