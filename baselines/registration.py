@@ -301,6 +301,17 @@ def register_policies() -> None:
         bandit="linear",
     )
     register(
+        "private_dec_fedlin_ucb",
+        "baselines.linear:DecFedLinUCB",
+        description="decentralized private FedUCB: fixed schedule, a GDP tree per estimator",
+        family="linear",
+        kwargs={"gamma": 2, "sync": "fixed", "epsilon": 1.0, "calibration": "gdp"},
+        fast_entry_point="baselines.linear.fast:run_private_dec_fedlin_ucb",
+        options_entry_point="baselines.linear:private_options",
+        settings=(),
+        bandit="linear",
+    )
+    register(
         "pooled_lin_ucb",
         "baselines.linear:PooledLinUCB",
         description="centralized OFUL on every agent's data (the linear ceiling)",

@@ -47,7 +47,9 @@ def load_entry_point(entry_point: EntryPoint, what: str = "entry point") -> Any:
 
 def import_plugin(name: str) -> Any:
     """Import a module that registers policies: a module name (also searched in the
-    current folder, as ``python -m`` does) or the path of a ``.py`` file.
+    current folder, as ``python -m`` does) or the path of a ``.py`` file (its folder
+    goes on ``sys.path`` first, as ``python file.py`` does, so it may import its
+    sibling modules).
 
     Raises:
         ValueError: If it cannot be imported (naming it).
@@ -71,9 +73,15 @@ def import_plugin(name: str) -> Any:
             spec_ = importlib.util.spec_from_file_location(module_name, path)
             if spec_ is None or spec_.loader is None or not path.is_file():
                 raise ImportError(f"no Python file at {str(path)!r}")
+            if str(path.parent) not in sys.path:
+                sys.path.insert(0, str(path.parent))
             module = importlib.util.module_from_spec(spec_)
             sys.modules[module_name] = module
-            spec_.loader.exec_module(module)
+            try:
+                spec_.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[module_name]  # a second try runs it again
+                raise
             return module
         if os.getcwd() not in sys.path:
             sys.path.append(os.getcwd())

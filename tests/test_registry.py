@@ -218,6 +218,29 @@ def test_list_shows_reference_and_imported_policies(capsys: pytest.CaptureFixtur
     )
 
 
+def test_an_imported_file_may_import_its_siblings(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    scratch_ids: list[str],
+) -> None:
+    """``--import lab/register.py`` runs as ``python lab/register.py`` would: its folder
+    is on ``sys.path``, so ``import lab_helpers`` beside it works."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    (lab / "lab_helpers_xyz.py").write_text("DESCRIPTION = 'from a sibling module'\n")
+    (lab / "register.py").write_text(
+        "from lab_helpers_xyz import DESCRIPTION\n"
+        "from fedbandit_env import registry\n"
+        "registry.register('sibling_random_xyz', 'baselines.ucb:RandomPolicy',\n"
+        "                  description=DESCRIPTION, family='lab')\n"
+    )
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))  # restored afterwards
+    scratch_ids.append("sibling_random_xyz")
+    assert main(["list", "--import", str(lab / "register.py")]) == 0
+    assert "from a sibling module" in capsys.readouterr().out
+
+
 def test_an_unimportable_module_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -162,10 +162,11 @@ def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     return TrialResult(reg, arms, rewards, comm_cost=cost)
 
 
-def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``dec_fedlin_ucb``'s trial: the LOCAL protocol's loop (:mod:`.local_loop`)."""
+def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """A decentralized trial: the LOCAL protocol's loop (:mod:`.local_loop`) with the
+    constants of a reset :class:`DecFedLinUCB` (``pid``'s options over the user's)."""
     env_seed, team_seed = seeds
-    policy = DecFedLinUCB(**{**registry.spec("dec_fedlin_ucb").kwargs, **st.params})
+    policy = DecFedLinUCB(**{**registry.spec(pid).kwargs, **st.params})
     problem, horizon = st.problem, st.scenario.horizon
     n, gamma = problem.n_agents, policy.gamma
     spec = AgentSpec(0, n, problem.set_size, horizon, HEADER + (problem.dim + 1) ** 2,
@@ -176,6 +177,7 @@ def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     hops = np.where((dist >= 1) & (dist <= gamma), dist, 0).astype(np.int64)
     c1, c2 = st.scenario.link_costs
     beta = -1.0 if policy.beta is None else policy.beta
+    assert policy.threshold is not None
     constants = DecConstants(
         policy.regularizer,
         policy.sigma,
@@ -184,6 +186,16 @@ def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
         beta,
         policy.threshold,
         c1 * 0 + c2 * network.n_edges,
+        policy.sync == "fixed",
+        policy.batch,
+        policy.rounds,
+        policy.epsilon is not None,
+        policy.levels,
+        policy.noise_std,
+        policy.feature_bound,
+        policy.gram_bound,
+        policy.vec_bound,
+        policy.noise_bound == "joint",
     )
     master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
     reward_rng, _, sets_rng = master.spawn(3)
@@ -197,9 +209,20 @@ def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
         hops,
         reward_rng,
         sets_rng,
+        typed.List(team_generators(team_seed, n)),
     )
-    del team_seed  # no randomness of its own
     return TrialResult(out, t_arms, t_rewards, comm_cost=cost)
+
+
+def run_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``dec_fedlin_ucb``'s trial (decentralized, adaptive requests, no noise)."""
+    return _run_decentralized("dec_fedlin_ucb", st, seeds)
+
+
+def run_private_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """``private_dec_fedlin_ucb``'s trial (decentralized, fixed schedule, a GDP tree per
+    estimator)."""
+    return _run_decentralized("private_dec_fedlin_ucb", st, seeds)
 
 
 def run_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
@@ -241,5 +264,6 @@ __all__ = [
     "run_fedlin_ucb_fixed",
     "run_lin_ucb",
     "run_pooled_lin_ucb",
+    "run_private_dec_fedlin_ucb",
     "run_private_fedlin_ucb",
 ]

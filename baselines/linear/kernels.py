@@ -315,7 +315,8 @@ def rebuild(
 ) -> float:  # pragma: no cover
     """Decentralized FedUCB's ``V = lambda I + own + sum_j others[j]`` (Gram blocks of the
     ``(d + 1) x (d + 1)`` statistics, summed in this order) into ``inv = V^-1`` and ``vec =
-    u``; returns ``log det V``.
+    u``; returns ``log det V`` (``-inf``, ``inv`` and ``vec`` untouched, if ``V`` is not
+    positive definite: noise beyond its bound, or a forged statistic).
 
     Example:
         >>> own, others = np.zeros((3, 3)), np.zeros((2, 3, 3))
@@ -323,21 +324,61 @@ def rebuild(
         >>> inv, vec = np.empty((2, 2)), np.empty(2)
         >>> round(rebuild(own, others, 1.0, inv, vec), 6), vec.tolist()
         (2.079442, [0.5, 0.0])
+        >>> others[0, 0, 0] = -9.0
+        >>> rebuild(own, others, 1.0, inv, vec), vec.tolist()
+        (-inf, [0.5, 0.0])
     """
     d = own.shape[0] - 1
     gram = np.zeros((d, d))
+    u = np.zeros(d)
     for a in range(d):
         gram[a, a] = lam
     for a in range(d):
-        vec[a] = own[a, d]
+        u[a] = own[a, d]
         for b in range(d):
             gram[a, b] += own[a, b]
     for j in range(others.shape[0]):
         for a in range(d):
-            vec[a] += others[j, a, d]
+            u[a] += others[j, a, d]
             for b in range(d):
                 gram[a, b] += others[j, a, b]
-    return spd_inverse(gram, inv)
+    log_det = spd_inverse(gram, inv)
+    if log_det > -np.inf:
+        vec[:] = u
+    return log_det
+
+
+@njit(cache=True, nogil=True)
+def noise_prior(
+    lam: float, heard: int, gram_bound: float, vec_bound: float, joint: bool
+) -> tuple[float, float, float, float]:  # pragma: no cover
+    """Decentralized private FedUCB's regulariser for an estimator holding ``heard``
+    other agents' noisy statistics, each agent's noise bounded by ``gram_bound``
+    (``Lambda``, operator norm) and ``vec_bound`` (``H``, the reward vector's norm):
+    their sum is bounded by ``k Lambda`` and ``k H`` with ``k = heard`` (``"each"``) or
+    ``k = sqrt(heard)`` (``joint``: one Gaussian). Returns ``(rho_min, rho_max, kappa,
+    prior)``: ``V``'s prior ``lambda + 2 k Lambda`` (the shift that keeps it positive
+    definite), the bounds ``lambda + k Lambda <= prior + noise <= lambda + 3 k Lambda``
+    and ``kappa = k H / sqrt(rho_min) >= ||h||_{V^-1}``, the terms of
+    :func:`confidence_width` with ``M = 1``. Without noise (``gram_bound = 0``) or
+    before anything is heard: ``(lambda, lambda, 0, lambda)``, OFUL's.
+
+    Example:
+        >>> noise_prior(1.0, 4, 2.0, 3.0, True)
+        (5.0, 13.0, 2.6832815729997477, 9.0)
+        >>> noise_prior(1.0, 0, 2.0, 3.0, True)
+        (1.0, 1.0, 0.0, 1.0)
+    """
+    if heard == 0 or gram_bound == 0.0:
+        return lam, lam, 0.0, lam
+    k = math.sqrt(heard) if joint else float(heard)
+    rho_min = lam + k * gram_bound
+    return (
+        rho_min,
+        lam + 3.0 * k * gram_bound,
+        k * vec_bound / math.sqrt(rho_min),
+        lam + 2.0 * k * gram_bound,
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")

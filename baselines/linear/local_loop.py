@@ -1,13 +1,15 @@
 """The batched trial loop of decentralized FedUCB (:mod:`baselines.linear.decentralized`)
 over the LOCAL protocol: the policy's steps with the same kernels, and the protocol's
 delivery rebuilt from the hop distances (the message agent ``v`` sent at step ``s``
-is read by an agent ``h`` hops away at step ``s + h``, for ``1 <= h <= gamma``).
+is read by an agent ``h`` hops away at step ``s + h``, for ``1 <= h <= gamma``); with
+privacy, each agent's trees draw their noise from the agent's team stream, as the
+policy's do.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -15,19 +17,27 @@ from numba import njit
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
     add_set_regret,
+    clip_norm,
     confidence_width,
     mat_vec,
+    noise_prior,
     rank_one_update,
     rebuild,
+    tree_commit,
+    tree_release,
     ucb_choice,
 )
+from baselines.linear.loop import _draw_pending
 from fedbandit_env.problems.kernels import draw_sets, sample_rewards
 from fedbandit_env.type_aliases import IntArray
 
 
 class DecConstants(NamedTuple):
     """Decentralized FedUCB's numbers: ``lambda``, ``sigma``, ``alpha``, ``S``, a fixed
-    width (``-1``: OFUL's), the threshold ``D`` and the network's cost a step."""
+    width (``-1``: OFUL's), the threshold ``D``, the network's cost a step, and the
+    schedule and noise of :class:`~baselines.linear.decentralized.DecFedLinUCB` after a
+    reset (``fixed``: the fixed schedule's ``batch`` and ``rounds``; ``private``: the
+    trees' ``levels``, node std, ``feature_bound`` and the bounds ``Lambda``, ``H``)."""
 
     lam: float
     sigma: float
@@ -36,6 +46,16 @@ class DecConstants(NamedTuple):
     fixed_beta: float
     threshold: float
     step_cost: float
+    fixed: bool
+    batch: int
+    rounds: int
+    private: bool
+    levels: int
+    noise_std: float
+    feature_bound: float
+    gram_bound: float
+    vec_bound: float
+    joint: bool
 
 
 @njit(cache=True, nogil=True)
@@ -47,11 +67,15 @@ def local_loop(
     hops: IntArray,
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
+    rngs: Any,
 ) -> None:  # pragma: no cover
-    """One trial; ``hops[u, v]`` the hop distance (0: not delivered)."""
+    """One trial; ``hops[u, v]`` the hop distance (0: not delivered), ``rngs`` each
+    agent's noise generator (used only with privacy)."""
     features, local_means, global_means, n_best, set_size, noise, sigma = problem
     horizon, steps, out, t_arms, t_rewards, cost_out = rec
-    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = fp
+    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = fp[:7]
+    fixed, batch, rounds, private, levels, noise_std, feature_bound = fp[7:14]
+    gram_bound, vec_bound, joint = fp[14:]
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     own = np.zeros((n, gamma, e, e))
@@ -67,6 +91,22 @@ def local_loop(
     since = np.zeros((n, gamma), dtype=np.int64)
     dirty = np.zeros((n, gamma), dtype=np.bool_)
     pending = np.zeros((n, gamma), dtype=np.bool_)
+    heard = np.zeros((n, gamma), dtype=np.int64)
+    got = np.zeros((n, gamma, n), dtype=np.bool_)
+    terms = np.zeros((n, gamma, 3))
+    terms[:, :, 0], terms[:, :, 1] = lam, lam
+    fresh = np.zeros((n, gamma), dtype=np.int64)
+    released = np.zeros((n, gamma), dtype=np.int64)
+    leaf = np.zeros((n, gamma, e, e))
+    acc = np.zeros((n, gamma, levels, e, e))
+    node = np.zeros((n, gamma, levels, e, e))
+    noise_next = np.zeros((n, gamma, e, e))
+    if private:
+        for i in range(n):
+            for g in range(gamma):
+                _draw_pending(rngs[i], noise_std, noise_next[i, g])
+    release = np.zeros((e, e))
+    xc = np.zeros(d)
     history = np.zeros((gamma + 1, n, 3 + e * e), dtype=np.float32)  # sent at step s: s % (g+1)
     last_x, last_g = np.zeros((n, d)), np.zeros(n, dtype=np.int64)
     work, theta, z = np.zeros(d), np.zeros(d), np.zeros(e)
@@ -81,14 +121,20 @@ def local_loop(
         for i in range(n):
             if step > 1:
                 last, y = last_g[i], float(seen[i])
-                log_dets[i, last] += rank_one_update(invs[i, last], last_x[i], work)
+                x = last_x[i]
+                if private:
+                    x = clip_norm(last_x[i], feature_bound, xc)
+                    y = min(max(y, -1.0), 1.0)
+                log_dets[i, last] += rank_one_update(invs[i, last], x, work)
                 for a in range(d):
-                    vecs[i, last, a] += y * last_x[i, a]
-                z[:d] = last_x[i]
+                    vecs[i, last, a] += y * x[a]
+                z[:d] = x
                 z[d] = y
                 for a in range(e):
                     for b in range(e):
                         own[i, last, a, b] += z[a] * z[b]
+                        leaf[i, last, a, b] += z[a] * z[b]
+                fresh[i, last] += 1
                 for v in range(n):  # what arrived, in origin order
                     h = hops[i, v]
                     if h < 1 or step - h < 1:
@@ -101,34 +147,61 @@ def local_loop(
                         for a in range(e):
                             for b in range(e):
                                 others[i, gg, v, a, b] = float(msg[3 + a * e + b])
+                        if not got[i, gg, v]:
+                            got[i, gg, v] = True
+                            heard[i, gg] += 1
                         dirty[i, gg] = True
             if dirty[i, g]:
-                log_dets[i, g] = rebuild(own[i, g], others[i, g], lam, invs[i, g], vecs[i, g])
-                refs[i, g], since[i, g], dirty[i, g] = log_dets[i, g], 0, False
+                rho_min, rho_max, kappa, prior = noise_prior(
+                    lam, heard[i, g], gram_bound, vec_bound, joint
+                )
+                log_det = rebuild(own[i, g], others[i, g], prior, invs[i, g], vecs[i, g])
+                if log_det > -np.inf:
+                    log_dets[i, g] = log_det
+                    terms[i, g, 0], terms[i, g, 1], terms[i, g, 2] = rho_min, rho_max, kappa
+                    refs[i, g], since[i, g] = log_det, 0
+                dirty[i, g] = False
             mat_vec(invs[i, g], vecs[i, g], theta)
             beta = fixed_beta
             if beta < 0.0:
-                beta = confidence_width(sig, alpha, log_dets[i, g], d, 1, lam, lam, 0.0, norm_bound)
+                beta = confidence_width(
+                    sig, alpha, log_dets[i, g], d, 1, terms[i, g, 0], terms[i, g, 1],
+                    terms[i, g, 2], norm_bound,
+                )  # fmt: skip
             k = ucb_choice(features, sets[i], invs[i, g], theta, beta)
             arms[i], rows[i] = k, sets[i, k]
             last_x[i] = features[rows[i]]
             last_g[i] = g
-            request = (log_dets[i, g] - refs[i, g]) * (since[i, g] + 1) > threshold
-            if request:
-                refs[i, g], since[i, g] = log_dets[i, g], 0
+            request = False
+            if fixed:
+                respond = fresh[i, g] >= batch and released[i, g] < rounds
             else:
-                since[i, g] += 1
-            respond = request or pending[i, g]
-            pending[i, g] = False
+                request = (log_dets[i, g] - refs[i, g]) * (since[i, g] + 1) > threshold
+                if request:
+                    refs[i, g], since[i, g] = log_dets[i, g], 0
+                else:
+                    since[i, g] += 1
+                respond = request or pending[i, g]
+                pending[i, g] = False
             msg = history[slot, i]
             msg[:] = 0.0
             msg[0] = np.float32(1.0 if request else 0.0)
             msg[1] = np.float32(1.0 if respond else 0.0)
             msg[2] = np.float32(g)
             if respond:
+                if private:
+                    nth = released[i, g] + 1
+                    tree_release(acc[i, g], node[i, g], leaf[i, g], noise_next[i, g], nth, release)
+                    tree_commit(acc[i, g], node[i, g], leaf[i, g], noise_next[i, g], nth)
+                    _draw_pending(rngs[i], noise_std, noise_next[i, g])
+                    leaf[i, g] = 0.0
+                else:
+                    release[:] = own[i, g]
                 for a in range(e):
                     for b in range(e):
-                        msg[3 + a * e + b] = np.float32(own[i, g, a, b])
+                        msg[3 + a * e + b] = np.float32(release[a, b])
+                released[i, g] += 1
+                fresh[i, g] = 0
         sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
         for i in range(n):
             seen[i] = np.float32(rewards[i])

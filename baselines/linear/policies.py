@@ -171,16 +171,18 @@ Calibration = Literal["published", "gdp"]
 NoiseBound = Literal["each", "joint"]
 
 
-class FedLinUCB(LinUCB):
-    """Centralized FedUCB (Dubey & Pentland 2020, Algorithm 1), optionally with
-    PRIVATIZER (Algorithm 2); the module docstring gives every reading.
+class TreePrivateLinUCB(LinUCB):
+    """What FedUCB's centralized and decentralized variants share: the schedule options and
+    the tree mechanism's calibration (Algorithm 2 as published, or exact Gaussian DP).
 
     Args:
-        sync: ``"adaptive"``: the log-det rule of line 12 (as published: *when* an agent
-            syncs depends on its data, which Zhou & Chowdhury (ICLR 2024) show leaks);
-            ``"fixed"``: a round every ``batch`` observations, whatever the data.
+        sync: ``"adaptive"``: the data's log-det rule decides when to release (as
+            published: *when* an agent releases depends on its data, which Zhou &
+            Chowdhury (ICLR 2024) show leaks); ``"fixed"``: a release every ``batch``
+            observations, whatever the data.
         threshold: ``D`` of the adaptive rule (``None``: Theorem 1's value).
-        batch: Observations between rounds of the fixed schedule (``None``: ``ceil(sqrt(T))``).
+        batch: Observations between releases of the fixed schedule (``None``: the root of
+            the number of observations).
         epsilon: Privacy budget of each agent's releases (``None``: no noise).
         delta: The ``delta`` of the claim.
         calibration: ``"published"`` (Algorithm 2's noise; not private as published) or
@@ -191,18 +193,20 @@ class FedLinUCB(LinUCB):
         noise: ``"seeded"`` (from the agent's stream of the team seed: replayable, so
             private only against observers who do not know the seed) or ``"secure"``
             (fresh OS entropy at every reset; :data:`~fedbandit_env.privacy.Noise`).
-        noise_bound: How the regulariser bounds the noise of the ``M`` agents' sum:
+        noise_bound: How the regulariser bounds the noise of several agents' sum:
             ``"each"`` (every agent's on its own, the bounds adding up: Sec. 4.3) or
-            ``"joint"`` (the sum as one Gaussian: ``sqrt(M)`` smaller); ``None``:
-            ``"joint"`` for the ``gdp`` calibration, ``"each"`` as published.
-        regularizer, sigma, alpha, norm_bound, beta: As :class:`LinUCB` (``regularizer``
-            is ``lambda = rho_min = rho_max`` without privacy).
+            ``"joint"`` (the sum as one Gaussian: ``sqrt(k)`` times one agent's bound for
+            ``k`` agents, not ``k`` times); ``None``: ``"joint"`` for the ``gdp``
+            calibration, ``"each"`` as published.
+        **kwargs: :class:`LinUCB`'s options (``regularizer``, ``sigma``, ``alpha``,
+            ``norm_bound``, ``beta``).
 
     Example:
-        >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
-        >>> pol.reset(AgentSpec(0, 4, 5, horizon=101, message_dim=10, context_dim=2), seed=0)
-        >>> pol.rounds, pol.levels, round(pol.noise_std, 3)
-        (9, 5, 4.856)
+        >>> pol = TreePrivateLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
+        >>> pol.privacy_epsilon(4, 5), pol.noise_bound
+        (1.0, 'joint')
+        >>> TreePrivateLinUCB(epsilon=1.0).privacy_epsilon(4, 5)
+        inf
     """
 
     def __init__(
@@ -220,7 +224,7 @@ class FedLinUCB(LinUCB):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.noise = check_noise(noise, "FedLinUCB")
+        self.noise = check_noise(noise, type(self).__name__)
         if noise_bound not in (None, "each", "joint"):
             raise ValueError(f"noise_bound must be 'each' or 'joint', got {noise_bound!r}")
         default: NoiseBound = "joint" if calibration == "gdp" else "each"
@@ -232,7 +236,8 @@ class FedLinUCB(LinUCB):
         if calibration == "gdp" and epsilon is not None and sync != "fixed":
             raise ValueError("the gdp calibration needs the fixed schedule (sync='fixed')")
         self.sync, self.calibration = sync, calibration
-        self.threshold = None if threshold is None else _positive("threshold", threshold)
+        self.threshold_arg = None if threshold is None else _positive("threshold", threshold)
+        self.threshold: float | None = self.threshold_arg  # the reset's ``D``
         if batch is not None and (
             isinstance(batch, bool) or not isinstance(batch, int) or batch < 1
         ):
@@ -244,13 +249,6 @@ class FedLinUCB(LinUCB):
         self.delta = float(delta)
         self.noise_scale = _positive("noise_scale", noise_scale)
         self.feature_bound = _positive("feature_bound", feature_bound)
-
-    # ------------------------------------------------------------------ contract
-    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
-        """Messages over the ``sync`` protocol, whose layout (a flag and a ``(d+1)^2``
-        statistic, :func:`~fedbandit_env.protocols.sync.sync_message_dim`) the linear
-        env sizes from ``d`` (``Scenario.make_env``, :func:`baselines.linear.linear_env`)."""
-        return Requirements(message_dim=1, protocol="sync")
 
     def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
         """``epsilon`` of the corrected variant; ``inf`` as published (the adaptive
@@ -269,6 +267,79 @@ class FedLinUCB(LinUCB):
         """
         return 0.0 if self.epsilon is None else self.delta
 
+    def _calibrate(self, releases: int, n_agents: int, seed: SeedLike) -> tuple[float, float]:
+        """Set the noise generator, the schedule (``batch``, ``rounds``: the releases a
+        tree holds, ``levels``) and the nodes' std for ``releases`` observations (the
+        fixed schedule's ``batch`` defaults to their root); return the bounds, holding
+        with probability ``1 - alpha / (n M)`` each, of one agent's summed noise:
+        ``Lambda`` on the Gram block's operator norm and ``H`` on the reward vector's
+        Euclidean norm (both 0 without noise; both from the calibrated std: a
+        ``noise_scale`` below 1 weakens the noise, not the public constants).
+
+        ``Lambda = sqrt(m) sigma_N (4 sqrt(d) + 2 log(2 n M / alpha))`` (Sec. 4.3, the
+        operator norm of a sum of ``m`` symmetric Gaussian matrices, our reading of the
+        garbled formula) and ``H = sqrt(m) sigma_N (sqrt(d) + 2 log(2 n M / alpha))``;
+        ``sigma_N = 4 sqrt(m) (L^2 + 1) log(2/delta) / epsilon`` as published (Alg. 2
+        line 5), ``sqrt(m) (L^2 + 1) / mu(epsilon, delta)`` calibrated
+        (:func:`~fedbandit_env.privacy.gaussian.gdp_mu`).
+        """
+        self.rng = noise_generator(self.noise, seed)  # used for the noise alone
+        releases = max(releases, 2)
+        self.batch = self.batch_arg or max(1, math.ceil(math.sqrt(releases)))
+        self.rounds = max(1, (releases - 1) // self.batch) if self.sync == "fixed" else releases
+        self.levels = 1 + math.ceil(math.log2(self.rounds)) if self.rounds > 1 else 1
+        self.noise_std = 0.0
+        if self.epsilon is None:
+            return 0.0, 0.0
+        m, bound2 = self.levels, self.feature_bound**2 + 1.0
+        if self.calibration == "published":
+            std = 4 * math.sqrt(m) * bound2 * math.log(2 / self.delta) / self.epsilon
+        else:
+            std = math.sqrt(m) * bound2 / gdp_mu(self.epsilon, self.delta)
+        self.noise_std = std * self.noise_scale
+        tail = 2 * math.log(2 * self.rounds * n_agents / self.alpha)
+        spread = math.sqrt(m) * std
+        return spread * (4 * math.sqrt(self.dim) + tail), spread * (math.sqrt(self.dim) + tail)
+
+    def _clip(self, x: FloatArray, y: float) -> tuple[FloatArray, float]:
+        """Private variants clip ``||x|| <= L`` and ``|y| <= 1`` (assumption (f)); the
+        others see the data as it is."""
+        if self.epsilon is None:
+            return x, y
+        return clip_norm(x, self.feature_bound, np.empty(self.dim)), min(max(y, -1.0), 1.0)
+
+    def _draw_noise(self, out: FloatArray) -> None:
+        """A tree node's noise (Alg. 2, lines 5-6) into ``out``: drawn when the node
+        opens, used when it is released."""
+        if self.epsilon is not None:
+            symmetric_noise(self.rng.standard_normal(out.shape), self.noise_std, out)
+
+
+class FedLinUCB(TreePrivateLinUCB):
+    """Centralized FedUCB (Dubey & Pentland 2020, Algorithm 1), optionally with
+    PRIVATIZER (Algorithm 2); the module docstring gives every reading.
+
+    Args:
+        **kwargs: :class:`TreePrivateLinUCB`'s options (``sync``, ``threshold``,
+            ``batch``, ``epsilon``, ``delta``, ``calibration``, ``noise_scale``,
+            ``feature_bound``, ``noise``, ``noise_bound``) and :class:`LinUCB`'s
+            (``regularizer`` is ``lambda = rho_min = rho_max`` without privacy). The
+            fixed schedule's ``batch`` defaults to ``ceil(sqrt(T))``.
+
+    Example:
+        >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
+        >>> pol.reset(AgentSpec(0, 4, 5, horizon=101, message_dim=10, context_dim=2), seed=0)
+        >>> pol.rounds, pol.levels, round(pol.noise_std, 3)
+        (9, 5, 4.856)
+    """
+
+    # ------------------------------------------------------------------ contract
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """Messages over the ``sync`` protocol, whose layout (a flag and a ``(d+1)^2``
+        statistic, :func:`~fedbandit_env.protocols.sync.sync_message_dim`) the linear
+        env sizes from ``d`` (``Scenario.make_env``, :func:`baselines.linear.linear_env`)."""
+        return Requirements(message_dim=1, protocol="sync")
+
     # ------------------------------------------------------------------ set-up
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Set the schedule, the noise and ``rho_min, rho_max, kappa``; start from
@@ -280,32 +351,20 @@ class FedLinUCB(LinUCB):
                 f"FedLinUCB sends {linear_message_dim(d)} numbers a step for d={d}, the env "
                 f"carries {spec.message_dim}: build it with baselines.linear.linear_env"
             )
-        self.rng = noise_generator(self.noise, seed)  # used for the noise alone
-        self.batch = self.batch_arg or max(1, math.ceil(math.sqrt(horizon)))
-        self.rounds = max(1, (horizon - 1) // self.batch) if self.sync == "fixed" else horizon
-        self.levels = 1 + math.ceil(math.log2(self.rounds)) if self.rounds > 1 else 1
-        bound2 = self.feature_bound**2 + 1.0
-        self.noise_std, kappa = 0.0, 0.0
+        lam, noise_norm = self._calibrate(horizon, n_agents, seed)
+        kappa = 0.0
         if self.epsilon is None:
             lam = self.regularizer
             self.rho_min = self.rho_max = self.shift = lam
         else:
-            m = self.levels
-            if self.calibration == "published":
-                self.noise_std = 4 * math.sqrt(m) * bound2 * math.log(2 / self.delta) / self.epsilon
-            else:
-                self.noise_std = math.sqrt(m) * bound2 / gdp_mu(self.epsilon, self.delta)
-            tail = 2 * math.log(2 * self.rounds * n_agents / self.alpha)
-            spread = math.sqrt(m) * self.noise_std
-            lam = spread * (4 * math.sqrt(d) + tail)
-            kappa = spread * (math.sqrt(d) + tail) / math.sqrt(lam)
+            kappa = noise_norm / math.sqrt(lam)
             if self.noise_bound == "joint":  # M rho_min = sqrt(M) Lambda, M kappa = M^1/4 kappa
                 root = math.sqrt(n_agents)
                 lam, kappa = lam / root, kappa / root**1.5
             self.rho_min, self.rho_max, self.shift = lam, 3 * lam, 2 * lam
         self.kappa = kappa
-        self.noise_std *= self.noise_scale
         self.extra = n_agents * (self.rho_max - self.rho_min)
+        self.threshold = self.threshold_arg
         if self.threshold is None:
             ratio = self.rho_max / self.rho_min + horizon * self.feature_bound**2 / (
                 d * self.rho_min
@@ -334,9 +393,7 @@ class FedLinUCB(LinUCB):
 
     def _draw_pending(self) -> None:
         """Noise of the next tree node (drawn once, used when it is released)."""
-        if self.epsilon is not None:
-            raw = self.rng.standard_normal(self.pending.shape)
-            symmetric_noise(raw, self.noise_std, self.pending)
+        self._draw_noise(self.pending)
 
     def _sync_to(self, gram: FloatArray, vector: FloatArray) -> None:
         """``S, s <-`` a round's sum; ``U = u = 0``, ``t_i = 0``."""
@@ -354,9 +411,7 @@ class FedLinUCB(LinUCB):
     # ------------------------------------------------------------------ steps
     def observe(self, x: FloatArray, y: float) -> None:
         """Add ``(x, y)`` to ``U, u`` (line 10) and the pending leaf (line 11)."""
-        if self.epsilon is not None:
-            x = clip_norm(x, self.feature_bound, np.empty(self.dim))
-            y = min(max(y, -1.0), 1.0)
+        x, y = self._clip(x, y)
         self.log_det += rank_one_update(self.inv, x, self._work)
         if self.extra > 0.0:
             self.log_det_w += rank_one_update(self.winv, x, self._work)

@@ -24,6 +24,14 @@ TRAIN_OUT = Path("runs/model")
 TRAIN_DEFAULTS: dict[str, Any] = {"horizon": 200, "setting": "local", "out": TRAIN_OUT}
 """Where training's defaults differ from bench's: short episodes (many instances per
 update), and a setting is required."""
+BENCH_ONLY: dict[str, str] = {
+    "policies": "--policies",
+    "trials": "--trials",
+    "record_every": "--record-every",
+    "no_plot": "--no-plot",
+}
+"""Options the shared setting parser offers that only a benchmark reads (dest -> flag);
+``fedbandit train`` refuses them, and the registered policies' options, by name."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +71,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--copies", type=int, default=1, help="env copies per batch (more instances per update)"
     )
+    # given or not: a benchmark's options have no default here, so run() can refuse them
+    parser.set_defaults(**dict.fromkeys([*BENCH_ONLY, *_policy_options()]))
+
+
+def _policy_options() -> dict[str, str]:
+    """The registered policies' options (dest -> flag): a benchmark's, not a learner's."""
+    return {name: opt.flag for name, (opt, _) in registry.declared_options().items()}
+
+
+def refuse_bench_options(args: argparse.Namespace) -> None:
+    """Refuse the options a benchmark reads and training would silently ignore
+    (``--policies``, ``--trials``, ..., the policies' own options, and held-out
+    instances, which no training run may see).
+
+    Raises:
+        ValueError: Naming the first such option given.
+
+    Example:
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser("train").parse_args(["train", "ppo", "--trials", "5"])
+        >>> try:
+        ...     refuse_bench_options(args)
+        ... except ValueError as err:
+        ...     print(str(err)[:38])
+        fedbandit train does not read --trials
+    """
+    for dest, flag in {**BENCH_ONLY, **_policy_options()}.items():
+        value = getattr(args, dest, None)
+        if value is not None and value is not False:
+            raise ValueError(
+                f"fedbandit train does not read {flag} (a fedbandit bench option): "
+                "evaluate the saved model with fedbandit bench"
+            )
+    if args.instances == "held_out":
+        raise ValueError(
+            "fedbandit train draws train instances; --held-out (--instances held_out) is "
+            "for evaluating the saved model: fedbandit bench --held-out"
+        )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -71,6 +117,7 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.rl.train import train_model
     from fedbandit_env.runner.files import check_writable
 
+    refuse_bench_options(args)
     linear = args.instance in instance_names(linear=True)
     if linear and args.setting not in (None, "local"):
         raise ValueError(
@@ -123,4 +170,4 @@ def run(args: argparse.Namespace) -> None:
     )
 
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["BENCH_ONLY", "add_arguments", "refuse_bench_options", "run"]

@@ -388,5 +388,30 @@ def test_options_that_matter_are_not_warned_about(
     assert "warning" not in capsys.readouterr().err
 
 
+TRAIN_CASES: dict[str, tuple[list[str], str]] = {
+    "train --policies": (["--policies", "random"], "does not read --policies"),
+    "train --trials": (["--trials", "5"], "does not read --trials"),
+    "train --record-every": (["--record-every", "2"], "does not read --record-every"),
+    "train --no-plot": (["--no-plot"], "does not read --no-plot"),
+    "train --rounds": (["--rounds", "0"], "does not read --rounds"),
+    "train --held-out": (["--held-out"], "draws train instances; --held-out"),
+    "train --instances held_out": (["--instances", "held_out"], "draws train instances"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_CASES))
+def test_train_refuses_what_only_a_benchmark_reads(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, match = TRAIN_CASES[name]
+    out = tmp_path / "model"
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "ppo", "--timesteps", "10", "--out", str(out), *argv])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("fedbandit: error:") and re.search(match, last), last
+    assert not out.exists()  # refused before training
+
+
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
-    assert len(CASES) + len(CLI_CASES) + 3 + 5 >= 60
+    assert len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + 3 + 5 >= 60

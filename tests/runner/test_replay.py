@@ -115,6 +115,11 @@ LINEAR: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("pooled_lin_ucb", {"heterogeneity": 0.1}, {}),
     ("dec_fedlin_ucb", {"graph": "path"}, {"gamma": 2, "threshold": 15.0}),
     ("dec_fedlin_ucb", {"graph": "ring", "heterogeneity": 0.1}, {"gamma": 1, "threshold": 8.0}),
+    ("dec_fedlin_ucb", {"graph": "path"}, {"gamma": 2, "sync": "fixed", "batch": 6}),
+    # the published noise on the request rule; the corrected private variant, both bounds
+    ("dec_fedlin_ucb", {"graph": "ring"}, {"gamma": 2, "threshold": 15.0, "epsilon": 3.0}),
+    ("private_dec_fedlin_ucb", {"graph": "path"}, {"batch": 5}),
+    ("private_dec_fedlin_ucb", {"graph": "star"}, {"gamma": 1, "batch": 7, "noise_bound": "each"}),
     ("fedlin_ucb", {}, {"threshold": 40.0}),
     ("fedlin_ucb_fixed", {"heterogeneity": 0.2}, {"batch": 9}),
     ("fedlin_ucb_dp", {}, {"threshold": 30.0}),

@@ -242,19 +242,22 @@ def test_pooling_beats_federation_beats_local_linucb_and_all_beat_random() -> No
     assert final["fedlin_ucb"].max() < final["lin_ucb"].min() < 0.5 * random_regret, final
 
 
-def _corrected_finals(noise_bound: str, epsilon: float) -> np.ndarray:
-    """The corrected private FedUCB's final per-agent regret, Fig. 1(A)'s set-up at
+def _corrected_finals(
+    noise_bound: str, epsilon: float, pid: str = "private_fedlin_ucb"
+) -> np.ndarray:
+    """A corrected private FedUCB's final per-agent regret, Fig. 1(A)'s set-up at
     M = 10, d = 10, T = 2e3 (4 trials; about 0.2 s)."""
     scenario = Scenario(n_agents=10, n_arms=100, horizon=2000, instance="dubey", dim=10, seed=0)
     kw = {"epsilon": epsilon, "noise_bound": noise_bound}
-    c = run_fast("private_fedlin_ucb", scenario, 4, seed=0, record_every=2000, progress=False, **kw)
+    c = run_fast(pid, scenario, 4, seed=0, record_every=2000, progress=False, **kw)
     return c.final_per_agent
 
 
-def _falls_with_epsilon(noise_bound: str) -> tuple[bool, str]:
+def _falls_with_epsilon(noise_bound: str, pid: str = "private_fedlin_ucb") -> tuple[bool, str]:
     """Whether regret at epsilon = 10 lies below that at epsilon = 0.1 by more than four
     standard errors of the difference (from the trials' own spread)."""
-    low, high = _corrected_finals(noise_bound, 0.1), _corrected_finals(noise_bound, 10.0)
+    low = _corrected_finals(noise_bound, 0.1, pid)
+    high = _corrected_finals(noise_bound, 10.0, pid)
     se = float(np.sqrt(low.var(ddof=1) / low.size + high.var(ddof=1) / high.size))
     return bool(low.mean() - high.mean() > 4 * se), f"{low} vs {high}, se {se:.2f}"
 
@@ -271,6 +274,12 @@ def test_the_corrected_private_fedlin_ucb_learns_more_as_epsilon_grows() -> None
     assert _corrected_finals("joint", 10.0).max() < 0.9 * guessing(scenario) * 2000
     rises_before, why = _falls_with_epsilon("each")
     assert not rises_before, why  # the check catches the behaviour it replaced
+
+
+def test_the_decentralized_private_variant_learns_more_as_epsilon_grows() -> None:
+    # one tree per estimator, on a complete graph (every agent one hop from every other)
+    falls, why = _falls_with_epsilon("joint", "private_dec_fedlin_ucb")
+    assert falls, why
 
 
 def test_noise_bound_changes_public_constants_only() -> None:

@@ -15,12 +15,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from baselines.linear import FedLinUCB, linear_env
+from baselines.linear import DecFedLinUCB, FedLinUCB, linear_env
+from baselines.linear.decentralized import HEADER
+from fedbandit_env.envs.federated_linear import FederatedLinearEnv
+from fedbandit_env.network import Network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.privacy import Episode, ReplaceContexts, ReplaceReward, audit_env
 from fedbandit_env.privacy.audit import AuditResult
 from fedbandit_env.privacy.gaussian import gdp_epsilon, gdp_mu
-from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
+from fedbandit_env.protocols import LocalProtocol
 
 CLAIM, DELTA = 1.0, 0.1
 # one vector, zero mean, no noise: the only difference between two runs is the secret
@@ -139,3 +143,133 @@ def test_gdp_calibration_is_exactly_the_claim_and_half_the_noise_is_not() -> Non
     assert mu == pytest.approx(gdp_mu(CLAIM, DELTA), rel=1e-9)
     assert gdp_epsilon(mu, DELTA) == pytest.approx(CLAIM, rel=1e-6)
     assert gdp_epsilon(2 * mu, DELTA) > 3 * CLAIM
+
+
+# ------------------------------------------------ decentralized FedUCB (Sec. 4.2)
+def _local_env(problem: LinearProblem, horizon: int, gamma: int = 1) -> Any:
+    """The LOCAL protocol over a path of the problem's agents (agent 1 next to agent 0)."""
+    network = Network.path(problem.n_agents)
+    return FederatedLinearEnv(
+        problem,
+        network=network,
+        protocol=LocalProtocol(gamma),
+        horizon=horizon,
+        message_dim=HEADER + (problem.dim + 1) ** 2,
+    )
+
+
+def _dec_noise_audit(noise_scale: float, runs: int) -> AuditResult:
+    """As :func:`_noise_audit`, seen by the *neighbour*: agent 0's reward at step 1 is -1
+    or +1; with ``gamma = 1`` and ``batch = 1`` its one estimator releases every step
+    from step 2 on, the record sitting in the tree's releases 1, 2 and 4 (actions 1, 2
+    and 4), which reach agent 1 one step later; the view is the sum of their ``u``
+    entry ``(0, d)`` as agent 1 received them (its observation's row of agent 0)."""
+    horizon, entry = 6, HEADER + 2
+
+    def make_env(secret: float) -> Any:
+        return ReplaceReward(_local_env(PROBLEM, horizon), "agent_0", 1, secret)
+
+    def observe(ep: Episode) -> list[float]:
+        seen = [ep.observations[t + 1]["agent_1"] for t in (1, 2, 4)]
+        assert all(o["mask"][0] and o["messages"][0][1] > 0.5 for o in seen)
+        return [sum(float(o["messages"][0][entry]) for o in seen)]
+
+    team = IndependentTeam(
+        lambda: DecFedLinUCB(gamma=1, batch=1, noise_scale=noise_scale, **DEC_PRIVATE)
+    )
+    return audit_env(make_env, -1.0, 1.0, team, observe, runs=runs, seed=7, delta=DELTA)
+
+
+DEC_PRIVATE = {"sync": "fixed", "epsilon": CLAIM, "delta": DELTA, "calibration": "gdp"}
+
+
+@pytest.mark.parametrize(("noise_scale", "caught"), [(1.0, False), (0.5, True)])
+@pytest.mark.parametrize("runs", [1000, pytest.param(4000, marks=pytest.mark.slow)])
+def test_decentralized_private_variant_noise_audit_with_power(
+    noise_scale: float, caught: bool, runs: int
+) -> None:
+    r = _dec_noise_audit(noise_scale, runs=runs)
+    _report(r, CLAIM)
+    assert (r.epsilon_lb > CLAIM) is caught, r
+
+
+def test_decentralized_calibration_is_the_centralized_one_per_estimator_tree() -> None:
+    """Each estimator's tree holds ``T / gamma`` observations' releases: with ``gamma =
+    1`` it is the centralized tree; with ``gamma = 2`` each tree is calibrated with the
+    whole budget (a record enters one estimator), over half the releases."""
+    spec = AgentSpec(0, 2, 1, 5, message_dim=HEADER + 9, context_dim=2)
+    dec = DecFedLinUCB(gamma=1, batch=1, **DEC_PRIVATE)
+    dec.reset(spec, seed=0)
+    cen = FedLinUCB(sync="fixed", batch=1, epsilon=CLAIM, delta=DELTA, calibration="gdp")
+    cen.reset(AgentSpec(0, 2, 1, 5, message_dim=10, context_dim=2), seed=0)
+    assert (dec.rounds, dec.levels, dec.noise_std) == (cen.rounds, cen.levels, cen.noise_std)
+    two = DecFedLinUCB(gamma=2, batch=1, **DEC_PRIVATE)
+    two.reset(AgentSpec(0, 2, 1, 9, message_dim=HEADER + 9, context_dim=2), seed=0)
+    assert two.rounds == 3 and two.levels == 3  # 9 // 2 = 4 uses, 3 releases
+    assert math.sqrt(two.levels) * 2.0 / two.noise_std == pytest.approx(gdp_mu(CLAIM, DELTA))
+
+
+class Requester(DecFedLinUCB):
+    """A colluding neighbour: asks every agent for every estimator's statistic at every
+    step (and, ``forge``, sends a statistic no Gram matrix can have)."""
+
+    def __init__(self, forge: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.forge = forge
+
+    def act(self, observation: Any) -> Any:
+        out = super().act(observation)
+        out["message"][0] = 1.0
+        if self.forge:
+            out["message"][1] = 1.0
+            out["message"][HEADER:] = -1e6
+        return out
+
+
+def _agent0_messages(
+    honest: dict[str, Any], neighbour: type, **kw: Any
+) -> tuple[np.ndarray, DecFedLinUCB]:
+    """Agent 0's messages ``(T, message_dim)`` beside two ``neighbour``s, and agent 0."""
+    problem = dubey_synthetic(3, dim=2, seed=0)
+    env = _local_env(problem, 60, gamma=2)
+    agent0 = DecFedLinUCB(gamma=2, **honest)
+    team = IndependentTeam([agent0] + [
+        neighbour(gamma=2, **DEC_PRIVATE, **kw) for _ in range(2)
+    ])  # fmt: skip
+    obs, _ = env.reset(seed=2)
+    team.reset(env, seed=2)
+    sent = []
+    while env.agents:
+        actions = team.act(obs)
+        sent.append(actions["agent_0"]["message"].copy())
+        obs, *_ = env.step(actions)
+    return np.array(sent), agent0
+
+
+@pytest.mark.parametrize(
+    ("honest", "changed"),
+    [(DEC_PRIVATE, False), ({"epsilon": CLAIM, "threshold": 15.0}, True)],
+    ids=["fixed_schedule", "published_requests"],
+)
+def test_a_colluders_requests_change_nothing_the_private_variant_sends(
+    honest: dict[str, Any], changed: bool
+) -> None:
+    """Agent 0's whole message stream, with honest neighbours and with neighbours that
+    request every step: identical for the fixed schedule (the neighbours' statistics
+    are the same either way; only their request bit differs); the published request
+    rule answers the requests and releases more (the power check)."""
+    a, _ = _agent0_messages(honest, DecFedLinUCB)
+    b, _ = _agent0_messages(honest, Requester)
+    assert bool(a[:, 1].sum() < b[:, 1].sum()) is changed, (a[:, 1].sum(), b[:, 1].sum())
+    assert (not np.array_equal(a, b)) is changed
+
+
+def test_a_forged_statistic_is_kept_out_of_the_estimator() -> None:
+    """A neighbour that sends a statistic with a hugely negative Gram block: the rebuild
+    is not positive definite, so agent 0 keeps its estimators (finite log-determinants,
+    positive definite inverses) and goes on sending on its schedule."""
+    sent, agent0 = _agent0_messages(DEC_PRIVATE, Requester, forge=True)
+    assert np.isfinite(sent).all() and sent[:, 1].sum() > 0
+    assert agent0.heard[:, 1:].all()  # the forgeries arrived
+    assert np.isfinite(agent0.log_dets).all(), agent0.log_dets
+    assert (np.linalg.eigvalsh(agent0.invs) > 0).all()
