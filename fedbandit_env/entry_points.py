@@ -8,6 +8,7 @@ import importlib.util
 import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 ENTRY_POINT_GROUP = "fedbandit_env.policies"
@@ -103,10 +104,38 @@ def load_plugins(group: str = ENTRY_POINT_GROUP) -> None:
                 hook()
         except Exception as err:  # a plugin's own error, reported not raised
             warnings.warn(
-                f"policy plugin {ep.name!r} ({ep.value}) failed to load: {err}",
+                f"policy plugin {ep.name!r} ({ep.value}) failed to load: {err}"
+                + shadowed_package_hint(ep.value),
                 UserWarning,
                 stacklevel=2,
             )
+
+
+def shadowed_package_hint(value: str) -> str:
+    """A hint when an entry point's top-level package is another distribution's: the
+    reference policies' package is named ``baselines``, as OpenAI Baselines' is, and
+    whichever is first on ``sys.path`` wins (``""`` when the package is ours).
+
+    Example:
+        >>> shadowed_package_hint("baselines.registration:register_policies")
+        ''
+        >>> shadowed_package_hint("json.nope:f").startswith("; the module json found first")
+        True
+    """
+    top = value.split(":")[0].split(".")[0]
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return ""
+    origin = getattr(found, "origin", None) or ""
+    own = Path(__file__).resolve().parent.parent / top
+    if not origin or Path(origin).resolve().parent == own:
+        return ""
+    return (
+        f"; the module {top} found first is {origin}, not fedbandit_env's: another package "
+        f"(OpenAI Baselines also installs a top-level {top!r}) shadows it: use a separate "
+        "virtual environment"
+    )
 
 
 __all__ = [

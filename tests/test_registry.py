@@ -286,3 +286,20 @@ def test_bench_defaults_follow_the_instance_kinds_a_policy_declares() -> None:
         registry.deregister("homogeneous_only")
     with pytest.raises(TypeError, match="tuple of names"):
         registry.PolicySpec("x", "baselines.ucb:LocalUCB1", instances="zhu")  # type: ignore[arg-type]
+
+
+def test_a_shadowed_reference_package_is_named_in_the_plugin_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI Baselines installs a top-level ``baselines`` too: when another package's
+    module of that name is found first, the plugin warning says which and what to do."""
+    fake = tmp_path / "shadowing_pkg_xyz"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    group = fedbandit_env.entry_points.ENTRY_POINT_GROUP
+    ep = EntryPoint("refs", "shadowing_pkg_xyz.registration:register", group)
+    monkeypatch.setattr(fedbandit_env.entry_points, "entry_points", lambda group: [ep])
+    with pytest.warns(UserWarning, match="shadowing_pkg_xyz found first is .* use a separate"):
+        fedbandit_env.entry_points.load_plugins()
+    assert fedbandit_env.entry_points.shadowed_package_hint("baselines.registration:x") == ""

@@ -15,7 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from fedbandit_env.cli.applies import preflight
+from fedbandit_env.cli.applies import (
+    duration_estimate,
+    has_fast_path,
+    long_run_warning,
+    preflight,
+)
 from fedbandit_env.cli.options import (
     add_setting_options,
     import_modules,
@@ -104,6 +109,12 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         f"{describe_instances(scenario, problem)}, {scenario.noise} noise, {topology}, "
         f"T={scenario.horizon}, {args.trials} trials{describe_setting(scenario)}"
     )
+    fast = [has_fast_path(pid, args.interactive) for pid in ids]
+    estimate = duration_estimate(
+        scenario.n_agents, scenario.horizon, args.trials, fast, args.workers
+    )
+    if (warning := long_run_warning(estimate)) is not None:
+        print(f"fedbandit: warning: {warning}", file=sys.stderr)
     curves = []
     start = time.perf_counter()
     for pid in ids:

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env import registry
-from fedbandit_env.cli.applies import preflight
+from fedbandit_env.cli.applies import (
+    duration_estimate,
+    has_fast_path,
+    long_run_warning,
+    preflight,
+)
 from fedbandit_env.cli.options import (
     add_setting_options,
     import_modules,
@@ -239,6 +244,14 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
         f"{done} already done, "
         f"on {engine_text}"
     )
+    fast = {p: has_fast_path(p) for p in config["policies"]}
+    seconds = sum(
+        duration_estimate(r.scenario.n_agents, r.scenario.horizon, 1, [fast.get(r.policy, False)])
+        for r in runs
+        if isinstance(r.policy, str)
+    ) / (1 if args.cluster else max(1, args.jobs))
+    if (warning := long_run_warning(seconds)) is not None:
+        print(f"fedbandit: warning: {warning}", file=sys.stderr)
     start = time.perf_counter()
     curves = run_sweep(
         runs, out, jobs=args.jobs, cluster=args.cluster, progress=not args.no_progress

@@ -415,3 +415,37 @@ def test_train_refuses_what_only_a_benchmark_reads(
 
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
     assert len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + 3 + 5 >= 60
+
+
+@pytest.mark.parametrize("command", ["bench", "sweep"])
+def test_a_run_longer_than_an_hour_is_announced_before_it_starts(
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warning comes before any trial runs: the run itself is stopped at its first
+    trial (as a user's Ctrl-C would), so a horizon of 1e12 costs nothing here."""
+    import fedbandit_env.cli.bench as bench_cli
+    import fedbandit_env.cli.sweep as sweep_cli
+
+    def stop(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench_cli, "evaluate", stop)
+    monkeypatch.setattr(sweep_cli, "run_sweep", stop)
+    argv = [command, "--policies", "gossip_ucb,random", "--horizon", str(10**12)]
+    argv += ["--trials", "2", "--no-plot", "--no-progress", "--out", str(tmp_path)]
+    argv += ["--jobs", "1"] if command == "sweep" else []
+    with pytest.raises((KeyboardInterrupt, SystemExit)):  # sweep: exit 130, resumable
+        main(argv)
+    err = capsys.readouterr().err
+    assert re.search(r"warning: this run takes about [\d.]+ (years|days)", err), err
+
+
+def test_a_short_run_is_not_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--policies", "random", "--horizon", "20", "--trials", "1"]
+    main([*argv, "--no-plot", "--no-progress", "--out", str(tmp_path)])
+    assert "this run takes about" not in capsys.readouterr().err
