@@ -194,8 +194,10 @@ class DecFedLinUCB(TreePrivateLinUCB):
             self.vecs[last] += y * x
             z = self._z
             z[:d], z[d] = x, y
-            self.own[last] += np.outer(z, z)
-            self.leaf[last] += np.outer(z, z)
+            pair = np.outer(z, z)
+            self.own[last] += pair
+            if self.epsilon is not None:  # the tree's next leaf
+                self.leaf[last] += pair
             self.fresh[last] += 1
             self._receive(observation)
         if self.dirty[g]:

@@ -175,7 +175,7 @@ def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> Tria
     network = st.scenario.network()
     dist = network.hop_distances
     hops = np.where((dist >= 1) & (dist <= gamma), dist, 0).astype(np.int64)
-    c1, c2 = st.scenario.link_costs
+    c2 = st.scenario.link_costs[1]  # a peer link a step: LOCAL has no server
     beta = -1.0 if policy.beta is None else policy.beta
     assert policy.threshold is not None
     constants = DecConstants(
@@ -185,7 +185,7 @@ def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> Tria
         policy.norm_bound,
         beta,
         policy.threshold,
-        c1 * 0 + c2 * network.n_edges,
+        c2 * network.n_edges,
         policy.sync == "fixed",
         policy.batch,
         policy.rounds,

@@ -91,7 +91,6 @@ def local_loop(
     since = np.zeros((n, gamma), dtype=np.int64)
     dirty = np.zeros((n, gamma), dtype=np.bool_)
     pending = np.zeros((n, gamma), dtype=np.bool_)
-    heard = np.zeros((n, gamma), dtype=np.int64)
     got = np.zeros((n, gamma, n), dtype=np.bool_)
     terms = np.zeros((n, gamma, 3))
     terms[:, :, 0], terms[:, :, 1] = lam, lam
@@ -133,7 +132,10 @@ def local_loop(
                 for a in range(e):
                     for b in range(e):
                         own[i, last, a, b] += z[a] * z[b]
-                        leaf[i, last, a, b] += z[a] * z[b]
+                if private:  # the tree's next leaf
+                    for a in range(e):
+                        for b in range(e):
+                            leaf[i, last, a, b] += z[a] * z[b]
                 fresh[i, last] += 1
                 for v in range(n):  # what arrived, in origin order
                     h = hops[i, v]
@@ -147,13 +149,14 @@ def local_loop(
                         for a in range(e):
                             for b in range(e):
                                 others[i, gg, v, a, b] = float(msg[3 + a * e + b])
-                        if not got[i, gg, v]:
-                            got[i, gg, v] = True
-                            heard[i, gg] += 1
+                        got[i, gg, v] = True
                         dirty[i, gg] = True
             if dirty[i, g]:
+                heard = 0
+                for v in range(n):
+                    heard += 1 if got[i, g, v] else 0
                 rho_min, rho_max, kappa, prior = noise_prior(
-                    lam, heard[i, g], gram_bound, vec_bound, joint
+                    lam, heard, gram_bound, vec_bound, joint
                 )
                 log_det = rebuild(own[i, g], others[i, g], prior, invs[i, g], vecs[i, g])
                 if log_det > -np.inf:
