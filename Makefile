@@ -1,4 +1,5 @@
-# The README's two commands: `make bench` (the main job) and `make test`.
+# The README's two commands: `make bench` (the main job) and `make test`; `make docs`
+# serves the manual (mkdocs.yml) at http://127.0.0.1:8000.
 # Both create the virtual environment on first use and reinstall when the
 # package metadata changes.
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test install clean clean-kernels
+.PHONY: bench test docs install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +24,11 @@ test: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest $(ARGS)
+
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # Numba's disk cache is keyed by the source file of each compiled function, not by
 # the files it calls into: after editing a kernel module, drop the compiled kernels.
@@ -31,4 +36,4 @@ clean-kernels:
 	find fedbandit_env baselines -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 clean: clean-kernels
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) results site .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -12,7 +12,7 @@ compiled mathematics (``kernels.py``) and their batched trial loop (``fast.py``)
 (:mod:`fedbandit_env.registry`), which is how the runner and the ``fedbandit`` command
 find them. Importing ``baselines`` is cheap: a class is imported when first named.
 
-Example:
+Examples:
     >>> from baselines import LocalUCB1, make_team
     >>> make_team("oracle_ucb").name
     'oracle_ucb'

@@ -20,7 +20,7 @@ dubey``); ``fedlin_ucb_dp`` is FedUCB *as published* and is **not private** (its
 adaptive schedule leaks, Zhou & Chowdhury 2024): its privacy spent is reported as
 ``inf``; ``private_fedlin_ucb`` is the corrected private variant.
 
-Example:
+Examples:
     >>> from fedbandit_env import registry
     >>> register_policies()
     >>> [p for p in registry.policy_ids() if registry.spec(p).family == "elimination"]
@@ -67,7 +67,7 @@ def dducb_instance(scenario: Any, seed: Any) -> MABProblem:
     agent sees the same arms, the first of mean 1.0 and the others 0.8, with Gaussian
     noise of the scenario's ``sigma`` (the paper: 1; ``noise`` must be ``gaussian``).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.runner.scenario import Scenario
         >>> p = Scenario(n_agents=2, n_arms=3, instance="dducb", noise="gaussian").problem()
         >>> p.local_means.tolist(), p.sigma

@@ -26,7 +26,7 @@ class EpsilonGreedy(Policy):
     Args:
         epsilon: Exploration probability, in ``[0, 1]``.
 
-    Example:
+    Examples:
         >>> pol = EpsilonGreedy(epsilon=0.0)
         >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=3, horizon=5), seed=0)
         >>> pol.act({"arm": 0, "reward": np.zeros(1), "step": np.zeros(1)})

@@ -9,7 +9,7 @@ tables and plots.
 Importing the package is cheap: the envs are registered with PettingZoo by name, and a
 class below is imported when it is first used.
 
-Example:
+Examples:
     >>> import pettingzoo
     >>> import fedbandit_env
     >>> env = pettingzoo.make("parallel", "fedbandit/federated_mab-v0", horizon=20)

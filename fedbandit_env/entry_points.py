@@ -25,7 +25,7 @@ def load_entry_point(entry_point: EntryPoint, what: str = "entry point") -> Any:
         ValueError: For a string that is not ``"module:attr"``, a module that cannot
             be imported or an attribute it lacks (naming ``what``).
 
-    Example:
+    Examples:
         >>> load_entry_point("fedbandit_env.policies:FixedArm").__name__
         'FixedArm'
     """
@@ -55,7 +55,7 @@ def import_plugin(name: str) -> Any:
     Raises:
         ValueError: If it cannot be imported (naming it).
 
-    Example:
+    Examples:
         >>> import_plugin("json").__name__
         'json'
     """
@@ -116,7 +116,7 @@ def shadowed_package_hint(value: str) -> str:
     reference policies' package is named ``baselines``, as OpenAI Baselines' is, and
     whichever is first on ``sys.path`` wins (``""`` when the package is ours).
 
-    Example:
+    Examples:
         >>> shadowed_package_hint("baselines.registration:register_policies")
         ''
         >>> shadowed_package_hint("json.nope:f").startswith("; the module json found first")

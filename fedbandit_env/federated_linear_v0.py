@@ -1,6 +1,6 @@
 """Versioned entry point of the federated linear contextual bandit env (PettingZoo style).
 
-Example:
+Examples:
     >>> from fedbandit_env import federated_linear_v0
     >>> env = federated_linear_v0.parallel_env(n_agents=3, dim=2, horizon=10)
     >>> len(env.possible_agents), env.n_arms, env.dim
@@ -53,7 +53,7 @@ def parallel_env(
         seed: Seed of the default problem and of a random graph kind.
         **kwargs: Passed on to :class:`FederatedLinearEnv`.
 
-    Example:
+    Examples:
         >>> parallel_env(n_agents=2, dim=3, set_size=5).n_arms
         5
     """
@@ -68,7 +68,7 @@ def parallel_env(
 def env(**kwargs: Any) -> AECEnv[Any, Any, Any]:
     """The same env through PettingZoo's AEC API (``parallel_to_aec``).
 
-    Example:
+    Examples:
         >>> env(n_agents=2, dim=2, horizon=3).possible_agents
         ['agent_0', 'agent_1']
     """

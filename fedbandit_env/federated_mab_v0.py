@@ -1,6 +1,6 @@
 """Versioned entry point of the federated multi-armed bandit env (PettingZoo style).
 
-Example:
+Examples:
     >>> from fedbandit_env import federated_mab_v0
     >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=10)
     >>> len(env.possible_agents), env.n_arms
@@ -54,7 +54,7 @@ def parallel_env(
             ``render_mode``).
 
 
-    Example:
+    Examples:
         >>> parallel_env(n_agents=2, n_arms=3, network="path").network.n_edges
         1
     """
@@ -68,7 +68,7 @@ def parallel_env(
 def env(**kwargs: Any) -> AECEnv[Any, Any, Any]:
     """The same env through PettingZoo's AEC API (``parallel_to_aec``).
 
-    Example:
+    Examples:
         >>> env(n_agents=2, horizon=3).possible_agents
         ['agent_0', 'agent_1']
     """

@@ -63,7 +63,7 @@ class AgentSpec:
             (:attr:`~fedbandit_env.network.Network.consensus_epsilon`; ``nan`` without
             edges).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=10)
         >>> spec = AgentSpec.from_env(env, "agent_2")
@@ -161,7 +161,7 @@ class Requirements:
             policy sees them.
         gamma: Hops a message travels under the ``"local"`` protocol.
 
-    Example:
+    Examples:
         >>> both = Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
         >>> both.message_dim, both.public_dim, both.epsilon, both.protocol, both.bounded_rewards
         (4, 2, 1.0, None, False)
@@ -208,7 +208,7 @@ class Policy(ABC):
     the env must carry (messages, a public prefix, private rewards), so the runner can
     build an env that fits.
 
-    Example:
+    Examples:
         >>> class AlwaysZero(Policy):
         ...     def reset(self, spec, seed=None): pass
         ...     def act(self, observation): return 0
@@ -224,7 +224,7 @@ class Policy(ABC):
         """The epsilon-DP guarantee of the messages this policy privatises itself, or
         ``None`` if it has no mechanism of its own (default).
 
-        Example:
+        Examples:
             >>> FixedArm().privacy_epsilon(n_agents=4, n_arms=3) is None
             True
         """
@@ -234,7 +234,7 @@ class Policy(ABC):
         """The ``delta`` of that guarantee (0 for pure epsilon-DP and without a
         mechanism; default 0).
 
-        Example:
+        Examples:
             >>> FixedArm().privacy_delta(n_agents=4, n_arms=3)
             0.0
         """
@@ -256,7 +256,7 @@ class FixedArm(Policy):
     Args:
         arm: The arm pulled at every step.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=2)
         >>> team = IndependentTeam(lambda: FixedArm(2))
@@ -283,7 +283,7 @@ class FixedArm(Policy):
 class Team(ABC):
     """A joint decision rule for all agents of an env.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> class Zeros(Team):
         ...     def reset(self, env, seed=None): self.agents = env.possible_agents
@@ -310,7 +310,7 @@ class Team(ABC):
     ) -> FloatArray:
         """Each agent's privacy spent by each of ``steps`` (see :func:`privacy_curve`).
 
-        Example:
+        Examples:
             >>> from fedbandit_env.registry import make
             >>> make("fed_ucb", epsilon=1.0).privacy_spent(np.array([1, 8]), 8, 3, 2)
             array([0.25, 1.  ])
@@ -324,7 +324,7 @@ class Team(ABC):
         composition within an episode, and each episode privatises fresh rewards, so
         trials are not composed (default 0).
 
-        Example:
+        Examples:
             >>> from fedbandit_env.registry import make
             >>> make("private_fedlin_ucb").privacy_delta(3, 25), make("fed_ucb").privacy_delta(3, 2)
             (0.1, 0.0)
@@ -356,7 +356,7 @@ def privacy_curve(
     - messages with neither: ``inf`` (raw statistics leave the agent);
     - no messages at all: ``0``.
 
-    Example:
+    Examples:
         >>> steps = np.array([1, 4])
         >>> privacy_curve(Requirements(message_dim=3), steps, 4).tolist()
         [inf, inf]
@@ -391,7 +391,7 @@ class IndependentTeam(Team):
         policies: One policy per agent, or a factory called once per agent at reset.
         name: Label in result tables.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=5)
         >>> team = IndependentTeam(lambda: FixedArm(1))  # a fresh FixedArm(1) per agent
@@ -434,7 +434,7 @@ class IndependentTeam(Team):
     def own_privacy(self, n_agents: int, n_arms: int) -> float | None:
         """The weakest of the members' own mechanisms (``None``: none has one).
 
-        Example:
+        Examples:
             >>> from fedbandit_env.registry import make
             >>> make("cdp_mab", epsilon=0.5).privacy_spent(np.array([10]), 10, 4, 3).tolist()
             [2.0]

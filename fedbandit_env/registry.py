@@ -35,7 +35,7 @@ The group is loaded on the first lookup (:func:`make`, :func:`spec`, :func:`poli
 The reference policies of ``baselines`` are registered exactly this way: the core
 package never imports them.
 
-Example:
+Examples:
     >>> from fedbandit_env.policies import FixedArm
     >>> s = register("always_one", FixedArm, kwargs={"arm": 1}, description="pulls arm 1")
     >>> team = make("always_one")
@@ -98,7 +98,7 @@ class PolicyOption:
         low_open: Whether ``low`` itself is refused.
         choices: The values allowed, for a ``str`` option.
 
-    Example:
+    Examples:
         >>> o = PolicyOption("rate", float, 1.0, "share", low=0.0, high=1.0, low_open=True)
         >>> o.flag, o.check(0.5)
         ('--rate', 0.5)
@@ -177,7 +177,7 @@ class PolicySpec:
             command line gets a flag for each, and without an options entry point a flag
             set away from its default becomes the constructor argument of that name.
 
-    Example:
+    Examples:
         >>> s = PolicySpec("p", "fedbandit_env.policies:FixedArm", kwargs={"arm": 2})
         >>> s.make().name, s.has_fast_path
         ('p', False)
@@ -245,7 +245,7 @@ class PolicySpec:
     def plays(self, bandit: str) -> bool:
         """Whether the policy plays the bandit kind ``bandit`` (``"mab"``, ``"linear"``).
 
-        Example:
+        Examples:
             >>> spec("gossip_ucb").plays("mab"), spec("gossip_ucb").plays("linear")
             (True, False)
         """
@@ -254,7 +254,7 @@ class PolicySpec:
     def meant_for(self, instance: str) -> bool:
         """Whether the policy is meant for the instance kind ``instance``.
 
-        Example:
+        Examples:
             >>> spec("gossip_ucb").meant_for("conflicting")
             True
         """
@@ -263,7 +263,7 @@ class PolicySpec:
     def runs_in(self, setting: str) -> bool:
         """Whether the policy is meant for the information setting ``setting``.
 
-        Example:
+        Examples:
             >>> spec("fed_ucb").runs_in("gossip+private"), spec("fed_ucb").runs_in("local")
             (True, False)
         """
@@ -313,7 +313,7 @@ class PolicySpec:
     def options(self, settings: Mapping[str, Any], problem: Any) -> dict[str, Any]:
         """The constructor arguments that the setting options give this policy.
 
-        Example:
+        Examples:
             >>> PolicySpec("p", "fedbandit_env.policies:FixedArm").options({"epsilon": 1}, None)
             {}
         """
@@ -352,7 +352,7 @@ def register(
     Registering the same spec again is a no-op; a different spec under a known id
     replaces it with a warning (as Gymnasium does).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.policies import FixedArm
         >>> register("arm_zero", FixedArm).id
         'arm_zero'
@@ -404,7 +404,7 @@ def spec(id: str) -> PolicySpec:
     Raises:
         ValueError: For an unknown id, listing the known ones.
 
-    Example:
+    Examples:
         >>> spec("gossip_ucb").family
         'gossip'
     """
@@ -417,7 +417,7 @@ def spec(id: str) -> PolicySpec:
 def make(id: str, **kwargs: Any) -> Team:
     """A team of the policy registered under ``id``; ``kwargs`` go to its constructor.
 
-    Example:
+    Examples:
         >>> make("fed_ucb", epsilon=2.0).requirements(3, 4).epsilon
         2.0
     """
@@ -427,7 +427,7 @@ def make(id: str, **kwargs: Any) -> Team:
 def policy_ids() -> list[str]:
     """Every registered id, sorted.
 
-    Example:
+    Examples:
         >>> {"gossip_ucb", "local_ucb"} <= set(policy_ids())
         True
     """
@@ -442,7 +442,7 @@ def declared_options() -> dict[str, tuple[PolicyOption, list[str]]]:
     Raises:
         ValueError: If two policies declare one name with different types or defaults.
 
-    Example:
+    Examples:
         >>> opts = declared_options()
         >>> opts["participation"][0].type, opts["participation"][1]
         (<class 'float'>, ['cdp_mab'])
@@ -470,7 +470,7 @@ def tagged(tag: str, bandit: str = "mab") -> list[str]:
     Raises:
         ValueError: For an unknown tag or bandit kind.
 
-    Example:
+    Examples:
         >>> tagged("floor"), tagged("ceiling"), tagged("ceiling", "linear")
         (['random'], ['oracle_ucb'], ['pooled_lin_ucb'])
     """
@@ -487,7 +487,7 @@ def describe_registry() -> str:
     the instance kinds it is meant for (``any``: every one that gives it what it needs),
     description (``fedbandit list``).
 
-    Example:
+    Examples:
         >>> describe_registry().splitlines()[0].split()
         ['id', 'family', 'bandit', 'fast', 'tags', 'settings', 'instances', 'description']
     """

@@ -38,7 +38,7 @@ _UINT64_MAX = 0xFFFFFFFFFFFFFFFF
 def _multiply_64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:  # pragma: no cover
     """The 128-bit product of two ``uint64`` as ``(high, low)`` words.
 
-    Example:
+    Examples:
         >>> [int(w) for w in _multiply_64(np.uint64(2**63), np.uint64(6))]
         [3, 0]
     """
@@ -62,7 +62,7 @@ def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint6
     The table holds addresses, not references: the generators must stay alive (and not
     be drawn from elsewhere) while a kernel uses it.
 
-    Example:
+    Examples:
         >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
         >>> generator_table(rngs).shape
         (2, 3)
@@ -90,7 +90,7 @@ def _address(function: Any) -> int:
 def generator_at(table: npt.NDArray[np.uint64], i: int) -> GeneratorSlot:  # pragma: no cover
     """Row ``i`` of a :func:`generator_table`, to draw from with :func:`integer_below`.
 
-    Example:
+    Examples:
         >>> rngs = [np.random.default_rng(5)]
         >>> slot = generator_at(generator_table(rngs), 0)
         >>> integer_below(slot, 100) == int(np.random.default_rng(5).integers(0, 100))
@@ -177,7 +177,7 @@ def integer_below(rng: np.random.Generator | GeneratorSlot, n: int) -> np.int64:
     that and on ``uint64`` draws above. ``rng`` is a Generator or a row of a
     :func:`generator_table` (:func:`generator_at`).
 
-    Example:
+    Examples:
         >>> rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
         >>> [integer_below(rng_a, 10) for _ in range(4)] == rng_b.integers(0, 10, 4).tolist()
         True

@@ -26,7 +26,7 @@ runners split each trial's seed into an env seed and a team seed first
 (:func:`trial_seeds`); the fast path derives every generator with these same functions,
 which is what makes its replay of the PettingZoo path exact.
 
-Example:
+Examples:
     >>> a, b = spawn(0, 2)
     >>> a.entropy == b.entropy and a.spawn_key != b.spawn_key
     True
@@ -42,7 +42,7 @@ from fedbandit_env.type_aliases import SeedLike
 def seed_sequence(seed: SeedLike) -> np.random.SeedSequence:
     """``seed`` as a ``SeedSequence`` (fresh OS entropy for ``None``).
 
-    Example:
+    Examples:
         >>> seed_sequence(3).entropy
         3
     """
@@ -57,7 +57,7 @@ def spawn(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
     ``SeedSequence.spawn`` advances a counter inside the parent, so spawning twice from
     one object gives different children; these are always children ``0 .. n-1``.
 
-    Example:
+    Examples:
         >>> ss = np.random.SeedSequence(1)
         >>> spawn(ss, 2)[1].spawn_key == spawn(ss, 2)[1].spawn_key == (1,)
         True
@@ -74,7 +74,7 @@ def spawn(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
 def int_seed(seed: SeedLike) -> int:
     """A 32-bit int drawn from ``seed`` (for APIs that only take ints, e.g. ``reset``).
 
-    Example:
+    Examples:
         >>> int_seed(0) == int_seed(np.random.SeedSequence(0))
         True
     """
@@ -88,7 +88,7 @@ def trial_seeds(seed: SeedLike, n_trials: int) -> list[tuple[int, np.random.Seed
     env's ``reset`` (whose reward and protocol generators are spawned from it) and a
     sequence the team spawns its agents' generators from.
 
-    Example:
+    Examples:
         >>> (a, _), (b, _) = trial_seeds(0, 2)
         >>> a != b
         True
@@ -99,7 +99,7 @@ def trial_seeds(seed: SeedLike, n_trials: int) -> list[tuple[int, np.random.Seed
 def split_trial_seed(seed: SeedLike) -> tuple[int, np.random.SeedSequence]:
     """One trial's ``(env_seed, team_seed)`` (see :func:`trial_seeds`).
 
-    Example:
+    Examples:
         >>> split_trial_seed(3)[0] == split_trial_seed(3)[0]
         True
     """
@@ -110,7 +110,7 @@ def split_trial_seed(seed: SeedLike) -> tuple[int, np.random.SeedSequence]:
 def env_generators(env_seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     """The reward and protocol generators an env spawns at ``reset(seed=env_seed)``.
 
-    Example:
+    Examples:
         >>> r1, _ = env_generators(5); r2, _ = env_generators(5)
         >>> r1.random() == r2.random()
         True
@@ -131,7 +131,7 @@ def wrapper_generator(env_seed: int, depth: int = 0) -> np.random.Generator:
     ``reset(seed=env_seed)``: spawn key ``(2, depth)``, never the reward or the protocol
     stream, and different for two wrappers of one stack.
 
-    Example:
+    Examples:
         >>> wrapper_generator(1).random() == wrapper_generator(1).random()
         True
         >>> _, protocol = env_generators(1)
@@ -165,7 +165,7 @@ def instance_seed(env_seed: SeedLike, split: str = "train") -> np.random.SeedSeq
     Raises:
         ValueError: For an unknown split.
 
-    Example:
+    Examples:
         >>> instance_seed(7, "held_out").spawn_key
         (4, 1)
         >>> a = np.random.default_rng(instance_seed(7)).random()
@@ -186,7 +186,7 @@ def team_streams(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
     Distinct from every env stream for any pair of seeds (see the module's table), so
     seeding the env and the team with the same int is safe.
 
-    Example:
+    Examples:
         >>> [s.spawn_key for s in team_streams(0, 2)]
         [(3, 0), (3, 1)]
         >>> reward, protocol = env_generators(0)
@@ -206,7 +206,7 @@ def team_streams(seed: SeedLike, n: int) -> list[np.random.SeedSequence]:
 def team_generators(seed: SeedLike, n: int) -> list[np.random.Generator]:
     """One generator per agent from :func:`team_streams` (fresh OS entropy for ``None``).
 
-    Example:
+    Examples:
         >>> a, b = team_generators(0, 2)
         >>> a.random() != b.random()
         True
@@ -221,7 +221,7 @@ def model_generator(seed: SeedLike) -> np.random.Generator:
     (fresh OS entropy for ``None``), apart from the agents' streams of a reference team
     reset with the same seed.
 
-    Example:
+    Examples:
         >>> a = model_generator(0).random()
         >>> a == model_generator(0).random() and a != team_generators(0, 1)[0].random()
         True

@@ -19,7 +19,7 @@ the setting allows, and refuses a policy that needs more), and the privacy each
 agent's rewards spend is the setting's stack (plus a mechanism the policy runs
 itself), whoever acts.
 
-Example:
+Examples:
     >>> from fedbandit_env.policies import Requirements
     >>> gp = SETTINGS["gossip+private"]
     >>> needs = gp.requirements(Requirements(message_dim=8, public_dim=4), epsilon=1.0)
@@ -49,7 +49,7 @@ class InformationSetting:
         private: Rewards only through ``PrivateRewards(epsilon)``.
         description: One line for listings.
 
-    Example:
+    Examples:
         >>> SETTINGS["neighbours+private"].protocol, SETTINGS["neighbours+private"].private
         ('broadcast', True)
     """
@@ -126,7 +126,7 @@ def get_setting(name: str) -> InformationSetting:
     Raises:
         ValueError: For an unknown name, listing the known ones.
 
-    Example:
+    Examples:
         >>> get_setting("gossip").protocol
         'random_edge_gossip'
     """

@@ -5,7 +5,7 @@ spaces, and ``parallel_seed_test`` compares a single step; these checkers close 
 gaps. :func:`check_replay` is the two speeds' check: a registered policy's fast path
 replays its PettingZoo path step for step (a family proves its fast path in one call).
 
-Example:
+Examples:
     >>> from fedbandit_env import federated_mab_v0
     >>> make = lambda: federated_mab_v0.parallel_env(horizon=30, message_dim=2)
     >>> check_parallel_env(make)
@@ -68,7 +68,7 @@ def check_parallel_env(make_env: EnvFactory, num_cycles: int = 1000, seed: int =
         AssertionError: On the first violation.
 
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> check_parallel_env(lambda: federated_mab_v0.parallel_env(horizon=5), num_cycles=10)
     """
@@ -87,7 +87,7 @@ def check_determinism(make_env: EnvFactory, seed: int = 0, other_seed: int | Non
         AssertionError: If the same seed diverges, or another seed replays the same episode.
 
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> check_determinism(lambda: federated_mab_v0.parallel_env(horizon=5), seed=1)
     """
@@ -113,7 +113,7 @@ class Replay:
         regret: ``(trials, N, T)`` per-agent cumulative pseudo-regret.
         comm_cost: ``(trials, T)`` the network's cumulative communication cost.
 
-    Example:
+    Examples:
         >>> z = np.zeros((1, 2, 3))
         >>> Replay(z, z, z.transpose(0, 2, 1), np.zeros((1, 2))).comm_cost.shape
         (1, 2)
@@ -147,7 +147,7 @@ def check_replay(
     Raises:
         AssertionError: Naming the first quantity that differs.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.runner.scenario import Scenario
         >>> r = check_replay("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=30))
         >>> r.arms.shape

@@ -1,6 +1,6 @@
 """Shared type aliases (the stable-baselines3 ``type_aliases.py`` habit).
 
-Example:
+Examples:
     >>> import numpy as np
     >>> from fedbandit_env.type_aliases import FloatArray
     >>> x: FloatArray = np.zeros(3)

@@ -1,6 +1,6 @@
 """Argument checks shared by every public constructor: precise errors, early.
 
-Example:
+Examples:
     >>> check_int("horizon", 5, minimum=1)
     5
     >>> check_int("horizon", 0, minimum=1)
@@ -27,7 +27,7 @@ def check_reset_options(options: object) -> Mapping[str, Any]:
     ``"probelm"`` would otherwise silently play the default instance. (A warning, not an
     error: PettingZoo's ``parallel_api_test`` probes ``reset`` with a dummy key.)
 
-    Example:
+    Examples:
         >>> dict(check_reset_options(None)), list(check_reset_options({"problem": None}))
         ({}, ['problem'])
         >>> import warnings
@@ -63,7 +63,7 @@ def check_int(name: str, value: object, minimum: int) -> int:
         ValueError: If ``value < minimum``.
 
 
-    Example:
+    Examples:
         >>> check_int("n_arms", np.int64(3), minimum=1)
         3
     """

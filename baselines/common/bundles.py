@@ -8,7 +8,7 @@ bundled here, and its own parameters as a NamedTuple of its own (``GossipParams`
 across runs. A loop unpacks them once, at its top (``mu, noise, sigma, gaps =
 problem``): locals cost nothing per step.
 
-Example:
+Examples:
     >>> from fedbandit_env.runner.fast import TrialSetup
     >>> from fedbandit_env.runner.scenario import Scenario
     >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),

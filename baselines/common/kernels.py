@@ -23,7 +23,7 @@ from fedbandit_env.type_aliases import FloatArray
 def argmax_count(values: FloatArray) -> tuple[int, int]:  # pragma: no cover
     """The first index of the largest value and how many values tie with it.
 
-    Example:
+    Examples:
         >>> argmax_count(np.array([0.3, 0.7, 0.7]))
         (1, 2)
     """
@@ -46,7 +46,7 @@ def tie_pick(
     """Among the ``count`` indices holding the largest value, one drawn uniformly (one
     ``rng.integers`` draw).
 
-    Example:
+    Examples:
         >>> tie_pick(np.array([0.7, 0.1, 0.7]), 2, np.random.default_rng(0)) in (0, 2)
         True
     """
@@ -66,7 +66,7 @@ def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: 
     (no draw without a tie). Batched kernels call its two halves, :func:`argmax_count`
     and :func:`tie_pick`, so that they touch an agent's generator only on a tie.
 
-    Example:
+    Examples:
         >>> argmax_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
         1
     """
@@ -80,7 +80,7 @@ def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: 
 def log_time(t: int) -> float:  # pragma: no cover
     """``log(max(t, 1))``: the ``log t`` of every confidence bound, computed once per step.
 
-    Example:
+    Examples:
         >>> log_time(0), round(log_time(10), 4)
         (0.0, 2.3026)
     """
@@ -91,7 +91,7 @@ def log_time(t: int) -> float:  # pragma: no cover
 def first_unpulled(counts: FloatArray) -> int:  # pragma: no cover
     """The lowest-index arm never pulled, or -1 (initial round-robin of the papers).
 
-    Example:
+    Examples:
         >>> first_unpulled(np.array([1.0, 0.0, 0.0])), first_unpulled(np.ones(2))
         (1, -1)
     """
@@ -105,7 +105,7 @@ def first_unpulled(counts: FloatArray) -> int:  # pragma: no cover
 def mean_of(values: FloatArray) -> float:  # pragma: no cover
     """Sequential float64 mean (the oracle's pooled reward of one step).
 
-    Example:
+    Examples:
         >>> mean_of(np.array([1.0, 0.0, 0.5]))
         0.5
     """
@@ -119,7 +119,7 @@ def argmax_random_tie(values: FloatArray, rng: np.random.Generator) -> int:
     """Index of the largest value, ties broken uniformly: :func:`argmax_tie`'s two halves,
     handing the generator to compiled code only on a tie (that costs ~10 us a call).
 
-    Example:
+    Examples:
         >>> argmax_random_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
         1
     """

@@ -38,7 +38,7 @@ def agent_rngs(team_seed: np.random.SeedSequence, n: int) -> list[np.random.Gene
     every step take them as a ``generator_table`` (an item of a numba list costs about
     40 ns, a row of the table nothing); the caller keeps this list alive.
 
-    Example:
+    Examples:
         >>> len(agent_rngs(np.random.SeedSequence(0), 3))
         3
     """

@@ -7,7 +7,7 @@ DDUCB (Martinez-Rubio, Kanade and Rebeschini 2019), accelerated and plain, and c
 ``baselines.registration`` registers them as ``dducb``, ``dducb_plain`` and
 ``coop_ucb2``.
 
-Example:
+Examples:
     >>> from baselines.consensus import DDUCB
     >>> DDUCB().requirements(n_agents=3, n_arms=2).message_dim
     4

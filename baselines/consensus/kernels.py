@@ -12,7 +12,7 @@ T_r(1 / lambda)`` (``T_r`` the Chebyshev polynomial, ``lambda = |lambda_2(P)|``)
 computed by the normalised three-term recursion of :func:`chebyshev_coefficients` so
 that nothing grows with ``r``.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> out = np.zeros(2)
     >>> mix_row(np.array([3.0, 0.0]), np.array([[0.0, 0.0], [0.0, 3.0]], np.float32),
@@ -43,7 +43,7 @@ def mix_row(
     received[j]`` over ``neighbours[:degree]`` (what they sent, as float32), in the
     order given.
 
-    Example:
+    Examples:
         >>> out = np.zeros(1)
         >>> mix_row(np.array([1.0]), np.array([[4.0]], np.float32), np.array([0]), 1,
         ...         0.5, out).tolist()
@@ -66,7 +66,7 @@ def chebyshev_coefficients(lam: float, rounds: int) -> tuple[FloatArray, FloatAr
     w_{r+1})``, ``b[r] = w_{r-1} / w_{r+1}``. The mean of the vectors is kept
     (``a[r] - b[r] = 1``).
 
-    Example:
+    Examples:
         >>> a, b = chebyshev_coefficients(0.5, 3)
         >>> a.round(4).tolist(), b.round(4).tolist(), float(round(a[2] - b[2], 12))
         ([1.0, 1.1429, 1.0769], [0.0, 0.1429, 0.0769], 1.0)
@@ -89,7 +89,7 @@ def chebyshev_step(
 ) -> FloatArray:  # pragma: no cover
     """``out = a mixed - b previous`` (``mixed = P y_r``; ``out`` may be ``mixed``).
 
-    Example:
+    Examples:
         >>> chebyshev_step(np.array([2.0]), np.array([1.0]), 1.5, 0.5, np.zeros(1)).tolist()
         [2.5]
     """
@@ -107,7 +107,7 @@ def ucb_arm(
     0``, ``width2 = 2 eta sigma^2 / N``) and coop-UCB2's (``extra = eps_c^i``,
     ``width2 = 2 gamma sigma^2 / N``). An arm of count ``<= 0`` is pulled first.
 
-    Example:
+    Examples:
         >>> ucb_arm(np.array([4.0, 1.0, 2.0, 0.9]), 2, math.log(10.0), 1.0, 0.0)
         1
     """
@@ -134,7 +134,7 @@ def accelerated_stage(n_agents: int, lam: float, precision: float) -> int:
     """DDUCB's stage length with Chebyshev mixing, ``ceil(ln(2N / eps) / sqrt(2
     ln(1 / |lambda_2|)))`` (at least 1; 1 when ``|lambda_2| = 0``).
 
-    Example:
+    Examples:
         >>> accelerated_stage(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100), 1 / 22)
         164
     """
@@ -147,7 +147,7 @@ def plain_stage(n_agents: int, lam: float, precision: float) -> int:
     """DDUCB's stage length with plain rounds of ``P``, ``ceil(ln(N / eps) / ln(1 /
     |lambda_2|))`` (at least 1).
 
-    Example:
+    Examples:
         >>> plain_stage(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100), 1 / 22)
         5847
     """

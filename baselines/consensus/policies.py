@@ -53,7 +53,7 @@ def consensus_sigma(sigma: float | None, bounds: tuple[float, float]) -> float:
     """The rewards' sub-Gaussian scale: ``sigma`` if given, half the declared range if
     finite, else 1.
 
-    Example:
+    Examples:
         >>> consensus_sigma(None, (0.0, 1.0)), consensus_sigma(None, (-np.inf, np.inf))
         (0.5, 1.0)
     """
@@ -67,7 +67,7 @@ def consensus_facts(spec: AgentSpec) -> tuple[IntArray, float, float, float]:
     """An agent's neighbours, its weight ``1 / (d_max + 1)`` in ``P``, ``|lambda_2(P)|``
     and ``eps_c^i`` (raises where the env gives no graph).
 
-    Example:
+    Examples:
         >>> spec = AgentSpec(0, 3, 2, 10, neighbors=(1, 2), max_degree=2,
         ...                  consensus_lambda=0.0, consensus_epsilon=0.0)
         >>> consensus_facts(spec)[:2]
@@ -154,7 +154,7 @@ class DDUCB(_Consensus):
             ``delta`` at weight ``1 / N``; plain, ``alpha`` gets its last stage at
             weight 1. False: the copy the algorithm describes.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.network import Network
         >>> from fedbandit_env.policies import IndependentTeam
@@ -198,7 +198,7 @@ class DDUCB(_Consensus):
         """``C``: the override, or the variant's formula (:func:`accelerated_stage`,
         :func:`plain_stage`).
 
-        Example:
+        Examples:
             >>> DDUCB().stage_length(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100))
             164
         """
@@ -297,7 +297,7 @@ class CoopUCB2(_Consensus):
         graph_constants: Every agent's ``eps_c`` in place of the definition's (one per
             agent; the reproduction passes the authors' code's values).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.network import Network
         >>> from fedbandit_env.policies import IndependentTeam
@@ -330,7 +330,7 @@ class CoopUCB2(_Consensus):
     def constant_of(self, index: int, n_agents: int, defined: float) -> float:
         """Agent ``index``'s ``eps_c``: the override's entry, or the env's ``defined``.
 
-        Example:
+        Examples:
             >>> CoopUCB2(graph_constants=[1.0, 2.0]).constant_of(1, 2, 5.0)
             2.0
         """

@@ -5,7 +5,7 @@ HDP-MAB (hybrid), with partial participation and limited rounds.
 ``fast.py`` the batched trial loop; ``baselines.registration`` registers them as
 ``cdp_mab``, ``ddp_mab`` and ``hdp_mab``.
 
-Example:
+Examples:
     >>> from baselines.elimination import CDPMAB
     >>> CDPMAB(epsilon=0.5).privacy_epsilon(n_agents=4, n_arms=3)
     2.0
@@ -30,7 +30,7 @@ def elimination_options(options: dict[str, Any], problem: Any) -> dict[str, Any]
     ``privacy_noise`` is not the default, and with ``rounds`` (0: unlimited) the
     smallest gap ``min_gap`` (default: the instance's own).
 
-    Example:
+    Examples:
         >>> elimination_options({"epsilon": float("inf"), "rounds": 3, "min_gap": None},
         ...                     type("P", (), {"min_gap": 0.05}))
         {'epsilon': None, 'rounds': 3, 'min_gap': 0.05}
@@ -51,7 +51,7 @@ def elimination_options(options: dict[str, Any], problem: Any) -> dict[str, Any]
 def cdp_mab_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     """CDP-MAB's: :func:`elimination_options` and the ``participation`` rate.
 
-    Example:
+    Examples:
         >>> cdp_mab_options({"epsilon": 1.0, "participation": 0.5}, None)
         {'epsilon': 1.0, 'participation': 0.5}
     """

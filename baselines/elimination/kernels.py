@@ -18,7 +18,7 @@ def elim_delta(r: int, rounds: int, min_gap: float) -> float:  # pragma: no cove
     """Algorithm 1 line 3: ``Delta_r = 2^-r``; with at most ``rounds = R`` rounds (Sec.
     IV-B) ``Delta_r = Delta^(r/R)``, ``Delta`` the smallest gap (assumed known).
 
-    Example:
+    Examples:
         >>> elim_delta(3, 0, 0.0), round(elim_delta(1, 2, 0.01), 6)
         (0.125, 0.1)
     """
@@ -41,7 +41,7 @@ def epoch_target(
     ``S(r) = max{8 log(8|I| r^2 T) / (n Delta_r^2), 8 r sqrt(2 log(8 K r^2 T)) / (n^1.5 eps
     Delta_r)}``; the second term vanishes without privacy (``epsilon = inf``).
 
-    Example:
+    Examples:
         >>> round(epoch_target(1, 10, 10, 5, 1000, np.inf, 0.5), 3)
         72.255
     """
@@ -70,7 +70,7 @@ def elim_radius(
     """Algorithm 1 line 5: ``C(r) = sqrt(log(8|I| r^2 T) / (2 n S(r))) + r sqrt(8 log(8 K
     r^2 T)) / (n^1.5 eps S(r))`` (second term 0 without privacy).
 
-    Example:
+    Examples:
         >>> round(elim_radius(1, 10, 10, 5, 1000, np.inf, 72.255), 4)
         0.125
     """
@@ -85,7 +85,7 @@ def epoch_total(s_r: float, previous: int) -> int:  # pragma: no cover
     """Pulls per active arm up to the end of epoch ``r``: ``ceil(S(r))``, kept at least one
     above the previous epoch's (our integer reading of ``S(r) - S(r-1)`` pulls).
 
-    Example:
+    Examples:
         >>> epoch_total(28.4, 0), epoch_total(3.0, 29)
         (29, 30)
     """
@@ -99,7 +99,7 @@ def running_private_mean(
     """Eq. (6) in place: ``ybar <- (S(r-1) ybar + (S(r) - S(r-1)) yhat) / S(r)`` on the active
     arms (``yhat`` holds one value per active arm, in arm order).
 
-    Example:
+    Examples:
         >>> running_private_mean(np.array([0.5, 0.0]), np.array([1.0]),
         ...                      np.array([True, False]), 1, 2).tolist()
         [0.75, 0.0]
@@ -117,7 +117,7 @@ def eliminate(values: FloatArray, active: BoolArray, radius: float) -> int:  # p
     """Algorithm 1 lines 13-15 in place: drop every active arm with ``max - value >= 2C``;
     returns how many remain.
 
-    Example:
+    Examples:
         >>> act = np.ones(3, bool)
         >>> eliminate(np.array([0.9, 0.5, 0.8]), act, 0.1), act.tolist()
         (2, [True, False, True])
@@ -140,7 +140,7 @@ def eliminate(values: FloatArray, active: BoolArray, radius: float) -> int:  # p
 def argmax_active(values: FloatArray, active: BoolArray) -> int:  # pragma: no cover
     """The first active arm with the largest value.
 
-    Example:
+    Examples:
         >>> argmax_active(np.array([0.9, 0.5, 0.8]), np.array([False, True, True]))
         2
     """
@@ -157,7 +157,7 @@ def local_best(sums: FloatArray, counts: FloatArray, active: BoolArray) -> int: 
     """Local exploitation (Algorithm 2 line 3): the first active arm with the largest local
     empirical mean (unpulled arms count as mean 0).
 
-    Example:
+    Examples:
         >>> local_best(np.array([1.0, 3.0, 5.0]), np.array([2.0, 4.0, 5.0]),
         ...            np.array([True, True, False]))
         1

@@ -85,7 +85,7 @@ def private_epoch_means(
     changes one mean by at most that) at epsilon ``n eps``; ``epsilon=None`` releases
     ``xhat`` as is. The caller clips the rewards into the range first.
 
-    Example:
+    Examples:
         >>> out = private_epoch_means(np.array([3.0, 7.0]), 10, 5, 1.0, np.random.default_rng(0))
         >>> out.shape, bool(np.all(np.abs(out - [0.3, 0.7]) < 0.2))
         ((2,), True)
@@ -116,7 +116,7 @@ class EliminationPolicy(Policy):
             only against observers who do not know the seed) or ``"secure"`` (fresh OS
             entropy; :data:`~fedbandit_env.privacy.Noise`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.runner.scenario import Scenario
         >>> from fedbandit_env.policies import IndependentTeam
         >>> from fedbandit_env.runner import rollout
@@ -183,7 +183,7 @@ class EliminationPolicy(Policy):
         reward enters one released epoch mean; epochs are disjoint), ``None`` without
         privacy (raw means are sent).
 
-        Example:
+        Examples:
             >>> DDPMAB(epsilon=0.1).privacy_epsilon(10, 5)
             1.0
         """
@@ -314,7 +314,7 @@ class CDPMAB(EliminationPolicy):
         clip: The reward range (see :class:`EliminationPolicy`).
         noise: Where the noise comes from (see :class:`EliminationPolicy`).
 
-    Example:
+    Examples:
         >>> needs = CDPMAB(participation=0.2).requirements(50, 100)
         >>> needs.message_dim, needs.protocol, needs.participation
         (101, 'server', 0.2)
@@ -354,7 +354,7 @@ class DDPMAB(EliminationPolicy):
     """DDP-MAB (Li & Song, Algorithm 3): GIS flooding, then every agent averages the ``M``
     private means it holds and eliminates on its own.
 
-    Example:
+    Examples:
         >>> DDPMAB(epsilon=0.5).requirements(5, 3).protocol
         'gis_flooding'
     """
@@ -376,7 +376,7 @@ class HDPMAB(EliminationPolicy):
     """HDP-MAB (Li & Song, Algorithm 5): sink collection inside the network's components,
     then the server; the components are the network's connected components.
 
-    Example:
+    Examples:
         >>> HDPMAB().requirements(5, 3).protocol
         'hybrid'
     """

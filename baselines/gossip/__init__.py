@@ -6,7 +6,7 @@ mechanism of ``PrivateRewards``).
 (PettingZoo path only); ``baselines.registration`` registers them as ``gossip_ucb``,
 ``fed_ucb`` and ``robust_gossip_ucb``.
 
-Example:
+Examples:
     >>> from baselines.gossip import FedUCB
     >>> FedUCB(epsilon=2.0).requirements(n_agents=3, n_arms=4).epsilon
     2.0
@@ -22,7 +22,7 @@ def fed_ucb_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     """Fed_UCB's constructor arguments from the setting options: its ``epsilon``
     (``inf``: the plain tree-free index, no privacy).
 
-    Example:
+    Examples:
         >>> fed_ucb_options({"epsilon": 2.0, "rounds": 3}, None)
         {'epsilon': 2.0}
     """

@@ -28,7 +28,7 @@ def gossip_ucb_index(
 ) -> FloatArray:  # pragma: no cover
     """Lines 9-10 of Algorithm 1 with eq. (11): ``theta + sqrt(2 N log(t) / n + alpha_1)``.
 
-    Example:
+    Examples:
         >>> gossip_ucb_index(np.zeros(2), np.array([1.0, 4.0]), 0.0, 3, 0.25, np.empty(2)).tolist()
         [0.5, 0.5]
     """
@@ -47,7 +47,7 @@ def gossip_ucb_value(
     rounded, monotone function of it), which lets the batched path bound an arm's index
     at a later time and skip arms that cannot win.
 
-    Example:
+    Examples:
         >>> gossip_ucb_value(0.0, 4.0, 0.0, 3, 0.25)
         0.5
     """
@@ -62,7 +62,7 @@ def gossip_ucb_width(
     ``theta + width`` (:func:`gossip_ucb_value` adds exactly this), so the batched path
     can keep an arm's width while only its estimate moves.
 
-    Example:
+    Examples:
         >>> gossip_ucb_width(4.0, 0.0, 3, 0.25)
         0.5
     """
@@ -95,7 +95,7 @@ def fed_ucb_index(
     ``inside=False`` adds it outside, as eq. (12) is printed, where it changes no argmax
     (:func:`fed_ucb_width`).
 
-    Example:
+    Examples:
         >>> from baselines.common.kernels import log_time
 
         >>> idx = fed_ucb_index(np.zeros(1), np.array([100.0]), log_time(1000), 3, 1024, 1.0, 0.0,
@@ -119,7 +119,7 @@ def fed_ucb_constants(
     """The per-run constants of eq. (12): tree levels ``L``, Laplace scale ``b`` and
     ``log^2 T``.
 
-    Example:
+    Examples:
         >>> fed_ucb_constants(1024, 1.0, 1.0)[:2]
         (11, 11.0)
     """
@@ -149,7 +149,7 @@ def fed_ucb_value(
     """One arm of :func:`fed_ucb_index`, with :func:`fed_ucb_constants` precomputed;
     non-decreasing in ``log_t`` (see :func:`gossip_ucb_value`).
 
-    Example:
+    Examples:
         >>> from baselines.common.kernels import log_time
 
         >>> levels, b, log_h2 = fed_ucb_constants(1024, 1.0, 1.0)
@@ -185,7 +185,7 @@ def fed_ucb_width(
     ``p = 0`` (``eps = inf``), and the index is ``theta + width``: what
     :func:`fed_ucb_value` computes.
 
-    Example:
+    Examples:
         >>> from baselines.common.kernels import log_time
 
         >>> levels, b, log_h2 = fed_ucb_constants(1024, 1.0, 1.0)
@@ -212,7 +212,7 @@ def fed_ucb_width(
 def forced_count(counts: FloatArray, n_tilde: FloatArray, n_agents: int) -> int:  # pragma: no cover
     """Line 6: how many arms violate local consistency, ``n_k < n~_k - N``.
 
-    Example:
+    Examples:
         >>> forced_count(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3)
         1
     """
@@ -228,7 +228,7 @@ def inconsistent(count: float, n_tilde: float, n_agents: int) -> bool:  # pragma
     """Line 6 for one arm: ``n_k < n~_k - N`` (the batched path keeps the count of these
     up to date entry by entry instead of rescanning every arm).
 
-    Example:
+    Examples:
         >>> inconsistent(1.0, 9.0, 3), inconsistent(6.0, 9.0, 3)
         (True, False)
     """
@@ -248,7 +248,7 @@ def forced_pick(
     writes this loop out on its ``(N, M)`` state; ``tests/runner/test_replay.py`` holds the two
     to the same arms.)
 
-    Example:
+    Examples:
         >>> forced_pick(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, 1, np.random.default_rng(0))
         0
     """
@@ -268,7 +268,7 @@ def forced_arm(
     """Lines 6 and 13: an arm drawn uniformly from ``{k : n_k < n~_k - N}``, or -1 (and no
     draw) when the agent is consistent.
 
-    Example:
+    Examples:
         >>> forced_arm(np.array([1.0, 9.0]), np.array([9.0, 9.0]), 3, np.random.default_rng(0))
         0
         >>> forced_arm(np.array([9.0, 9.0]), np.array([9.0, 9.0]), 3, np.random.default_rng(0))
@@ -287,7 +287,7 @@ def update_n_tilde(
     """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the rows ``j`` of ``sent`` with
     ``senders[j]``, into ``out``.
 
-    Example:
+    Examples:
         >>> sent = np.array([[2.0, 5.0], [1.0, 4.0], [9.0, 9.0]])
         >>> update_n_tilde(np.array([3.0, 1.0]), sent, np.array([True, True, False]),
         ...                np.empty(2)).tolist()
@@ -328,7 +328,7 @@ def gossip_update(
     partners as indices makes a step cost ``O(p M)`` for ``p`` partners (usually 0 or 1
     under random-edge gossip), not ``O(N M)``.
 
-    Example:
+    Examples:
         >>> theta = np.array([[0.2, 0.3]])
         >>> gossip_update(theta, 0, np.array([[0.6, 0.5], [9.0, 9.0]]), np.array([[0]]), 1,
         ...               0, 0.1)
@@ -399,7 +399,7 @@ def partner_lists(
 ) -> None:  # pragma: no cover
     """Row ``i`` of a delivery mask as the increasing indices ``plist[i, :pcount[i]]``.
 
-    Example:
+    Examples:
         >>> plist, pcount = np.zeros((2, 2), np.int64), np.zeros(2, np.int64)
         >>> partner_lists(np.array([[False, True], [True, False]]), plist, pcount)
         >>> plist[0, : pcount[0]].tolist(), pcount.tolist()
@@ -419,7 +419,7 @@ def partner_lists(
 def tree_levels_of(horizon: int) -> int:  # pragma: no cover
     """``floor(log2 T) + 1`` inside compiled code (see ``tree_levels``).
 
-    Example:
+    Examples:
         >>> tree_levels_of(8)
         4
     """

@@ -77,7 +77,7 @@ def default_alpha_1(n_agents: int) -> float:
     """The slides' ``alpha_1 = 64 / N^(1/7)``, chosen by measurement over the journal's
     ``64 / N^17`` (see the module docstring: the table of both readings' regret).
 
-    Example:
+    Examples:
         >>> round(default_alpha_1(3), 2), round(default_alpha_1(10), 2)
         (54.7, 46.06)
     """
@@ -88,7 +88,7 @@ def resolve_alpha_1(alpha_1: float | None, n_agents: int) -> float:
     """The ``alpha_1`` a run uses: the one given, else :func:`default_alpha_1` (one rule
     for the policy and both compiled loops).
 
-    Example:
+    Examples:
         >>> resolve_alpha_1(None, 3) == default_alpha_1(3), resolve_alpha_1(0, 3)
         (True, 0.0)
     """
@@ -105,7 +105,7 @@ class GossipUCB(Policy):
         alpha_1: The additive constant of the confidence bound; default
             :func:`default_alpha_1`.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.policies import IndependentTeam
         >>> from fedbandit_env.protocols import RandomEdgeGossip
@@ -241,7 +241,7 @@ class FedUCB(GossipUCB):
         alpha_1_inside: ``alpha_1`` inside eq. 12's root, as in eq. 11 (default; the
             reading under which ``epsilon = inf`` is Gossip_UCB), or outside as printed.
 
-    Example:
+    Examples:
         >>> FedUCB(epsilon=2.0).epsilon
         2.0
     """

@@ -30,7 +30,7 @@ meant to survive):
 Under Zhu's one random edge a step the table fills as edges are drawn, so the variant
 runs in the ``gossip`` setting too; it is meant for ``neighbours``.
 
-Example:
+Examples:
     >>> p = RobustGossipUCB(trim=1)
     >>> p.trim, p.requirements(n_agents=3, n_arms=2).message_dim
     (1, 4)
@@ -49,7 +49,7 @@ def trimmed_mean(values: FloatArray, trim: int) -> FloatArray:
     """Column-wise mean of ``values`` ``(n, M)`` without the ``trim`` largest and smallest
     of each column when ``n >= 2 trim + 1``, else the column median.
 
-    Example:
+    Examples:
         >>> trimmed_mean(np.array([[0.1], [0.2], [0.3], [9.0]]), 1).round(6).tolist()
         [0.25]
         >>> trimmed_mean(np.array([[0.1], [9.0]]), 1).tolist()
@@ -69,7 +69,7 @@ class RobustGossipUCB(GossipUCB):
         trim: ``f``, the values dropped at each end (``>= 0``).
         alpha_1: See :class:`~baselines.gossip.GossipUCB`.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.policies import IndependentTeam
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=5, message_dim=4)

@@ -8,7 +8,7 @@ their compiled mathematics, ``loop.py`` the batched trial loop and ``fast.py`` i
 runners, ``naive.py`` a NumPy yardstick of speed; ``baselines.registration`` registers
 them.
 
-Example:
+Examples:
     >>> from baselines.linear import linear_env
     >>> from fedbandit_env.problems.linear import dubey_synthetic
     >>> env = linear_env(dubey_synthetic(3, dim=2, seed=0), horizon=10, federated=True)
@@ -34,7 +34,7 @@ def linear_env(
     """The env a linear policy runs on: with ``federated``, messages of
     :func:`linear_message_dim` over :class:`~fedbandit_env.protocols.Synchronize`.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> linear_env(dubey_synthetic(2, dim=3, seed=0), 5, federated=False).message_dim
         0
@@ -52,7 +52,7 @@ def private_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     ``epsilon`` (``--epsilon``) and, when not the default, ``noise``
     (``--privacy-noise``).
 
-    Example:
+    Examples:
         >>> private_options({"epsilon": 2.0, "rounds": 3}, None)
         {'epsilon': 2.0}
         >>> private_options({"epsilon": 2.0, "privacy_noise": "secure"}, None)

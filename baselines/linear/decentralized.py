@@ -84,7 +84,7 @@ class DecFedLinUCB(TreePrivateLinUCB):
             ``calibration``, ``noise_scale``, ``feature_bound``, ``noise``,
             ``noise_bound``) and :class:`~baselines.linear.LinUCB`'s.
 
-    Example:
+    Examples:
         >>> pol = DecFedLinUCB(gamma=2)
         >>> pol.requirements(4, 9).protocol, pol.requirements(4, 9).gamma
         ('local', 2)

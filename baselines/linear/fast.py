@@ -37,7 +37,7 @@ from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 class LinearRun:
     """What the batched loop needs from a policy: its constants after a reset.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> run = LinearRun.of(LinUCB(), dubey_synthetic(2, dim=2, seed=0), horizon=5)
         >>> run.switches.federated, run.switches.private, run.constants.lam
@@ -112,7 +112,7 @@ def linear_trial(
     """One trial: per-agent regret ``(N, R)``, cost ``(R,)`` at ``steps`` and, traced,
     every agent's choice and observed reward ``(T, N)``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> p = dubey_synthetic(2, dim=2, seed=0)
         >>> team_seed = np.random.SeedSequence(2)

@@ -28,7 +28,7 @@ def rank_one_update(inv: FloatArray, x: FloatArray, work: FloatArray) -> float: 
     """``inv <- (V + x x^T)^-1`` from ``inv = V^-1``; returns ``log(1 + x^T V^-1 x)``, the
     increase of ``log det V``.
 
-    Example:
+    Examples:
         >>> inv = np.eye(2) / 2.0
         >>> inc = rank_one_update(inv, np.array([1.0, 0.0]), np.empty(2))
         >>> np.allclose(inv, np.linalg.inv(np.diag([3.0, 2.0]))), round(inc, 6)
@@ -64,7 +64,7 @@ def ucb_choice(
     triangle is read (``d (d + 1) / 2`` products per vector, 20% faster). Both paths call
     this, so the order of the sums, hence every bit, is the same on both.
 
-    Example:
+    Examples:
         >>> x = np.array([[1.0, 0.0], [0.0, 2.0]])
         >>> ucb_choice(x, np.arange(2), np.eye(2), np.zeros(2), 1.0)
         1
@@ -103,7 +103,7 @@ def clip_norm(x: FloatArray, bound: float, out: FloatArray) -> FloatArray:  # pr
     """``out = x`` scaled down to norm ``bound`` if it is longer (a sequential sum, the
     same bits on both paths).
 
-    Example:
+    Examples:
         >>> clip_norm(np.array([3.0, 4.0]), 1.0, np.empty(2)).round(6).tolist()
         [0.6, 0.8]
     """
@@ -121,7 +121,7 @@ def clip_norm(x: FloatArray, bound: float, out: FloatArray) -> FloatArray:  # pr
 def mat_vec(a: FloatArray, v: FloatArray, out: FloatArray) -> FloatArray:  # pragma: no cover
     """``out = a @ v`` (row by row, in a fixed order).
 
-    Example:
+    Examples:
         >>> mat_vec(np.eye(2) * 2, np.array([1.0, 3.0]), np.empty(2)).tolist()
         [2.0, 6.0]
     """
@@ -151,7 +151,7 @@ def confidence_width(
     Proposition 4 that the paper extends; with ``M = 1``, ``rho_min = rho_max = lambda``
     and ``kappa = 0`` it is OFUL's radius, Abbasi-Yadkori et al. 2011, Thm 2).
 
-    Example:
+    Examples:
         >>> round(confidence_width(0.5, 0.1, 0.0, 2, 1, 1.0, 1.0, 0.0, 1.0), 4)
         2.2239
     """
@@ -168,7 +168,7 @@ def spd_inverse(a: FloatArray, out: FloatArray) -> float:  # pragma: no cover
     """``out = a^-1`` of a symmetric positive definite ``a`` by Cholesky; returns
     ``log det a`` (``-inf`` and ``out`` untouched if ``a`` is not positive definite).
 
-    Example:
+    Examples:
         >>> out = np.empty((2, 2))
         >>> round(spd_inverse(np.array([[4.0, 2.0], [2.0, 3.0]]), out), 6), out.round(3).tolist()
         (2.079442, [[0.375, -0.25], [-0.25, 0.5]])
@@ -211,7 +211,7 @@ def spd_inverse(a: FloatArray, out: FloatArray) -> float:  # pragma: no cover
 def lowest_level(r: int) -> int:  # pragma: no cover
     """Level of the tree node completed at round ``r`` (the lowest set bit of ``r``).
 
-    Example:
+    Examples:
         >>> [lowest_level(r) for r in (1, 2, 3, 4, 6)]
         [0, 1, 0, 2, 1]
     """
@@ -227,7 +227,7 @@ def symmetric_noise(
 ) -> FloatArray:  # pragma: no cover
     """``scale (N + N^T) / sqrt(2)`` of standard normal draws ``raw`` (Algorithm 2, line 6).
 
-    Example:
+    Examples:
         >>> raw = np.array([[1.0, 2.0], [0.0, 1.0]])
         >>> symmetric_noise(raw, 1.0, np.empty((2, 2))).round(3).tolist()
         [[1.414, 1.414], [1.414, 1.414]]
@@ -258,7 +258,7 @@ def tree_release(
     ``acc[l]`` is the exact sum of the open block of level ``l``, ``node[l]`` the noisy
     sum of the last completed one (Chan et al.'s binary counter; Jain et al.'s Alg. 5).
 
-    Example:
+    Examples:
         >>> acc, node = np.zeros((2, 1, 1)), np.zeros((2, 1, 1))
         >>> tree_release(acc, node, np.ones((1, 1)), np.zeros((1, 1)), 1, np.empty((1, 1))).tolist()
         [[1.0]]
@@ -286,7 +286,7 @@ def tree_commit(
     level ``lowest_level(r)`` with the ``pending`` noise, reopen the levels below.
     Rounds outside ``1 .. 2^L - 1`` raise ``IndexError``, as :func:`tree_release`.
 
-    Example:
+    Examples:
         >>> acc, node = np.zeros((2, 1, 1)), np.zeros((2, 1, 1))
         >>> tree_commit(acc, node, np.ones((1, 1)), np.full((1, 1), 0.5), 1)
         >>> node[:, 0, 0].tolist(), acc[:, 0, 0].tolist()
@@ -318,7 +318,7 @@ def rebuild(
     u``; returns ``log det V`` (``-inf``, ``inv`` and ``vec`` untouched, if ``V`` is not
     positive definite: noise beyond its bound, or a forged statistic).
 
-    Example:
+    Examples:
         >>> own, others = np.zeros((3, 3)), np.zeros((2, 3, 3))
         >>> own[0, 0], own[0, 2], others[1, 1, 1] = 1.0, 0.5, 3.0
         >>> inv, vec = np.empty((2, 2)), np.empty(2)
@@ -363,7 +363,7 @@ def noise_prior(
     :func:`confidence_width` with ``M = 1``. Without noise (``gram_bound = 0``) or
     before anything is heard: ``(lambda, lambda, 0, lambda)``, OFUL's.
 
-    Example:
+    Examples:
         >>> noise_prior(1.0, 4, 2.0, 3.0, True)
         (5.0, 13.0, 2.6832815729997477, 9.0)
         >>> noise_prior(1.0, 0, 2.0, 3.0, True)
@@ -388,7 +388,7 @@ def add_set_regret(
     """``cum[i] += max_k g[sets[i, k]] - g[rows[i]]``: a step's pseudo-regret against each
     agent's own decision set, as ``LinearProblem.gaps`` (the batched loops' copy).
 
-    Example:
+    Examples:
         >>> cum = np.zeros(1)
         >>> add_set_regret(np.array([[0, 1]]), np.array([0]), np.array([0.2, 0.5]), cum)
         >>> cum.round(6).tolist()

@@ -7,7 +7,7 @@ non-private fixed-schedule FedUCB (``batch=B``: every ``B`` steps every agent's 
 becomes ``M lambda I`` plus all agents' data, without the fast path's one-step latency),
 on the same decision sets and rewards; ``examples/linear_speed.py`` times both.
 
-Example:
+Examples:
     >>> from fedbandit_env.problems.linear import dubey_synthetic
     >>> regret = naive_trial(dubey_synthetic(2, dim=2, seed=0), horizon=20, env_seed=0)
     >>> regret.shape

@@ -27,7 +27,7 @@ class PooledLinUCB(Team):
         **kwargs: :class:`~baselines.linear.LinUCB`'s options (``regularizer``,
             ``sigma``, ``alpha``, ``norm_bound``, ``beta``).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_linear_v0
         >>> from fedbandit_env.runner.rollout import rollout
         >>> env = federated_linear_v0.parallel_env(n_agents=3, dim=2, horizon=30)

@@ -99,7 +99,7 @@ class LinUCB(Policy):
         norm_bound: ``S``, a bound on ``||theta||``.
         beta: A fixed exploration width instead of OFUL's radius (``None``: the radius).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_linear_v0
         >>> from fedbandit_env.policies import IndependentTeam
         >>> from fedbandit_env.runner.rollout import rollout
@@ -201,7 +201,7 @@ class TreePrivateLinUCB(LinUCB):
         **kwargs: :class:`LinUCB`'s options (``regularizer``, ``sigma``, ``alpha``,
             ``norm_bound``, ``beta``).
 
-    Example:
+    Examples:
         >>> pol = TreePrivateLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
         >>> pol.privacy_epsilon(4, 5), pol.noise_bound
         (1.0, 'joint')
@@ -260,7 +260,7 @@ class TreePrivateLinUCB(LinUCB):
     def privacy_delta(self, n_agents: int, n_arms: int) -> float:
         """The ``delta`` of the Gaussian mechanism's claim (0 without noise).
 
-        Example:
+        Examples:
             >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, delta=0.05, calibration="gdp")
             >>> pol.privacy_delta(2, 5)
             0.05
@@ -326,7 +326,7 @@ class FedLinUCB(TreePrivateLinUCB):
             (``regularizer`` is ``lambda = rho_min = rho_max`` without privacy). The
             fixed schedule's ``batch`` defaults to ``ceil(sqrt(T))``.
 
-    Example:
+    Examples:
         >>> pol = FedLinUCB(sync="fixed", epsilon=1.0, calibration="gdp")
         >>> pol.reset(AgentSpec(0, 4, 5, horizon=101, message_dim=10, context_dim=2), seed=0)
         >>> pol.rounds, pol.levels, round(pol.noise_std, 3)

@@ -7,7 +7,7 @@ Each paper module turns its figures into rows (:mod:`baselines.papers.zhu`,
 one at a report scale, and :func:`register_papers` registers them (called by
 :func:`baselines.registration.register_policies`).
 
-Example:
+Examples:
     >>> from fedbandit_env.reproduce import papers
     >>> [p.name for p in papers().values()]
     ['zhu', 'li_song', 'dubey', 'martinez_rubio']

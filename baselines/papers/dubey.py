@@ -321,7 +321,7 @@ def combine(verdicts: Sequence[str]) -> Verdict:
     """One verdict from several parts: reproduced if every part is, not reproduced if
     none is even partly, partly otherwise.
 
-    Example:
+    Examples:
         >>> combine(["reproduced", "not reproduced"]), combine(["reproduced"] * 2)
         ('partly', 'reproduced')
     """

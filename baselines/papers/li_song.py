@@ -59,7 +59,7 @@ FIG12_WHY = (
 def experiments(horizon: int, seed: int = 0, instance: str = "homogeneous") -> dict[str, list[Run]]:
     """Every figure as a list of ``(label, policy id, scenario, policy options)``.
 
-    Example:
+    Examples:
         >>> figs = experiments(1000)
         >>> [label for label, *_ in figs["fig10_graphs"]]
         ['complete', 'star', 'ring', 'erdos_renyi']

@@ -170,7 +170,7 @@ AUTHORS_EPS_C: list[float] = [
 def scenario(horizon: int = 10_000, graph: str = "ring") -> Scenario:
     """The paper's instance: 100 agents, 17 arms, sigma 1, every neighbour every step.
 
-    Example:
+    Examples:
         >>> scenario(100).n_agents, scenario(100).n_arms
         (100, 17)
     """

@@ -51,7 +51,7 @@ PAPER_RATIOS = (1.0, 0.5, 0.2)
 def scenario(panel: str, horizon: int) -> Scenario:
     """The scenario of Fig. 2(``panel``).
 
-    Example:
+    Examples:
         >>> scenario("b", 100).network().lambda_2 > 0.99
         True
     """

@@ -6,7 +6,7 @@ draws of the local means it holds), with a private form under ``PrivateRewards``
 batched trial loop; ``baselines.registration`` registers them as ``local_ts``,
 ``coop_ts``, ``coop_ts_relay`` and ``private_coop_ts``.
 
-Example:
+Examples:
     >>> from baselines.thompson import CooperativeTS
     >>> CooperativeTS("relay").requirements(n_agents=3, n_arms=2).message_dim
     15
@@ -21,7 +21,7 @@ def private_ts_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     """The private form's constructor arguments from the setting options: its
     ``epsilon`` (the setting's).
 
-    Example:
+    Examples:
         >>> private_ts_options({"epsilon": 2.0, "rounds": 3}, None)
         {'epsilon': 2.0}
     """

@@ -51,7 +51,7 @@ class Posterior(NamedTuple):
     width (:data:`BETA`), the noise scale and the extra variance of the sums
     (:data:`GAUSSIAN`).
 
-    Example:
+    Examples:
         >>> Posterior(BETA, 0.0, 1.0, 1.0, 0.0).family
         0
     """
@@ -77,7 +77,7 @@ def team_sample(
     mean of arm ``k`` (``counts``/``sums`` are ``(agents, M)``). Draws are taken arm by
     arm, rows in the order given (increasing: the policy's and the loop's order).
 
-    Example:
+    Examples:
         >>> post = Posterior(GAUSSIAN, 0.0, 1.0, 0.0, 0.0)  # scale 0: the posterior mean
         >>> team_sample(np.array([[3.0, 0.0], [1.0, 0.0]]), np.array([[3.0, 0.0], [0.0, 0.0]]),
         ...             np.array([0, 1]), 2, post, np.random.default_rng(0), np.empty(2)).tolist()
@@ -120,7 +120,7 @@ def first_argmax(values: FloatArray) -> int:  # pragma: no cover
     """The first index of the largest value (``np.argmax``'s rule; continuous draws tie
     with probability 0).
 
-    Example:
+    Examples:
         >>> first_argmax(np.array([0.1, 0.7, 0.7]))
         1
     """
@@ -143,7 +143,7 @@ def merge_relayed(
     stamp) whose stamp (the step its owner measured it at) is newer than the one held;
     the receiver's own row is its own.
 
-    Example:
+    Examples:
         >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
         >>> merge_relayed(c, s, st, np.array([[2.0, 1.5, 4.0], [9.0, 9.0, 9.0]]), 1)
         >>> c.ravel().tolist(), s.ravel().tolist(), st.tolist()
@@ -170,7 +170,7 @@ def merge_held(
     """Hold: a neighbour's message (its own counts and sums, ``2M``) replaces what was
     held of it; its stamp is the step it was heard at.
 
-    Example:
+    Examples:
         >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
         >>> merge_held(c, s, st, 0, np.array([3.0, 2.0]), 5)
         >>> c[0].tolist(), s[0].tolist(), st.tolist()
@@ -188,7 +188,7 @@ def held_rows(stamps: FloatArray, me: int, rows: IntArray) -> int:  # pragma: no
     """Write the rows an agent holds (its own, and every row with a stamp) into ``rows``
     in increasing order; return how many.
 
-    Example:
+    Examples:
         >>> rows = np.zeros(3, np.int64)
         >>> held_rows(np.array([0.0, 0.0, 2.0]), 0, rows), rows[:2].tolist()
         (2, [0, 2])

@@ -61,7 +61,7 @@ def private_extra_variance(horizon: int, epsilon: float, sensitivity: float) -> 
     """The variance of ``PrivateRewards``' noise on one private prefix sum, bounded by
     its ``levels`` nodes of Laplace scale ``levels * sensitivity / epsilon`` each.
 
-    Example:
+    Examples:
         >>> private_extra_variance(8, 1.0, 1.0)  # 4 levels, b = 4: 4 * 2 * 16
         128.0
     """
@@ -75,7 +75,7 @@ def resolve_posterior(
 ) -> Posterior:
     """The posterior an agent uses (the policy's and the batched loop's one rule).
 
-    Example:
+    Examples:
         >>> resolve_posterior("auto", (0.0, 1.0), 1.0, 0.0).family == BETA
         True
         >>> resolve_posterior("auto", (-np.inf, np.inf), 2.0, 0.0).scale
@@ -104,7 +104,7 @@ class CooperativeTS(Policy):
             posterior by its noise (``None``: raw rewards).
         sensitivity: ``PrivateRewards``' clip width (its sensitivity).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.policies import IndependentTeam
         >>> from fedbandit_env.protocols import Broadcast
@@ -154,7 +154,7 @@ class CooperativeTS(Policy):
     def message_dim(self, n_agents: int, n_arms: int) -> int:
         """Numbers sent a step: ``2M`` (hold), ``N (2M + 1)`` (relay), 0 (alone).
 
-        Example:
+        Examples:
             >>> CooperativeTS("relay").message_dim(3, 2), CooperativeTS("hold").message_dim(3, 2)
             (15, 4)
         """
@@ -241,7 +241,7 @@ class LocalTS(CooperativeTS):
     """Thompson sampling on the agent's own rewards only (Thompson 1933; Agrawal and
     Goyal 2012/2013): the no-communication reference beside UCB1 and KL-UCB.
 
-    Example:
+    Examples:
         >>> pol = LocalTS()
         >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=3, horizon=10,
         ...                     reward_bounds=(0.0, 1.0)), seed=0)

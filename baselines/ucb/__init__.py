@@ -4,7 +4,7 @@
 ``fast.py`` their batched trial loops; ``baselines.registration`` registers them as
 ``local_ucb``, ``kl_ucb``, ``oracle_ucb`` and ``random``.
 
-Example:
+Examples:
     >>> from baselines.ucb import LocalUCB1
     >>> LocalUCB1(scale=0.5).scale
     0.5

@@ -18,7 +18,7 @@ def ucb1_index(
 ) -> FloatArray:  # pragma: no cover
     """UCB1 (Auer et al. 2002): ``sums / n + scale * sqrt(2 log t / n)``, into ``out``.
 
-    Example:
+    Examples:
         >>> ucb1_index(np.array([1.0, 2.0]), np.array([1.0, 4.0]), 0.0, 1.0, np.empty(2)).tolist()
         [1.0, 0.5]
     """
@@ -35,7 +35,7 @@ def oracle_index(
 
     ``log(N t)`` is computed here (it is called once per step, by one controller).
 
-    Example:
+    Examples:
         >>> oracle_index(np.array([0.5]), np.array([1.0]), 1, 1, 1.0, np.empty(1)).tolist()
         [0.5]
     """
@@ -50,7 +50,7 @@ def kl_bernoulli(p: float, q: float) -> float:  # pragma: no cover
     """The Bernoulli Kullback-Leibler divergence ``kl(p, q)``, both clamped to
     ``[1e-15, 1 - 1e-15]``.
 
-    Example:
+    Examples:
         >>> round(kl_bernoulli(0.5, 0.75), 6)
         0.143841
     """
@@ -69,7 +69,7 @@ def kl_upper(p: float, d: float) -> float:  # pragma: no cover
     root and converge in a few steps; a step that would not halve the bracket (near
     ``q = 1``, where the slope blows up) is a bisection instead.
 
-    Example:
+    Examples:
         >>> q = kl_upper(0.5, 0.143841)
         >>> round(q, 5)
         0.75
@@ -114,7 +114,7 @@ def kl_ucb_index(
     on the rescaled mean; ``width = 0`` (unbounded rewards) the Gaussian ``kl`` of noise
     ``scale``, whose bound is ``xbar + scale sqrt(2 (log t + c log log t) / n)``.
 
-    Example:
+    Examples:
         >>> kl_ucb_index(np.array([1.0]), np.array([2.0]), np.log(10.0), 0.0, 0.0, 1.0,
         ...              1.0, np.empty(1)).round(4).tolist()
         [0.9743]

@@ -31,7 +31,7 @@ class OracleUCB(Team):
     Args:
         scale: Multiplier of the bonus (see :class:`~baselines.LocalUCB1`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=4)
         >>> team = OracleUCB()

@@ -24,7 +24,7 @@ class IndexPolicy(Policy):
     Subclasses implement :meth:`index`, using ``self.counts``, ``self.sums`` and
     ``self.t`` (steps observed so far).
 
-    Example:
+    Examples:
         >>> class Greedy(IndexPolicy):
         ...     def index(self): return self.means
         >>> pol = Greedy()
@@ -89,7 +89,7 @@ class LocalUCB1(IndexPolicy):
         scale: Multiplier of the bonus (1 is UCB1 for rewards in [0, 1]; use the noise
             standard deviation for sub-Gaussian rewards).
 
-    Example:
+    Examples:
         >>> pol = LocalUCB1()
         >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=3, horizon=10), seed=0)
         >>> [pol.act({"arm": a, "reward": np.ones(1), "step": np.full(1, s)})
@@ -114,7 +114,7 @@ def kl_range(bounds: tuple[float, float]) -> tuple[float, float]:
     """KL-UCB's ``(lo, width)`` for rewards declared in ``bounds``: the Bernoulli ``kl``
     on the rescaled mean where the range is finite, else ``(0, 0)``: the Gaussian ``kl``.
 
-    Example:
+    Examples:
         >>> kl_range((0.0, 2.0)), kl_range((-np.inf, np.inf))
         ((0.0, 2.0), (0.0, 0.0))
     """
@@ -138,7 +138,7 @@ class LocalKLUCB(IndexPolicy):
         c: The ``log log t`` coefficient.
         scale: The noise scale of the Gaussian ``kl`` (unbounded rewards).
 
-    Example:
+    Examples:
         >>> pol = LocalKLUCB()
         >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=2, horizon=10,
         ...                     reward_bounds=(0.0, 1.0)), seed=0)
@@ -179,7 +179,7 @@ class LocalKLUCB(IndexPolicy):
 class RandomPolicy(Policy):
     """Pulls a uniformly random arm every step: the regret ceiling.
 
-    Example:
+    Examples:
         >>> pol = RandomPolicy()
         >>> pol.reset(AgentSpec(index=0, n_agents=2, n_arms=3, horizon=10), seed=1)
         >>> 0 <= pol.act({"arm": 0, "reward": np.zeros(1), "step": np.zeros(1)}) < 3

@@ -7,7 +7,7 @@ subparser) and ``USES_CONFIG`` (it reads ``--config`` TOML files). The options t
 describe a setting are shared through :mod:`fedbandit_env.cli.options`. ``fedbandit
 --help`` imports none of them, so it answers at once.
 
-Example:
+Examples:
     >>> parser = build_parser()
     >>> args = parser.parse_args(["bench", "--policies", "random", "--horizon", "10"])
     >>> args.policies, args.horizon
@@ -53,7 +53,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             their help, without importing their modules); ``None``: all of them;
             ``""``: none (the top-level help).
 
-    Example:
+    Examples:
         >>> build_parser().parse_args(["speed", "--quick"]).quick
         True
         >>> sorted(build_parser("").parse_args(["list"]).__dict__)
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Errors in the options or the setting print one line (exit status 2), not a
     traceback.
 
-    Example:
+    Examples:
         >>> try:
         ...     main(["bench", "--policies", "nope"])
         ... except SystemExit as stop:

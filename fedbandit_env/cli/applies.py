@@ -11,7 +11,7 @@ options it declares) gives it different constructor arguments with and without t
 option; that asks the policy itself, so a user's
 registered policy is judged like the references.
 
-Example:
+Examples:
     >>> from fedbandit_env.cli import build_parser
     >>> parser = build_parser()
     >>> args = parser.parse_args(["bench", "--participation", "0.5", "--sigma", "2"])
@@ -38,7 +38,7 @@ def policy_options() -> tuple[str, ...]:
     """Options that only reach a policy through its registration: ``epsilon`` and every
     option a registered policy declares.
 
-    Example:
+    Examples:
         >>> "epsilon" in policy_options() and "participation" in policy_options()
         True
     """
@@ -161,7 +161,7 @@ def duration_estimate(
     takes at the typical rates :data:`FAST_RATE` and :data:`PETTINGZOO_RATE`, its trials
     spread over ``workers`` processes: an estimate to warn with, not a promise.
 
-    Example:
+    Examples:
         >>> duration_estimate(10, 10**6, 20, [True, False])  # doctest: +ELLIPSIS
         2040.0...
     """
@@ -172,7 +172,7 @@ def duration_estimate(
 def long_run_warning(seconds: float) -> str | None:
     """The warning for a run estimated above an hour (``None`` below).
 
-    Example:
+    Examples:
         >>> long_run_warning(90.0) is None
         True
         >>> long_run_warning(7.2e7)[:32]
@@ -193,7 +193,7 @@ def long_run_warning(seconds: float) -> str | None:
 def has_fast_path(policy: str, interactive: bool = False) -> bool:
     """Whether ``policy`` (an id or a saved model) runs on a fast path.
 
-    Example:
+    Examples:
         >>> has_fast_path("gossip_ucb"), has_fast_path("ppo:m.zip")
         (True, False)
     """

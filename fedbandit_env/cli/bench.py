@@ -47,7 +47,7 @@ USES_CONFIG = True
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The setting options, ``--interactive`` and ``--workers``.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> p.parse_args(["--interactive"]).interactive
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def bench(args: argparse.Namespace) -> list[RegretCurves]:
     """Run ``fedbandit bench`` from parsed arguments; returns the curves.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser().parse_args(["bench", "--policies", "random", "--horizon", "20",

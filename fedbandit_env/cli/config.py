@@ -12,7 +12,7 @@ def config_args(path: Path) -> list[str]:
     lists, ``true`` switches a flag on. Placed before the command line's own options, so
     those win; argparse refuses unknown names.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> f = Path(tempfile.mkdtemp()) / "s.toml"
         >>> _ = f.write_text('policies = ["cdp_mab", "local_ucb"]\\nno_plot = true\\n')

@@ -9,7 +9,7 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--import`` (modules that register more policies).
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> p.parse_args(["--import", "my_policies"]).imports
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     """Print the registry.
 
-    Example:
+    Examples:
         >>> run(argparse.Namespace(imports=[]))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
         id family bandit fast tags settings instances description
         ...

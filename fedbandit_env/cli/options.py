@@ -6,7 +6,7 @@ and turn the options into a :class:`~fedbandit_env.runner.scenario.Scenario`
 (:func:`scenario_from_args`) and into each policy's constructor arguments
 (:func:`policy_kwargs`, through the policy's registered options entry point).
 
-Example:
+Examples:
     >>> import argparse
     >>> p = argparse.ArgumentParser()
     >>> add_setting_options(p, out=Path("r"))
@@ -39,7 +39,7 @@ def default_policies(linear: bool = False) -> list[str]:
     registered with the tag ``default`` (:data:`fedbandit_env.registry.TAGS`) that play
     the scenario's bandit, in registration order.
 
-    Example:
+    Examples:
         >>> default_policies()[:3], default_policies(linear=True)[-1]
         (['gossip_ucb', 'fed_ucb', 'cdp_mab'], 'pooled_lin_ucb')
     """
@@ -49,7 +49,7 @@ def default_policies(linear: bool = False) -> list[str]:
 def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     """The options that describe a setting and its runs (shared by bench and sweep).
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_setting_options(p, out=Path("r"))
         >>> p.parse_args(["--graph", "ring"]).graph
@@ -212,7 +212,7 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
     (:func:`~fedbandit_env.registry.declared_options`), with the ids that read it in its
     help.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_policy_options(p)
         >>> p.parse_args(["--participation", "0.5"]).participation
@@ -233,7 +233,7 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
 def parse_clip(text: str) -> tuple[float, float]:
     """A clip range from ``"LOW,HIGH"`` (finite, ``LOW < HIGH``).
 
-    Example:
+    Examples:
         >>> parse_clip("-1,2.5")
         (-1.0, 2.5)
     """
@@ -251,7 +251,7 @@ def parse_clip(text: str) -> tuple[float, float]:
 def parse_components(text: str) -> tuple[int, ...]:
     """Component sizes from ``"20,20,10"``, with ``"SIZExCOUNT"`` shorthand.
 
-    Example:
+    Examples:
         >>> parse_components("20x2,10"), parse_components("1x3")
         ((20, 20, 10), (1, 1, 1))
     """
@@ -273,7 +273,7 @@ def policy_kwargs(pid: str, args: argparse.Namespace, problem: Any) -> dict[str,
     """The constructor options ``fedbandit bench`` passes to policy ``pid``: what its
     registered options entry point makes of the setting options (none without one).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser().parse_args(["bench", "--rounds", "3", "--epsilon", "inf",
         ...                                   "--min-gap", "0.05"])
@@ -286,7 +286,7 @@ def policy_kwargs(pid: str, args: argparse.Namespace, problem: Any) -> dict[str,
 def scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The :class:`Scenario` that ``fedbandit bench`` options describe.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser().parse_args(["bench", "--components", "2x3", "--graph", "star"])
         >>> s = scenario_from_args(args)
@@ -326,7 +326,7 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
 def parse_modules(text: str) -> list[str]:
     """Module names from a comma list (the ``--import`` option).
 
-    Example:
+    Examples:
         >>> parse_modules("my_policies, lab.extra")
         ['my_policies', 'lab.extra']
     """
@@ -343,7 +343,7 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     Raises:
         ValueError: For a module that cannot be imported.
 
-    Example:
+    Examples:
         >>> import_modules([["json"], ["math"]])
         ('json', 'math')
     """
@@ -366,7 +366,7 @@ def parse_policies(
     no list, the default policies (those meant for ``setting`` when there is one, and
     for the ``instance`` kind; the linear family's for a ``linear`` instance).
 
-    Example:
+    Examples:
         >>> parse_policies("gossip_ucb, ppo:m.zip")
         ['gossip_ucb', 'ppo:m.zip']
         >>> parse_policies(None, "local")

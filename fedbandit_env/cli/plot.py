@@ -12,7 +12,7 @@ PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHel
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The results to draw, where to put the PNGs, and the step axis.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> p.parse_args(["results/bench", "--log-x"]).log_x

@@ -14,7 +14,7 @@ from fedbandit_env.settings import SETTINGS
 def describe_instances(scenario: Scenario, problem: Any) -> str:
     """How ``fedbandit bench`` and ``sweep`` describe a scenario's instances.
 
-    Example:
+    Examples:
         >>> s = Scenario(n_agents=4, n_arms=3, instances="held_out")
         >>> describe_instances(s, s.problem())
         'held-out instances of conflicting(N=4,M=3)'
@@ -36,7 +36,7 @@ def describe_instances(scenario: Scenario, problem: Any) -> str:
 def distribution_name(scenario: Scenario) -> str:
     """The name of the instance distribution a scenario draws from.
 
-    Example:
+    Examples:
         >>> distribution_name(Scenario(n_agents=3, n_arms=9, instance="dubey", dim=3))
         'dubey(N=3,d=3,K=9)'
     """
@@ -47,7 +47,7 @@ def problem_record(problem: Any) -> dict[str, Any]:
     """What ``config.json`` keeps of the problem: the means and best arm of a multi-armed
     one, the parameters of a linear one.
 
-    Example:
+    Examples:
         >>> sorted(problem_record(Scenario(n_agents=2, n_arms=3).problem()))
         ['best_arm', 'global_means', 'local_means']
     """
@@ -63,7 +63,7 @@ def problem_record(problem: Any) -> dict[str, Any]:
 def describe_setting(scenario: Scenario) -> str:
     """``", setting NAME (epsilon=E)"`` for the bench's scenario line (``""``: none).
 
-    Example:
+    Examples:
         >>> describe_setting(Scenario(setting="gossip+private", epsilon=2.0))[:40]
         ', setting gossip+private (epsilon=2.0): '
     """
@@ -94,7 +94,7 @@ def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any
     instances the distribution and each trial's instance id (the ``instance`` the env
     reports at reset).
 
-    Example:
+    Examples:
         >>> instance_record(Scenario(), 0, 3)
         {'split': 'fixed', 'seed': 0}
         >>> rec = instance_record(Scenario(n_agents=4, n_arms=3, instances="held_out"), 0, 3)

@@ -12,7 +12,7 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--scale``, ``--out`` (or ``--docs``), ``--papers``.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> a = p.parse_args(["--scale", "paper", "--papers", "zhu,li_song"])

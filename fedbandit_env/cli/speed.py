@@ -9,7 +9,7 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``--quick``.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> p.parse_args(["--quick"]).quick

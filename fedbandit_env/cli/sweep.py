@@ -61,7 +61,7 @@ USES_CONFIG = True
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The setting options, ``--grid`` and the engine (``--jobs``, ``--cluster``).
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> p.parse_args(["--grid", "graph=ring,star"]).grid
@@ -101,7 +101,7 @@ def parse_grid(specs: Sequence[str], base: argparse.Namespace) -> list[tuple[str
     an earlier one (the command line overrides a config file). No spec: one point,
     ``"base"``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.cli import build_parser
         >>> base = build_parser().parse_args(["sweep"])
         >>> [label for label, _ in parse_grid(["graph=complete,ring", "epsilon=1"], base)]
@@ -135,7 +135,7 @@ def runs_in(policy: str, setting: str | None) -> bool:
     """Whether ``policy`` is meant for ``setting`` (saved models: always; they refuse a
     setting whose env they cannot read when they run).
 
-    Example:
+    Examples:
         >>> runs_in("fed_ucb", "local"), runs_in("local_ucb", "gossip"), runs_in("p:m.zip", "x")
         (False, True, True)
     """
@@ -150,7 +150,7 @@ def sweep_runs(args: argparse.Namespace) -> tuple[list[Run], dict[str, Any]]:
     Each grid point's options are parsed by the same parser as the command line, on top
     of the other options, so they are checked the same way.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser().parse_args(["sweep", "--policies", "random,local_ucb",
         ...     "--grid", "graph=complete,ring", "--trials", "3"])
@@ -204,7 +204,7 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
     finished run to ``runs/``, then the tidy ``results.csv`` (and ``results.parquet``),
     a table per scenario and the plots.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser().parse_args(["sweep", "--policies", "random", "--horizon",

@@ -37,7 +37,7 @@ BENCH_ONLY: dict[str, str] = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The algorithm, the setting options, ``--timesteps``, ``--reward``, ``--threads``.
 
-    Example:
+    Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> a = p.parse_args(["ppo", "--timesteps", "1000"])
@@ -88,7 +88,7 @@ def refuse_bench_options(args: argparse.Namespace) -> None:
     Raises:
         ValueError: Naming the first such option given.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.cli import build_parser
         >>> args = build_parser("train").parse_args(["train", "ppo", "--trials", "5"])
         >>> try:

@@ -25,7 +25,7 @@ class ActionParser:
         message_dim: Message length ``D`` (0: actions are bare arms).
         message_bounds: ``(low, high)`` of every message entry.
 
-    Example:
+    Examples:
         >>> parse = ActionParser(["a", "b"], n_arms=3, message_dim=0).parse
         >>> arms, messages = parse({"a": 2, "b": 0}, ["a", "b"], {"a", "b"})
         >>> arms.tolist(), messages.shape

@@ -17,7 +17,7 @@ from fedbandit_env.validation import check_int
 class Wiring:
     """The checked communication arguments of an env.
 
-    Example:
+    Examples:
         >>> w = check_wiring(3, None, None, 100, 2, (-1.0, 1.0), (25, 1), None, ["ansi"])
         >>> w.network.n_edges, type(w.protocol).__name__, w.link_costs
         (3, 'Broadcast', (25.0, 1.0))

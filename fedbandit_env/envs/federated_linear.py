@@ -72,7 +72,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         link_costs: ``(c1, c2)``: cost of a server link and of a peer link.
         split: ``"train"`` or ``"held_out"``: which instance seeds a sampler draws from.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> env = FederatedLinearEnv(dubey_synthetic(3, dim=2, seed=0), horizon=4)
         >>> obs, _ = env.reset(seed=0)

@@ -86,7 +86,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"``
             (prints it).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems import conflicting
         >>> env = FederatedMABEnv(conflicting(4, 3, seed=0), horizon=5)
         >>> obs, infos = env.reset(seed=42)
@@ -299,7 +299,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
     def state(self) -> np.ndarray:
         """What every agent observed last, together (:func:`~.spaces.joint_state`).
 
-        Example:
+        Examples:
             >>> env = FederatedMABEnv(MABProblem([[0.2, 0.8], [0.5, 0.5]]), horizon=3)
             >>> _ = env.reset(seed=0); _ = env.step({"agent_0": 1, "agent_1": 0})
             >>> env.state().shape, env.state()[[1, 3, 6]].tolist()

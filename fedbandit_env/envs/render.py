@@ -18,7 +18,7 @@ def render_text(
 ) -> str:
     """One line for the step, one per agent: its last arm, reward and regret so far.
 
-    Example:
+    Examples:
         >>> print(render_text(1, 3, 10, ["a"], np.array([0]), np.array([0.5]), np.array([0.2])))
         step 3/10  best arm 1
           a: arm 0 reward +0.500 regret 0.20

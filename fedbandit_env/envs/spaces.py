@@ -24,7 +24,7 @@ def observation_space(
     received (``messages``, ``mask``, ``public_mask`` for a public prefix, ``server``
     and ``server_mask`` for a server protocol).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.protocols import Broadcast
         >>> sorted(observation_space(3, 2, 10, (0.0, 1.0), 4, (-1.0, 1.0), Broadcast()))
         ['arm', 'mask', 'messages', 'reward', 'step']
@@ -52,7 +52,7 @@ def action_space(
 ) -> spaces.Space[Any]:
     """``Discrete(M)``, or with messages ``Dict(arm=Discrete(M), message=Box(D))``.
 
-    Example:
+    Examples:
         >>> action_space(3, 0, (0.0, 1.0))
         Discrete(3)
     """
@@ -69,7 +69,7 @@ def state_space(
 ) -> spaces.Box:
     """The space of :func:`joint_state`.
 
-    Example:
+    Examples:
         >>> state_space(2, 3, (0.0, 1.0), 10).shape
         (9,)
     """
@@ -89,7 +89,7 @@ def joint_state(arms: np.ndarray, rewards: np.ndarray, t: int, n_arms: int) -> n
     first step. It holds no means or regret: a centralized critic trained on it sees the
     agents' joint view, not the instance.
 
-    Example:
+    Examples:
         >>> joint_state(np.array([1, 0]), np.array([0.5, 1.0]), 1, 2).tolist()
         [0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0]
     """

@@ -34,7 +34,7 @@ class Network:
             undirected, self-loops dropped). Nodes are relabelled in sorted order.
         require_connected: Raise ``ValueError`` if the graph is disconnected.
 
-    Example:
+    Examples:
         >>> net = Network.complete(3)
         >>> net.n_agents, net.n_edges, round(net.lambda_2, 6)
         (3, 3, 0.5)
@@ -86,7 +86,7 @@ class Network:
     def complete(cls, n: int) -> Network:
         """Every agent talks to every other agent.
 
-        Example:
+        Examples:
             >>> Network.complete(4).n_edges
             6
         """
@@ -96,7 +96,7 @@ class Network:
     def ring(cls, n: int) -> Network:
         """A cycle ``0 - 1 - ... - (n-1) - 0`` (needs ``n >= 3``).
 
-        Example:
+        Examples:
             >>> Network.ring(5).degrees.tolist()
             [2, 2, 2, 2, 2]
         """
@@ -106,7 +106,7 @@ class Network:
     def path(cls, n: int) -> Network:
         """A line ``0 - 1 - ... - (n-1)``.
 
-        Example:
+        Examples:
             >>> Network.path(4).diameter
             3
         """
@@ -116,7 +116,7 @@ class Network:
     def star(cls, n: int) -> Network:
         """Agent 0 is the hub, linked to each of the other ``n - 1`` agents.
 
-        Example:
+        Examples:
             >>> Network.star(5).degrees.tolist()
             [4, 1, 1, 1, 1]
         """
@@ -126,7 +126,7 @@ class Network:
     def grid(cls, rows: int, cols: int) -> Network:
         """A ``rows x cols`` lattice, agents numbered row by row.
 
-        Example:
+        Examples:
             >>> Network.grid(2, 3).n_agents, Network.grid(2, 3).n_edges
             (6, 7)
         """
@@ -146,7 +146,7 @@ class Network:
             seed: Seed of the draw.
             max_tries: Draws before giving up with a ``ValueError``.
 
-        Example:
+        Examples:
             >>> net = Network.erdos_renyi(20, 0.3, seed=0)
             >>> net.n_agents, net.is_connected
             (20, True)
@@ -170,7 +170,7 @@ class Network:
     ) -> Network:
         """A connected random ``d``-regular graph (``n * d`` must be even, ``d < n``).
 
-        Example:
+        Examples:
             >>> Network.random_regular(10, 3, seed=0).degrees.tolist() == [3] * 10
             True
         """
@@ -189,7 +189,7 @@ class Network:
     def from_networkx(cls, graph: nx.Graph, require_connected: bool = True) -> Network:
         """Wrap any networkx graph (nodes relabelled ``0 .. N-1`` in sorted order).
 
-        Example:
+        Examples:
             >>> import networkx as nx
             >>> Network.from_networkx(nx.petersen_graph()).n_agents
             10
@@ -233,7 +233,7 @@ class Network:
         where it is their cycle's matrix): symmetric, doubly stochastic, and every agent
         builds its row from public facts (its neighbours and ``d_max``).
 
-        Example:
+        Examples:
             >>> Network.ring(4).consensus_matrix[0].round(4).tolist()
             [0.3333, 0.3333, 0.0, 0.3333]
         """
@@ -251,7 +251,7 @@ class Network:
         """``|lambda_2(P)|``: the largest modulus of :attr:`consensus_matrix`'s eigenvalues
         other than the leading 1 (its mixing speed; DDUCB's stage length reads it).
 
-        Example:
+        Examples:
             >>> round(Network.ring(100).consensus_lambda, 6)  # 1/3 + 2/3 cos(2 pi / 100)
             0.998684
         """
@@ -268,7 +268,7 @@ class Network:
         charges an agent for the consensus error of its estimates). A disconnected graph
         has a second eigenvalue 1: the constant is ``inf``.
 
-        Example:
+        Examples:
             >>> Network.complete(3).consensus_epsilon.round(6).tolist()  # P = J / 3
             [0.0, 0.0, 0.0]
         """
@@ -286,7 +286,7 @@ class Network:
     def eccentricities(self) -> IntArray:
         """Eccentricity of each agent (max hop distance to any other agent).
 
-        Example:
+        Examples:
             >>> Network.star(4).eccentricities.tolist()
             [1, 2, 2, 2]
         """
@@ -313,7 +313,7 @@ class Network:
     def components(self) -> tuple[IntArray, ...]:
         """The connected components, each a sorted array of agents, ordered by first agent.
 
-        Example:
+        Examples:
             >>> Network.disjoint_union([Network.path(2), Network.star(3)]).components[1].tolist()
             [2, 3, 4]
         """
@@ -326,7 +326,7 @@ class Network:
         a :class:`Network` or an int ``1`` for a lone agent; agents are numbered part by
         part.
 
-        Example:
+        Examples:
             >>> net = Network.disjoint_union([Network.complete(3), 1, Network.path(2)])
             >>> net.n_agents, net.n_edges, net.is_connected
             (6, 4, False)
@@ -375,7 +375,7 @@ class GraphKind:
     family's own keywords) and its rule on the agent count, checked beside it
     (``rule(n)`` returns why ``n`` agents are refused, or ``None``).
 
-    Example:
+    Examples:
         >>> GRAPH_KINDS["grid"].rule(7)
         "no rows x cols factorisation with both >= 2 (it would be a path: use 'path')"
     """
@@ -418,7 +418,7 @@ def check_graph(kind: str, n_agents: int | None, name: str = "graph") -> None:
     """Refuse an unknown kind, or an agent count the kind cannot be built on (``None``:
     the kind only), in one line naming ``name``.
 
-    Example:
+    Examples:
         >>> check_graph("ring", 2)
         Traceback (most recent call last):
         ...
@@ -438,7 +438,7 @@ def make_components(
     disconnected network; size-1 components are lone agents and size-2 ones an edge.
     Random kinds draw each component from its own seed spawned from ``seed``.
 
-    Example:
+    Examples:
         >>> net = make_components((3, 1, 4), "star")
         >>> [c.tolist() for c in net.components]
         [[0, 1, 2], [3], [4, 5, 6, 7]]
@@ -468,7 +468,7 @@ def make_network(kind: str, n_agents: int, seed: SeedLike = None, **kwargs: Any)
     ``grid`` picks the most square ``rows x cols = n_agents`` factorisation;
     ``erdos_renyi`` defaults to ``p = 2 log(n) / n``; ``random_regular`` to ``d = 3``.
 
-    Example:
+    Examples:
         >>> make_network("ring", 6).n_edges
         6
         >>> make_network("grid", 6).n_edges

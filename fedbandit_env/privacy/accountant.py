@@ -16,7 +16,7 @@ class PrivacyAccountant:
     Attributes:
         budget: Optional ``epsilon`` cap; :meth:`spend` raises past it.
 
-    Example:
+    Examples:
         >>> acc = PrivacyAccountant(budget=1.0)
         >>> acc.spend(0.25); acc.spend(0.5, delta=1e-6)
         >>> acc.epsilon, acc.delta, acc.releases

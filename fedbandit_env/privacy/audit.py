@@ -53,7 +53,7 @@ from fedbandit_env.type_aliases import (
 def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
     """Exact two-sided ``1 - alpha`` confidence interval of a binomial proportion.
 
-    Example:
+    Examples:
         >>> lo, hi = clopper_pearson(50, 100, 0.05)
         >>> round(lo, 3), round(hi, 3)
         (0.398, 0.602)
@@ -90,7 +90,7 @@ class AuditResult:
         delta: The ``delta`` of the claim the bound is for.
         event: How the event was chosen (for reports).
 
-    Example:
+    Examples:
         >>> r = AuditResult(0.9, 0.5, 0.2, 1000)
         >>> r.epsilon_lb, r.confidence
         (0.9, 0.99)
@@ -126,7 +126,7 @@ def epsilon_lower_bound(
     complement on ``d0`` against ``d1``), each bound at level ``alpha / 4`` per side, so
     the whole statement holds with probability at least ``1 - alpha``.
 
-    Example:
+    Examples:
         >>> rng = np.random.default_rng(0)
         >>> y1 = 1.0 + rng.laplace(0, 1.0, 200_000)   # Laplace mechanism, epsilon = 1
         >>> y0 = 0.0 + rng.laplace(0, 1.0, 200_000)
@@ -233,7 +233,7 @@ def audit_views(
         bins: Cells per view (spread over its coordinates; a coordinate with at most
             that many values is taken as categories).
 
-    Example:
+    Examples:
         >>> rng = np.random.default_rng(1)
         >>> r = audit_views(1.0 + rng.laplace(0, 1, 100_000), rng.laplace(0, 1, 100_000))
         >>> 0.8 < r.epsilon_lb <= 1.0
@@ -282,7 +282,7 @@ def audit(
     """Audit any randomized procedure: ``runs`` views on each input, then
     :func:`audit_views`. The two inputs get independent seeds.
 
-    Example:
+    Examples:
         >>> def sample(x, seed, runs):  # a Laplace mechanism, scale 1
         ...     return x + np.random.default_rng(seed).laplace(0.0, 1.0, runs)
         >>> 0.8 < audit(sample, 0.0, 1.0, runs=100_000).epsilon_lb <= 1.0
@@ -326,7 +326,7 @@ def audit_mechanism(
     ``x1 - x0`` (the optimal statistic for a shift under Laplace noise in one coordinate
     and under Gaussian noise); otherwise the whole release is the view.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.privacy import LaplaceMechanism
         >>> r = audit_mechanism(LaplaceMechanism(epsilon=1.0), [0.0, 0.5], [1.0, 0.5])
         >>> 0.8 < r.epsilon_lb <= 1.0

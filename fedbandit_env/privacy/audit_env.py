@@ -41,7 +41,7 @@ class Episode:
             and, where the env carries messages, the message it *sent*).
         infos: ``infos[t]`` as ``observations`` (``infos[0]`` from ``reset``).
 
-    Example:
+    Examples:
         >>> Episode().steps
         0
     """
@@ -64,7 +64,7 @@ def play(env: ParallelEnv[AgentID, Observation, Action], team: Any, seed: SeedLi
     """Play one seeded episode (env and team seeded as the runners seed a trial) and
     record it.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.policies import FixedArm, IndependentTeam
         >>> ep = play(federated_mab_v0.parallel_env(horizon=3), IndependentTeam(FixedArm), 0)
@@ -120,7 +120,7 @@ def audit_env(
         select: Share of the runs that chooses the event.
         bins: Cells per view (see :func:`audit_views`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.problems import MABProblem
         >>> from fedbandit_env.policies import FixedArm, IndependentTeam
@@ -169,7 +169,7 @@ class ReplaceReward(ParallelWrapper):
         step: At which step (``1 .. horizon``).
         value: The reward it gets then.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = ReplaceReward(federated_mab_v0.parallel_env(horizon=2), "agent_1", 1, 0.25)
         >>> _ = env.reset(seed=0)
@@ -221,7 +221,7 @@ class ReplaceContexts(ParallelWrapper):
             at that step).
         contexts: The ``(K, d)`` vectors it sees instead.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_linear_v0
         >>> base = federated_linear_v0.parallel_env(n_agents=2, dim=2, set_size=3, horizon=2)
         >>> env = ReplaceContexts(base, "agent_0", 1, np.zeros((3, 2)))

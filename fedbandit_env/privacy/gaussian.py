@@ -9,7 +9,7 @@ e^eps Phi(-eps/mu - mu/2)``, which no other ``(epsilon, delta)`` pair beats. So
 calibrating on ``mu`` gives the least noise for a claimed ``(epsilon, delta)``, and a
 black-box audit can be tight.
 
-Example:
+Examples:
     >>> mu = gdp_mu(1.0, 0.1)
     >>> round(mu, 4), round(gdp_delta(1.0, mu), 6), round(gdp_epsilon(mu, 0.1), 6)
     (0.9209, 0.1, 1.0)
@@ -34,7 +34,7 @@ def _check(name: str, value: float, low: float, high: float) -> float:
 def gdp_delta(epsilon: float, mu: float) -> float:
     """The ``delta`` at which a ``mu``-GDP mechanism is ``epsilon``-DP.
 
-    Example:
+    Examples:
         >>> round(gdp_delta(0.0, 1.0), 4)   # 2 Phi(mu/2) - 1
         0.3829
     """
@@ -46,7 +46,7 @@ def gdp_delta(epsilon: float, mu: float) -> float:
 def gdp_epsilon(mu: float, delta: float) -> float:
     """The smallest ``epsilon`` a ``mu``-GDP mechanism satisfies at ``delta``.
 
-    Example:
+    Examples:
         >>> round(gdp_epsilon(2 * gdp_mu(1.0, 0.1), 0.1), 2)   # half the noise
         3.32
     """
@@ -66,7 +66,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     """The largest ``mu`` whose mechanism is ``(epsilon, delta)``-DP: calibrate a Gaussian
     mechanism's noise as ``sensitivity / gdp_mu(epsilon, delta)``.
 
-    Example:
+    Examples:
         >>> round(gdp_mu(0.5, 1e-5), 4)
         0.1422
     """

@@ -51,7 +51,7 @@ def clip_range(
     Raises:
         ValueError: Naming ``owner``, for an infinite or empty range.
 
-    Example:
+    Examples:
         >>> clip_range(None, (0.0, 1.0), "CDPMAB"), clip_range((-1, 2), (0.0, 1.0), "x")
         ((0.0, 1.0), (-1.0, 2.0))
         >>> clip_range(None, (-np.inf, np.inf), "CDPMAB")  # doctest: +ELLIPSIS
@@ -83,7 +83,7 @@ def tree_levels(horizon: int) -> int:
     Zhu et al. calibrate with ``ceil(log T)``, one level short when ``T`` is a power of
     two (``ALGORITHMS.md``, section 1); we calibrate with this exact count.
 
-    Example:
+    Examples:
         >>> [tree_levels(t) for t in (1, 2, 3, 4, 7, 8, 1000, 1024)]
         [1, 2, 2, 3, 3, 4, 10, 11]
     """
@@ -98,7 +98,7 @@ def tree_epsilon_spent(steps: Sequence[int] | IntArray, horizon: int, epsilon: f
     the spending reaches ``epsilon`` once ``t`` has as many bits as ``T``.
     :meth:`TreeMechanism.epsilon_spent` is this at its own step (calibrated levels).
 
-    Example:
+    Examples:
         >>> tree_epsilon_spent([0, 1, 2, 3, 4, 8], horizon=8, epsilon=1.0).tolist()
         [0.0, 0.25, 0.5, 0.5, 0.75, 1.0]
     """
@@ -111,7 +111,7 @@ def tree_epsilon_spent(steps: Sequence[int] | IntArray, horizon: int, epsilon: f
 class LaplaceMechanism:
     """Adds ``Lap(sensitivity / epsilon)`` noise: ``epsilon``-DP for one release.
 
-    Example:
+    Examples:
         >>> mech = LaplaceMechanism(epsilon=1.0)
         >>> mech.scale
         1.0
@@ -144,7 +144,7 @@ class GaussianMechanism:
     ``sigma = sensitivity * sqrt(2 log(1.25 / delta)) / epsilon`` (Dwork & Roth, Thm A.1,
     valid for ``epsilon < 1``).
 
-    Example:
+    Examples:
         >>> round(GaussianMechanism(epsilon=0.5, delta=1e-5).sigma, 3)
         9.69
     """
@@ -180,7 +180,7 @@ class GaussianMechanism:
         (``epsilon_at(self.delta) < self.epsilon``); audits test this tight curve, so a
         mechanism with 10% less noise than :attr:`sigma` is caught.
 
-        Example:
+        Examples:
             >>> mech = GaussianMechanism(epsilon=0.9, delta=0.1)
             >>> round(mech.mu, 3), round(mech.epsilon_at(0.1), 3), round(mech.epsilon_at(0.05), 3)
             (0.4, 0.157, 0.348)
@@ -225,7 +225,7 @@ def check_noise(noise: Any, owner: str) -> Noise:
     """``noise`` if it is ``"seeded"`` or ``"secure"``, else a ``ValueError`` naming
     ``owner``.
 
-    Example:
+    Examples:
         >>> check_noise("secure", "PrivateRewards")
         'secure'
     """
@@ -238,7 +238,7 @@ def fresh_generator() -> np.random.Generator:
     """A generator on fresh operating-system entropy: the one source of ``"secure"``
     noise (tests replace it with a seeded source unrelated to any run's seed).
 
-    Example:
+    Examples:
         >>> fresh_generator().random() != fresh_generator().random()
         True
     """
@@ -249,7 +249,7 @@ def noise_generator(noise: Noise, seeded: Any) -> np.random.Generator:
     """The generator of a mechanism's noise: ``default_rng(seeded)`` for ``"seeded"``
     noise; for ``"secure"``, a generator on fresh OS entropy, whatever ``seeded`` is.
 
-    Example:
+    Examples:
         >>> a, b = noise_generator("seeded", 3).random(), noise_generator("seeded", 3).random()
         >>> c, d = noise_generator("secure", 3).random(), noise_generator("secure", 3).random()
         >>> a == b, c == d
@@ -289,7 +289,7 @@ class TreeMechanism:
         estimator: ``"dyadic"`` (the paper) or ``"honaker"`` (lower variance).
         levels: Override of the calibration level count (audits only).
 
-    Example:
+    Examples:
         >>> tree = TreeMechanism(2, horizon=8, epsilon=1.0, rng=np.random.default_rng(0))
         >>> tree.levels, tree.scale
         (4, 4.0)

@@ -20,7 +20,7 @@ from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntA
 def lowest_bit(t: int) -> int:  # pragma: no cover
     """Level of the block ``(q(t), t]`` that completes at step ``t`` (Algorithm 2, line 2).
 
-    Example:
+    Examples:
         >>> [lowest_bit(t) for t in (1, 2, 3, 4, 12)]
         [0, 1, 0, 2, 2]
     """
@@ -36,7 +36,7 @@ def tree_add(
 ) -> None:  # pragma: no cover
     """Add ``values[j]`` to every open block of stream ``streams[j]`` and mark it seen.
 
-    Example:
+    Examples:
         >>> acc, seen = np.zeros((2, 3)), np.zeros((2, 3), bool)
         >>> tree_add(acc, seen, np.array([1]), np.array([0.5]))
         >>> acc[1].tolist(), bool(seen[0].any())
@@ -68,7 +68,7 @@ def tree_complete(
     combined with its two children by inverse variance.
 
 
-    Example:
+    Examples:
         >>> acc, seen = np.array([[1.0, 1.0]]), np.ones((1, 2), bool)
         >>> node, var = np.zeros((1, 2)), np.zeros((1, 2))
         >>> tree_complete(acc, seen, node, var, 1, 1.0, False, np.random.default_rng(0))
@@ -126,7 +126,7 @@ def tree_add_listed(
     """:func:`tree_add` that also lists, per level, the streams first seen in the open
     block (``touched[l, :n_touched[l]]``), for :func:`tree_complete_listed`.
 
-    Example:
+    Examples:
         >>> acc, seen = np.zeros((3, 2)), np.zeros((3, 2), bool)
         >>> touched, n_touched = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
         >>> tree_add_listed(acc, seen, np.array([2]), np.array([1.0]), touched, n_touched)
@@ -169,7 +169,7 @@ def tree_complete_listed(
     their new block is empty). Used by the batched path with many streams; the replay
     tests check it against :func:`tree_complete` step for step.
 
-    Example:
+    Examples:
         >>> acc, seen, node = np.zeros((3, 2)), np.zeros((3, 2), bool), np.zeros((3, 2))
         >>> touched, n_touched = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
         >>> live, n_live = np.zeros((2, 3), np.int64), np.zeros(2, np.int64)
@@ -223,7 +223,7 @@ def tree_complete_listed(
 def tree_prefix(node: FloatArray, t: int, s: int) -> float:  # pragma: no cover
     """Private prefix sum of stream ``s`` after step ``t``: the dyadic cover of ``t``.
 
-    Example:
+    Examples:
         >>> tree_prefix(np.array([[1.0, 2.0, 4.0]]), 5, 0)   # 5 = 101b: levels 0 and 2
         5.0
     """
@@ -242,7 +242,7 @@ def tree_prefix_streams(
     one step: the cover of ``t`` is walked once, not once per stream. The same sums in the
     same order (levels increasing), so the same bits as :func:`tree_prefix`.
 
-    Example:
+    Examples:
         >>> node = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]])
         >>> tree_prefix_streams(node, 5, np.array([1, 0]), np.empty(2)).tolist()
         [40.0, 5.0]
@@ -260,7 +260,7 @@ def tree_prefix_streams(
 def tree_prefix_all(node: FloatArray, t: int) -> FloatArray:  # pragma: no cover
     """:func:`tree_prefix` of every stream.
 
-    Example:
+    Examples:
         >>> tree_prefix_all(np.array([[1.0, 2.0], [3.0, 4.0]]), 2).tolist()
         [2.0, 4.0]
     """
@@ -306,7 +306,7 @@ def private_rewards_state(n: int, m: int, levels: int) -> PrivateRewardsState:
     """A fresh :class:`PrivateRewardsState` for ``n`` agents, ``m`` arms and a tree of
     ``levels`` levels.
 
-    Example:
+    Examples:
         >>> private_rewards_state(2, 3, 4).node.shape
         (6, 4)
     """
@@ -350,7 +350,7 @@ def private_rewards_step(
     (a traced run), the private increment ``S~(t) - S~(t - 1)`` (the ``reward`` it
     observes).
 
-    Example:
+    Examples:
         >>> st = private_rewards_state(1, 2, 2)
         >>> mean, inc = np.zeros(1, np.float32), np.zeros(1, np.float32)
         >>> private_rewards_step(st, PrivateRewardsParams(0.0, 1.0, 1e-12, False),

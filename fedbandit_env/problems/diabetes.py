@@ -33,7 +33,7 @@ The paper's construction, and where we chose between readings:
   readmission rate: :class:`~fedbandit_env.problems.mab.MABProblem` with those rates as
   ``local_means`` and Bernoulli noise is exactly that bootstrap.
 
-Example:
+Examples:
     >>> p = diabetes()
     >>> p.n_agents, p.n_arms, p.best_arm, p.local_best_arms.tolist()
     (3, 5, 2, [2, 3, 2])
@@ -111,7 +111,7 @@ def _data() -> tuple[IntArray, IntArray]:
 def records() -> IntArray:
     """The shipped records, one byte each, in the file's order (read-only).
 
-    Example:
+    Examples:
         >>> records().shape
         (101766,)
     """
@@ -126,7 +126,7 @@ def arm_samples(arms: ArmReading = "exclusive") -> tuple[IntArray, FloatArray, I
         ``(arm, reward, order)``: arrays over samples; ``order`` is each sample's record
         index (for the split).
 
-    Example:
+    Examples:
         >>> arm, reward, order = arm_samples()
         >>> np.bincount(arm[arm >= 0]).tolist()
         [16261, 4223, 5311, 6426, 23403]
@@ -147,7 +147,7 @@ def hospitals(n_agents: int, split: Split = "order", seed: int = 0) -> IntArray:
     """The hospital of every record: ``n_agents`` equal parts of the records, in file
     order or shuffled with ``seed``.
 
-    Example:
+    Examples:
         >>> np.bincount(hospitals(3)).tolist()
         [33922, 33922, 33922]
     """
@@ -163,7 +163,7 @@ def readmission_table(
 ) -> tuple[FloatArray, IntArray]:
     """Per hospital and arm: the share of its records rewarded 1, and how many records.
 
-    Example:
+    Examples:
         >>> means, counts = readmission_table()
         >>> counts.sum(axis=0).tolist()
         [16261, 4223, 5311, 6426, 23403]
@@ -190,7 +190,7 @@ def diabetes(
     Bernoulli rewards with each hospital's readmission rates (module docstring: the
     readings).
 
-    Example:
+    Examples:
         >>> p = diabetes()
         >>> [round(float(m), 3) for m in p.global_means]
         [0.341, 0.326, 0.395, 0.379, 0.309]
@@ -203,7 +203,7 @@ def patient_contexts() -> FloatArray:
     """Every record's context: a bias and the :data:`FEATURES` scaled to [0, 1], divided by
     ``sqrt(8)`` so that ``||z|| <= 1`` (Dubey & Pentland's ``L = 1``).
 
-    Example:
+    Examples:
         >>> z = patient_contexts()
         >>> z.shape, bool((np.linalg.norm(z, axis=1) <= 1 + 1e-12).all())
         ((101766, 8), True)
@@ -237,7 +237,7 @@ def diabetes_linear(
     counterfactual to replay); ``split="random"`` draws other hospitals for held-out
     instances.
 
-    Example:
+    Examples:
         >>> p = diabetes_linear()
         >>> p.n_agents, p.dim, p.set_size, p.n_features
         (3, 40, 5, 2000)

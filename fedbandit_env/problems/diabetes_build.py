@@ -35,7 +35,7 @@ MEMBER = "dataset_diabetes/diabetic_data.csv"
 def encode(rows: list[dict[str, str]]) -> np.ndarray:
     """One byte per record (see :data:`~fedbandit_env.problems.diabetes.BITS`).
 
-    Example:
+    Examples:
         >>> row = {m: "No" for m in MEDICATIONS} | {"insulin": "Steady", "readmitted": ">30"}
         >>> int(encode([row])[0]) == (1 << BITS["insulin"]) | (1 << BITS["reward"])
         True
@@ -63,7 +63,7 @@ def encode_features(rows: list[dict[str, str]]) -> np.ndarray:
     age decade (0-9), female, days in hospital, medications, prior inpatient visits,
     diagnoses, HbA1c measured.
 
-    Example:
+    Examples:
         >>> row = {"age": "[70-80)", "gender": "Female", "time_in_hospital": "3",
         ...        "num_medications": "12", "number_inpatient": "1",
         ...        "number_diagnoses": "9", "A1Cresult": ">8"}

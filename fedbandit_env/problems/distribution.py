@@ -15,7 +15,7 @@ episode seeds training and evaluation use: a policy evaluated with
 i.i.d. draws of the same distribution; with continuous means two draws coincide with
 probability zero.)
 
-Example:
+Examples:
     >>> dist = ProblemDistribution.conflicting(n_agents=4, n_arms=3)
     >>> a, b = dist.sample(instance_seed(0, "train")), dist.sample(instance_seed(1, "train"))
     >>> a.local_means.shape, bool((a.local_means != b.local_means).any())
@@ -61,7 +61,7 @@ class ProblemDistribution:
     The first draw (from a fixed seed) fixes the shape and reward range; a later draw
     that differs raises ``ValueError``.
 
-    Example:
+    Examples:
         >>> dist = ProblemDistribution(lambda rng: MABProblem(rng.random((2, 3))), "uniform")
         >>> dist.n_agents, dist.n_arms, dist.reward_bounds
         (2, 3, (0.0, 1.0))
@@ -104,7 +104,7 @@ class ProblemDistribution:
     def check(self, problem: MABProblem) -> MABProblem:
         """``problem`` if it has this distribution's shape and reward range, else an error.
 
-        Example:
+        Examples:
             >>> dist = ProblemDistribution.homogeneous(3, 2)
             >>> dist.check(MABProblem(np.zeros((3, 4))))  # doctest: +ELLIPSIS
             Traceback (most recent call last):
@@ -124,7 +124,7 @@ class ProblemDistribution:
     def sample(self, seed: SeedLike) -> MABProblem:
         """The instance of ``seed`` (an ``instance_seed``, an int, or a generator's seed).
 
-        Example:
+        Examples:
             >>> dist = ProblemDistribution.zhu(3, 4)
             >>> bool((dist.sample(5).local_means == dist.sample(5).local_means).all())
             True
@@ -187,7 +187,7 @@ def draw_instance(
     one: the env master generator's next child (keys one entry long, distinct from
     every two-entry key of the seeding table).
 
-    Example:
+    Examples:
         >>> dist = ProblemDistribution.zhu(3, 2)
         >>> p, i = draw_instance(dist, 5, "train", np.random.default_rng(0))
         >>> i == int(instance_seed(5).generate_state(1)[0])
@@ -206,7 +206,7 @@ def check_pinned(
     """A problem pinned by ``reset(options={"problem": p})``: checked against the
     distribution, or against the env's current problem's shape and reward range.
 
-    Example:
+    Examples:
         >>> current = MABProblem(np.zeros((2, 3)))
         >>> check_pinned(MABProblem(np.ones((2, 3)) / 2), None, current).n_arms
         3

@@ -26,7 +26,7 @@ def sample_rewards(
     Gaussian ``mu + sigma z`` with one standard normal each, clipped to [0, 1] for 2;
     into ``out``.
 
-    Example:
+    Examples:
         >>> sample_rewards(np.array([[1.0, 0.0]]), np.array([0]), 0, 1.0,
         ...                np.random.default_rng(0), np.empty(1)).tolist()
         [1.0]
@@ -51,7 +51,7 @@ def draw_sets(
     """A step's decision sets ``(N, K)`` as pool rows, the draws of
     ``LinearProblem.draw_sets`` one by one (its docstring gives the order).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems.linear import LinearProblem
         >>> p = LinearProblem(np.eye(4), [1.0, 0, 0, 0], set_size=3, n_agents=2, n_best=1)
         >>> mine = draw_sets(1, 4, np.random.default_rng(5), np.empty((2, 3), np.int64))

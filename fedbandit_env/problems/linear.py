@@ -22,7 +22,7 @@ bit for bit): with a best pool of ``B`` rows and ``P - B`` others, ``slot =
 integers(0, K, N)``, ``best = integers(0, B, N)``, ``others = integers(0, P - B, (N, K - 1))``;
 without one, ``integers(0, P, (N, K))``; with grouped sets, ``integers(0, P // K, N)``.
 
-Example:
+Examples:
     >>> p = dubey_synthetic(n_agents=3, dim=4, seed=0)
     >>> p.n_agents, p.dim, p.set_size, p.n_features
     (3, 4, 16, 176)
@@ -76,7 +76,7 @@ class LinearProblem:
             ``"gaussian"`` (``y = <x, theta_i> + sigma z``).
         sigma: Standard deviation of Gaussian noise (``>= 0``).
 
-    Example:
+    Examples:
         >>> p = LinearProblem([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], [0.2, 0.6], set_size=2,
         ...                   n_agents=2, noise="gaussian", sigma=0.0)
         >>> p.global_means.tolist()
@@ -180,7 +180,7 @@ class LinearProblem:
     def draw_sets(self, rng: np.random.Generator) -> IntArray:
         """Every agent's decision set of this step, as pool rows ``(N, K)``.
 
-        Example:
+        Examples:
             >>> p = LinearProblem(np.eye(3), [1.0, 0.0, 0.0], set_size=2, n_best=1)
             >>> sets = p.draw_sets(np.random.default_rng(1))
             >>> sets.shape, (sets == 0).sum(axis=1).tolist()
@@ -206,7 +206,7 @@ class LinearProblem:
         """One reward per agent: agent ``i`` chose pool row ``rows[i]`` (the draws of
         :func:`~fedbandit_env.problems.kernels.sample_rewards`, vectorized).
 
-        Example:
+        Examples:
             >>> p = LinearProblem(np.eye(2), [1.0, 0.0], set_size=1, noise="bernoulli")
             >>> p.sample(np.array([0, 1]), np.random.default_rng(0)).tolist()
             [1.0, 0.0]
@@ -265,7 +265,7 @@ def dubey_synthetic(
     global ``theta`` is unchanged and local means move by at most ``h`` (``h <= 0.2``
     keeps Bernoulli means in [0, 1]).
 
-    Example:
+    Examples:
         >>> p = dubey_synthetic(4, dim=3, seed=1, heterogeneity=0.1)
         >>> round(float(np.linalg.norm(p.theta.mean(axis=0))), 6)   # the global theta
         1.0
@@ -309,7 +309,7 @@ def from_features(
     every decision set is ``set_size`` rows drawn uniformly, rewards Gaussian around
     ``<x, theta>``.
 
-    Example:
+    Examples:
         >>> p = from_features(np.random.default_rng(0).random((50, 3)), [0.2, 0.3, 0.1], 5)
         >>> p.n_best, p.set_size, p.n_agents
         (0, 5, 2)

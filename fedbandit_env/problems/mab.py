@@ -61,7 +61,7 @@ class MABProblem:
             whose exact expected reward is used for regret, see ``mean_rewards``).
         sigma: Standard deviation of the Gaussian noise (ignored for Bernoulli).
 
-    Example:
+    Examples:
         >>> p = MABProblem([[0.9, 0.1], [0.0, 0.4]], noise="bernoulli")
         >>> p.n_agents, p.n_arms
         (2, 2)
@@ -170,7 +170,7 @@ class MABProblem:
         Returns:
             Float64 rewards of shape ``(n_agents,)``.
 
-        Example:
+        Examples:
             >>> p = MABProblem([[1.0, 0.0], [0.0, 1.0]])
             >>> p.sample(np.array([0, 0]), np.random.default_rng(0)).tolist()
             [1.0, 0.0]
@@ -194,7 +194,7 @@ class MABProblem:
     def with_noise(self, noise: NoiseKind, sigma: float | None = None) -> MABProblem:
         """The same means under another noise model.
 
-        Example:
+        Examples:
             >>> MABProblem([[0.5]], noise="bernoulli").with_noise("gaussian", 0.1).sigma
             0.1
         """
@@ -220,7 +220,7 @@ def zhu_synthetic(
     which is possible whenever ``n_agents <= n_arms!``.  The paper adds zero-mean
     Gaussian noise of variance 1, our default.
 
-    Example:
+    Examples:
         >>> p = zhu_synthetic(3, 5, seed=0)
         >>> p.local_means.shape, p.noise, p.sigma
         ((3, 5), 'gaussian', 1.0)
@@ -247,7 +247,7 @@ def homogeneous(
 ) -> MABProblem:
     """Li & Song's homogeneous instance: one mean vector, uniform in [0, 1], for all agents.
 
-    Example:
+    Examples:
         >>> p = homogeneous(4, 3, seed=1)
         >>> bool(np.all(p.local_means == p.local_means[0]))
         True
@@ -289,7 +289,7 @@ def conflicting(
         noise: Reward noise, see :class:`MABProblem`.
         sigma: Gaussian noise scale.
 
-    Example:
+    Examples:
         >>> p = conflicting(10, 5, conflict_fraction=0.5, gap=0.1, seed=0)
         >>> len(p.conflicting_agents), bool(p.min_gap >= 0.1)
         (5, True)

@@ -34,7 +34,7 @@ def make_protocol(
     whole messages to every neighbour anyway (broadcast, rounds), ``participation`` by
     all but ``"server"``, ``gamma`` (hops) by all but ``"local"``.
 
-    Example:
+    Examples:
         >>> make_protocol("random_edge_gossip", public_dim=3)
         RandomEdgeGossip(public_dim=3)
         >>> make_protocol("server", participation=0.4)

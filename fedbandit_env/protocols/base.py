@@ -39,7 +39,7 @@ class Delivery:
             step (protocols with :attr:`Protocol.has_server`).
         server_mask: ``(N,)`` bool array or ``None``: True where the server sent something.
 
-    Example:
+    Examples:
         >>> d = Delivery(np.zeros((2, 2, 1)), np.eye(2, dtype=bool)[::-1], 1, 0)
         >>> d.mask.sum(axis=1).tolist()
         [1, 1]
@@ -60,7 +60,7 @@ class Protocol(ABC):
     Subclasses set :attr:`requires_connected` and implement :meth:`route`; stateful
     ones also override :meth:`reset`.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.protocols import Broadcast
         >>> from fedbandit_env.network import Network
         >>> proto = Broadcast()
@@ -131,7 +131,7 @@ def deliver_mask(
     """Hand ``messages[s]`` to every ``r`` with ``mask[r, s]``, and only its first
     ``public_dim`` entries to every ``r`` with ``public_mask[r, s]`` but not ``mask[r, s]``.
 
-    Example:
+    Examples:
         >>> d = deliver_mask(np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]], bool))
         >>> d.messages[:, :, 0].tolist()
         [[0.0, 2.0], [0.0, 0.0]]

@@ -13,7 +13,7 @@ class Broadcast(Protocol):
     Zhu et al. let neighbours see each other's pull counts every step.  It uses every
     edge in both directions, so it counts ``|E|`` peer links per step.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from fedbandit_env.network import Network
         >>> b = Broadcast()

@@ -54,7 +54,7 @@ class _Gossip(Protocol):
 class RandomEdgeGossip(_Gossip):
     """One uniformly random edge per step; its two agents swap messages.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from fedbandit_env.network import Network
         >>> g = RandomEdgeGossip()
@@ -74,7 +74,7 @@ class NeighbourGossip(_Gossip):
     An agent may therefore hear from several agents in one step (its own callee and
     whoever called it).  Each distinct call is one peer link.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> from fedbandit_env.network import Network
         >>> g = NeighbourGossip()

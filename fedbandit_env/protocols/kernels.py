@@ -16,7 +16,7 @@ def random_edge_pair(
     """The draw of :func:`random_edge`: the endpoints of one edge chosen uniformly (one
     ``integers`` draw). The batched path keeps the pair instead of an ``N x N`` mask.
 
-    Example:
+    Examples:
         >>> random_edge_pair(np.array([[0, 1]]), np.random.default_rng(0))
         (0, 1)
     """
@@ -31,7 +31,7 @@ def random_edge(
     """Zhu et al.'s gossip: one edge uniformly at random (one ``integers`` draw), written
     as a symmetric partner mask into ``mask`` (cleared first).
 
-    Example:
+    Examples:
         >>> random_edge(np.array([[0, 1]]), np.random.default_rng(0),
         ...             np.ones((2, 2), bool)).tolist()
         [[False, True], [True, False]]
@@ -50,7 +50,7 @@ def neighbour_calls(
     """Every agent calls one uniformly random neighbour (one uniform each, agent order);
     calls are symmetric; written into ``mask`` (cleared first).
 
-    Example:
+    Examples:
         >>> nb = np.array([[1], [0]])
         >>> neighbour_calls(nb, np.array([1, 1]), np.random.default_rng(0),
         ...                 np.zeros((2, 2), bool)).tolist()
@@ -74,7 +74,7 @@ def choose_subset(
     (cleared first): a partial Fisher-Yates shuffle, one ``integers`` draw per pick, and
     no draw at all when every candidate is chosen. Li & Song's partial participation.
 
-    Example:
+    Examples:
         >>> choose_subset(np.arange(5), 2, np.random.default_rng(0),
         ...               np.zeros(5, bool)).sum().item()
         2
@@ -100,7 +100,7 @@ def mean_rows(
     """Mean of the selected rows of ``values``, summed in row order (a fixed order, so
     every path that aggregates the same rows gets the same bits), written into ``out``.
 
-    Example:
+    Examples:
         >>> mean_rows(np.array([[1.0, 2.0], [3.0, 6.0], [9.0, 9.0]]),
         ...           np.array([True, True, False]), np.zeros(2)).tolist()
         [2.0, 4.0]
@@ -126,7 +126,7 @@ def weighted_mean_rows(
     written into ``out``: the server's average of sink means, each weighted by its
     number of agents. With unit weights it is :func:`mean_rows` bit for bit.
 
-    Example:
+    Examples:
         >>> weighted_mean_rows(np.array([[0.2], [1.0]]), np.array([3.0, 1.0]),
         ...                    np.zeros(1)).round(6).tolist()
         [0.4]

@@ -31,7 +31,7 @@ class LocalProtocol(Protocol):
     Args:
         gamma: The time-to-live in hops (``>= 1``).
 
-    Example:
+    Examples:
         >>> proto = LocalProtocol(gamma=2)
         >>> proto.reset(Network.path(3), np.random.default_rng(0))
         >>> first = proto.route(np.array([[1.0], [2.0], [3.0]]), t=1)

@@ -65,7 +65,7 @@ SEND_FLAG = 0
 def participants(participation: float, n_agents: int) -> int:
     """``ceil(p * M)`` uploaders of a round, robust to float error (``0.6 * 5`` is 3).
 
-    Example:
+    Examples:
         >>> participants(0.6, 5), participants(0.2, 50), participants(1.0, 7)
         (3, 10, 7)
     """
@@ -112,7 +112,7 @@ class ServerRounds(Protocol):
         participation: Rate ``p`` in ``(0, 1]``; ``ceil(p * flagged)`` flagged agents,
             drawn uniformly without replacement from the protocol's generator, upload.
 
-    Example:
+    Examples:
         >>> proto = ServerRounds(participation=0.5)
         >>> proto.reset(Network.complete(4), np.random.default_rng(0))
         >>> msgs = np.array([[1, 0.2], [1, 0.4], [1, 0.6], [1, 0.8]])
@@ -163,7 +163,7 @@ def gis_slot(adjacency: IntArray, edges: IntArray, held: BoolArray, new: BoolArr
     a neighbour missing an advertised payload sends REQ and gets DATA. Returns the edges
     (rows of ``edges``) that carried an ADV this slot.
 
-    Example:
+    Examples:
         >>> net = Network.path(3)
         >>> held = np.eye(3, dtype=bool); new = held.copy()
         >>> gis_slot(net.adjacency.astype(int), net.edges, held, new).tolist()
@@ -203,7 +203,7 @@ class _Flood:
 class Flooding(Protocol):
     """Global Information Synchronization (Li & Song, Algorithm 2) on a connected graph.
 
-    Example:
+    Examples:
         >>> proto = Flooding()
         >>> proto.reset(Network.path(3), np.random.default_rng(0))
         >>> first = proto.route(np.array([[1, 0.1], [1, 0.2], [1, 0.3]]), t=1)
@@ -265,7 +265,7 @@ def find_sinks(network: Network) -> tuple[IntArray, IntArray]:
     Returns:
         ``(sinks, delays)``, one entry per component of ``network.components``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network.graph import make_components
         >>> sinks, delays = find_sinks(make_components((4, 1, 5), "path"))
         >>> sinks.tolist(), delays.tolist()
@@ -291,7 +291,7 @@ class Hybrid(Protocol):
     The components are the network's connected components (build one with
     :func:`~fedbandit_env.network.graph.make_components`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network.graph import make_components
         >>> proto = Hybrid()
         >>> proto.reset(make_components((3, 1), "path"), np.random.default_rng(0))
@@ -382,7 +382,7 @@ def round_schedule(protocol: Protocol, network: Network) -> tuple[IntArray, IntA
     ``j`` after the upload step (its length - 1 is the delay). The batched kernels replay
     these counts, so they cannot drift from the protocol. Not for participation draws.
 
-    Example:
+    Examples:
         >>> round_schedule(Flooding(), Network.star(4))
         (array([3, 3]), array([0, 0]))
     """

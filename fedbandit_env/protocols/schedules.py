@@ -16,7 +16,7 @@ graph's adjacency, and the number of calls, each call one peer link (Li & Song's
 - :class:`Periodic`: every neighbour pair every ``period`` steps, nobody in between;
 - any callable ``(network, rng, t) -> mask`` (:class:`UserSchedule` checks its masks).
 
-Example:
+Examples:
     >>> from fedbandit_env.network import Network
     >>> mask, calls = RandomMatching().draw(Network.ring(6), np.random.default_rng(0), t=1)
     >>> bool((mask.sum(axis=1) <= 1).all()), calls == int(mask.sum()) // 2
@@ -39,7 +39,7 @@ from fedbandit_env.validation import check_int
 class Schedule(ABC):
     """Who gossips at a step: :meth:`draw` gives the partner mask and the calls made.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> mask, calls = RandomEdge().draw(Network.path(3), np.random.default_rng(0), t=1)
         >>> int(mask.sum()), calls
@@ -61,7 +61,7 @@ class RandomEdge(Schedule):
     """Zhu et al.'s gossip: one edge of ``E``, uniformly (one ``integers`` draw, as the
     compiled :func:`~fedbandit_env.protocols.kernels.random_edge`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> RandomEdge().draw(Network.path(2), np.random.default_rng(0), t=1)[1]
         1
@@ -83,7 +83,7 @@ class NeighbourCalls(Schedule):
     :func:`~fedbandit_env.protocols.kernels.neighbour_calls`); each distinct pair is one
     call.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> mask, calls = NeighbourCalls().draw(Network.star(4), np.random.default_rng(0), 1)
         >>> mask.astype(int).tolist()[0], calls
@@ -106,7 +106,7 @@ class RandomMatching(Schedule):
     """A random maximal matching: the edges in a uniformly random order (one
     permutation draw), each kept when neither end is taken yet.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> mask, calls = RandomMatching().draw(Network.complete(4), np.random.default_rng(1), 1)
         >>> calls, mask.sum(axis=1).tolist()
@@ -138,7 +138,7 @@ class Periodic(Schedule):
         period: Steps between two rounds of exchanges (``>= 1``; 1 is broadcast).
         offset: The first exchange's step modulo ``period``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> s, net = Periodic(3), Network.path(3)
         >>> [s.draw(net, np.random.default_rng(0), t)[1] for t in range(1, 7)]
@@ -165,7 +165,7 @@ class UserSchedule(Schedule):
     """A user's function ``(network, rng, t) -> (N, N) bool mask`` as a schedule; the
     mask is made symmetric and checked to lie on the graph's edges.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.network import Network
         >>> first = UserSchedule(lambda net, rng, t: np.eye(3, k=1, dtype=bool))
         >>> first.draw(Network.path(3), np.random.default_rng(0), 1)[1]
@@ -207,7 +207,7 @@ def make_schedule(schedule: str | Schedule | Callable[..., Any]) -> Schedule:
     """A :class:`Schedule` from a name (``"random_edge"``, ``"neighbour_calls"``,
     ``"random_matching"``, ``"periodic:k"``), a schedule, or a user function.
 
-    Example:
+    Examples:
         >>> make_schedule("periodic:4"), make_schedule("random_edge")
         (Periodic(period=4, offset=0), RandomEdge())
     """

@@ -28,7 +28,7 @@ def sync_message_dim(dim: int) -> int:
     """Message length of the linear family over this protocol: the flag and one
     ``(d + 1) x (d + 1)`` statistic ``sum [x y]^T [x y]``, flattened.
 
-    Example:
+    Examples:
         >>> sync_message_dim(10)
         122
     """
@@ -38,7 +38,7 @@ def sync_message_dim(dim: int) -> int:
 class Synchronize(Protocol):
     """Any flag starts a round in which every agent uploads; the server returns the sum.
 
-    Example:
+    Examples:
         >>> proto = Synchronize()
         >>> proto.reset(Network.complete(3), np.random.default_rng(0))
         >>> d = proto.route(np.array([[0, 1.0], [1, 2.0], [0, 4.0]]), t=1)

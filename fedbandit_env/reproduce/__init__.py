@@ -7,7 +7,7 @@ group ``fedbandit_env.policies`` (:func:`register_paper`): each turns its figure
 intervals, verdict, why). :func:`reproduce` runs them at a scale and writes
 ``reproduction.md`` with its figures. The core names no paper and no policy.
 
-Example:
+Examples:
     >>> scale_names()
     ('quick', 'paper')
     >>> len(row_keys()) == sum(len(p.keys) for p in papers().values())
@@ -38,7 +38,7 @@ class Paper:
         keys: The keys of its rows, in report order.
         scales: Scale name -> one sentence for the report (what that scale runs).
 
-    Example:
+    Examples:
         >>> Paper("p", lambda scale, figures: [], ("p_fig1",), {"quick": "p at T = 10"}).keys
         ('p_fig1',)
     """
@@ -72,7 +72,7 @@ def register_paper(
 ) -> Paper:
     """Register a paper for ``fedbandit reproduce`` (again under the same name: replaced).
 
-    Example:
+    Examples:
         >>> p = register_paper("toy", lambda s, f: [], keys=("toy_a",), scales={"quick": "toy"})
         >>> "toy" in papers()
         True
@@ -93,7 +93,7 @@ def deregister_paper(name: str) -> None:
 def papers() -> dict[str, Paper]:
     """The registered papers, in registration order (plugins loaded first).
 
-    Example:
+    Examples:
         >>> list(papers())
         ['zhu', 'li_song', 'dubey', 'martinez_rubio']
     """

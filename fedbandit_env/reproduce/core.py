@@ -45,7 +45,7 @@ class Row:
         stability: Whether two disjoint halves of the trials give the same verdict
             (:func:`stability`; ``""``: not assessed, e.g. an exact count).
 
-    Example:
+    Examples:
         >>> Row("k", "Zhu et al.", "Fig. 2(a)", "c", "s", "m", "reproduced", "w").verdict
         'reproduced'
     """
@@ -75,7 +75,7 @@ class Row:
 def at(curves: RegretCurves, fraction: float = 1.0) -> FloatArray:
     """Per-agent regret of every trial at the recorded step nearest ``fraction * T``.
 
-    Example:
+    Examples:
         >>> c = RegretCurves("p", np.array([5, 10]), np.arange(8.0).reshape(2, 2, 2))
         >>> at(c, 0.5).tolist(), at(c).tolist()
         ([1.0, 5.0], [2.0, 6.0])
@@ -87,7 +87,7 @@ def at(curves: RegretCurves, fraction: float = 1.0) -> FloatArray:
 def mean_ci(x: FloatArray) -> str:
     """``mean [lo, hi]`` with the 95% bootstrap interval of the mean.
 
-    Example:
+    Examples:
         >>> mean_ci(np.array([1.0, 2.0, 3.0]))
         '2.0 [1.0, 3.0]'
     """
@@ -113,7 +113,7 @@ def _resampled_means(x: FloatArray, rng: np.random.Generator, n: int = 4000) -> 
 def difference_ci(a: FloatArray, b: FloatArray, seed: int = 0) -> tuple[float, float]:
     """95% bootstrap interval of ``mean(a) - mean(b)`` (independent trials).
 
-    Example:
+    Examples:
         >>> lo, hi = difference_ci(np.array([5.0, 6, 7]), np.array([1.0, 2, 3]))
         >>> 2.0 <= lo <= hi <= 6.0
         True
@@ -127,7 +127,7 @@ def difference_ci(a: FloatArray, b: FloatArray, seed: int = 0) -> tuple[float, f
 def ratio_ci(a: FloatArray, b: FloatArray, seed: int = 0) -> tuple[float, float, float]:
     """``mean(a) / mean(b)`` and its 95% bootstrap interval.
 
-    Example:
+    Examples:
         >>> r, lo, hi = ratio_ci(np.array([1.0, 1.2, 0.8]), np.array([2.0, 2.1, 1.9]))
         >>> round(r, 2), lo < r < hi
         (0.5, True)
@@ -142,7 +142,7 @@ def less(a: FloatArray, b: FloatArray) -> str:
     """Is ``mean(a) < mean(b)``? ``"confirmed"``, ``"contradicted"``, ``"within noise"``,
     or ``"equal"`` (every trial gives the same value to both, as deterministic costs do).
 
-    Example:
+    Examples:
         >>> less(np.array([1.0, 1.1, 0.9]), np.array([3.0, 3.1, 2.9]))
         'confirmed'
         >>> less(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
@@ -162,7 +162,7 @@ def parts(confirmed: Sequence[bool]) -> Verdict:
     """The verdict of a claim made of parts: reproduced when every part is confirmed,
     not reproduced when none is, partly otherwise.
 
-    Example:
+    Examples:
         >>> parts([True, True]), parts([True, False]), parts([False])
         ('reproduced', 'partly', 'not reproduced')
     """
@@ -178,7 +178,7 @@ def ordering(labels: Sequence[str], values: Sequence[FloatArray]) -> tuple[Verdi
     ``reproduced``: every consecutive pair confirmed; ``not reproduced``: none is (or
     one is contradicted); ``partly``: otherwise.
 
-    Example:
+    Examples:
         >>> v, text = ordering(["a", "b"], [np.array([3.0, 3.1]), np.array([1.0, 1.1])])
         >>> v, text
         ('reproduced', 'a > b confirmed')
@@ -196,7 +196,7 @@ def halves(values: Sequence[FloatArray]) -> tuple[list[FloatArray], list[FloatAr
     """Two disjoint halves of the trials of every array: the even- and the odd-numbered
     trials (trial ``j`` of every array stays with trial ``j`` of the others).
 
-    Example:
+    Examples:
         >>> a, b = halves([np.arange(5.0)])
         >>> a[0].tolist(), b[0].tolist()
         ([0.0, 2.0, 4.0], [1.0, 3.0])
@@ -210,7 +210,7 @@ def stability(judge: Callable[[Sequence[FloatArray]], str], values: Sequence[Flo
     the halves' verdicts), ``"not assessed: ..."`` below 4 trials (a half of one trial
     has no interval).
 
-    Example:
+    Examples:
         >>> def judge(v):
         ...     return ordering(["a", "b"], v)[0]
         >>> rng = np.random.default_rng(0)
@@ -232,7 +232,7 @@ def stability(judge: Callable[[Sequence[FloatArray]], str], values: Sequence[Flo
 def table(labels: Sequence[str], values: Sequence[FloatArray]) -> str:
     """``label: mean [lo, hi]`` for each, joined for a markdown cell.
 
-    Example:
+    Examples:
         >>> table(["a"], [np.array([1.0, 1.0])])
         'a: 1.0 [1.0, 1.0]'
     """

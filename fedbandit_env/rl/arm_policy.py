@@ -56,7 +56,7 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
         ValueError: If the observation has no per-arm ``means`` / ``private_means`` and
             ``counts`` (add ``LocalStatistics`` or ``PrivateRewards``).
 
-    Example:
+    Examples:
         >>> sp = spaces.Dict({"arm": spaces.Discrete(3), "counts": spaces.Box(0, 9, (3,)),
         ...                   "means": spaces.Box(0, 1, (3,)), "reward": spaces.Box(0, 1, (1,)),
         ...                   "step": spaces.Box(0, 9, (1,))})
@@ -113,7 +113,7 @@ def arm_policy_kwargs(env: Any, hidden: int = 64) -> dict[str, Any]:
     (:class:`~fedbandit_env.rl.AgentVecEnv`, :class:`~fedbandit_env.rl.SingleAgentEnv`,
     or a ``gymnasium.make`` of it).
 
-    Example:
+    Examples:
         >>> import gymnasium as gym
         >>> import fedbandit_env
         >>> env = gym.make("fedbandit/FederatedMABSingle-v0", others="gossip_ucb",
@@ -136,7 +136,7 @@ class ArmFeatures(BaseFeaturesExtractor):
         layout: :func:`arm_layout` of the agent's Dict observation.
         hidden: Width of every arm's embedding.
 
-    Example:
+    Examples:
         >>> sp = spaces.Dict({"arm": spaces.Discrete(3), "counts": spaces.Box(0, 9, (3,)),
         ...                   "means": spaces.Box(0, 1, (3,)), "step": spaces.Box(0, 9, (1,))})
         >>> f = ArmFeatures(flat_box(sp), arm_layout(sp, scale=False), hidden=8)
@@ -244,7 +244,7 @@ class ArmScoringPolicy(ActorCriticPolicy):
         hidden: Embedding width.
         **kwargs: Passed to ``ActorCriticPolicy`` (``net_arch`` is fixed to ``[]``).
 
-    Example:
+    Examples:
         >>> from stable_baselines3 import PPO
         >>> from fedbandit_env.rl import AgentVecEnv, LearnerStack
         >>> from fedbandit_env.runner.scenario import Scenario

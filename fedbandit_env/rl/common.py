@@ -28,7 +28,7 @@ def check_reward(reward: str) -> str:
       mean of its own pull, which every agent maximises alone by playing its locally
       best arm - exactly the bias the federation exists to overcome.
 
-    Example:
+    Examples:
         >>> check_reward("local")
         'local'
     """
@@ -45,7 +45,7 @@ def learner_rewards(
 ) -> list[float]:
     """The rewards ``agents`` are trained on after one env step (see :func:`check_reward`).
 
-    Example:
+    Examples:
         >>> infos = {"a": {"regret": 0.25}, "b": {"regret": 0.75}}
         >>> learner_rewards("neg_regret", {"a": 1.0, "b": 0.0}, infos, ["a", "b"])
         [-0.25, -0.75]
@@ -67,7 +67,7 @@ def scale_box(box: spaces.Box) -> tuple[np.ndarray, np.ndarray]:
     Counts and the step run up to the horizon: unscaled, they dwarf means in ``[0, 1]``
     and a small network learns slowly from them.
 
-    Example:
+    Examples:
         >>> off, fac = scale_box(spaces.Box(np.array([0.0, -np.inf]), np.array([200.0, np.inf])))
         >>> np.round(np.array([200.0, 5.0]) * fac + off, 6).tolist()
         [1.0, 5.0]
@@ -89,7 +89,7 @@ def batch_observations(
     """The agents' observations as one batch, agent by agent: an ``(N, D)`` float32 array
     when flattening, else a dict of stacked arrays (SB3's ``MultiInputPolicy`` layout).
 
-    Example:
+    Examples:
         >>> sp = spaces.Dict({"a": spaces.Discrete(2)})
         >>> batch_observations(sp, {"x": {"a": 1}, "y": {"a": 0}}, ["x", "y"], True).tolist()
         [[0.0, 1.0], [1.0, 0.0]]

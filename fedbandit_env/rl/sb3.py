@@ -45,7 +45,7 @@ class AgentVecEnv(VecEnv):
         scale: Map every bounded entry of the flat observation onto ``[-1, 1]``
             (:func:`~fedbandit_env.rl.common.scale_box`); the box then says so.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> venv = AgentVecEnv(federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=2))
         >>> _ = venv.seed(0); obs = venv.reset()

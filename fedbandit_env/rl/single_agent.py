@@ -45,7 +45,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
             exactly as a Gossip_UCB agent with its pulls would (the team must read the
             pulled arm from ``observation["arm"]``, as every reference policy does).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.registry import make
         >>> env = SingleAgentEnv(federated_mab_v0.parallel_env(n_arms=3, horizon=4),
@@ -177,7 +177,7 @@ def make_single_agent(
     them, the learner speaks the team's protocol (``speak="team"``): it hears the
     team's messages and its own are those its team member would send after its pulls.
 
-    Example:
+    Examples:
         >>> import gymnasium as gym
         >>> import fedbandit_env
         >>> env = gym.make("fedbandit/FederatedMABSingle-v0", n_agents=3, n_arms=3)

@@ -50,7 +50,7 @@ class LearnerStack:
         memory: Add the latest message heard from each neighbour (``HeldMessages``):
             what random-edge gossip needs, where one neighbour speaks a step.
 
-    Example:
+    Examples:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
         >>> env = stack.make_env(Scenario(n_agents=3, n_arms=2, horizon=5, protocol="broadcast"))
         >>> sorted(env.observation_space("agent_0").spaces)
@@ -80,7 +80,7 @@ class LearnerStack:
             ValueError: For a round-based setting (``server``, ``flooding``,
                 ``hybrid``), whose messages follow a protocol a learner does not speak.
 
-        Example:
+        Examples:
             >>> LearnerStack.for_setting("gossip+private", 1.0).share_means
             True
         """
@@ -128,7 +128,7 @@ class LearnerStack:
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """The message a learner sends: its means (private ones under privacy).
 
-        Example:
+        Examples:
             >>> LearnerStack(share_means=True).message_fn("agent_0", {"means": [0.5, 1.0]})
             array([0.5, 1. ], dtype=float32)
         """
@@ -154,7 +154,7 @@ class LearnerStack:
 def sidecar(model_path: str | Path) -> Path:
     """``model.zip`` -> ``model.fedbandit.json``.
 
-    Example:
+    Examples:
         >>> sidecar("runs/ppo.zip").name
         'ppo.fedbandit.json'
     """
@@ -166,7 +166,7 @@ def sidecar(model_path: str | Path) -> Path:
 def algorithm(algo: str) -> Any:
     """The stable-baselines3 (or sb3-contrib) class of ``algo``.
 
-    Example:
+    Examples:
         >>> algorithm("recurrent_ppo").__name__
         'RecurrentPPO'
     """

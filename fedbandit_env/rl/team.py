@@ -34,7 +34,7 @@ def model_arms(
     ``policy.get_distribution``); a model without one (DQN, whose policy is the argmax
     of its Q-values, or any bare ``predict``) acts through ``predict(deterministic=True)``.
 
-    Example:
+    Examples:
         >>> class Fixed:
         ...     def predict(self, obs, deterministic=True):
         ...         return np.zeros(len(obs), dtype=int), None
@@ -73,7 +73,7 @@ class ModelTeam(Team):
         message_fn: Each agent's message when the env carries messages (default zeros).
         scale: Scale observations as the model was trained (``AgentVecEnv(scale=...)``).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> class Always1:
         ...     def predict(self, obs, deterministic=True):
@@ -166,7 +166,7 @@ class LearnerAmong(Team):
         deterministic: The most likely arm, or (default) a seeded draw
             (:func:`model_arms`).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.registry import make
         >>> from fedbandit_env.rl.single_agent import make_single_agent
         >>> env = make_single_agent("gossip_ucb", "neighbours", n_agents=3, n_arms=3).env

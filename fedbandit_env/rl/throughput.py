@@ -24,7 +24,7 @@ class ConstantEnv(gym.Env[np.ndarray, Any]):
     """A Gymnasium env with given spaces that does nothing: constant observation, zero
     reward, truncated after ``horizon`` steps.
 
-    Example:
+    Examples:
         >>> env = ConstantEnv(gym.spaces.Box(0.0, 1.0, (3,)), gym.spaces.Discrete(2), 2)
         >>> obs, _ = env.reset(seed=0); env.step(1)[3], env.step(0)[3]
         (False, True)
@@ -59,7 +59,7 @@ def training_throughput(
     """Agent-steps per second of PPO on the federated env and on constant envs of the
     same spaces (one torch thread), and the share of training time the env costs.
 
-    Example:
+    Examples:
         >>> r = training_throughput("local", timesteps=512, n_agents=2, n_arms=2)
         >>> sorted(r)
         ['env_share', 'federated', 'plain']

@@ -32,7 +32,7 @@ from fedbandit_env.runner.scenario import Scenario
 def set_torch_threads(threads: int | None = 1) -> int:
     """Set torch's intra-op thread count (``None``: leave it); returns the count in use.
 
-    Example:
+    Examples:
         >>> set_torch_threads(None) >= 1
         True
     """
@@ -80,7 +80,7 @@ def train_model(
     Returns:
         The saved model's path.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> s = Scenario(n_agents=2, n_arms=2, horizon=8, setting="local")
         >>> path = train_model("a2c", s, LearnerStack.for_setting("local"), 32, tempfile.mkdtemp())
@@ -162,7 +162,7 @@ def episode_stats(window: int = 100) -> Any:
     TensorBoard), averaged over the last ``window`` agent-episodes. Logged, never used
     for learning: the regret is what a researcher watches, not what an agent sees.
 
-    Example:
+    Examples:
         >>> cb = episode_stats(window=2)
         >>> cb.add({"cumulative_regret": 3.0, "cumulative_comm_cost": 10.0, "epsilon": 1.0})
         >>> cb.add({"cumulative_regret": 1.0, "cumulative_comm_cost": 0.0})

@@ -5,7 +5,7 @@ where the scenario is built, before anything runs: the PettingZoo path and the f
 (which builds no env and skips the env's own checks) see the same refusals. Each error
 is one line naming the option, its value and what is allowed.
 
-Example:
+Examples:
     >>> from fedbandit_env.runner.scenario import Scenario
     >>> Scenario(link_costs=(-5.0, 1.0))
     Traceback (most recent call last):

@@ -2,7 +2,7 @@
 user's own factories) on one scenario, in one information setting, with the floor and
 ceiling of the table added.
 
-Example:
+Examples:
     >>> from fedbandit_env.policies import FixedArm
     >>> from fedbandit_env.runner.scenario import Scenario
     >>> s = Scenario(n_agents=3, n_arms=3, horizon=50)
@@ -30,7 +30,7 @@ def floor_and_ceiling(linear: bool) -> list[str]:
     the policies registered with the tags ``floor`` then ``ceiling`` that play the
     scenario's bandit.
 
-    Example:
+    Examples:
         >>> floor_and_ceiling(False), floor_and_ceiling(True)
         (['random', 'oracle_ucb'], ['pooled_lin_ucb'])
     """
@@ -42,7 +42,7 @@ def policy_name(policy: str | registry.PolicySpec | Callable[..., Any]) -> str:
     """How a sweep names a policy in keys, ``sweep.json`` and tables: an id or saved
     model as given, a spec by its id, a factory by its import path.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.policies import FixedArm
         >>> policy_name("random"), policy_name(FixedArm)
         ('random', 'fedbandit_env.policies:FixedArm')
@@ -62,7 +62,7 @@ def policy_name(policy: str | registry.PolicySpec | Callable[..., Any]) -> str:
 def policy_label(policy: str | registry.PolicySpec | Callable[..., Any]) -> str:
     """A policy's name in result tables: the id, or a factory's short name.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.policies import FixedArm
         >>> policy_label("random"), policy_label(FixedArm)
         ('random', 'FixedArm')

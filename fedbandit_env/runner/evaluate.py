@@ -23,7 +23,7 @@ from fedbandit_env.settings import get_setting
 def is_model(policy: str) -> bool:
     """Whether ``policy`` names a saved model (``"ppo:path.zip"``) rather than an id.
 
-    Example:
+    Examples:
         >>> is_model("ppo:runs/a.zip"), is_model("gossip_ucb")
         (True, False)
     """
@@ -71,7 +71,7 @@ def evaluate(
         The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"`` or
         ``"interactive"``) filled in.
 
-    Example:
+    Examples:
         >>> c = evaluate("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=40),
         ...              trials=2, first_trial=1, record_every=20)
         >>> c.seeds.tolist(), c.regret.shape, c.meta["path"]
@@ -172,7 +172,7 @@ def as_spec(
     A factory becomes an unregistered spec named ``label``, or its ``__name__`` where
     that is a valid id, or ``"custom"``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.policies import FixedArm
         >>> as_spec(FixedArm).id, as_spec("gossip_ucb").family, as_spec("ppo:m.zip")
         ('FixedArm', 'gossip', None)

@@ -69,7 +69,7 @@ def needs_compiling(runner: Callable[..., Any]) -> bool:
     where numba does (beside the sources, or under ``NUMBA_CACHE_DIR``); ``False`` once
     the process has said it for this family (the notice comes once per command).
 
-    Example:
+    Examples:
         >>> needs_compiling(print)  # a builtin: nothing to compile
         False
     """
@@ -94,7 +94,7 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
     """The faults ``scenario`` switches on that ``runner`` does not model (a runner lists
     the ones it does in its ``faults`` attribute).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.runner.scenario import Scenario
         >>> unmodelled_faults(print, Scenario(loss=0.1, delay=2))
         ['loss', 'delay']
@@ -116,7 +116,7 @@ class TrialResult:
         comm_cost: The network's cumulative communication cost at the recorded steps
             (``None``: the policy never talks).
 
-    Example:
+    Examples:
         >>> TrialResult(np.zeros((2, 1)), np.zeros((0, 2), int), np.zeros((0, 2))).comm_cost is None
         True
     """
@@ -148,7 +148,7 @@ class TrialSetup:
             <fedbandit_env.runner.plan.StackPlan.generator>`), never from a depth of its
             own.
 
-    Example:
+    Examples:
         >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
         ...                    False, {})
         >>> st.mu.shape, [b.shape for b in st.buffers()]
@@ -214,7 +214,7 @@ policy's ``fast_entry_point``)."""
 def has_fast_path(policy_id: str) -> bool:
     """Whether ``policy_id`` registered a per-trial runner.
 
-    Example:
+    Examples:
         >>> has_fast_path("gossip_ucb"), has_fast_path("ppo:model.zip")
         (True, False)
     """
@@ -227,7 +227,7 @@ def check_bandit(spec: registry.PolicySpec, scenario: Scenario) -> None:
     """Refuse a policy on the other kind of bandit than the one it declares
     (:attr:`~fedbandit_env.registry.PolicySpec.bandit`).
 
-    Example:
+    Examples:
         >>> check_bandit(registry.spec("lin_ucb"), Scenario())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -282,7 +282,7 @@ def run_fast(
     Raises:
         ValueError: For a policy without a fast path, or bad counts.
 
-    Example:
+    Examples:
         >>> c = run_fast("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=50), 2,
         ...              record_every=25, progress=False)
         >>> c.regret.shape

@@ -9,7 +9,7 @@ every policy: :class:`~fedbandit_env.wrappers.Byzantine` (lies before routing),
 :class:`~fedbandit_env.wrappers.MessageLoss`, all above the privacy wrapper (which stays
 at depth 0). These runs take the PettingZoo path (``run_fast`` refuses them).
 
-Example:
+Examples:
     >>> from fedbandit_env import federated_mab_v0
     >>> env = federated_mab_v0.parallel_env(horizon=5, message_dim=2)
     >>> faulty = apply_faults(env, {"loss": 0.1, "delay": 2, "byzantine": 0, "crash": 0.0})
@@ -70,7 +70,7 @@ class Fault:
     """One network fault: the field that switches it on, the fields that only qualify it
     (moot while it is off), and its wrapper layer built from the scenario's values.
 
-    Example:
+    Examples:
         >>> [f.switch.name for f in FAULTS]
         ['byzantine', 'crash', 'delay', 'loss']
     """
@@ -148,7 +148,7 @@ FAULT_SWITCHES: tuple[str, ...] = tuple(f.switch.name for f in FAULTS)
 def has_faults(faults: Mapping[str, Any]) -> bool:
     """Whether any fault is switched on (``attack`` and ``recover`` only qualify others).
 
-    Example:
+    Examples:
         >>> has_faults({"loss": 0.0, "delay": 0, "byzantine": 1}), has_faults({"loss": 0.0})
         (True, False)
     """
@@ -158,7 +158,7 @@ def has_faults(faults: Mapping[str, Any]) -> bool:
 def check_faults(faults: Mapping[str, Any], n_agents: int) -> None:
     """Refuse a fault field outside its range, in one line naming it.
 
-    Example:
+    Examples:
         >>> check_faults({"byzantine": 3}, n_agents=3)
         Traceback (most recent call last):
         ...
@@ -179,7 +179,7 @@ def fault_layers(faults: Mapping[str, Any]) -> list[Layer]:
     """The layers of the faults ``faults`` switches on, innermost first (see the module
     docstring); each draws from its own wrapper stream.
 
-    Example:
+    Examples:
         >>> [x.name for x in fault_layers({"loss": 0.1, "byzantine": 1})]
         ['Byzantine', 'MessageLoss']
     """
@@ -193,7 +193,7 @@ def apply_faults(
     """``env`` under the faults ``faults`` switches on (see the module docstring); an env
     without messages has nothing to lose, delay or forge and is returned as it is.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = federated_mab_v0.parallel_env(horizon=5, message_dim=2)
         >>> type(apply_faults(env, {"delay": 1})).__name__

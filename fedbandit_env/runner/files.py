@@ -7,7 +7,7 @@ moment leaves either the old file or the new one, never half of one. Commands ch
 their output folder is writable *before* they compute anything
 (:func:`check_writable`), so a typo in ``--out`` costs a second, not the run.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from pathlib import Path
     >>> path = Path(tempfile.mkdtemp()) / "a.txt"
@@ -47,7 +47,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     from it still work); renamed over ``path`` when the block ends without an error,
     removed otherwise. The folder is created if needed.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> target = Path(tempfile.mkdtemp()) / "x.csv"
         >>> try:
@@ -77,7 +77,7 @@ def strict_json(obj: Any, **kwargs: Any) -> str:
     string ``"inf"`` or ``"-inf"`` (Python's default writes ``NaN`` and ``Infinity``,
     which jq, JavaScript and most readers refuse); other objects go through ``str``.
 
-    Example:
+    Examples:
         >>> strict_json({"a": float("nan"), "b": [float("inf"), 1.5]})
         '{"a": null, "b": ["inf", 1.5]}'
     """
@@ -99,7 +99,7 @@ def strict_json(obj: Any, **kwargs: Any) -> str:
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically; return ``path``.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> write_text_atomic(Path(tempfile.mkdtemp()) / "n.txt", "1").read_text()
         '1'
@@ -116,7 +116,7 @@ def check_writable(folder: str | Path, option: str = "--out") -> Path:
     Raises:
         ValueError: Naming ``option`` and the folder, with the reason, if not.
 
-    Example:
+    Examples:
         >>> check_writable("/proc/nope")
         Traceback (most recent call last):
         ...
@@ -136,7 +136,7 @@ def check_writable(folder: str | Path, option: str = "--out") -> Path:
 def package_versions() -> dict[str, str]:
     """The installed version of each of :data:`PACKAGES` (``"absent"`` if not installed).
 
-    Example:
+    Examples:
         >>> sorted(package_versions())[:2]
         ['fedbandit_env', 'gymnasium']
     """

@@ -9,7 +9,7 @@ package's six kinds are registered here; a family or a user adds one with
 problem object of one's own becomes a kind with :func:`custom_instance`, so a scenario
 runs the references on it without touching the core.
 
-Example:
+Examples:
     >>> {"conflicting", "zhu", "homogeneous", "diabetes", "dubey"} <= set(instance_names())
     True
     >>> instance_names(linear=True)
@@ -49,7 +49,7 @@ class InstanceSpec:
             fields it fixes (``dim`` of the diabetes records); raises ``ValueError``.
         description: One line for listings.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems import MABProblem
         >>> spec = InstanceSpec("two", lambda s, seed: MABProblem([[0.2, 0.8], [0.6, 0.4]]))
         >>> spec.linear, spec.fixed(None, 0).n_agents
@@ -70,7 +70,7 @@ _KINDS: dict[str, InstanceSpec] = {}
 def register_instance(spec: InstanceSpec) -> InstanceSpec:
     """Add (or replace) an instance kind.
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems import MABProblem
         >>> pair = InstanceSpec("pair", lambda s, seed: MABProblem([[0.1, 0.9]] * 2))
         >>> _ = register_instance(pair)
@@ -120,7 +120,7 @@ def custom_instance(problem: Any, name: str) -> str:
     ``name``, for ``Scenario(instance=...)``. Sweep workers in other processes know it
     only if the module that registers it is imported there too (``--import``).
 
-    Example:
+    Examples:
         >>> from fedbandit_env.problems import MABProblem
         >>> from fedbandit_env.runner.scenario import Scenario
         >>> mine = MABProblem([[0.1, 0.9, 0.5], [0.8, 0.2, 0.5]])

@@ -10,7 +10,7 @@ plan (:meth:`StackPlan.generator`), so neither can move a layer without the othe
 following; a test builds every plan and checks each drawing layer's stream against the
 plan's key.
 
-Example:
+Examples:
     >>> from fedbandit_env.policies import Requirements
     >>> from fedbandit_env.runner.scenario import Scenario
     >>> plan = Scenario(loss=0.2, delay=1).plan(Requirements(message_dim=2))
@@ -46,7 +46,7 @@ class Layer:
             ``"lose"``, ``""``).
         secure: Its noise comes from OS entropy, not from its stream (``noise="secure"``).
 
-    Example:
+    Examples:
         >>> Layer("X", lambda env: env).draws
         False
     """
@@ -63,7 +63,7 @@ class Layer:
 class StackPlan:
     """The layers over a policy's env, innermost first.
 
-    Example:
+    Examples:
         >>> StackPlan(()).names
         ()
     """

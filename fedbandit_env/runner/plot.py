@@ -50,7 +50,7 @@ def policy_colour(policy: str) -> str:
     """The one colour ``policy`` has in every figure: registered ids in registration
     order, any other name (a saved model, a user's label) by a stable hash of its name.
 
-    Example:
+    Examples:
         >>> policy_colour("gossip_ucb") == policy_colour("gossip_ucb")
         True
     """
@@ -70,7 +70,7 @@ def figure_colours(policies: Sequence[str]) -> dict[str, str]:
     takes the first colour nobody in the figure has (more registered ids than colours
     must not draw two of a figure's lines alike).
 
-    Example:
+    Examples:
         >>> c = figure_colours(["dducb", "coop_ts_relay", "oracle_ucb", "random"])
         >>> len(set(c.values()))
         4
@@ -102,7 +102,7 @@ def plot_regret(
     line``), and a curve identical to an earlier one is dashed
     and labelled ``= other`` (CDP-, DDP- and HDP-MAB coincide on some instances).
 
-    Example:
+    Examples:
         >>> import tempfile, os, numpy as np
         >>> c = RegretCurves("p", np.array([1, 2]), np.ones((2, 3, 2)))
         >>> plot_regret([c], os.path.join(tempfile.mkdtemp(), "r.png")).suffix
@@ -151,7 +151,7 @@ def plot_summary(curves: Sequence[RegretCurves], path: str | Path, title: str = 
     seeds, whiskers: smallest to largest seed) and final communication cost, one bar
     per policy in each scenario group.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> cs = [RegretCurves(p, np.array([1]), np.ones((2, 2, 1)), scenario=s)
         ...       for s in ("a", "b") for p in ("x", "y")]
@@ -206,7 +206,7 @@ def describe(curves: Sequence[RegretCurves], label: str) -> str:
     """A figure title from what a results table knows: the scenario label, N agents,
     horizon T, trials and setting.
 
-    Example:
+    Examples:
         >>> describe([RegretCurves("p", np.array([5]), np.ones((3, 4, 1)), setting="local")], "")
         'N=4 agents, T=5, 3 trials, setting local'
     """
@@ -222,7 +222,7 @@ def describe(curves: Sequence[RegretCurves], label: str) -> str:
 def slug(label: str) -> str:
     """A file name for a scenario label.
 
-    Example:
+    Examples:
         >>> slug("graph=ring,epsilon=0.5")
         'graph=ring,epsilon=0.5'
         >>> slug("components=20x5/1x100")
@@ -235,7 +235,7 @@ def find_table(results: str | Path) -> Path:
     """The results table of a folder (sweep: ``results.parquet`` or ``results.csv``;
     bench: ``regret.csv``), or ``results`` itself if it is a file.
 
-    Example:
+    Examples:
         >>> find_table("nowhere")
         Traceback (most recent call last):
         ...
@@ -265,7 +265,7 @@ def plot_results(
     One scenario: ``regret.png``. Several (a sweep): ``plots/<scenario>.png`` each, and
     ``summary.png`` comparing them.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> from fedbandit_env.runner.results import write_csv
         >>> d = tempfile.mkdtemp()

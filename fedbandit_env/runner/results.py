@@ -37,7 +37,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
     communication cost, ``privacy_spent`` each agent's epsilon spent by ``t`` and
     ``privacy_delta`` its delta (per episode; repeated on every agent's row).
 
-    Example:
+    Examples:
         >>> c = RegretCurves("p", np.array([1, 2]), np.zeros((1, 3, 2)), scenario="s")
         >>> cols = tidy_columns([c])
         >>> cols["agent"].tolist(), cols["t"].tolist()
@@ -65,7 +65,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
 def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
     """Write the tidy table (:func:`tidy_columns`) as CSV.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1, 2]), np.arange(8.0).reshape(2, 2, 2))
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
@@ -90,7 +90,7 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
 def write_parquet(curves: Sequence[RegretCurves], path: str | Path) -> Path | None:
     """Write the tidy table as Parquet if ``pyarrow`` is installed (else ``None``).
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1]), np.zeros((1, 2, 1)))
         >>> p = write_parquet([c], os.path.join(tempfile.mkdtemp(), "r.parquet"))
@@ -142,7 +142,7 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     Tables written before the tidy format (``trial`` instead of ``seed``, no
     ``scenario`` or ``privacy_spent``) are read too.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> c = RegretCurves("p", np.array([1, 2]), np.arange(8.0).reshape(2, 2, 2))
         >>> back = read_csv(write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv")))
@@ -216,7 +216,7 @@ def bootstrap_ci(
     Trials are the independent units, so they are what is resampled; the generator is
     seeded, so a table prints the same interval every time. One value: a point.
 
-    Example:
+    Examples:
         >>> lo, hi = bootstrap_ci(np.array([1.0, 2.0, 3.0, 4.0]))
         >>> 1.0 <= lo < 2.5 < hi <= 4.0
         True
@@ -234,7 +234,7 @@ def bootstrap_ci(
 def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
     """One summary dict per policy: final per-agent and group regret over trials.
 
-    Example:
+    Examples:
         >>> c = RegretCurves("p", np.array([5]), np.array([[[1.0], [3.0]], [[2.0], [4.0]]]))
         >>> row = summary_rows([c])[0]
         >>> row["per_agent_mean"], row["group_mean"]
@@ -273,7 +273,7 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     horizon: a flattening curve has a slope far below a linear one's. A policy marked
     ``*`` is privileged: it used information outside the setting.
 
-    Example:
+    Examples:
         >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
         >>> print(format_table([c]).splitlines()[0][:64].rstrip())
         policy      per-agent regret (mean ± std)   95% CI
@@ -307,7 +307,7 @@ def write_config(config: dict[str, Any], path: str | Path) -> Path:
     """Write the configuration that produced a result as indented JSON, atomically, with
     the versions of the packages that produced it (``versions``).
 
-    Example:
+    Examples:
         >>> import json, os, tempfile
         >>> p = write_config({"horizon": 10}, os.path.join(tempfile.mkdtemp(), "c.json"))
         >>> c = json.loads(p.read_text())

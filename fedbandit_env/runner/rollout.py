@@ -24,7 +24,7 @@ from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
 def record_steps(horizon: int, record_every: int) -> IntArray:
     """The steps at which cumulative regret is recorded: every ``k``-th and the last.
 
-    Example:
+    Examples:
         >>> record_steps(10, 4).tolist()
         [4, 8, 10]
     """
@@ -59,7 +59,7 @@ class RegretCurves:
         setting: The information setting every policy of the table ran in
             (:mod:`fedbandit_env.settings`; ``""``: each policy its own).
 
-    Example:
+    Examples:
         >>> c = RegretCurves("x", np.array([1, 2]), np.ones((3, 2, 2)))
         >>> c.group.shape, float(c.final_per_agent.mean())
         ((3, 2), 1.0)
@@ -128,7 +128,7 @@ class RegretCurves:
         About the largest gap for a linear curve, near 0 once learning has converged
         (the value at ``3T/4`` is interpolated between recorded steps).
 
-        Example:
+        Examples:
             >>> t = np.array([50, 100])
             >>> RegretCurves("x", t, np.array([[[5.0, 10.0]]])).late_slope.tolist()
             [0.1]
@@ -166,7 +166,7 @@ def rollout(
         ``(t, regret, comm_cost)``: recorded steps ``(R,)``, per-agent cumulative regret
         ``(N, R)`` and the network's cumulative communication cost ``(R,)``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.registry import make as make_team
         >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=6)
@@ -210,7 +210,7 @@ def run_trials(
     The env and the team are built once and reset per trial; trial ``j`` uses the
     ``j``-th child of ``SeedSequence(seed)``, for ``j`` from ``first_trial`` on.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.registry import make as make_team
         >>> curves = run_trials(lambda: federated_mab_v0.parallel_env(horizon=20),

@@ -97,7 +97,7 @@ class Scenario:
             runs do not replay, and take the PettingZoo path, which is where the policies
             that privatise what they send take ``noise="secure"`` too).
 
-    Example:
+    Examples:
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=50)
         >>> env = s.make_env()
         >>> env.n_agents, env.horizon, s.network().n_edges
@@ -168,7 +168,7 @@ class Scenario:
         """The ``instance`` generator as a distribution (a fresh instance per seed).
         Built once per scenario: the fast path asks for it at every trial.
 
-        Example:
+        Examples:
             >>> Scenario(n_agents=3, n_arms=2, instance="zhu").distribution().name
             'zhu(N=3,M=2)'
 
@@ -186,7 +186,7 @@ class Scenario:
     def distribution_name(self) -> str:
         """The name of the instances this scenario draws from (linear ones included).
 
-        Example:
+        Examples:
             >>> Scenario(n_agents=3, n_arms=9, instance="dubey", dim=3).distribution_name
             'dubey(N=3,d=3,K=9)'
         """
@@ -198,7 +198,7 @@ class Scenario:
         """The instance a trial with ``env_seed`` plays: :meth:`problem` for fixed
         instances, else the env's own draw at ``reset(seed=env_seed)``.
 
-        Example:
+        Examples:
             >>> s = Scenario(n_agents=3, n_arms=3, instances="held_out")
             >>> a, b = s.problem_for(1), s.problem_for(2)
             >>> bool((a.local_means != b.local_means).any())
@@ -278,7 +278,7 @@ class Scenario:
         :attr:`clip` range), then the network's faults where the env carries messages.
         The fast runners take their streams from the same plan.
 
-        Example:
+        Examples:
             >>> s = Scenario(n_agents=3, n_arms=2, horizon=10, loss=0.1)
             >>> s.plan(Requirements(message_dim=4, epsilon=1.0)).names
             ('PrivateRewards', 'MessageLoss')

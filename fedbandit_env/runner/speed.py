@@ -43,7 +43,7 @@ than another is measured as long, not 100x longer."""
 class SpeedRow:
     """One measurement: agent-steps per second of one path.
 
-    Example:
+    Examples:
         >>> SpeedRow("N=3", "gossip_ucb", "fast-1", 1e6, 0.5).path
         'fast-1'
     """
@@ -64,7 +64,7 @@ def measure_fast(
 ) -> float:
     """Agent-steps per second of :func:`run_fast` (after compilation).
 
-    Example:
+    Examples:
         >>> small = {"n_agents": 3, "n_arms": 2, "graph": "complete"}
         >>> measure_fast("gossip_ucb", small, 50, 1, 1) > 0
         True
@@ -78,7 +78,7 @@ def measure_fast(
 def measure_pettingzoo(policy: str, setting: dict[str, Any], horizon: int) -> float:
     """Agent-steps per second of one episode through the PettingZoo API.
 
-    Example:
+    Examples:
         >>> measure_pettingzoo("gossip_ucb", {"n_agents": 3, "n_arms": 2}, 20) > 0
         True
     """
@@ -93,7 +93,7 @@ def measure_pettingzoo(policy: str, setting: dict[str, Any], horizon: int) -> fl
 def measure_plain_loop(policy: str, setting: dict[str, Any], horizon: int) -> float:
     """Agent-steps per second of the per-agent policies alone, fed a fixed observation.
 
-    Example:
+    Examples:
         >>> measure_plain_loop("gossip_ucb", {"n_agents": 3, "n_arms": 2}, 20) > 0
         True
     """
@@ -125,7 +125,7 @@ def measure_noop_env(
     parallel env must return, with nothing computed.
 
 
-    Example:
+    Examples:
         >>> env_us, bare_us = measure_noop_env({"n_agents": 3, "n_arms": 2}, 20)
         >>> env_us > 0 and bare_us > 0
         True
@@ -156,7 +156,7 @@ def measure_noop_env(
 def run(quick: bool = False) -> list[SpeedRow]:
     """Measure and print the table; returns the rows.
 
-    Example:
+    Examples:
         >>> import inspect  # ``fedbandit speed`` calls it; a full run takes ~2 minutes
         >>> list(inspect.signature(run).parameters)
         ['quick']

@@ -64,7 +64,7 @@ class Run:
         imports: Modules to import before the policy is looked up (those that register
             a user's policy: ``fedbandit sweep --import``); not part of the key.
 
-    Example:
+    Examples:
         >>> run = Run("base", Scenario(n_agents=2, n_arms=2, horizon=10), "random")
         >>> len(run.key), run.key == Run("base", Scenario(n_agents=2, n_arms=2,
         ...     horizon=10), "random", trial=0).key
@@ -123,7 +123,7 @@ def _file_digest(path: str) -> str:
 def execute(run: Run) -> RegretCurves:
     """Run one :class:`Run` (in whichever process the engine chose).
 
-    Example:
+    Examples:
         >>> c = execute(Run("base", Scenario(n_agents=2, n_arms=2, horizon=10), "random"))
         >>> c.regret.shape, c.seeds.tolist()
         ((1, 2, 10), [0])
@@ -191,7 +191,7 @@ def stored_runs(store: Path, keys: Iterable[str]) -> set[str]:
     ``<key>.npz.damaged`` with a :class:`DamagedRunWarning` naming it, so the run is
     recomputed and the evidence kept.
 
-    Example:
+    Examples:
         >>> import tempfile, warnings
         >>> store = Path(tempfile.mkdtemp())
         >>> _ = (store / "k.npz").write_bytes(b"garbage")
@@ -232,7 +232,7 @@ RUN_FIELDS = ("t", "regret", "comm_cost", "privacy_spent", "seconds", "path")
 def parse_cluster(cluster: str) -> tuple[str, int | None]:
     """``"local"``, ``"local:4"`` or a scheduler address, as ``(kind, workers)``.
 
-    Example:
+    Examples:
         >>> parse_cluster("local:3"), parse_cluster("tcp://10.0.0.1:8786")
         (('local', 3), ('tcp://10.0.0.1:8786', None))
     """
@@ -260,7 +260,7 @@ def engine(jobs: int = 1, cluster: str | None = None) -> Iterator[tuple[str, int
     """The joblib backend and ``n_jobs`` to run a sweep with (a context manager that
     starts, and afterwards closes, a Dask client when ``cluster`` is given).
 
-    Example:
+    Examples:
         >>> with engine(jobs=1) as (backend, n_jobs):
         ...     backend, n_jobs
         ('sequential', 1)
@@ -313,7 +313,7 @@ def run_sweep(
         progress: Show a progress bar over runs.
         run_fn: What runs one run (default :func:`execute`); tests count calls with it.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> s = Scenario(n_agents=2, n_arms=2, horizon=20)
         >>> grid = [Run("base", s, "random", trial=j, record_every=10) for j in range(3)]
@@ -353,7 +353,7 @@ def merge_runs(curves: Sequence[RegretCurves]) -> list[RegretCurves]:
     """Stack single-run curves into one per (scenario, policy), in order of first
     appearance, trials sorted by seed.
 
-    Example:
+    Examples:
         >>> one = lambda j: RegretCurves("p", np.array([5]), np.full((1, 2, 1), float(j)),
         ...                              seeds=np.array([j]))
         >>> [c.seeds.tolist() for c in merge_runs([one(1), one(0)])]

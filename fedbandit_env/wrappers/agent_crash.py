@@ -55,7 +55,7 @@ class AgentCrash(NetworkWrapper):
         recover: Probability that a crashed agent comes back at a step (0: crash-stop).
         agents: The agents that may crash (names or indices); default all.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3, message_dim=1)
         >>> env = AgentCrash(base, crash=1.0, agents=["agent_0"])

@@ -23,7 +23,7 @@ talks."""
 def arm_space(env: ParallelEnv[Any, Any, Any], agent: AgentID) -> tuple[spaces.Discrete, int]:
     """The learner's ``Discrete`` arm space and the env's message length (0: none).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> arm_space(federated_mab_v0.parallel_env(n_arms=3, message_dim=2), "agent_0")
         (Discrete(3), 2)
@@ -48,7 +48,7 @@ def pack(
 ) -> Action:
     """The env action for a learner's arm: the arm itself, or ``{"arm", "message"}``.
 
-    Example:
+    Examples:
         >>> pack(np.int64(2), "agent_0", {}, 0, None)
         2
         >>> pack(1, "agent_0", {}, 2, None)["message"].tolist()
@@ -78,7 +78,7 @@ class ArmActions(ParallelWrapper):
         env: A parallel env whose actions are ``{"arm", "message"}`` (or bare arms).
         message_fn: ``(agent, observation) -> message`` of the env's message length.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=3, message_dim=3)
         >>> env = ArmActions(base, lambda agent, obs: np.full(3, 0.5, np.float32))

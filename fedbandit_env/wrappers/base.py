@@ -26,7 +26,7 @@ def inner_env(layer: Any) -> ParallelEnv[Any, Any, Any] | None:
     """The env ``layer`` wraps, if it shows it: PettingZoo's wrappers and any delegating
     ``ParallelEnv`` that keeps the env it holds as ``env`` (``None`` for a base env).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3)
         >>> inner_env(base) is None, inner_env(ParallelWrapper(base)) is base
@@ -42,7 +42,7 @@ def wrapper_depth(env: ParallelEnv[Any, Any, Any]) -> int:
     wrappers *and* a user's own delegating env, so that no such layer can give two
     wrappers of one stack the same depth, hence the same stream.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3)
         >>> wrapper_depth(base), wrapper_depth(ParallelWrapper(ParallelWrapper(base)))
@@ -72,7 +72,7 @@ def stack_reset() -> Iterator[None]:
     the env it holds included): so two mechanisms of one stack can never draw from one
     stream unnoticed, even where :func:`wrapper_depth` cannot see every layer.
 
-    Example:
+    Examples:
         >>> with stack_reset():
         ...     claim_stream((2, 0), "A")
         ...     claim_stream((2, 0), "B")  # doctest: +ELLIPSIS
@@ -95,7 +95,7 @@ def claim_stream(key: tuple[int, int], owner: str) -> None:
     :func:`stack_reset` scope (nothing outside one); raise ``ValueError`` if another
     layer of the stack already does.
 
-    Example:
+    Examples:
         >>> claim_stream((2, 0), "outside any reset: no check")
     """
     claims = _CLAIMS.get()
@@ -120,7 +120,7 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     wrapper's. Its ``reset`` runs inside :func:`stack_reset`, which refuses two layers
     of one stack that claim one key.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = ParallelWrapper(federated_mab_v0.parallel_env(horizon=3))
         >>> _ = env.reset(seed=0)
@@ -139,7 +139,7 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     def stream(self, seed: int) -> np.random.Generator:
         """This wrapper's own generator after ``reset(seed=seed)`` (seeding's table).
 
-        Example:
+        Examples:
             >>> from fedbandit_env import federated_mab_v0
             >>> w = ParallelWrapper(ParallelWrapper(federated_mab_v0.parallel_env(horizon=3)))
             >>> w.depth, w.stream(0).random() == w.env.stream(0).random()
@@ -164,7 +164,7 @@ class NetworkWrapper(ParallelWrapper):
     draws from its own stream (:meth:`ParallelWrapper.stream`, restarted by every seeded
     reset) and keeps per-episode state, cleared by :meth:`restart`.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> w = NetworkWrapper(federated_mab_v0.parallel_env(horizon=3, message_dim=1))
         >>> _ = w.reset(seed=0)
@@ -195,7 +195,7 @@ class NetworkWrapper(ParallelWrapper):
 def check_probability(name: str, value: Any) -> float:
     """``value`` as a float in ``[0, 1]``, or an error naming ``name``.
 
-    Example:
+    Examples:
         >>> check_probability("p", 0.25)
         0.25
     """
@@ -210,7 +210,7 @@ def require_messages(env: ParallelEnv[Any, Any, Any], wrapper: str) -> None:
     """Raise ``TypeError`` naming ``wrapper`` unless ``env``'s observations carry
     messages (``messages`` and ``mask``): the network-fault wrappers act on them.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> require_messages(federated_mab_v0.parallel_env(message_dim=1), "X")
     """
@@ -227,7 +227,7 @@ def refuse_twice(env: ParallelEnv[Any, Any, Any], cls: type) -> None:
     :func:`inner_env`) is already a ``cls`` (wrappers that transform rewards or add
     statistics make no sense twice).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3)
         >>> refuse_twice(ParallelWrapper(base), ParallelWrapper)
@@ -245,7 +245,7 @@ def refuse_twice(env: ParallelEnv[Any, Any, Any], cls: type) -> None:
 def agent_name(agent: AgentID | int, names: list[AgentID]) -> AgentID:
     """``agent`` (a name or an index into ``names``) as a name, or a ``ValueError``.
 
-    Example:
+    Examples:
         >>> agent_name(1, ["agent_0", "agent_1"]), agent_name("agent_0", ["agent_0"])
         ('agent_1', 'agent_0')
     """
@@ -269,7 +269,7 @@ class BanditSpaces:
         horizon: Largest ``step`` value.
 
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> BanditSpaces.of(federated_mab_v0.parallel_env(horizon=9), "agent_1", "X").horizon
         9.0
@@ -286,7 +286,7 @@ class BanditSpaces:
         """Read them from ``env``'s space for ``agent``, or raise ``TypeError`` naming
         ``wrapper``.
 
-        Example:
+        Examples:
             >>> from fedbandit_env import federated_mab_v0
             >>> env = federated_mab_v0.parallel_env(n_arms=3, horizon=7)
             >>> BanditSpaces.of(env, "agent_0", "X").n_arms

@@ -56,7 +56,7 @@ class Byzantine(NetworkWrapper):
         value: The ``constant`` adversary's value (default ``high``).
         arm: The arm ``boost`` promotes (default: the worst arm by global means).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3, message_dim=1)
         >>> env = Byzantine(base, ["agent_3"], "constant", value=9.0)

@@ -27,7 +27,7 @@ class ClipRewards(ParallelWrapper):
         low: Lower end of the range.
         high: Upper end of the range (``> low``; both finite).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.problems import MABProblem
         >>> base = federated_mab_v0.parallel_env(

@@ -15,7 +15,7 @@ from fedbandit_env.wrappers.base import ParallelWrapper, refuse_twice
 def flat_box(space: spaces.Space[Any]) -> spaces.Box:
     """``gymnasium.spaces.flatten_space`` as a float32 ``Box`` (one-hot for ``Discrete``).
 
-    Example:
+    Examples:
         >>> flat_box(spaces.Dict({"a": spaces.Discrete(3), "b": spaces.Box(0, 1, (2,))})).shape
         (5,)
     """
@@ -28,7 +28,7 @@ def flat_box(space: spaces.Space[Any]) -> spaces.Box:
 def flatten_observation(space: spaces.Space[Any], observation: Any) -> np.ndarray:
     """One observation of ``space`` as the float32 vector of :func:`flat_box`.
 
-    Example:
+    Examples:
         >>> flatten_observation(spaces.Dict({"a": spaces.Discrete(2)}), {"a": 1}).tolist()
         [0.0, 1.0]
     """
@@ -42,7 +42,7 @@ class FlattenObservations(ParallelWrapper):
     Apply it last, over whatever stack of wrappers decides what agents see; the flat
     vector carries exactly that information.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = FlattenObservations(federated_mab_v0.parallel_env(n_arms=3, horizon=5))
         >>> obs, _ = env.reset(seed=0)

@@ -45,7 +45,7 @@ class Gossip(NetworkWrapper):
             ``(network, rng, t) -> (N, N) bool mask``.
         public_dim: Length of the message prefix that still reaches every neighbour.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = Gossip(federated_mab_v0.parallel_env(horizon=3, message_dim=2), "random_edge")
         >>> _ = env.reset(seed=0)

@@ -24,7 +24,7 @@ class HeldMessages(ParallelWrapper):
     no information (``messages`` and ``mask`` pass unchanged). An agent never heard from
     has ``held`` zeros, ``heard`` 0 and the age of the episode.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> from fedbandit_env.protocols import RandomEdgeGossip
         >>> base = federated_mab_v0.parallel_env(n_agents=3, n_arms=2, horizon=5,

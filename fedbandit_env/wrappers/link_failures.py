@@ -33,7 +33,7 @@ class LinkFailures(NetworkWrapper):
         fail: Probability that an up edge goes down at a step.
         repair: Probability that a down edge comes back up at a step.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3, message_dim=1)
         >>> env = LinkFailures(base, fail=1.0, repair=0.0)

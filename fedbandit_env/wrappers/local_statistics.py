@@ -20,7 +20,7 @@ class LocalStatistics(ParallelWrapper):
     then act on the same statistics an index policy keeps.  Unpulled arms have count 0
     and mean 0 (never NaN).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = LocalStatistics(federated_mab_v0.parallel_env(n_arms=3, horizon=5))
         >>> obs, _ = env.reset(seed=0)

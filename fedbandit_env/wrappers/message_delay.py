@@ -45,7 +45,7 @@ class MessageDelay(NetworkWrapper):
         max_delay: The longest delay (default ``delay``: fixed).
         in_order: Whether a link delivers in the order messages were sent.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = MessageDelay(federated_mab_v0.parallel_env(horizon=4, message_dim=1), 2)
         >>> _ = env.reset(seed=0)

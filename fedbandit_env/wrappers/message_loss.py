@@ -32,7 +32,7 @@ class MessageLoss(NetworkWrapper):
         env: A parallel env whose observations hold ``messages`` and ``mask``.
         p: Loss probability in ``[0, 1]``.
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = MessageLoss(federated_mab_v0.parallel_env(horizon=3, message_dim=2), p=1.0)
         >>> _ = env.reset(seed=0)
@@ -116,7 +116,7 @@ class GilbertElliottLoss(MessageLoss):
         loss_bad: Loss probability in the bad state (default 1).
         loss_good: Loss probability in the good state (default 0).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> base = federated_mab_v0.parallel_env(horizon=3, message_dim=1)
         >>> env = GilbertElliottLoss(base, to_bad=0.1, to_good=0.4)

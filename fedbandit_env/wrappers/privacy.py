@@ -90,7 +90,7 @@ class PrivateRewards(ParallelWrapper):
         public_keys: Further observation entries of the wrapped env that are not
             functions of the rewards (passed through; say so only if it is true).
 
-    Example:
+    Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = PrivateRewards(federated_mab_v0.parallel_env(n_arms=3, horizon=8), epsilon=1.0)
         >>> obs, _ = env.reset(seed=0)
@@ -243,7 +243,7 @@ class PrivateRewards(ParallelWrapper):
         """The joint state (:func:`~fedbandit_env.envs.spaces.joint_state`: each agent's
         last arm and reward, the step) with the *private* rewards, never the raw ones.
 
-        Example:
+        Examples:
             >>> from fedbandit_env import federated_mab_v0
             >>> env = PrivateRewards(federated_mab_v0.parallel_env(n_agents=2, horizon=4), 1.0)
             >>> _ = env.reset(seed=0); obs, rew, *_ = env.step({"agent_0": 0, "agent_1": 1})
