@@ -16,7 +16,7 @@ from fedbandit_env import registry
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 1100
 """A ceiling, not a target: module size is a review signal (around 600 lines, ask whether
-a module holds one concern; the contributor notes in the README say so), and cohesive
+a module holds one concern; docs/guides/contributing.md says so), and cohesive
 modules of 900-1,100 lines are kept whole, as Gymnasium and stable-baselines3 keep
 theirs. Only a module past this line fails."""
 LONGER: dict[str, int] = {}

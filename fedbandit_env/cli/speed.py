@@ -4,18 +4,37 @@ a plain loop (:mod:`fedbandit_env.runner.speed`)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+DOCS_PAGE = Path("docs/speed-measured.md")
+"""The committed page ``fedbandit speed --docs`` regenerates (the site's *Speed, measured*)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--quick``.
+    """``--quick``, ``--train``, ``--markdown FILE`` / ``--docs``.
 
     Examples:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
-        >>> p.parse_args(["--quick"]).quick
-        True
+        >>> p.parse_args(["--quick"]).quick, p.parse_args(["--docs"]).markdown
+        (True, PosixPath('docs/speed-measured.md'))
     """
     parser.add_argument("--quick", action="store_true", help="a tenth of the default work")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument(
+        "--markdown",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the measurement as a Markdown page (conditions, every row)",
+    )
+    out.add_argument(
+        "--docs",
+        dest="markdown",
+        action="store_const",
+        const=DOCS_PAGE,
+        help=f"regenerate the committed page, {DOCS_PAGE} (the site's 'Speed, measured')",
+    )
     parser.add_argument(
         "--train",
         action="store_true",
@@ -28,6 +47,8 @@ def run(args: argparse.Namespace) -> None:
     if args.train:
         from fedbandit_env.rl.throughput import training_throughput
 
+        if args.markdown is not None:
+            raise ValueError("--markdown and --docs write the policies' page, not --train's")
         steps = 8_000 if args.quick else 80_000
         print(f"PPO, 10 agents, 5 arms, T=200, {steps} agent-steps, one torch thread")
         for setting in ("local", "neighbours+private"):
@@ -40,7 +61,11 @@ def run(args: argparse.Namespace) -> None:
         return
     from fedbandit_env.runner.speed import run as run_speed
 
-    run_speed(quick=args.quick)
+    if args.markdown is not None:
+        from fedbandit_env.runner.files import check_writable
+
+        check_writable(args.markdown.parent or Path("."), "--markdown")
+    run_speed(quick=args.quick, docs=args.markdown)
 
 
 __all__ = ["add_arguments", "run"]

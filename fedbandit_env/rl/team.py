@@ -68,7 +68,7 @@ class ModelTeam(Team):
             A PPO or A2C policy is a *stochastic* policy: its draws are the exploration
             it was trained with, and its greedy arm can be far worse (measured: a policy
             at 1.5 per-agent regret sampled scores 12.3 greedy, every agent committing
-            to the same arm; see the README).
+            to the same arm; see docs/guides/learned.md).
         flatten: Must match how the model was trained.
         message_fn: Each agent's message when the env carries messages (default zeros).
         scale: Scale observations as the model was trained (``AgentVecEnv(scale=...)``).

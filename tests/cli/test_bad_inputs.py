@@ -413,8 +413,27 @@ def test_train_refuses_what_only_a_benchmark_reads(
     assert not out.exists()  # refused before training
 
 
+SPEED_CASES: dict[str, tuple[list[str], str]] = {
+    "speed --train --docs": (["--train", "--docs"], "write the policies' page, not --train's"),
+    "speed --markdown unwritable": (["--markdown", "/proc/nope/x.md"], "cannot write there"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPEED_CASES))
+def test_speed_refuses_a_page_it_cannot_write(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, match = SPEED_CASES[name]
+    with pytest.raises(SystemExit) as stop:
+        main(["speed", "--quick", *argv])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("fedbandit: error:") and re.search(match, last), last
+
+
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
-    assert len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + 3 + 5 >= 60
+    n = len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + len(SPEED_CASES) + 3 + 5
+    assert n >= 60
 
 
 @pytest.mark.parametrize("command", ["bench", "sweep"])

@@ -45,7 +45,7 @@ from fedbandit_env.wrappers import PrivateRewards
 
 def _report(r: AuditResult, claim: float) -> None:
     """One line per audit; ``pytest tests/privacy/test_privacy_audits.py -s | grep AUDIT`` lists
-    every figure (the README's and the closing notes' numbers)."""
+    every figure (docs/privacy.md's and the closing notes' numbers)."""
     name = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
     print(f"\nAUDIT {name}: epsilon_lb={r.epsilon_lb:.3f} claim={claim:.3f} ({r.event})")
 
