@@ -27,7 +27,7 @@ from fedbandit_env import registry
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
-from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.runner.evaluate import is_model, model_label
 from fedbandit_env.runner.faults import FAULT_DEFAULTS, FAULTS
 from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.scenario import INSTANCE_SPLITS, Scenario
@@ -371,6 +371,8 @@ def parse_policies(
         ['gossip_ucb', 'ppo:m.zip']
         >>> parse_policies(None, "local")
         ['local_ucb', 'kl_ucb', 'local_ts', 'oracle_ucb', 'random']
+        >>> parse_policies("ppo:a/model.zip,ppo:b/model.zip")  # labelled by their folders
+        ['ppo:a/model.zip', 'ppo:b/model.zip']
     """
     if text is None:
         ids = default_policies(linear)
@@ -389,6 +391,15 @@ def parse_policies(
         )
     if len(set(ids)) != len(ids):
         raise ValueError(f"--policies lists a policy twice: {text!r}")
+    labels = [model_label(p) if is_model(p) else p for p in ids]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        same = [p for p, label in zip(ids, labels, strict=True) if label in twice]
+        raise ValueError(
+            f"--policies: {', '.join(same)} would share the label(s) {twice} in results "
+            "(a model is labelled by its file's name, or its folder's for model.zip); "
+            "rename a file or a folder"
+        )
     return ids
 
 

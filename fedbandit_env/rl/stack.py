@@ -182,7 +182,8 @@ def algorithm(algo: str) -> Any:
 
 
 def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
-    """``"ppo:path/to/model.zip"`` -> ``(label, model, stack)`` (stable-baselines3).
+    """``"ppo:path/to/model.zip"`` -> ``(label, model, stack)`` (stable-baselines3); the
+    label is :func:`~fedbandit_env.runner.evaluate.model_label`'s.
 
     Raises:
         ValueError: For an unknown algorithm or a missing file.
@@ -193,5 +194,7 @@ def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     file = Path(path)
     if not file.exists() and not file.with_suffix(".zip").exists():
         raise ValueError(f"no saved model at {path!r}")
+    from fedbandit_env.runner.evaluate import model_label
+
     cls: Any = algorithm(algo)
-    return f"{algo}:{file.stem}", cls.load(path, device="cpu"), LearnerStack.load(path)
+    return model_label(spec), cls.load(path, device="cpu"), LearnerStack.load(path)

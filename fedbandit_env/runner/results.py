@@ -24,6 +24,7 @@ CSV_COLUMNS = (
     "comm_cost",
     "privacy_spent",
     "privacy_delta",
+    "privileged",
 )
 """The tidy table: one row per (scenario, setting, policy, seed, agent, recorded step)."""
 
@@ -35,7 +36,9 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
     run in ``fedbandit bench`` and ``fedbandit sweep``); ``regret`` that agent's
     cumulative pseudo-regret at step ``t``; ``comm_cost`` the whole network's cumulative
     communication cost, ``privacy_spent`` each agent's epsilon spent by ``t`` and
-    ``privacy_delta`` its delta (per episode; repeated on every agent's row).
+    ``privacy_delta`` its delta (per episode; repeated on every agent's row);
+    ``privileged`` 1 where the policy used what its setting does not give (the pooled
+    oracle, a model trained on a privileged reward: the tables' ``*``), else 0.
 
     Examples:
         >>> c = RegretCurves("p", np.array([1, 2]), np.zeros((1, 3, 2)), scenario="s")
@@ -59,6 +62,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
         )
         parts["privacy_spent"].append(np.tile(c.privacy_spent, trials * agents))
         parts["privacy_delta"].append(np.full(rows, c.privacy_delta))
+        parts["privileged"].append(np.full(rows, int(bool(c.meta.get("privileged")))))
     return {k: np.concatenate(v) if v else np.zeros(0, dtype=object) for k, v in parts.items()}
 
 
@@ -71,9 +75,9 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
         >>> p = write_csv([c], os.path.join(tempfile.mkdtemp(), "r.csv"))
         >>> header, first = p.read_text().splitlines()[:2]
         >>> header
-        'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta'
+        'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta,privileged'
         >>> first
-        ',,p,0,0,1,0.0,0.0,nan,nan'
+        ',,p,0,0,1,0.0,0.0,nan,nan,0'
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,6 +175,7 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     cost = np.asarray(raw.get("comm_cost", [0.0] * n), dtype=np.float64)
     privacy = np.asarray(raw.get("privacy_spent", ["nan"] * n), dtype=np.float64)
     deltas = np.asarray(raw.get("privacy_delta", ["nan"] * n), dtype=np.float64)
+    flags = np.asarray(raw.get("privileged", [0] * n), dtype=np.float64)  # older tables: 0
     groups: dict[tuple[str, str, str], list[int]] = {}
     for row, key in enumerate(zip(scenario, setting, policy, strict=True)):
         groups.setdefault(key, []).append(row)
@@ -205,6 +210,8 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
                 setting=info,
             )
         )
+        if flags[idx].any():
+            out[-1].meta["privileged"] = 1
     return out
 
 

@@ -157,6 +157,7 @@ def save_run(curves: RegretCurves, path: Path) -> None:
             privacy_delta=np.array(curves.privacy_delta),
             seconds=curves.seconds,
             path=np.array(str(curves.meta.get("path", ""))),
+            privileged=np.array(int(bool(curves.meta.get("privileged")))),
         )
     os.replace(tmp, path)
 
@@ -178,6 +179,8 @@ def load_run(run: Run, path: Path) -> RegretCurves:
             setting=run.scenario.setting or "",
         )
         curves.meta["path"] = str(data["path"])
+        if "privileged" in data and int(data["privileged"]):  # runs stored before: unmarked
+            curves.meta["privileged"] = 1
     return curves
 
 

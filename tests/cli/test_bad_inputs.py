@@ -307,6 +307,10 @@ CLI_CASES: dict[str, tuple[list[str], str]] = {
     "loss 2": (["--loss", "2"], r"loss must lie in \[0, 1\]"),
     "byzantine all": (["--byzantine", "10"], "byzantine must be < n_agents"),
     "sigma 0": (["--sigma", "0", "--noise", "gaussian"], "sigma must be"),
+    "two models, one label": (
+        ["--policies", "ppo:a/best.zip,ppo:b/best.zip"],
+        r"would share the label\(s\) \['ppo:best'\]",
+    ),
 }
 
 
@@ -343,7 +347,7 @@ def test_damaged_tables_and_bad_grids_are_refused_in_one_line(
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("a,b\n1,2\n")
     cases = [
-        (["plot", str(cut)], r"line \d+ has \d+ fields, the header 10: the table is cut short"),
+        (["plot", str(cut)], r"line \d+ has \d+ fields, the header 11: the table is cut short"),
         (["plot", str(wrong)], r"lacks the columns \['agent', 'policy', 'regret', 'seed', 't'\]"),
         (
             ["sweep", "--policies", "fed_ucb", "--grid", "epsilon=0,1", "--horizon", "20",

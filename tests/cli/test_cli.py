@@ -54,6 +54,7 @@ def test_bench_writes_table_plot_csv_and_config(
         "comm_cost",
         "privacy_spent",
         "privacy_delta",
+        "privileged",
     ]
     policies = len(default_policies())  # the registered bench defaults
     assert len({r["policy"] for r in rows}) == policies

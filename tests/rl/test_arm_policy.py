@@ -244,8 +244,8 @@ def test_bench_greedy_evaluates_the_most_likely_arm(
     small = SMALL
     model = f"a2c:{_train(tmp_path / 'm', 'a2c', 60, '--setting', 'local')}"
     for flags, label, actions in (
-        ([], "a2c:model", "sampled"),
-        (["--greedy"], "a2c:model:greedy", "greedy"),
+        ([], "a2c:m", "sampled"),
+        (["--greedy"], "a2c:m:greedy", "greedy"),
     ):
         bench = ["bench", "--policies", model, *small, "--trials", "2", "--setting", "local"]
         folder = tmp_path / actions

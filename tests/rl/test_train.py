@@ -71,7 +71,7 @@ def test_a_privileged_reward_is_recorded_and_marked(
     argv = ["bench", "--policies", f"a2c:{path}", *SMALL, "--trials", "1", "--setting", "local"]
     assert main([*argv, "--no-plot", "--out", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
-    assert "a2c:model*" in out and "a model trained on neg_regret" in out
+    assert "a2c:m*" in out and "a model trained on neg_regret" in out
 
 
 @pytest.mark.slow

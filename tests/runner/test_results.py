@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -52,3 +53,35 @@ def test_the_compile_check_looks_where_numba_caches(
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path), raising=False)
     (where,) = fast._cache_folders(folder)
     assert where.parent == tmp_path and where.name.startswith("runner_")
+
+
+def test_the_privileged_marker_is_on_every_row_and_survives_a_round_trip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fedbandit_env.cli import main
+    from fedbandit_env.runner import read_csv
+
+    out = tmp_path / "bench"
+    argv = ["bench", "--setting", "local", "--policies", "local_ucb,oracle_ucb", "--horizon"]
+    main([*argv, "40", "--trials", "2", "--out", str(out), "--no-progress", "--no-plot"])
+    with (out / "regret.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    flags = {(r["policy"], r["privileged"]) for r in rows}
+    assert flags == {("local_ucb", "0"), ("oracle_ucb", "1")}  # on every row, not the table
+    back = {c.policy: c.meta.get("privileged", 0) for c in read_csv(out / "regret.csv")}
+    assert back == {"local_ucb": 0, "oracle_ucb": 1}
+    assert main(["plot", str(out)]) == 0  # the figures redraw from the table
+    assert "oracle_ucb*" in capsys.readouterr().out  # and the table it prints keeps the star
+
+
+def test_a_stored_sweep_run_keeps_its_privileged_marker(tmp_path: Path) -> None:
+    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.runner.sweep import Run, execute, load_run, save_run
+
+    s = Scenario(n_agents=2, n_arms=2, horizon=10, setting="local")
+    for policy, flag in (("oracle_ucb", 1), ("local_ucb", 0)):
+        run = Run("base", s, policy)
+        curves = execute(run)
+        assert curves.meta.get("privileged", 0) == flag
+        save_run(curves, tmp_path / f"{policy}.npz")
+        assert load_run(run, tmp_path / f"{policy}.npz").meta.get("privileged", 0) == flag

@@ -140,7 +140,8 @@ def test_tidy_table_csv_and_parquet_agree(tmp_path: Path) -> None:
     assert rows == 2 * 2 * 2 * 4 * 6  # scenarios x policies x seeds x agents x steps
     header = (tmp_path / "results.csv").read_text().splitlines()[0]
     assert header == (
-        "scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta"
+        "scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta,"
+        "privileged"
     )
     spent = {(c.scenario, c.policy): c.privacy_spent[-1] for c in csv_curves}
     assert spent[("graph=ring", "gossip_ucb")] == np.inf
