@@ -21,6 +21,25 @@ from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box
 
 
+def set_threads(threads: int | None) -> None:
+    """torch's intra-op thread count (``None``: leave it); the SB3 entry points of this
+    module call it, as ``fedbandit train`` does (``--threads``).
+
+    Examples:
+        >>> import torch
+        >>> set_threads(1); torch.get_num_threads()
+        1
+    """
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"torch_threads must be an int >= 1 or None, got {threads!r}")
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
 class AgentVecEnv(VecEnv):
     """Every agent of one or several parallel envs is one of SB3's sub-envs: a single
     model acts for all agents (shared parameters), each on its own observation.
@@ -44,6 +63,10 @@ class AgentVecEnv(VecEnv):
         message_fn: Each learner's message when the env carries messages (default zeros).
         scale: Map every bounded entry of the flat observation onto ``[-1, 1]``
             (:func:`~fedbandit_env.rl.common.scale_box`); the box then says so.
+        torch_threads: torch's intra-op thread count, set when the env is built (default
+            1), so that SB3 used directly on this env trains a small network at one
+            thread's speed: torch's default of one thread per core made PPO 19-62x slower
+            on two shared cores. ``None`` leaves torch as it is.
 
     Examples:
         >>> from fedbandit_env import federated_mab_v0
@@ -67,7 +90,9 @@ class AgentVecEnv(VecEnv):
         flatten: bool = True,
         message_fn: MessageFn | None = None,
         scale: bool = False,
+        torch_threads: int | None = 1,
     ) -> None:
+        set_threads(torch_threads)
         envs = [env] if isinstance(env, ParallelEnv) else list(env)
         if not envs:
             raise ValueError("env must be a parallel env or a non-empty sequence of copies")
@@ -247,3 +272,66 @@ class AgentVecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         """No image rendering."""
         return [None for _ in range(self.num_envs)]
+
+
+def supersuit_vec_env(
+    env: ParallelEnv[AgentID, Observation, Action], copies: int = 1, torch_threads: int | None = 1
+) -> VecEnv:
+    """SuperSuit's PettingZoo -> stable-baselines3 pipeline (``pettingzoo_env_to_vec_env_v1``
+    then ``concat_vec_envs_v1``: every agent of ``copies`` copies of ``env`` is a sub-env)
+    with SB3's seeding contract, so that ``PPO(..., seed=s)`` works and trains
+    reproducibly: SuperSuit's ``ConcatVecEnv`` has no ``seed()``, which SB3 calls when a
+    model is given a seed (``AttributeError``); here ``seed(s)`` reaches the envs at the
+    next reset, as SB3's own vec envs do (copy ``i`` reset with ``s + i``).
+
+    ``env`` must have flat observations and a discrete action, e.g.
+    ``FlattenObservations(ArmActions(env, message_fn))``; :class:`AgentVecEnv` is the
+    package's own route and needs neither.
+
+    Args:
+        env: A parallel env of identical agents, with ``Box`` observations.
+        copies: Copies of the env side by side (SuperSuit's ``num_vec_envs``), >= 1.
+        torch_threads: torch's thread count, set here (see :class:`AgentVecEnv`).
+
+    Raises:
+        ValueError: If ``copies`` < 1.
+        ImportError: Without SuperSuit (``pip install supersuit``).
+
+    Examples:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.wrappers import ArmActions, FlattenObservations
+        >>> base = Scenario(n_agents=3, n_arms=2, horizon=5).make_env()
+        >>> venv = supersuit_vec_env(FlattenObservations(ArmActions(base)), copies=2)
+        >>> venv.num_envs, len(venv.seed(7)), venv.reset().shape
+        (6, 6, (6, 4))
+    """
+    import supersuit  # type: ignore[import-untyped]
+    from supersuit.vector.sb3_vector_wrapper import (  # type: ignore[import-untyped]
+        SB3VecEnvWrapper,
+    )
+
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"copies must be an int >= 1, got {copies!r}")
+    set_threads(torch_threads)
+
+    class SeededSB3VecEnv(SB3VecEnvWrapper):
+        """SuperSuit's SB3 wrapper whose ``seed`` is applied at the next reset."""
+
+        def __init__(self, venv: Any) -> None:
+            super().__init__(venv)
+            self.next_seed: int | None = None
+
+        def seed(self, seed: int | None = None) -> list[int | None]:
+            self.next_seed = seed
+            return [None if seed is None else seed + i for i in range(self.num_envs)]
+
+        def reset(self, seed: int | None = None, options: Any = None) -> Any:
+            if seed is not None:
+                self.next_seed = seed
+            obs, self.reset_infos = self.venv.reset(seed=self.next_seed, options=options)
+            self.next_seed = None  # later resets continue each env's own stream
+            return obs
+
+    markov = supersuit.pettingzoo_env_to_vec_env_v1(env)
+    concat = supersuit.concat_vec_envs_v1(markov, copies, num_cpus=0, base_class="gymnasium")
+    return SeededSB3VecEnv(concat)

@@ -194,23 +194,49 @@ def test_agent_vec_env_batches_several_env_copies() -> None:
         AgentVecEnv([make(), federated_mab_v0.parallel_env(n_agents=4, n_arms=3, horizon=4)])
 
 
-def test_supersuit_trains_sb3_on_the_arm_only_view() -> None:
-    """SuperSuit's PettingZoo -> SB3 pipeline runs on ``FlattenObservations(ArmActions(env))``
-    with messages filled by the learner stack (its ConcatVecEnv has no ``seed()``, so the
-    model is built without one: ``AgentVecEnv`` is the seeded path)."""
+def test_supersuit_trains_a_seeded_ppo_reproducibly() -> None:
+    """SuperSuit's PettingZoo -> SB3 pipeline on ``FlattenObservations(ArmActions(env))``
+    (messages filled by the learner stack) takes ``PPO(seed=...)`` through
+    ``supersuit_vec_env`` (SuperSuit's own ``ConcatVecEnv`` has no ``seed()``: SB3 raises
+    ``AttributeError``), and two trainings from one seed give the same parameters."""
     ss = pytest.importorskip("supersuit")
+    import torch
+
     from fedbandit_env.rl import LearnerStack
+    from fedbandit_env.rl.sb3 import supersuit_vec_env
     from fedbandit_env.wrappers import ArmActions, FlattenObservations
+
+    torch.set_num_threads(1)
+    stack = LearnerStack.for_setting("neighbours")
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=10, setting="neighbours", instances="train")
+
+    def make() -> Any:
+        return FlattenObservations(ArmActions(stack.make_env(scenario), stack.message_fn))
+
+    raw = ss.concat_vec_envs_v1(
+        ss.pettingzoo_env_to_vec_env_v1(make()), 2, num_cpus=0, base_class="stable_baselines3"
+    )
+    with pytest.raises(AttributeError, match="seed"):  # the route this helper mends
+        sb3.PPO("MlpPolicy", raw, n_steps=10, batch_size=30, device="cpu", seed=0)
+
+    def train(seed: int) -> list[Any]:
+        venv = supersuit_vec_env(make(), copies=2)
+        model = sb3.PPO("MlpPolicy", venv, n_steps=10, batch_size=30, device="cpu", seed=seed)
+        model.learn(120)
+        assert venv.num_envs == 6 and model.num_timesteps >= 120
+        return [p.detach().clone() for p in model.policy.parameters()]
+
+    first, again, other = train(0), train(0), train(1)
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(first, other, strict=True))
+
+
+def test_the_learners_means_go_out_as_messages() -> None:
+    from fedbandit_env.rl import LearnerStack
+    from fedbandit_env.wrappers import ArmActions
 
     stack = LearnerStack.for_setting("neighbours")
     scenario = Scenario(n_agents=3, n_arms=3, horizon=10, setting="neighbours", instances="train")
-    env = FlattenObservations(ArmActions(stack.make_env(scenario), stack.message_fn))
-    venv = ss.concat_vec_envs_v1(
-        ss.pettingzoo_env_to_vec_env_v1(env), 2, num_cpus=0, base_class="stable_baselines3"
-    )
-    model = sb3.PPO("MlpPolicy", venv, n_steps=10, batch_size=30, device="cpu")
-    model.learn(120)
-    assert venv.num_envs == 6 and model.num_timesteps >= 120
     # the learners' means go out as messages: what agent_1 hears is agent_0's means
     arms = ArmActions(stack.make_env(scenario), stack.message_fn)
     obs, _ = arms.reset(seed=0)
@@ -304,3 +330,28 @@ def test_learner_among_a_team_sees_what_it_trained_on() -> None:
         evaluated.append(single._view(obs["agent_0"]))
     assert len(set(arms)) > 1
     np.testing.assert_array_equal(np.array(evaluated), np.array(trained))
+
+
+def test_sb3_used_directly_gets_one_torch_thread() -> None:
+    import torch
+
+    from fedbandit_env.rl.sb3 import supersuit_vec_env
+    from fedbandit_env.wrappers import ArmActions, FlattenObservations
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        AgentVecEnv(federated_mab_v0.parallel_env(n_agents=2, n_arms=2, horizon=3))
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        AgentVecEnv(
+            federated_mab_v0.parallel_env(n_agents=2, n_arms=2, horizon=3), torch_threads=None
+        )
+        assert torch.get_num_threads() == 2  # left alone when asked
+        env = FlattenObservations(ArmActions(federated_mab_v0.parallel_env(n_agents=2, n_arms=2)))
+        supersuit_vec_env(env, torch_threads=1)
+        assert torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="torch_threads must be an int >= 1"):
+            AgentVecEnv(federated_mab_v0.parallel_env(n_agents=2, n_arms=2), torch_threads=0)
+    finally:
+        torch.set_num_threads(before)
