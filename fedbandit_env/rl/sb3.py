@@ -16,28 +16,10 @@ from stable_baselines3.common.vec_env.base_vec_env import (
 )
 
 from fedbandit_env.rl.common import batch_observations, check_reward, learner_rewards, scale_box
+from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box
-
-
-def set_threads(threads: int | None) -> None:
-    """torch's intra-op thread count (``None``: leave it); the SB3 entry points of this
-    module call it, as ``fedbandit train`` does (``--threads``).
-
-    Examples:
-        >>> import torch
-        >>> set_threads(1); torch.get_num_threads()
-        1
-    """
-    if threads is None:
-        return
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"torch_threads must be an int >= 1 or None, got {threads!r}")
-    import torch
-
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
 
 
 class AgentVecEnv(VecEnv):
@@ -92,7 +74,7 @@ class AgentVecEnv(VecEnv):
         scale: bool = False,
         torch_threads: int | None = 1,
     ) -> None:
-        set_threads(torch_threads)
+        set_torch_threads(torch_threads)
         envs = [env] if isinstance(env, ParallelEnv) else list(env)
         if not envs:
             raise ValueError("env must be a parallel env or a non-empty sequence of copies")
@@ -312,7 +294,7 @@ def supersuit_vec_env(
 
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError(f"copies must be an int >= 1, got {copies!r}")
-    set_threads(torch_threads)
+    set_torch_threads(torch_threads)
 
     class SeededSB3VecEnv(SB3VecEnvWrapper):
         """SuperSuit's SB3 wrapper whose ``seed`` is applied at the next reset."""

@@ -39,8 +39,8 @@ def set_torch_threads(threads: int | None = 1) -> int:
     import torch
 
     if threads is not None:
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
         torch.set_num_threads(threads)
     return int(torch.get_num_threads())
 

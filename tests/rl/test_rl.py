@@ -351,7 +351,7 @@ def test_sb3_used_directly_gets_one_torch_thread() -> None:
         env = FlattenObservations(ArmActions(federated_mab_v0.parallel_env(n_agents=2, n_arms=2)))
         supersuit_vec_env(env, torch_threads=1)
         assert torch.get_num_threads() == 1
-        with pytest.raises(ValueError, match="torch_threads must be an int >= 1"):
+        with pytest.raises(ValueError, match="threads must be an int >= 1 or None, got 0"):
             AgentVecEnv(federated_mab_v0.parallel_env(n_agents=2, n_arms=2), torch_threads=0)
     finally:
         torch.set_num_threads(before)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -123,19 +124,6 @@ def _noise_audit(noise_scale: float, runs: int) -> AuditResult:
     return audit_env(make_env, -1.0, 1.0, team, observe, runs=runs, seed=5, delta=DELTA)
 
 
-@pytest.mark.parametrize(("noise_scale", "caught"), [(1.0, False), (0.5, True)])
-@pytest.mark.parametrize(
-    "runs",  # 5 s in the quick subset (it catches half the noise already), 20 s in CI
-    [1000, pytest.param(4000, marks=pytest.mark.slow)],
-)
-def test_corrected_variant_noise_audit_with_power(
-    noise_scale: float, caught: bool, runs: int
-) -> None:
-    r = _noise_audit(noise_scale, runs=runs)
-    _report(r, CLAIM)
-    assert (r.epsilon_lb > CLAIM) is caught, r
-
-
 def test_gdp_calibration_is_exactly_the_claim_and_half_the_noise_is_not() -> None:
     pol = FedLinUCB(sync="fixed", batch=1, epsilon=CLAIM, delta=DELTA, calibration="gdp")
     pol.reset(AgentSpec(0, 2, 1, 5, message_dim=10, context_dim=2), seed=0)
@@ -184,11 +172,19 @@ DEC_PRIVATE = {"sync": "fixed", "epsilon": CLAIM, "delta": DELTA, "calibration":
 
 
 @pytest.mark.parametrize(("noise_scale", "caught"), [(1.0, False), (0.5, True)])
-@pytest.mark.parametrize("runs", [1000, pytest.param(4000, marks=pytest.mark.slow)])
-def test_decentralized_private_variant_noise_audit_with_power(
-    noise_scale: float, caught: bool, runs: int
+@pytest.mark.parametrize(
+    "runs",  # 5 s each in the quick subset (it catches half the noise already), 20 s in CI
+    [1000, pytest.param(4000, marks=pytest.mark.slow)],
+)
+@pytest.mark.parametrize(
+    "audit",  # the controller's view of the corrected variant; a neighbour's of the decentralized
+    [_noise_audit, _dec_noise_audit],
+    ids=["corrected", "decentralized"],
+)
+def test_private_variants_noise_audit_with_power(
+    audit: Callable[..., AuditResult], noise_scale: float, caught: bool, runs: int
 ) -> None:
-    r = _dec_noise_audit(noise_scale, runs=runs)
+    r = audit(noise_scale, runs=runs)
     _report(r, CLAIM)
     assert (r.epsilon_lb > CLAIM) is caught, r
 
