@@ -1,8 +1,16 @@
 """How fast is the linear family's fast path? Agent-steps per second at Dubey & Pentland's
-scale (d = 10, K = 100 vectors a set, M = 100 agents), measured in one run against a
-straightforward NumPy implementation of the same policy (``baselines.linear.naive``: a
-per-agent loop, ``np.linalg.inv`` per step), with the ratio: the best of three
-alternating runs of each, single-threaded. Machines differ; the ratio is what to compare.
+scale (d = 10, K = 100 vectors a set, M = 100 agents), measured in one run against two
+NumPy implementations of the same policy: the batched one (``baselines.linear.batched``:
+every agent's ``V^-1`` in one stack, Sherman-Morrison, batched ``matmul``; the
+yardstick, tested to make the fast path's choices) and the per-agent loop of
+``baselines.linear.naive`` (``np.linalg.inv`` per step). Best of three alternating runs
+of each, single-threaded (numba's and BLAS's threads set to 1). Machines differ; the
+ratios are what to compare.
+
+The share of the FMA peak counts the multiply-adds a step needs (scoring a set: ``K (d
+(d + 1) / 2 + d)``; ``theta`` and the rank-one update: ``3 d^2``) against one core's
+float32 peak *assumed* as two 256-bit FMA pipes (16 a cycle) at the clock
+``/proc/cpuinfo`` reports (3 GHz where it says nothing): a yardstick, not a datasheet.
 
     python examples/linear_speed.py            # about 40 s on 2 cores
     python examples/linear_speed.py --quick    # M = 20
@@ -11,11 +19,45 @@ alternating runs of each, single-threaded. Machines differ; the ratio is what to
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from pathlib import Path
 
-from baselines.linear.naive import naive_trial
-from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one thread, before NumPy and numba load
+
+from baselines.linear.batched import batched_trial  # noqa: E402
+from baselines.linear.naive import naive_trial  # noqa: E402
+from fedbandit_env.runner.fast import run_fast  # noqa: E402
+from fedbandit_env.runner.scenario import Scenario  # noqa: E402
+
+FMA_PER_CYCLE = 16  # float32: two 256-bit FMA pipes
+
+
+def clock_ghz() -> float:
+    """The first core's clock from ``/proc/cpuinfo`` in GHz (3.0 where it is absent).
+
+    Examples:
+        >>> clock_ghz() > 0
+        True
+    """
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("cpu mhz"):
+                return float(line.split(":")[1]) / 1000.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return 3.0
+
+
+def fma_per_step(dim: int, set_size: int) -> int:
+    """Multiply-adds one agent-step of LinUCB needs: the set's scores and the statistics.
+
+    Examples:
+        >>> fma_per_step(10, 100)
+        6800
+    """
+    return set_size * (dim * (dim + 1) // 2 + dim) + 3 * dim * dim
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -23,29 +65,43 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="M = 20 agents, shorter runs")
     args = parser.parse_args(argv)
-    agents = 20 if args.quick else 100
-    fast_t, naive_t = (2000, 100) if args.quick else (3000, 100)
+    agents, dim, set_size = (20 if args.quick else 100), 10, 100
+    fast_t, batched_t, naive_t = (2000, 200, 50) if args.quick else (3000, 300, 100)
+    peak = FMA_PER_CYCLE * clock_ghz() * 1e9
+    print(
+        f"d={dim} K={set_size} M={agents}, one thread; FMA peak assumed "
+        f"{peak / 1e9:.0f} G/s ({FMA_PER_CYCLE} float32 a cycle at {clock_ghz():.2f} GHz)"
+    )
     out: dict[str, float] = {}
     for pid, batch in (("lin_ucb", None), ("fedlin_ucb_fixed", 50)):
         scenario = Scenario(
-            n_agents=agents, n_arms=100, instance="dubey", dim=10, horizon=fast_t, seed=1
+            n_agents=agents, n_arms=set_size, instance="dubey", dim=dim, horizon=fast_t, seed=1
         )
+        problem = scenario.problem()
         kwargs = {"batch": batch} if batch else {}
         run_fast(pid, scenario, 1, record_every=fast_t, progress=False, **kwargs)  # compile
-        fast_s, naive_s = [], []
+        times: dict[str, list[float]] = {"fast": [], "batched": [], "naive": []}
         for _ in range(3):  # best of three, alternating: the machine is shared and noisy
             start = time.perf_counter()
             run_fast(pid, scenario, 1, seed=1, record_every=fast_t, progress=False, **kwargs)
-            fast_s.append(time.perf_counter() - start)
+            times["fast"].append(time.perf_counter() - start)
             start = time.perf_counter()
-            naive_trial(scenario.problem(), naive_t, env_seed=1, batch=batch)
-            naive_s.append(time.perf_counter() - start)
-        fast = agents * fast_t / min(fast_s)
-        naive = agents * naive_t / min(naive_s)
-        out[f"{pid} fast"], out[f"{pid} naive"] = fast, naive
+            batched_trial(problem, batched_t, env_seed=1, batch=batch)
+            times["batched"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            naive_trial(problem, naive_t, env_seed=1, batch=batch)
+            times["naive"].append(time.perf_counter() - start)
+        steps = {"fast": fast_t, "batched": batched_t, "naive": naive_t}
+        rate = {k: agents * steps[k] / min(v) for k, v in times.items()}
+        share = rate["fast"] * fma_per_step(dim, set_size) / peak
+        for k, v in rate.items():
+            out[f"{pid} {k}"] = v
+        out[f"{pid} fma share"] = share
         print(
-            f"{pid:<18} d=10 K=100 M={agents}: fast path {fast:>10,.0f} agent-steps/s, "
-            f"NumPy {naive:>8,.0f} agent-steps/s, ratio {fast / naive:5.1f}x"
+            f"{pid:<17} fast path {rate['fast']:>10,.0f} agent-steps/s | "
+            f"batched NumPy {rate['batched']:>8,.0f} ({rate['fast'] / rate['batched']:4.1f}x) | "
+            f"per-agent NumPy {rate['naive']:>7,.0f} ({rate['fast'] / rate['naive']:5.1f}x) | "
+            f"{share:6.1%} of the FMA peak"
         )
     return out
 

@@ -134,3 +134,17 @@ def test_learner_among_gossip_example_runs_small(tmp_path: Path) -> None:
     (tmp_path / "among.png").unlink()
     assert mod["main"](["--replot", "--out", str(tmp_path)]) == out
     assert (tmp_path / "among.png").exists()
+
+
+@pytest.mark.slow
+def test_linear_speed_example_prints_both_ratios_and_the_fma_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "linear_speed.py"))
+    out = mod["main"](["--quick"])
+    for pid in ("lin_ucb", "fedlin_ucb_fixed"):
+        assert all(out[f"{pid} {k}"] > 0 for k in ("fast", "batched", "naive"))
+        assert 0 < out[f"{pid} fma share"] < 1  # a share of a peak, whatever the machine
+    printed = capsys.readouterr().out
+    assert printed.count("batched NumPy") == 2 and printed.count("of the FMA peak") == 2
+    assert mod["fma_per_step"](10, 100) == 100 * (55 + 10) + 300

@@ -64,7 +64,6 @@ from baselines.linear.kernels import (
     rebuild,
     tree_commit,
     tree_release,
-    ucb_choice,
 )
 from baselines.linear.policies import TreePrivateLinUCB
 from fedbandit_env.policies import AgentSpec, Requirements
@@ -219,7 +218,7 @@ class DecFedLinUCB(TreePrivateLinUCB):
                 self.sigma, self.alpha, self.log_dets[g], d, 1, rho_min, rho_max, kappa,
                 self.norm_bound,
             )  # fmt: skip
-        k = int(ucb_choice(contexts, self._rows, self.invs[g], theta, beta))
+        k = self.choose(observation, self.invs[g], theta, beta)
         self.last_x, self.last_g = contexts[k].copy(), g
         request, respond = self._talk(g)
         message = np.zeros(HEADER + (d + 1) ** 2, dtype=np.float32)

@@ -21,6 +21,7 @@ from numba import typed
 
 from baselines.common.bundles import linear_arrays, recording
 from baselines.linear.decentralized import HEADER, DecFedLinUCB
+from baselines.linear.kernels import set_scorer
 from baselines.linear.local_loop import DecConstants, local_loop
 from baselines.linear.loop import LinearConstants, LinearSwitches, linear_loop
 from baselines.linear.oracle import PooledLinUCB
@@ -136,6 +137,7 @@ def linear_trial(
         reward_rng,
         sets_rng,
         rngs,
+        set_scorer(problem.dim),
     )
     return out, cost, t_arms, t_rewards
 
@@ -210,6 +212,7 @@ def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> Tria
         reward_rng,
         sets_rng,
         typed.List(team_generators(team_seed, n)),
+        set_scorer(problem.dim),
     )
     return TrialResult(out, t_arms, t_rewards, comm_cost=cost)
 

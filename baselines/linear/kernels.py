@@ -4,7 +4,8 @@ the batched trial loop alike (one source of truth, two speeds).
 - :func:`rank_one_update`: ``V <- V + x x^T`` on the inverse (Sherman-Morrison) and its
   log-determinant (the matrix determinant lemma): ``O(d^2)``, no inversion per step;
 - :func:`ucb_choice`: the OFUL choice ``argmax_x <theta_hat, x> + beta ||x||_{V^-1}``
-  (Algorithm 1, line 8);
+  (Algorithm 1, line 8), its scores in float32 by a scorer generated for ``d``
+  (:func:`set_scorer`);
 - :func:`confidence_width`: ``beta`` of Proposition 2;
 - :func:`spd_inverse`: inverse and log-determinant of a synchronised Gram matrix
   (Cholesky), once per synchronisation;
@@ -15,12 +16,14 @@ the batched trial loop alike (one source of truth, two speeds).
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import cfunc, njit, types
 
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -50,52 +53,217 @@ def rank_one_update(inv: FloatArray, x: FloatArray, work: FloatArray) -> float: 
     return math.log1p(q)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def ucb_choice(
-    features: FloatArray, rows: IntArray, inv: FloatArray, theta: FloatArray, beta: float
-) -> int:  # pragma: no cover
-    """Position ``k`` of ``argmax_k <theta, x_k> + beta sqrt(x_k^T inv x_k)`` over the
-    decision set ``x_k = features[rows[k]]`` (the first on ties).
+#: The signature of a set chooser (:func:`set_scorer`): ``(features, rows, inv, theta,
+#: beta, xt, out) -> k``: the pool ``(P, d)`` (float32) and the set's rows ``(K,)``, the
+#: statistics (float64), a float32 ``(d, K')`` buffer for the set transposed and ``K'``
+#: scores (``K' >= K``, :class:`SetScratch` rounds it up to 16).
+SCORER_SIGNATURE = types.int64(
+    types.float32[:, ::1],
+    types.int64[::1],
+    types.float64[:, ::1],
+    types.float64[::1],
+    types.float64,
+    types.float32[:, ::1],
+    types.float32[::1],
+)
+#: Up to this ``d`` the chooser is generated straight-line code (:func:`set_scorer`);
+#: above it, the loops of :func:`generic_scores` (compile time grows as ``d^2``: 0.3 s
+#: at ``d = 10``, 3 s at ``d = 32``, 30 s at ``d = 64``, measured on 2 shared cores).
+UNROLLED_MAX_DIM = 32
 
-    The set is gathered transposed (``d x K``) and every sum runs over the ``K`` vectors
-    at once, ``inv[a, b] * x_k[b]`` added for all ``k`` in one contiguous loop that the
-    compiler vectorizes (a dot product per vector waits on each addition instead:
-    measured 5x slower at ``d = 10, K = 100``); ``inv`` is symmetric, so only its upper
-    triangle is read (``d (d + 1) / 2`` products per vector, 20% faster). Both paths call
-    this, so the order of the sums, hence every bit, is the same on both.
+
+def scorer_source(dim: int) -> str:
+    """The Python source of the straight-line chooser for dimension ``dim`` (what
+    :func:`set_scorer` compiles), with no loop over ``d``: the gather of each vector into
+    the transposed buffer ``xt`` (``d`` named copies a vector), the coefficients as
+    named float32 scalars (``c_ab`` the upper triangle of ``V^-1`` with the diagonal
+    halved, ``t_a = theta_a``), a loop over the set computing ``y_a = sum_{b >= a} c_ab
+    x_b``, ``q = sum_a x_a y_a`` (so ``2 q = x^T V^-1 x``), ``m = sum_a t_a x_a`` and the
+    score ``m + beta sqrt(2 q)``, then the first argmax. The compiler keeps the scalars
+    in registers and runs the scoring loop over 16 vectors at once (AVX-512) or 8
+    (AVX2). Measured at ``d = 10, K = 100`` against the same sums in loops over ``a``
+    and ``b`` (:func:`generic_scores`): 1.6x faster.
 
     Examples:
-        >>> x = np.array([[1.0, 0.0], [0.0, 2.0]])
-        >>> ucb_choice(x, np.arange(2), np.eye(2), np.zeros(2), 1.0)
+        >>> print(scorer_source(2))  # doctest: +NORMALIZE_WHITESPACE
+        def choose(features, rows, inv, theta, beta, xt, out):
+            n = rows.shape[0]
+            for k in range(n):
+                r = rows[k]
+                xt[0, k] = features[r, 0]
+                xt[1, k] = features[r, 1]
+            c0_0 = np.float32(0.5 * inv[0, 0])
+            c0_1 = np.float32(inv[0, 1])
+            c1_1 = np.float32(0.5 * inv[1, 1])
+            t0 = np.float32(theta[0])
+            t1 = np.float32(theta[1])
+            bb = np.float32(beta)
+            zero = np.float32(0.0)
+            for k in range(xt.shape[1]):
+                x0 = xt[0, k]
+                x1 = xt[1, k]
+                y0 = c0_0 * x0 + c0_1 * x1
+                y1 = c1_1 * x1
+                q = x0 * y0 + x1 * y1
+                m = t0 * x0 + t1 * x1
+                out[k] = m + bb * np.sqrt(max(q + q, zero))
+            k_best, best = 0, out[0]
+            for k in range(1, n):
+                if out[k] > best:
+                    k_best, best = k, out[k]
+            return k_best
+    """
+    d = range(dim)
+    lines = [
+        "def choose(features, rows, inv, theta, beta, xt, out):",
+        "    n = rows.shape[0]",
+        "    for k in range(n):",
+        "        r = rows[k]",
+        *(f"        xt[{a}, k] = features[r, {a}]" for a in d),
+    ]
+    for a in d:
+        lines.append(f"    c{a}_{a} = np.float32(0.5 * inv[{a}, {a}])")
+        lines += [f"    c{a}_{b} = np.float32(inv[{a}, {b}])" for b in range(a + 1, dim)]
+    lines += [f"    t{a} = np.float32(theta[{a}])" for a in d]
+    lines += ["    bb = np.float32(beta)", "    zero = np.float32(0.0)"]
+    lines += ["    for k in range(xt.shape[1]):", *(f"        x{a} = xt[{a}, k]" for a in d)]
+    for a in d:
+        lines.append(f"        y{a} = " + " + ".join(f"c{a}_{b} * x{b}" for b in range(a, dim)))
+    lines.append("        q = " + " + ".join(f"x{a} * y{a}" for a in d))
+    lines.append("        m = " + " + ".join(f"t{a} * x{a}" for a in d))
+    lines += [
+        "        out[k] = m + bb * np.sqrt(max(q + q, zero))",
+        "    k_best, best = 0, out[0]",
+        "    for k in range(1, n):",
+        "        if out[k] > best:",
+        "            k_best, best = k, out[k]",
+        "    return k_best",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@cfunc(SCORER_SIGNATURE, cache=True, nogil=True, fastmath={"contract"})
+def generic_scores(
+    features: Float32Array,
+    rows: IntArray,
+    inv: FloatArray,
+    theta: FloatArray,
+    beta: float,
+    xt: Float32Array,
+    out: Float32Array,
+) -> int:  # pragma: no cover
+    """The chooser for any ``d`` (:func:`set_scorer` above ``UNROLLED_MAX_DIM``): the
+    same sums as :func:`scorer_source`'s, in loops over ``a`` and ``b`` that run over the
+    set at once (``y`` kept in memory).
+
+    Examples:
+        >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+        >>> scratch = SetScratch.of(2, 2)
+        >>> ucb_choice(generic_scores, x, np.arange(2), np.eye(2), np.zeros(2), 1.0, scratch)
         1
     """
-    d, n = features.shape[1], rows.shape[0]
-    xt = np.empty((d + 3, n))  # the set transposed, then quad, mean and y: one allocation
-    q, m, y = d, d + 1, d + 2
+    d, n, width = features.shape[1], rows.shape[0], xt.shape[1]
     for k in range(n):
         r = rows[k]
         for a in range(d):
             xt[a, k] = features[r, a]
-        xt[q, k] = 0.0
-        xt[m, k] = 0.0
-    for a in range(d):  # x^T inv x = 2 sum_a x_a (inv_aa x_a / 2 + sum_{b > a} inv_ab x_b)
-        c = 0.5 * inv[a, a]
-        for k in range(n):
-            xt[y, k] = c * xt[a, k]
+    y, q = np.empty(width, dtype=np.float32), np.zeros(width, dtype=np.float32)
+    m = np.zeros(width, dtype=np.float32)
+    for a in range(d):
+        c = np.float32(0.5 * inv[a, a])
+        for k in range(width):
+            y[k] = c * xt[a, k]
         for b in range(a + 1, d):
-            c = inv[a, b]
-            for k in range(n):
-                xt[y, k] += c * xt[b, k]
-        t = theta[a]
-        for k in range(n):
-            xt[q, k] += xt[a, k] * xt[y, k]
-            xt[m, k] += t * xt[a, k]
-    k_best, best = 0, -np.inf
-    for k in range(n):
-        score = xt[m, k] + beta * math.sqrt(max(2.0 * xt[q, k], 0.0))
-        if score > best:
-            k_best, best = k, score
+            c = np.float32(inv[a, b])
+            for k in range(width):
+                y[k] += c * xt[b, k]
+        for k in range(width):
+            q[k] += xt[a, k] * y[k]
+    for a in range(d):
+        t = np.float32(theta[a])
+        for k in range(width):
+            m[k] += t * xt[a, k]
+    bb, zero = np.float32(beta), np.float32(0.0)
+    for k in range(width):
+        out[k] = m[k] + bb * np.sqrt(max(q[k] + q[k], zero))
+    k_best, best = 0, out[0]
+    for k in range(1, n):
+        if out[k] > best:
+            k_best, best = k, out[k]
     return k_best
+
+
+@functools.cache
+def set_scorer(dim: int) -> Any:
+    """The compiled chooser over decision sets of dimension ``dim`` (a C callback of
+    :data:`SCORER_SIGNATURE` that :func:`ucb_choice` calls through its address):
+    :func:`scorer_source`'s straight-line code up to ``UNROLLED_MAX_DIM``,
+    :func:`generic_scores` above. Compiled once per process and ``dim`` (0.3 s at
+    ``d = 10``).
+
+    Examples:
+        >>> set_scorer(3) is set_scorer(3), set_scorer(99) is generic_scores
+        (True, True)
+    """
+    if dim < 1:
+        raise ValueError(f"dim must be >= 1, got {dim!r}")
+    if dim > UNROLLED_MAX_DIM:
+        return generic_scores
+    namespace: dict[str, Any] = {"np": np}
+    exec(compile(scorer_source(dim), f"<set_scorer d={dim}>", "exec"), namespace)
+    return cfunc(SCORER_SIGNATURE, nogil=True, fastmath={"contract"})(namespace["choose"])
+
+
+class SetScratch(NamedTuple):
+    """:func:`ucb_choice`'s float32 buffers: the set transposed ``(d, K')`` and the
+    scores ``(K',)``, ``K'`` the set size rounded up to 16 (the scoring loop then runs
+    in whole vectors).
+
+    Examples:
+        >>> s = SetScratch.of(dim=3, set_size=5)
+        >>> s.xt.shape, s.scores.shape
+        ((3, 16), (16,))
+    """
+
+    xt: Float32Array
+    scores: Float32Array
+
+    @classmethod
+    def of(cls, dim: int, set_size: int) -> SetScratch:
+        """Buffers for sets of ``set_size`` vectors of dimension ``dim``."""
+        width = -(-set_size // 16) * 16
+        return cls(np.zeros((dim, width), np.float32), np.zeros(width, np.float32))
+
+
+@njit(cache=True, nogil=True)
+def ucb_choice(
+    scorer: Any,
+    features: Float32Array,
+    rows: IntArray,
+    inv: FloatArray,
+    theta: FloatArray,
+    beta: float,
+    scratch: SetScratch,
+) -> int:  # pragma: no cover
+    """Position ``k`` of ``argmax_k <theta, x_k> + beta sqrt(x_k^T inv x_k)`` over the
+    decision set ``x_k = features[rows[k]]`` (the first on ties); ``scorer`` is
+    :func:`set_scorer`'s for ``d``, ``features`` the pool in float32.
+
+    ``inv`` is symmetric, so only its upper triangle is read (``d (d + 1) / 2``
+    products a vector). *Reading*: the scores are float32 while the statistics
+    (``V^-1``, ``theta``, ``beta``) stay float64; a choice differs from float64 scores
+    only where two scores agree to about 1e-7 relative, and the regret is unchanged
+    (measured in ``tests/families/linear/test_linear_batched.py`` against the float64
+    batched NumPy implementation). Both paths call this function and the scorer is one
+    compiled callback, so every choice is the same bit for bit on both.
+
+    Examples:
+        >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+        >>> scratch = SetScratch.of(2, 2)
+        >>> ucb_choice(set_scorer(2), x, np.arange(2), np.eye(2), np.zeros(2), 1.0, scratch)
+        1
+    """
+    return scorer(features, rows, inv, theta, beta, scratch.xt, scratch.scores)
 
 
 @njit(cache=True, nogil=True, inline="always")

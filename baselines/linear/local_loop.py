@@ -16,6 +16,7 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
+    SetScratch,
     add_set_regret,
     clip_norm,
     confidence_width,
@@ -68,6 +69,7 @@ def local_loop(
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
     rngs: Any,
+    scorer: Any,
 ) -> None:  # pragma: no cover
     """One trial; ``hops[u, v]`` the hop distance (0: not delivered), ``rngs`` each
     agent's noise generator (used only with privacy)."""
@@ -78,6 +80,11 @@ def local_loop(
     gram_bound, vec_bound, joint = fp[14:]
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
+    pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
+    scratch = SetScratch(
+        np.zeros((d, -(-set_size // 16) * 16), dtype=np.float32),
+        np.zeros(-(-set_size // 16) * 16, dtype=np.float32),
+    )
     own = np.zeros((n, gamma, e, e))
     others = np.zeros((n, gamma, n, e, e))
     invs = np.zeros((n, gamma, d, d))
@@ -171,7 +178,7 @@ def local_loop(
                     sig, alpha, log_dets[i, g], d, 1, terms[i, g, 0], terms[i, g, 1],
                     terms[i, g, 2], norm_bound,
                 )  # fmt: skip
-            k = ucb_choice(features, sets[i], invs[i, g], theta, beta)
+            k = ucb_choice(scorer, pool, sets[i], invs[i, g], theta, beta, scratch)
             arms[i], rows[i] = k, sets[i, k]
             last_x[i] = features[rows[i]]
             last_g[i] = g

@@ -13,6 +13,7 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
+    SetScratch,
     add_set_regret,
     clip_norm,
     confidence_width,
@@ -114,6 +115,7 @@ def linear_loop(
     reward_rng: np.random.Generator,
     sets_rng: np.random.Generator,
     rngs: Any,
+    scorer: Any,
 ) -> None:  # pragma: no cover
     features, local_means, global_means, n_best, set_size, noise, sigma = problem
     horizon, steps, out, t_arms, t_rewards, cost_out = rec
@@ -122,6 +124,11 @@ def linear_loop(
     federated, private, adaptive, batch, rounds, levels, pooled = ip
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
+    pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
+    scratch = SetScratch(
+        np.zeros((d, -(-set_size // 16) * 16), dtype=np.float32),
+        np.zeros(-(-set_size // 16) * 16, dtype=np.float32),
+    )
     inv, winv = np.zeros((n, d, d)), np.zeros((n, d, d))
     ld, ldw, lds = np.zeros(n), np.zeros(n), np.zeros(n)
     s_vec, u, last_x = np.zeros((n, d)), np.zeros((n, d)), np.zeros((n, d))
@@ -187,7 +194,8 @@ def linear_loop(
                     clip_norm(last_x[i], feature_bound, x)
                     y = min(max(y, -1.0), 1.0)
                 else:
-                    x[:] = last_x[i]
+                    for a in range(d):
+                        x[a] = last_x[i, a]
                 ld[i] += rank_one_update(inv[i], x, work)
                 if federated:
                     if extra > 0.0:
@@ -214,9 +222,10 @@ def linear_loop(
                 )
             else:
                 beta = confidence_width(sig, alpha, ld[j], d, 1, lam, lam, 0.0, norm_bound)
-            k = ucb_choice(features, sets[i], inv[j], theta, beta)
+            k = ucb_choice(scorer, pool, sets[i], inv[j], theta, beta, scratch)
             arms[i], rows[i] = k, sets[i, k]
-            last_x[i] = features[rows[i]]
+            for a in range(d):
+                last_x[i, a] = features[rows[i], a]
             if federated:
                 if adaptive:
                     flags[i] = since[i] > 0 and (ldw[i] - lds[i]) * since[i] > threshold

@@ -65,10 +65,12 @@ from typing import Any, Literal
 import numpy as np
 
 from baselines.linear.kernels import (
+    SetScratch,
     clip_norm,
     confidence_width,
     mat_vec,
     rank_one_update,
+    set_scorer,
     spd_inverse,
     symmetric_noise,
     tree_commit,
@@ -138,6 +140,15 @@ class LinUCB(Policy):
         self.last_x = np.zeros(d)
         self._work, self._theta = np.zeros(d), np.zeros(d)
         self._rows = np.arange(spec.n_arms, dtype=np.int64)
+        self._scorer, self._scratch = set_scorer(d), SetScratch.of(d, spec.n_arms)
+
+    def choose(
+        self, observation: Observation, inv: FloatArray, theta: FloatArray, beta: float
+    ) -> int:
+        """The OFUL choice over the observation's decision set (:func:`ucb_choice`,
+        the fast path's kernel: float32 scores, the same bits)."""
+        contexts = np.ascontiguousarray(observation["contexts"], dtype=np.float32)
+        return int(ucb_choice(self._scorer, contexts, self._rows, inv, theta, beta, self._scratch))
 
     def observe(self, x: FloatArray, y: float) -> None:
         """Add the pair ``(x, y)`` to ``V`` and ``u``."""
@@ -161,7 +172,7 @@ class LinUCB(Policy):
         if float(observation["step"][0]) > 0:
             self.observe(self.last_x, float(observation["reward"][0]))
         theta = mat_vec(self.inv, self.u, self._theta)
-        k = int(ucb_choice(contexts, self._rows, self.inv, theta, self.width()))
+        k = self.choose(observation, self.inv, theta, self.width())
         self.last_x = contexts[k].copy()
         return k
 
@@ -477,7 +488,7 @@ class FedLinUCB(TreePrivateLinUCB):
                 self.kappa,
                 self.norm_bound,
             )
-        k = int(ucb_choice(contexts, self._rows, self.inv, theta, beta))
+        k = self.choose(observation, self.inv, theta, beta)
         self.last_x = contexts[k].copy()
         message = np.empty(linear_message_dim(self.dim), dtype=np.float32)
         self.flagged = self.wants_sync()

@@ -14,7 +14,10 @@ import pytest
 from baselines.linear import FedLinUCB, LinUCB, linear_env
 from baselines.linear.fast import linear_trial
 from baselines.linear.kernels import (
+    SetScratch,
+    generic_scores,
     rank_one_update,
+    set_scorer,
     spd_inverse,
     tree_commit,
     tree_release,
@@ -183,14 +186,37 @@ def test_rank_one_updates_track_the_inverse_and_log_det() -> None:
     assert spd_inverse(-np.eye(2), np.empty((2, 2))) == -np.inf
 
 
-def test_ucb_choice_is_the_oful_argmax() -> None:
-    rng = np.random.default_rng(1)
-    a = rng.normal(size=(3, 3))
-    inv = a @ a.T + np.eye(3)
-    x, theta = rng.normal(size=(8, 3)), rng.normal(size=3)
-    for beta in (0.0, 0.3, 5.0):
-        scores = x @ theta + beta * np.sqrt(np.einsum("kd,de,ke->k", x, inv, x))
-        assert ucb_choice(x, np.arange(8), inv, theta, beta) == int(np.argmax(scores))
+@pytest.mark.parametrize("dim", [1, 3, 10, 33])
+def test_ucb_choice_is_the_oful_argmax(dim: int) -> None:
+    # the generated chooser (d <= 32) and the loops (any d) against float64 NumPy, on
+    # sets of 5, 16 and 37 vectors (padded buffers), drawn from a larger pool
+    rng = np.random.default_rng(dim)
+    a = rng.normal(size=(dim, dim))
+    inv = a @ a.T / dim + np.eye(dim)
+    pool = rng.normal(size=(60, dim)).astype(np.float32)
+    theta = rng.normal(size=dim)
+    scorers = {set_scorer(dim), generic_scores}
+    assert (set_scorer(dim) is generic_scores) == (dim > 32)
+    for k in (5, 16, 37):
+        rows = rng.choice(60, size=k, replace=False)
+        x = pool[rows].astype(np.float64)
+        for beta in (0.0, 0.3, 5.0):
+            scores = x @ theta + beta * np.sqrt(np.einsum("kd,de,ke->k", x, inv, x))
+            for scorer in scorers:
+                scratch = SetScratch.of(dim, k)
+                got = ucb_choice(scorer, pool, rows, inv, theta, beta, scratch)
+                assert got == int(np.argmax(scores))
+                # float32 rounding of sums of at most (d + 1)^2 terms of size ~1
+                tol = (dim + 1) ** 2 * float(np.finfo(np.float32).eps)
+                np.testing.assert_allclose(scratch.scores[:k], scores, rtol=tol, atol=tol)
+
+
+def test_ucb_choice_takes_the_first_of_tied_vectors() -> None:
+    pool = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    theta = np.array([1.0, 0.0])
+    for scorer in (set_scorer(2), generic_scores):
+        rows = np.array([0, 2, 1])
+        assert ucb_choice(scorer, pool, rows, np.eye(2), theta, 0.0, SetScratch.of(2, 3)) == 1
 
 
 def test_tree_releases_are_the_prefix_sums_plus_the_cover_noise() -> None:
