@@ -56,9 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--reward",
         choices=REWARDS,
         default="local",
-        help="local: the agent's own reward (what it observes); neg_regret: minus the "
-        "agent's regret against the global means; team: minus the agents' mean regret "
-        "(both privileged: recorded and marked in results)",
+        help="local: the agent's own reward (what it observes); team_value: the team's "
+        "estimate of the pulled arm's global mean from the agent's own means and those "
+        "it hears (honest, cooperative); neg_regret: minus the agent's regret against the "
+        "global means; team: minus the agents' mean regret (these two privileged: "
+        "recorded and marked in results)",
     )
     parser.add_argument(
         "--net",

@@ -12,13 +12,21 @@ from gymnasium import spaces
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.flatten import flatten_observation
 
-REWARDS = ("local", "neg_regret", "team")
+REWARDS = ("local", "team_value", "neg_regret", "team")
+PRIVILEGED_REWARDS = ("neg_regret", "team")
 
 
 def check_reward(reward: str) -> str:
     """Validate the learner's reward signal:
 
     - ``"local"``: the env's reward, what the agent observes (the default);
+    - ``"team_value"`` (honest, cooperative): the team's estimate of the global mean of
+      the arm the agent pulled, from what the agent observes only
+      (:func:`team_value`): its own mean of that arm and the means its neighbours sent.
+      The global mean is the average over agents, so an agent is paid for the arm the
+      *team* values, not the one its biased local rewards favour; it needs the means in
+      the observation (``LocalStatistics`` or ``PrivateRewards``) and, to be more than
+      the local mean, neighbours who send theirs (``share_means``);
     - ``"neg_regret"``: minus the agent's own step pseudo-regret against the global means
       (privileged: for training only);
     - ``"team"``: minus the agents' *mean* step pseudo-regret, the same for every agent
@@ -37,13 +45,57 @@ def check_reward(reward: str) -> str:
     return reward
 
 
+def team_value(observation: Observation) -> float:
+    """The honest team-value reward: the mean, over the agent and every neighbour it holds
+    a message from, of their means of the arm it just pulled (``observation["arm"]``).
+
+    The agent's own mean is ``private_means`` under ``PrivateRewards``, else ``means``
+    (``LocalStatistics``); neighbours' means are the latest held ones (``held`` where
+    ``heard``, under ``HeldMessages``) or this step's (``messages`` where ``mask``). Every
+    agent weighs the same, as in the global mean ``mu_k = (1/N) sum_i mu_{i,k}``.
+    *Reading*: a neighbour's mean of an arm it never pulled is 0 in its message (means
+    carry no counts), so early on the estimate leans to 0; it is an honest signal, not an
+    unbiased one.
+
+    Raises:
+        ValueError: If the observation carries no means.
+
+    Examples:
+        >>> obs = {"arm": 1, "means": [0.2, 0.9], "messages": [[0.0, 0.0], [0.5, 0.3]],
+        ...        "mask": [0, 1]}
+        >>> round(team_value(obs), 6)
+        0.6
+    """
+    key = "private_means" if "private_means" in observation else "means"
+    if key not in observation:
+        raise ValueError(
+            "the team_value reward needs the agent's means in its observation "
+            "(LocalStatistics or PrivateRewards: a stack with statistics=True)"
+        )
+    arm = int(np.asarray(observation["arm"]).reshape(-1)[0])
+    total, count = float(np.asarray(observation[key], dtype=np.float64)[arm]), 1
+    if "held" in observation:
+        messages, heard = observation["held"], observation["heard"]
+    elif "messages" in observation:
+        messages, heard = observation["messages"], observation["mask"]
+    else:
+        return total
+    table = np.asarray(messages, dtype=np.float64)
+    if table.ndim != 2 or table.shape[1] <= arm:
+        return total  # messages that are not means (a team's own protocol)
+    rows = np.flatnonzero(np.asarray(heard))
+    return (total + float(table[rows, arm].sum())) / (count + rows.size)
+
+
 def learner_rewards(
     reward: str,
     rewards: dict[AgentID, float],
     infos: dict[AgentID, dict[str, Any]],
     agents: list[AgentID],
+    observations: dict[AgentID, Observation] | None = None,
 ) -> list[float]:
-    """The rewards ``agents`` are trained on after one env step (see :func:`check_reward`).
+    """The rewards ``agents`` are trained on after one env step (see :func:`check_reward`);
+    ``team_value`` reads the step's ``observations``.
 
     Examples:
         >>> infos = {"a": {"regret": 0.25}, "b": {"regret": 0.75}}
@@ -54,6 +106,10 @@ def learner_rewards(
     """
     if reward == "local":
         return [float(rewards[a]) for a in agents]
+    if reward == "team_value":
+        if observations is None:
+            raise ValueError("the team_value reward needs the step's observations")
+        return [team_value(observations[a]) for a in agents]
     if reward == "neg_regret":
         return [-float(infos[a]["regret"]) for a in agents]
     team = -float(np.mean([float(info["regret"]) for info in infos.values()]))

@@ -174,7 +174,7 @@ class AgentVecEnv(VecEnv):
             }
             obs, rewards, terms, truncs, infos = env.step(actions)
             out_infos = [dict(infos[a]) for a in self.agents]
-            rewards_out.append(learner_rewards(self.reward_kind, rewards, infos, self.agents))
+            rewards_out.append(learner_rewards(self.reward_kind, rewards, infos, self.agents, obs))
             dones = np.array([terms[a] or truncs[a] for a in self.agents])
             stacked = self._stack(obs)
             if dones.all():

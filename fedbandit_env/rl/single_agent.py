@@ -138,7 +138,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
             )
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         info = dict(infos[self.agent])
-        (reward,) = learner_rewards(self.reward_kind, rewards, infos, [self.agent])
+        (reward,) = learner_rewards(self.reward_kind, rewards, infos, [self.agent], obs)
         done = terms[self.agent] or truncs[self.agent]
         self._obs = {} if done else obs
         return (

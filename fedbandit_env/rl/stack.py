@@ -17,6 +17,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import Requirements
+from fedbandit_env.rl.common import PRIVILEGED_REWARDS
 from fedbandit_env.runner.files import write_text_atomic
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.type_aliases import AgentID, Observation
@@ -38,8 +39,10 @@ class LearnerStack:
         setting: The information setting the model was trained in (``None``: none
             named); evaluating it in another fails with a clear message.
         reward: What it was trained on: ``"local"`` (its own reward, what the agent
-            observes), ``"neg_regret"`` or ``"team"`` (privileged: the agent's or the
-            team's regret against the global means).
+            observes), ``"team_value"`` (honest: the team's estimate of the pulled
+            arm's global mean from the agent's own means and the ones it hears),
+            ``"neg_regret"`` or ``"team"`` (privileged: the agent's or the team's regret
+            against the global means).
         distribution: The instances it was trained on (a distribution's name, or
             ``"fixed"``).
         scale: Observations scaled onto ``[-1, 1]`` by their bounds (``AgentVecEnv``
@@ -69,6 +72,8 @@ class LearnerStack:
     def __post_init__(self) -> None:
         if not self.statistics and self.share_means and self.epsilon is None:
             raise ValueError("share_means without privacy needs statistics=True (the means)")
+        if not self.statistics and self.reward == "team_value" and self.epsilon is None:
+            raise ValueError("the team_value reward needs statistics=True (the means)")
 
     @classmethod
     def for_setting(cls, setting: str, epsilon: float | None = None, **kw: Any) -> LearnerStack:
@@ -98,8 +103,8 @@ class LearnerStack:
 
     @property
     def privileged(self) -> bool:
-        """Trained on a signal the agents cannot observe (``reward != "local"``)."""
-        return self.reward != "local"
+        """Trained on a signal the agents cannot observe (``neg_regret``, ``team``)."""
+        return self.reward in PRIVILEGED_REWARDS
 
     def requirements(self, n_arms: int) -> Requirements:
         """Messages of ``n_arms`` entries when sharing means; privacy when ``epsilon``."""

@@ -133,3 +133,51 @@ def test_recurrent_ppo_trains_on_raw_observations_and_evaluates(tmp_path: Path) 
     np.testing.assert_array_equal(curves.regret[1], alone.regret[0])
     with pytest.raises(ValueError, match="share_means without privacy needs statistics"):
         LearnerStack(share_means=True, statistics=False)
+
+
+def test_the_team_value_reward_reads_only_what_the_agent_observes() -> None:
+    from fedbandit_env.rl.common import learner_rewards, team_value
+
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=30, setting="neighbours", seed=2)
+    stack = LearnerStack.for_setting("neighbours", reward="team_value")
+    env = stack.make_env(scenario)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        actions = {
+            a: {"arm": int(rng.integers(3)), "message": stack.message_fn(a, obs[a])}
+            for a in env.agents
+        }
+        obs, rewards, *_ = env.step(actions)
+        # no infos at all: a reward that peeked at the regret would fail here
+        got = learner_rewards("team_value", rewards, {}, env.agents, obs)
+        for a, value in zip(env.agents, got, strict=True):
+            o = obs[a]
+            arm, heard = int(o["arm"]), np.flatnonzero(o["mask"])
+            means = [o["means"][arm], *np.asarray(o["messages"])[heard, arm]]
+            assert value == pytest.approx(float(np.mean(means)))
+            assert value == team_value(o)
+    assert len(heard) == 3  # a complete graph: every neighbour's means counted
+    # random-edge gossip: the latest message held from each neighbour, not this step's
+    held = {"arm": 0, "means": [0.4], "messages": [[9.0], [9.0]], "mask": [1, 1],
+            "held": [[0.0], [0.8]], "heard": [0, 1]}  # fmt: skip
+    assert team_value(held) == pytest.approx(0.6)
+    private = {"arm": 1, "private_means": [0.0, 0.3], "means": [0.0, 9.0]}
+    assert team_value(private) == pytest.approx(0.3)  # under privacy: the private means only
+    with pytest.raises(ValueError, match="needs the agent's means"):
+        team_value({"arm": 0, "reward": [1.0]})
+    with pytest.raises(ValueError, match="needs statistics=True"):
+        LearnerStack(statistics=False, reward="team_value")
+
+
+def test_a_model_trained_on_team_value_is_honest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _train(tmp_path / "m", "--setting", "neighbours", "--reward", "team_value")
+    stack = LearnerStack.load(path)
+    assert stack.reward == "team_value" and not stack.privileged
+    capsys.readouterr()
+    argv = ["bench", "--policies", f"a2c:{path}", *SMALL, "--trials", "1"]
+    assert main([*argv, "--setting", "neighbours", "--no-plot", "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "a2c:m " in out and "a2c:m*" not in out
