@@ -67,7 +67,7 @@ SCORER_SIGNATURE = types.int64(
     types.float32[::1],
 )
 #: Up to this ``d`` the chooser is generated straight-line code (:func:`set_scorer`);
-#: above it, the loops of :func:`generic_scores` (compile time grows as ``d^2``: 0.3 s
+#: above it, the loops of :func:`generic_choose` (compile time grows as ``d^2``: 0.3 s
 #: at ``d = 10``, 3 s at ``d = 32``, 30 s at ``d = 64``, measured on 2 shared cores).
 UNROLLED_MAX_DIM = 32
 
@@ -82,7 +82,7 @@ def scorer_source(dim: int) -> str:
     score ``m + beta sqrt(2 q)``, then the first argmax. The compiler keeps the scalars
     in registers and runs the scoring loop over 16 vectors at once (AVX-512) or 8
     (AVX2). Measured at ``d = 10, K = 100`` against the same sums in loops over ``a``
-    and ``b`` (:func:`generic_scores`): 1.6x faster.
+    and ``b`` (:func:`generic_choose`): 1.6x faster.
 
     Examples:
         >>> print(scorer_source(2))  # doctest: +NORMALIZE_WHITESPACE
@@ -142,8 +142,7 @@ def scorer_source(dim: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@cfunc(SCORER_SIGNATURE, cache=True, nogil=True, fastmath={"contract"})
-def generic_scores(
+def generic_choose(
     features: Float32Array,
     rows: IntArray,
     inv: FloatArray,
@@ -152,14 +151,14 @@ def generic_scores(
     xt: Float32Array,
     out: Float32Array,
 ) -> int:  # pragma: no cover
-    """The chooser for any ``d`` (:func:`set_scorer` above ``UNROLLED_MAX_DIM``): the
-    same sums as :func:`scorer_source`'s, in loops over ``a`` and ``b`` that run over the
-    set at once (``y`` kept in memory).
+    """The chooser for any ``d`` (:func:`generic_scorer` compiles it; :func:`set_scorer`
+    uses it above ``UNROLLED_MAX_DIM``): the same sums as :func:`scorer_source`'s, in
+    loops over ``a`` and ``b`` that run over the set at once (``y`` kept in memory).
 
     Examples:
         >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
-        >>> scratch = SetScratch.of(2, 2)
-        >>> ucb_choice(generic_scores, x, np.arange(2), np.eye(2), np.zeros(2), 1.0, scratch)
+        >>> xt, out = np.zeros((2, 16), np.float32), np.zeros(16, np.float32)
+        >>> generic_choose(x, np.arange(2), np.eye(2), np.zeros(2), 1.0, xt, out)
         1
     """
     d, n, width = features.shape[1], rows.shape[0], xt.shape[1]
@@ -194,21 +193,35 @@ def generic_scores(
 
 
 @functools.cache
+def generic_scorer() -> Any:
+    """:func:`generic_choose` compiled as a chooser callback (on first use, not at import;
+    cached on disk).
+
+    Examples:
+        >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+        >>> ucb_choice(generic_scorer(), x, np.arange(2), np.eye(2), np.zeros(2), 1.0,
+        ...            new_scratch(2, 2))
+        1
+    """
+    return cfunc(SCORER_SIGNATURE, cache=True, nogil=True, fastmath={"contract"})(generic_choose)
+
+
+@functools.cache
 def set_scorer(dim: int) -> Any:
     """The compiled chooser over decision sets of dimension ``dim`` (a C callback of
     :data:`SCORER_SIGNATURE` that :func:`ucb_choice` calls through its address):
     :func:`scorer_source`'s straight-line code up to ``UNROLLED_MAX_DIM``,
-    :func:`generic_scores` above. Compiled once per process and ``dim`` (0.3 s at
+    :func:`generic_scorer` above. Compiled once per process and ``dim`` (0.3 s at
     ``d = 10``).
 
     Examples:
-        >>> set_scorer(3) is set_scorer(3), set_scorer(99) is generic_scores
+        >>> set_scorer(3) is set_scorer(3), set_scorer(99) is generic_scorer()
         (True, True)
     """
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim!r}")
     if dim > UNROLLED_MAX_DIM:
-        return generic_scores
+        return generic_scorer()
     namespace: dict[str, Any] = {"np": np}
     exec(compile(scorer_source(dim), f"<set_scorer d={dim}>", "exec"), namespace)
     return cfunc(SCORER_SIGNATURE, nogil=True, fastmath={"contract"})(namespace["choose"])
@@ -230,9 +243,22 @@ class SetScratch(NamedTuple):
 
     @classmethod
     def of(cls, dim: int, set_size: int) -> SetScratch:
-        """Buffers for sets of ``set_size`` vectors of dimension ``dim``."""
-        width = -(-set_size // 16) * 16
-        return cls(np.zeros((dim, width), np.float32), np.zeros(width, np.float32))
+        """Buffers for sets of ``set_size`` vectors of dimension ``dim``
+        (:func:`new_scratch`)."""
+        return cls(*new_scratch(dim, set_size))
+
+
+@njit(cache=True, nogil=True)
+def new_scratch(dim: int, set_size: int) -> SetScratch:  # pragma: no cover
+    """A :class:`SetScratch` for sets of ``set_size`` vectors of dimension ``dim``, the set
+    size rounded up to 16 (callable from the compiled loops, unlike ``SetScratch.of``).
+
+    Examples:
+        >>> new_scratch(3, 17).xt.shape
+        (3, 32)
+    """
+    width = -(-set_size // 16) * 16
+    return SetScratch(np.zeros((dim, width), np.float32), np.zeros(width, np.float32))
 
 
 @njit(cache=True, nogil=True)
@@ -259,7 +285,7 @@ def ucb_choice(
 
     Examples:
         >>> x = np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
-        >>> scratch = SetScratch.of(2, 2)
+        >>> scratch = new_scratch(2, 2)
         >>> ucb_choice(set_scorer(2), x, np.arange(2), np.eye(2), np.zeros(2), 1.0, scratch)
         1
     """

@@ -16,11 +16,11 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
-    SetScratch,
     add_set_regret,
     clip_norm,
     confidence_width,
     mat_vec,
+    new_scratch,
     noise_prior,
     rank_one_update,
     rebuild,
@@ -81,10 +81,7 @@ def local_loop(
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
-    scratch = SetScratch(
-        np.zeros((d, -(-set_size // 16) * 16), dtype=np.float32),
-        np.zeros(-(-set_size // 16) * 16, dtype=np.float32),
-    )
+    scratch = new_scratch(d, set_size)
     own = np.zeros((n, gamma, e, e))
     others = np.zeros((n, gamma, n, e, e))
     invs = np.zeros((n, gamma, d, d))

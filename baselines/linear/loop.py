@@ -13,11 +13,11 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
-    SetScratch,
     add_set_regret,
     clip_norm,
     confidence_width,
     mat_vec,
+    new_scratch,
     rank_one_update,
     spd_inverse,
     symmetric_noise,
@@ -125,10 +125,7 @@ def linear_loop(
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
-    scratch = SetScratch(
-        np.zeros((d, -(-set_size // 16) * 16), dtype=np.float32),
-        np.zeros(-(-set_size // 16) * 16, dtype=np.float32),
-    )
+    scratch = new_scratch(d, set_size)
     inv, winv = np.zeros((n, d, d)), np.zeros((n, d, d))
     ld, ldw, lds = np.zeros(n), np.zeros(n), np.zeros(n)
     s_vec, u, last_x = np.zeros((n, d)), np.zeros((n, d)), np.zeros((n, d))

@@ -73,18 +73,18 @@ def team_value(observation: Observation) -> float:
             "(LocalStatistics or PrivateRewards: a stack with statistics=True)"
         )
     arm = int(np.asarray(observation["arm"]).reshape(-1)[0])
-    total, count = float(np.asarray(observation[key], dtype=np.float64)[arm]), 1
+    own = float(np.asarray(observation[key], dtype=np.float64)[arm])
     if "held" in observation:
         messages, heard = observation["held"], observation["heard"]
     elif "messages" in observation:
         messages, heard = observation["messages"], observation["mask"]
     else:
-        return total
+        return own
     table = np.asarray(messages, dtype=np.float64)
     if table.ndim != 2 or table.shape[1] <= arm:
-        return total  # messages that are not means (a team's own protocol)
+        return own  # messages that are not means (a team's own protocol)
     rows = np.flatnonzero(np.asarray(heard))
-    return (total + float(table[rows, arm].sum())) / (count + rows.size)
+    return (own + float(table[rows, arm].sum())) / (1 + rows.size)
 
 
 def learner_rewards(

@@ -15,7 +15,7 @@ from baselines.linear import FedLinUCB, LinUCB, linear_env
 from baselines.linear.fast import linear_trial
 from baselines.linear.kernels import (
     SetScratch,
-    generic_scores,
+    generic_scorer,
     rank_one_update,
     set_scorer,
     spd_inverse,
@@ -195,8 +195,8 @@ def test_ucb_choice_is_the_oful_argmax(dim: int) -> None:
     inv = a @ a.T / dim + np.eye(dim)
     pool = rng.normal(size=(60, dim)).astype(np.float32)
     theta = rng.normal(size=dim)
-    scorers = {set_scorer(dim), generic_scores}
-    assert (set_scorer(dim) is generic_scores) == (dim > 32)
+    scorers = {set_scorer(dim), generic_scorer()}
+    assert (set_scorer(dim) is generic_scorer()) == (dim > 32)
     for k in (5, 16, 37):
         rows = rng.choice(60, size=k, replace=False)
         x = pool[rows].astype(np.float64)
@@ -214,7 +214,7 @@ def test_ucb_choice_is_the_oful_argmax(dim: int) -> None:
 def test_ucb_choice_takes_the_first_of_tied_vectors() -> None:
     pool = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
     theta = np.array([1.0, 0.0])
-    for scorer in (set_scorer(2), generic_scores):
+    for scorer in (set_scorer(2), generic_scorer()):
         rows = np.array([0, 2, 1])
         assert ucb_choice(scorer, pool, rows, np.eye(2), theta, 0.0, SetScratch.of(2, 3)) == 1
 
