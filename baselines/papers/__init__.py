@@ -47,11 +47,11 @@ def li_song_rows(scale: str, figures: Path) -> list[Any]:
     return li_song.rows(horizon, trials, figures)
 
 
-def dubey_rows(scale: str, figures: Path) -> list[Any]:
-    """Dubey & Pentland's rows at a report scale."""
+def dubey_rows(scale: str, figures: Path, store: Path | None = None, jobs: int = 1) -> list[Any]:
+    """Dubey & Pentland's rows at a report scale (runs kept in ``store``, resumable)."""
     from baselines.papers import dubey
 
-    return dubey.rows(DUBEY[scale], figures)
+    return dubey.rows(DUBEY[scale], figures, run=dubey.Runner(store, jobs))
 
 
 def martinez_rubio_rows(scale: str, figures: Path) -> list[Any]:
@@ -105,6 +105,7 @@ def register_papers() -> None:
         "dubey",
         "baselines.papers:dubey_rows",
         keys=("dubey_fig1a", "dubey_fig1a_corrected", "dubey_fig1b", "dubey_fig1c"),
+        resumable=True,
         scales={
             "quick": "Dubey & Pentland at T = 300 (too small for the papers' claims: it "
             "checks that the report runs; `--scale paper` gives the numbers to read)",

@@ -14,13 +14,18 @@ figure and the report's rows (``examples/dubey_fig1.py`` is the command line).
 Scales: :data:`SCALES`. Deviations from the paper, on purpose: T is 5e3 (A, B) and 2e3
 (C) at the default scale, not 1e6-1e7, with 10 trials, not 100; in (C) the decision
 sets have ``K = min(d^2, 100)`` vectors, M = 10 agents; the decision sets come from a
-pool (``fedbandit_env.problems.linear``).
+pool (``fedbandit_env.problems.linear``). The ``tenth`` scale is a tenth of the paper's
+horizon: T = 1e6 in (A) and (B) with 10 trials, and in (C) the paper's ``K = d^2`` for
+d = 8, 16, 32 at T = 1e5 with M = 10 (d = 32 scores 1,024 vectors an agent-step); about
+13 CPU-hours, so run it with a store (:class:`Runner`): every finished trial is kept
+and an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,7 @@ from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, parts, st
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.runner.sweep import Run, run_sweep
 
 SCALES: dict[str, dict[str, Any]] = {
     "quick": {"T": 300, "T_C": 200, "M": (4, 8), "eps": (1.0, 10.0), "d": (4, 8), "M_B": 8,
@@ -38,16 +44,21 @@ SCALES: dict[str, dict[str, Any]] = {
                 "d": (8, 16, 32, 64, 128), "M_B": 100, "M_C": 10, "trials": 10},
     "long": {"T": 50_000, "T_C": 10_000, "M": (10, 100), "eps": (0.1, 1.0, 10.0),
              "d": (8, 32, 128), "M_B": 100, "M_C": 10, "trials": 2},
+    "tenth": {"T": 1_000_000, "T_C": 100_000, "M": (10, 20, 50, 100),
+              "eps": (0.1, 0.3, 1.0, 3.0, 10.0), "d": (8, 16, 32), "K_C": "d^2", "M_B": 100,
+              "M_C": 10, "trials": 10},
     "paper": {"T": 10_000_000, "T_C": 1_000_000, "M": (10, 20, 50, 100),
               "eps": (0.1, 0.3, 1.0, 3.0, 10.0), "d": (8, 16, 32, 64, 128), "M_B": 100,
               "M_C": 100, "trials": 100},
 }  # fmt: skip
 
 
-def fig1_scenario(agents: int, dim: int, horizon: int, seed: int) -> Scenario:
+def fig1_scenario(agents: int, dim: int, horizon: int, seed: int, square: bool = False) -> Scenario:
+    """Fig. 1's setting: ``K = d^2`` vectors a decision set where ``square`` (the
+    paper's), else ``min(d^2, 100)``."""
     return Scenario(
         n_agents=agents,
-        n_arms=min(dim * dim, 100),
+        n_arms=dim * dim if square else min(dim * dim, 100),
         instance="dubey",
         dim=dim,
         horizon=horizon,
@@ -55,9 +66,51 @@ def fig1_scenario(agents: int, dim: int, horizon: int, seed: int) -> Scenario:
     )
 
 
-def _run(pid: str, scenario: Scenario, trials: int, seed: int, **kw: Any) -> RegretCurves:
-    every = max(1, scenario.horizon // 50)
-    return run_fast(pid, scenario, trials, seed=seed, record_every=every, progress=False, **kw)
+@dataclass
+class Runner:
+    """Runs Fig. 1's trials: in this process (``store`` None), or one
+    :class:`~fedbandit_env.runner.sweep.Run` per trial through
+    :func:`~fedbandit_env.runner.sweep.run_sweep`, kept in ``store/runs`` (the same trials
+    either way: a sweep's run ``j`` is trial ``j`` of the fast path), so a long scale
+    resumes after an interruption and a finished one redraws its figure in seconds.
+    Delete the store after changing an algorithm: a run's key names its setting and
+    options, not the code.
+
+    Attributes:
+        store: Folder of the kept runs (None: keep nothing).
+        jobs: Worker processes of the store's sweeps (threads of the fast path without
+            a store).
+        seconds: Wall time of every trial run or read back, summed (the compute a
+            scale took, whatever the interruptions).
+
+    Examples:
+        >>> import tempfile
+        >>> runner = Runner(Path(tempfile.mkdtemp()))
+        >>> c = runner("fedlin_ucb", fig1_scenario(2, 3, 40, 0), 2, 0)
+        >>> c.final_per_agent.shape, runner.seconds > 0
+        ((2,), True)
+        >>> again = Runner(runner.store)("fedlin_ucb", fig1_scenario(2, 3, 40, 0), 2, 0)
+        >>> bool((again.regret == c.regret).all())
+        True
+    """
+
+    store: Path | None = None
+    jobs: int = 1
+    seconds: float = 0.0
+
+    def __call__(
+        self, pid: str, scenario: Scenario, trials: int, seed: int, **kw: Any
+    ) -> RegretCurves:
+        """``trials`` trials of ``pid`` on ``scenario`` (51 recorded points)."""
+        every = max(1, scenario.horizon // 50)
+        if self.store is None:
+            c = run_fast(pid, scenario, trials, seed=seed, record_every=every, progress=False,
+                         workers=self.jobs, **kw)  # fmt: skip
+        else:
+            runs = [Run("dubey_fig1", scenario, pid, kw, seed, j, every) for j in range(trials)]
+            (c,) = run_sweep(runs, self.store, jobs=self.jobs, progress=False)
+        self.seconds += float(np.sum(c.seconds))
+        return c
 
 
 def _rounds(c: RegretCurves, scenario: Scenario) -> int:
@@ -67,11 +120,11 @@ def _rounds(c: RegretCurves, scenario: Scenario) -> int:
 
 
 def _corrected(
-    scenario: Scenario, rounds: int | None, trials: int, seed: int, eps: float
+    run: Runner, scenario: Scenario, rounds: int | None, trials: int, seed: int, eps: float
 ) -> RegretCurves:
     """The corrected variant with ``rounds`` rounds (``None``: its default schedule)."""
     kw = {} if rounds is None else {"batch": max(1, (scenario.horizon - 1) // rounds)}
-    return _run("private_fedlin_ucb", scenario, trials, seed, epsilon=eps, **kw)
+    return run("private_fedlin_ucb", scenario, trials, seed, epsilon=eps, **kw)
 
 
 def guessing(scenario: Scenario) -> float:
@@ -82,8 +135,9 @@ def guessing(scenario: Scenario) -> float:
     return float((best - others) * (p.set_size - 1) / p.set_size)
 
 
-def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
+def panel_a(s: dict[str, Any], seed: int, run: Runner | None = None) -> dict[str, Any]:
     """Final per-agent regret against epsilon, for each M."""
+    run = run or Runner()
     out: dict[str, Any] = {"eps": list(s["eps"]), "published": {}, "corrected": {}, "rounds": {},
                            "published_trials": {}, "corrected_trials": {}}  # fmt: skip
     out["guessing"] = guessing(fig1_scenario(s["M"][0], 10, s["T"], seed)) * s["T"]
@@ -91,11 +145,11 @@ def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
         scenario = fig1_scenario(m, 10, s["T"], seed)
         pub, cor, rounds, trials, cor_trials = [], [], [], [], []
         for eps in s["eps"]:
-            c = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=eps)
+            c = run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=eps)
             n = _rounds(c, scenario)
             pub.append(float(c.final_per_agent.mean()))
             trials.append(c.final_per_agent.tolist())
-            corrected = _corrected(scenario, None, s["trials"], seed, eps)
+            corrected = _corrected(run, scenario, None, s["trials"], seed, eps)
             cor.append(float(corrected.final_per_agent.mean()))
             cor_trials.append(corrected.final_per_agent.tolist())
             rounds.append(n)
@@ -104,8 +158,9 @@ def panel_a(s: dict[str, Any], seed: int) -> dict[str, Any]:
     return out
 
 
-def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
+def panel_b(s: dict[str, Any], seed: int, run: Runner | None = None) -> dict[str, Any]:
     """Per-agent regret curves at three communication levels, private and not."""
+    run = run or Runner()
     m, horizon = s["M_B"], s["T"]
     scenario = fig1_scenario(m, 10, horizon, seed)
     levels = {
@@ -115,9 +170,9 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
     }
     out: dict[str, Any] = {"guessing": guessing(scenario)}
     for name, kw in levels.items():
-        pub = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0, **kw)
-        plain = _run("fedlin_ucb", scenario, s["trials"], seed, **kw)
-        cor = _corrected(scenario, _rounds(pub, scenario), s["trials"], seed, 1.0)
+        pub = run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0, **kw)
+        plain = run("fedlin_ucb", scenario, s["trials"], seed, **kw)
+        cor = _corrected(run, scenario, _rounds(pub, scenario), s["trials"], seed, 1.0)
         out[name] = {
             "t": pub.t.tolist(),
             "private": pub.per_agent.mean(axis=0).tolist(),
@@ -131,13 +186,16 @@ def panel_b(s: dict[str, Any], seed: int) -> dict[str, Any]:
     return out
 
 
-def panel_c(s: dict[str, Any], seed: int) -> dict[str, Any]:
+def panel_c(s: dict[str, Any], seed: int, run: Runner | None = None) -> dict[str, Any]:
     """Per-agent regret curves against the dimension (private, epsilon = 1)."""
-    out: dict[str, Any] = {"guessing": guessing(fig1_scenario(s["M_C"], s["d"][0], s["T_C"], seed))}
+    run = run or Runner()
+    square = s.get("K_C") == "d^2"
+    first = fig1_scenario(s["M_C"], s["d"][0], s["T_C"], seed, square)
+    out: dict[str, Any] = {"guessing": guessing(first)}
     for d in s["d"]:
-        scenario = fig1_scenario(s["M_C"], d, s["T_C"], seed)
-        pub = _run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0)
-        cor = _corrected(scenario, None, s["trials"], seed, 1.0)
+        scenario = fig1_scenario(s["M_C"], d, s["T_C"], seed, square)
+        pub = run("fedlin_ucb_dp", scenario, s["trials"], seed, epsilon=1.0)
+        cor = _corrected(run, scenario, None, s["trials"], seed, 1.0)
         out[d] = {
             "t": pub.t.tolist(),
             "private": pub.per_agent.mean(axis=0).tolist(),
@@ -195,17 +253,21 @@ def draw(results: dict[str, Any], path: Path, scale: str) -> None:
     plt.close(fig)
 
 
-def rows(scale: str, out: Path, seed: int = 0) -> list[Row]:
-    """Fig. 1's three claims at one of :data:`SCALES`; draws ``dubey_fig1.png`` in ``out``."""
+def rows(scale: str, out: Path, seed: int = 0, run: Runner | None = None) -> list[Row]:
+    """Fig. 1's three claims at one of :data:`SCALES`; draws ``dubey_fig1.png`` in ``out``.
+    ``run``: where the trials run (default: in this process, nothing kept)."""
     s = SCALES[scale]
+    run = run or Runner()
     results: dict[str, dict[Any, Any]] = {
-        "A": panel_a(s, seed), "B": panel_b(s, seed), "C": panel_c(s, seed)
+        "A": panel_a(s, seed, run), "B": panel_b(s, seed, run), "C": panel_c(s, seed, run)
     }  # fmt: skip
     fig = out / "dubey_fig1.png"
     draw(results, fig, scale)
     a, b, c = results["A"], results["B"], results["C"]
-    setting = (f"delta = 0.1, scale {scale!r}: T={s['T']:.0e} (C: {s['T_C']:.0e}), "
-               f"{s['trials']} trials")  # fmt: skip
+    sets_c = "K = d^2" if s.get("K_C") == "d^2" else "K = min(d^2, 100)"
+    setting = (f"delta = 0.1, scale {scale!r}: T={s['T']:.0e} (C: {s['T_C']:.0e}, {sets_c}), "
+               f"{s['trials']} trials; the scale's trials took {run.seconds / 3600:.2f} "
+               "CPU-hours")  # fmt: skip
     eps_labels = [f"eps={e:g}" for e in a["eps"]]
     sizes = list(a["published"])
 
@@ -282,7 +344,9 @@ def rows(scale: str, out: Path, seed: int = 0) -> list[Row]:
                "(its D grows with T as T / log T), so without privacy it is the least "
                "communicating level here, not the middle one")  # fmt: skip
     dims: list[int] = [d for d in c if d != "guessing"]
-    guessed_c = [guessing(fig1_scenario(s["M_C"], d, s["T_C"], seed)) * s["T_C"] for d in dims]
+    square = s.get("K_C") == "d^2"
+    guessed_c = [guessing(fig1_scenario(s["M_C"], d, s["T_C"], seed, square)) * s["T_C"]
+                 for d in dims]  # fmt: skip
     dim_labels = [f"d={d}" for d in reversed(dims)]
 
     def judge_c(finals: Sequence[np.ndarray]) -> Verdict:

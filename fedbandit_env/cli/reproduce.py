@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--scale``, ``--out`` (or ``--docs``), ``--papers``.
+    """``--scale``, ``--out`` (or ``--docs``), ``--papers``, ``--store``, ``--jobs``.
 
     Examples:
         >>> p = argparse.ArgumentParser()
@@ -45,6 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated subset of the registered papers (default: all; the "
         "references register zhu, li_song, dubey, martinez_rubio)",
     )
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="keep every finished run of the resumable papers (dubey) in STORE/runs and "
+        "reuse them: an interrupted run resumes, a finished one redraws in seconds "
+        "(delete it after changing an algorithm)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes of the resumable papers' runs"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -55,7 +66,9 @@ def run(args: argparse.Namespace) -> None:
     papers = tuple(p.strip() for p in (args.papers or "").split(",") if p.strip()) or None
     out = Path("docs") if args.docs else (args.out or Path("results/reproduce"))
     check_writable(out)
-    report = reproduce(args.scale, out, papers)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    report = reproduce(args.scale, out, papers, args.store, args.jobs)
     print(f"wrote {report}")
 
 

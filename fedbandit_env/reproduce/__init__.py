@@ -37,6 +37,9 @@ class Paper:
             every row at ``scale``, drawing figures into the folder ``figures``.
         keys: The keys of its rows, in report order.
         scales: Scale name -> one sentence for the report (what that scale runs).
+        resumable: Its entry point also takes ``store`` (a folder where finished runs
+            are kept, so an interrupted scale resumes; None: keep nothing) and ``jobs``
+            (worker processes) as keywords.
 
     Examples:
         >>> Paper("p", lambda scale, figures: [], ("p_fig1",), {"quick": "p at T = 10"}).keys
@@ -47,6 +50,7 @@ class Paper:
     entry_point: EntryPoint
     keys: tuple[str, ...]
     scales: Mapping[str, str] = field(default_factory=dict)
+    resumable: bool = False
 
     def __post_init__(self) -> None:
         if not (callable(self.entry_point) or isinstance(self.entry_point, str)):
@@ -56,11 +60,16 @@ class Paper:
         object.__setattr__(self, "keys", tuple(self.keys))
         object.__setattr__(self, "scales", dict(self.scales))
 
-    def rows(self, scale: str, figures: Path) -> list[Row]:
-        """Measure every row of this paper at ``scale``."""
-        measure: Callable[[str, Path], list[Row]] = load_entry_point(
+    def rows(
+        self, scale: str, figures: Path, store: Path | None = None, jobs: int = 1
+    ) -> list[Row]:
+        """Measure every row of this paper at ``scale`` (``store``, ``jobs``: for a
+        resumable paper; the others run in this process and keep nothing)."""
+        measure: Callable[..., list[Row]] = load_entry_point(
             self.entry_point, f"entry point of paper {self.name!r}"
         )
+        if self.resumable:
+            return list(measure(scale, figures, store=store, jobs=jobs))
         return list(measure(scale, figures))
 
 
@@ -68,7 +77,12 @@ _papers: dict[str, Paper] = {}
 
 
 def register_paper(
-    name: str, entry_point: EntryPoint, *, keys: tuple[str, ...], scales: Mapping[str, str]
+    name: str,
+    entry_point: EntryPoint,
+    *,
+    keys: tuple[str, ...],
+    scales: Mapping[str, str],
+    resumable: bool = False,
 ) -> Paper:
     """Register a paper for ``fedbandit reproduce`` (again under the same name: replaced).
 
@@ -78,7 +92,7 @@ def register_paper(
         True
         >>> deregister_paper("toy")
     """
-    paper = Paper(name, entry_point, keys, scales)
+    paper = Paper(name, entry_point, keys, scales, resumable)
     _papers[name] = paper
     return paper
 
@@ -123,9 +137,15 @@ def _selected(papers_: tuple[str, ...] | None) -> list[Paper]:
     return [known[n] for n in names]
 
 
-def run_rows(scale: str, figures: Path, papers_: tuple[str, ...] | None = None) -> list[Row]:
+def run_rows(
+    scale: str,
+    figures: Path,
+    papers_: tuple[str, ...] | None = None,
+    store: Path | None = None,
+    jobs: int = 1,
+) -> list[Row]:
     """Measure every row of the papers ``papers_`` (default: all) at ``scale``, drawing
-    figures into ``figures``."""
+    figures into ``figures`` (``store``, ``jobs``: see :class:`Paper`)."""
     chosen = _selected(papers_)
     missing = [p.name for p in chosen if scale not in p.scales]
     if missing:
@@ -134,7 +154,7 @@ def run_rows(scale: str, figures: Path, papers_: tuple[str, ...] | None = None) 
     found: list[Row] = []
     for paper in chosen:
         start = time.perf_counter()
-        rows = paper.rows(scale, figures)
+        rows = paper.rows(scale, figures, store, jobs)
         took = time.perf_counter() - start
         for r in rows:
             r.seconds = took / len(rows)
@@ -217,9 +237,13 @@ def reproduce(
     scale: str = "quick",
     out: Path = Path("results/reproduce"),
     papers_: tuple[str, ...] | None = None,
+    store: Path | None = None,
+    jobs: int = 1,
 ) -> Path:
     """Run every row at ``scale``; write ``out/reproduction.md``, its figures under
     ``out/figures/reproduction/`` and ``rows.json`` beside them. Returns the report's path.
+    ``store``: keep the finished runs of resumable papers there, and reuse them (an
+    interrupted long scale resumes); ``jobs``: their worker processes.
 
     With ``papers_`` naming some papers, a report already in ``out`` at the same scale
     keeps the other papers' rows (and their figures): regenerating one paper never
@@ -230,7 +254,7 @@ def reproduce(
     figures = out / "figures" / "reproduction"
     report = out / "reproduction.md"
     start = time.perf_counter()
-    rows = run_rows(scale, figures, papers_)
+    rows = run_rows(scale, figures, papers_, store, jobs)
     seconds = time.perf_counter() - start
     kept: tuple[str, ...] = ()
     earlier = figures / "rows.json"

@@ -102,6 +102,36 @@ def test_regenerating_one_paper_keeps_the_others_rows(tmp_path: Path) -> None:
     assert "dubey_fig1a" not in text
 
 
+@pytest.mark.slow
+def test_a_stored_scale_resumes_without_running_a_trial_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import baselines.papers.dubey as dubey
+    from fedbandit_env.cli import main
+
+    store = tmp_path / "store"
+    main(["reproduce", "--scale", "quick", "--papers", "dubey", "--out", str(tmp_path / "a"),
+          "--store", str(store), "--jobs", "2"])  # fmt: skip
+    kept = sorted(p.name for p in (store / "runs").iterdir())
+    # every trial once: (A) 2 M x 2 eps x 2 variants, (B) 3 levels x 3 runs, (C) 2 d x 2,
+    # less (B)'s Theorem-1 private run, which is (A)'s at M = 8, eps = 1
+    assert len(kept) == (8 + 9 + 4 - 1) * dubey.SCALES["quick"]["trials"]
+
+    def no_trial(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a stored trial ran again")
+
+    monkeypatch.setattr("fedbandit_env.runner.sweep.execute", no_trial)
+    monkeypatch.setattr(dubey, "run_fast", no_trial)
+    main(["reproduce", "--scale", "quick", "--papers", "dubey", "--out", str(tmp_path / "b"),
+          "--store", str(store)])  # fmt: skip
+    first, again = (json.loads((tmp_path / x / "figures/reproduction/rows.json").read_text())
+                    for x in ("a", "b"))  # fmt: skip
+    assert [r["measured"] for r in first] == [r["measured"] for r in again]
+    assert sorted(p.name for p in (store / "runs").iterdir()) == kept
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--scale", "quick", "--papers", "dubey", "--jobs", "0"])
+
+
 def test_reproduce_in_a_checkout_writes_to_results_not_the_committed_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
