@@ -42,6 +42,7 @@ from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
+from fedbandit_env.envs.infos import reset_infos, step_infos
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
@@ -195,7 +196,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
         self._rngs = list(self._np_random.spawn(3))  # rewards, protocol, decision sets
-        infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.possible_agents}
+        self._instance: int | None = None
         pinned = options.get("problem")
         if pinned is not None:
             if not isinstance(pinned, LinearProblem) or (
@@ -211,8 +212,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         elif self.sampler is not None:
             s = int(self._np_random.integers(2**63)) if seed is None else seed
             self.problem = self._draw(instance_seed(s, self.split))
-            for info in infos.values():
-                info["instance"] = s
+            self._instance = s
         if self.message_dim:
             self.protocol.reset(self.network, self._rngs[1])
         self.agents = list(self.possible_agents)
@@ -221,7 +221,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
         self._last_rewards = np.zeros(self.n_agents)
         self._sets = self.problem.draw_sets(self._rngs[2])
-        return self._observations(None), infos
+        return self._observations(None), reset_infos(self.agents, self._instance)
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Take every agent's choice, route the messages, show the next decision sets."""
@@ -244,17 +244,8 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
             self._sets = self.problem.draw_sets(self._rngs[2])
         observations = self._observations(delivery)
         agents = self.agents
-        infos = {
-            a: {
-                "regret": g,
-                "cumulative_regret": c,
-                "peer_links": peer,
-                "server_links": server,
-                "comm_cost": cost,
-                "cumulative_comm_cost": self._cum_cost,
-            }
-            for a, g, c in zip(agents, regret.tolist(), self._cum_regret.tolist(), strict=True)
-        }
+        infos = step_infos(agents, regret.tolist(), self._cum_regret.tolist(), peer, server,
+                           cost, self._cum_cost, self._instance)  # fmt: skip
         rew = dict(zip(agents, rewards.tolist(), strict=True))
         if done:
             self.agents = []

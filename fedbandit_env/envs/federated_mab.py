@@ -49,6 +49,7 @@ from pettingzoo import ParallelEnv
 
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
+from fedbandit_env.envs.infos import reset_infos, step_infos
 from fedbandit_env.envs.render import render_text
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
@@ -225,12 +226,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._cum_cost = 0.0
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
         self._last_rewards = np.zeros(self.n_agents)
-        observations = self._observations(None)
-        infos: dict[AgentID, dict[str, Any]] = {a: {} for a in self.agents}
-        if instance is not None:
-            for info in infos.values():
-                info["instance"] = instance
-        return observations, infos
+        self._instance = instance
+        return self._observations(None), reset_infos(self.agents, instance)
 
     def _next_problem(self, seed: int | None, options: dict[str, Any] | None) -> int | None:
         """Set this episode's problem: ``options["problem"]`` if given, else a draw of
@@ -270,18 +267,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         agents = self.agents
         # Python floats via tolist() once: indexing NumPy per agent costs ~80 ns a value.
         rew = dict(zip(agents, rewards.tolist(), strict=True))
-        total = self._cum_cost
-        infos = {
-            a: {
-                "regret": g,
-                "cumulative_regret": c,
-                "peer_links": peer,
-                "server_links": server,
-                "comm_cost": cost,
-                "cumulative_comm_cost": total,
-            }
-            for a, g, c in zip(agents, regret.tolist(), self._cum_regret.tolist(), strict=True)
-        }
+        infos = step_infos(agents, regret.tolist(), self._cum_regret.tolist(), peer, server,
+                           cost, self._cum_cost, self._instance)  # fmt: skip
         terminations = dict.fromkeys(agents, False)
         truncations = dict.fromkeys(agents, done)
         if done:

@@ -29,7 +29,8 @@ aggregate that includes it, cannot be undone afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from pettingzoo import ParallelEnv
@@ -64,6 +65,12 @@ class AgentCrash(NetworkWrapper):
         >>> obs["agent_1"]["mask"].tolist(), infos["agent_0"]["crashed"]
         ([0, 0, 1, 1], True)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {
+        "crashed": False,
+        "recovered": False,
+        "agents_down": 0,
+    }
 
     def __init__(
         self,

@@ -7,11 +7,11 @@ env; private attributes are not forwarded (PettingZoo's guarded ``__getattr__``)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -120,6 +120,10 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     wrapper's. Its ``reset`` runs inside :func:`stack_reset`, which refuses two layers
     of one stack that claim one key.
 
+    A wrapper whose ``step`` adds keys to the agents' infos names them in
+    :attr:`STEP_INFO` and adds them at reset too (:meth:`with_step_info`), so that reset
+    and step infos have one schema (:mod:`fedbandit_env.envs.infos`).
+
     Examples:
         >>> from fedbandit_env import federated_mab_v0
         >>> env = ParallelWrapper(federated_mab_v0.parallel_env(horizon=3))
@@ -127,6 +131,24 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
         >>> len(env.agents), env.unwrapped.horizon
         (4, 3)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {}
+    """The keys this wrapper's ``step`` adds to every agent's info, with their values
+    before the first step."""
+
+    def with_step_info(self, infos: dict[AgentID, dict[str, Any]]) -> dict[AgentID, dict[str, Any]]:
+        """The reset ``infos`` with this wrapper's :attr:`STEP_INFO` added to every agent's.
+
+        Examples:
+            >>> from fedbandit_env import federated_mab_v0
+            >>> from fedbandit_env.wrappers import PrivateRewards
+            >>> env = PrivateRewards(federated_mab_v0.parallel_env(horizon=3), epsilon=1.0)
+            >>> env.with_step_info({"agent_0": {"regret": 0.0}})["agent_0"]["epsilon"]
+            0.0
+        """
+        if not self.STEP_INFO:
+            return infos
+        return {a: {**info, **self.STEP_INFO} for a, info in infos.items()}
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         if not isinstance(env, ParallelEnv):
@@ -185,7 +207,7 @@ class NetworkWrapper(ParallelWrapper):
             obs, infos = self.env.reset(seed=seed, options=options)
             if seed is not None:
                 self._rng = self.stream(seed)
-        return self.restart(obs), infos
+        return self.restart(obs), self.with_step_info(infos)
 
     def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
         """Clear the per-episode state at a reset; return the first observations."""

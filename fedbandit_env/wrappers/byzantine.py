@@ -21,15 +21,15 @@ Whatever comes out is clipped to the env's ``message_bounds``, so the action sta
 valid. **Regret**: Byzantine agents are not part of the team being scored. Their
 ``infos["regret"]`` and ``infos["cumulative_regret"]`` are replaced by the honest
 agents' mean, so any average over agents (the runners' per-agent regret) is the honest
-agents' average, and the group regret is ``N`` times it; an agent's own values stay in
-``"own_regret"`` and ``"own_cumulative_regret"``. ``infos[agent]["byzantine"]`` says
+agents' average, and the group regret is ``N`` times it; every agent's own values are
+in ``"own_regret"`` and ``"own_cumulative_regret"``. ``infos[agent]["byzantine"]`` says
 which agents lie, ``"corrupted"`` how many messages were rewritten this step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -65,6 +65,19 @@ class Byzantine(NetworkWrapper):
         >>> obs["agent_0"]["messages"][:, 0].tolist(), infos["agent_3"]["byzantine"]
         ([0.0, 1.0, 1.0, 9.0], True)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {
+        "corrupted": 0,
+        "own_regret": 0.0,
+        "own_cumulative_regret": 0.0,
+    }
+
+    def with_step_info(self, infos: dict[AgentID, dict[str, Any]]) -> dict[AgentID, dict[str, Any]]:
+        """The reset infos with :attr:`STEP_INFO` and each agent's ``byzantine`` flag."""
+        return {
+            a: {**info, "byzantine": a in self.liars}
+            for a, info in super().with_step_info(infos).items()
+        }
 
     def __init__(
         self,
@@ -164,9 +177,9 @@ class Byzantine(NetworkWrapper):
         }
         for agent in infos:
             info = {**infos[agent], "byzantine": agent in self.liars, "corrupted": corrupted}
+            info["own_regret"] = info["regret"]
+            info["own_cumulative_regret"] = info["cumulative_regret"]
             if agent in self.liars:
-                info["own_regret"] = info["regret"]
-                info["own_cumulative_regret"] = info["cumulative_regret"]
                 info.update(mean)
             infos[agent] = info
         return obs, rewards, terms, truncs, infos

@@ -21,8 +21,8 @@ is the number of calls of the step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -54,6 +54,8 @@ class Gossip(NetworkWrapper):
         >>> sum(int(o["mask"].sum()) for o in obs.values()), infos["agent_0"]["peer_links"]
         (2, 1)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {"gossip_calls": 0}
 
     def __init__(
         self,

@@ -15,6 +15,9 @@ server messages alone. ``infos[agent]["links_down"]`` is the number of down edge
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 import numpy as np
 from pettingzoo import ParallelEnv
 
@@ -43,6 +46,8 @@ class LinkFailures(NetworkWrapper):
         >>> int(obs["agent_0"]["mask"].sum()), infos["agent_0"]["links_down"]
         (0, 6)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {"links_down": 0}
 
     def __init__(
         self, env: ParallelEnv[AgentID, Observation, Action], fail: float, repair: float

@@ -18,7 +18,8 @@ counts the agent's held messages.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from pettingzoo import ParallelEnv
@@ -53,6 +54,8 @@ class MessageDelay(NetworkWrapper):
         >>> [int(env.step(talk)[0]["agent_0"]["mask"].sum()) for _ in range(3)]
         [0, 0, 3]
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {"messages_in_flight": 0, "messages_superseded": 0}
 
     def __init__(
         self,

@@ -18,6 +18,9 @@ step, ``"messages_lost_total"`` the whole network's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 import numpy as np
 from pettingzoo import ParallelEnv
 
@@ -41,6 +44,8 @@ class MessageLoss(NetworkWrapper):
         >>> int(obs["agent_0"]["mask"].sum()), infos["agent_0"]["messages_lost"]
         (0, 3)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {"messages_lost": 0, "messages_lost_total": 0}
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action], p: float) -> None:
         super().__init__(env)
@@ -123,6 +128,8 @@ class GilbertElliottLoss(MessageLoss):
         >>> env.mean_loss
         0.2
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {**MessageLoss.STEP_INFO, "links_bad": 0}
 
     def __init__(
         self,

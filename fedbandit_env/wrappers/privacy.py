@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -98,6 +98,8 @@ class PrivateRewards(ParallelWrapper):
         >>> obs["agent_0"]["counts"].tolist(), infos["agent_0"]["epsilon"]
         ([0.0, 1.0, 0.0], 0.25)
     """
+
+    STEP_INFO: ClassVar[Mapping[str, Any]] = {"epsilon": 0.0, "delta": 0.0}
 
     def __init__(
         self,
@@ -202,7 +204,7 @@ class PrivateRewards(ParallelWrapper):
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
         zero = np.zeros(1, dtype=np.float32)
-        return {a: self._view(a, o, zero) for a, o in obs.items()}, infos
+        return {a: self._view(a, o, zero) for a, o in obs.items()}, self.with_step_info(infos)
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Step, privatise the rewards, and hand out only private views."""

@@ -10,6 +10,7 @@ import pytest
 
 import fedbandit_env
 from fedbandit_env import FederatedMABEnv, Network, federated_mab_v0
+from fedbandit_env.envs.infos import STEP_INFO
 from fedbandit_env.problems import MABProblem, conflicting, zhu_synthetic
 from fedbandit_env.protocols import PROTOCOLS
 from fedbandit_env.testing import check_determinism, check_parallel_env
@@ -129,7 +130,7 @@ def test_reset_observation_is_empty_and_render_works() -> None:
     env = federated_mab_v0.parallel_env(horizon=4, render_mode="ansi", message_dim=1)
     obs, infos = env.reset(seed=0)
     assert float(obs["agent_0"]["step"][0]) == 0.0 and obs["agent_0"]["mask"].sum() == 0
-    assert infos == {a: {} for a in env.possible_agents}
+    assert infos == {a: STEP_INFO for a in env.possible_agents}  # every step key, at zero
     env.step({a: {"arm": 1, "message": [0.5]} for a in env.agents})
     text = env.render()
     assert text is not None and "step 1/4" in text and "agent_3: arm 1" in text
