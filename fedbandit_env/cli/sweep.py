@@ -260,7 +260,9 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
     for label in scenarios:
         print(f"\n[{label}]")
         print(format_table([c for c in curves if c.scenario == label]))
-    config["summary"] = [{"scenario": c.scenario, **summary_rows([c])[0]} for c in curves]
+    config["summary"] = [
+        {"scenario": c.scenario, **row} for c, row in zip(curves, summary_rows(curves), strict=True)
+    ]
     config["seconds"] = elapsed
     write_config(config, out / "sweep.json")
     written = [write_csv(curves, out / "results.csv")]

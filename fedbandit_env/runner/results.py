@@ -238,19 +238,34 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
+TAIL_PERCENTILE = 90
+"""The high percentile of the trials' final per-agent regret that tables show."""
+
+
 def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
-    """One summary dict per policy: final per-agent and group regret over trials.
+    """One summary dict per policy: final per-agent and group regret over trials, with
+    the tail: ``per_agent_p90`` (the 90th percentile over trials) and, where a
+    ``random`` run of the same scenario is among ``curves``, ``worse_than_random``: the
+    share of trials whose final per-agent regret exceeds random's mean (None without
+    one). A mean hides a policy that fails on a few instances; these two do not.
 
     Examples:
         >>> c = RegretCurves("p", np.array([5]), np.array([[[1.0], [3.0]], [[2.0], [4.0]]]))
-        >>> row = summary_rows([c])[0]
-        >>> row["per_agent_mean"], row["group_mean"]
-        (2.5, 5.0)
+        >>> r = RegretCurves("random", np.array([5]), np.full((2, 2, 1), 2.0))
+        >>> row = summary_rows([c, r])[0]
+        >>> row["per_agent_mean"], row["group_mean"], row["worse_than_random"]
+        (2.5, 5.0, 0.5)
     """
+    random_mean = {
+        (c.scenario, c.setting): float(c.final_per_agent.mean())
+        for c in curves
+        if c.policy == "random"
+    }
     rows = []
     for c in curves:
         pa, grp = c.final_per_agent, c.final_group
         lo, hi = bootstrap_ci(pa)
+        ref = random_mean.get((c.scenario, c.setting))
         rows.append(
             {
                 "policy": c.policy,
@@ -262,6 +277,8 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
                 "per_agent_min": float(pa.min()),
                 "per_agent_max": float(pa.max()),
                 "per_agent_ci95": [lo, hi],
+                "per_agent_p90": float(np.percentile(pa, TAIL_PERCENTILE)),
+                "worse_than_random": None if ref is None else float(np.mean(pa > ref)),
                 "group_mean": float(grp.mean()),
                 "late_slope": float(c.late_slope.mean()),
                 "comm_cost": float(c.comm_cost[:, -1].mean()),
@@ -277,8 +294,10 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
 
     ``95% CI`` is the bootstrap interval of the mean over trials (:func:`bootstrap_ci`);
     ``late slope`` is the per-agent regret per step over the last quarter of the
-    horizon: a flattening curve has a slope far below a linear one's. A policy marked
-    ``*`` is privileged: it used information outside the setting.
+    horizon: a flattening curve has a slope far below a linear one's. ``p90`` is the
+    90th percentile of the trials' per-agent regret and ``> random`` the share of trials
+    worse than uniform random's mean (``-`` without a ``random`` run in the table). A
+    policy marked ``*`` is privileged: it used information outside the setting.
 
     Examples:
         >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
@@ -289,16 +308,20 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     w = max([12] + [len(str(r["policy"])) + 3 for r in rows])
     head = (
         f"{'policy':<{w}}{'per-agent regret (mean ± std)':<32}{'95% CI':<20}{'[min, max]':<20}"
+        f"{'p90':<10}{'> random':<10}"
         f"{'group regret':<15}{'late slope':<12}{'comm cost':<12}{'s/trial'}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         name = r["policy"] + ("*" if r.get("privileged") else "")
         lo, hi = r["per_agent_ci95"]
+        worse = r["worse_than_random"]
         lines.append(
             f"{name:<{w}}{r['per_agent_mean']:>12.1f} ± {r['per_agent_std']:<17.1f}"
             f"{f'[{lo:.1f}, {hi:.1f}]':<20}"
             f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(w + 72)
+            + f"{r['per_agent_p90']:<10.1f}"
+            + (f"{'-':<10}" if worse is None else f"{f'{100 * worse:.0f}%':<10}")
             + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['comm_cost']:<12.4g}"
             + f"{r['seconds_per_trial']:.2f}"
         )

@@ -85,3 +85,29 @@ def test_a_stored_sweep_run_keeps_its_privileged_marker(tmp_path: Path) -> None:
         assert curves.meta.get("privileged", 0) == flag
         save_run(curves, tmp_path / f"{policy}.npz")
         assert load_run(run, tmp_path / f"{policy}.npz").meta.get("privileged", 0) == flag
+
+
+def test_the_tail_columns_show_a_policy_that_fails_on_a_few_instances() -> None:
+    import numpy as np
+
+    from fedbandit_env.runner.results import format_table, summary_rows
+    from fedbandit_env.runner.rollout import RegretCurves
+
+    t = np.array([100])
+    finals = np.array([5.0] * 8 + [300.0, 400.0])  # fine on 8 trials, lost on 2
+    brittle = RegretCurves("brittle", t, np.repeat(finals[:, None, None], 3, axis=1))
+    steady = RegretCurves("steady", t, np.full((10, 3, 1), 80.0))
+    random = RegretCurves("random", t, np.full((10, 3, 1), 100.0))
+    rows = {r["policy"]: r for r in summary_rows([brittle, steady, random])}
+    assert rows["brittle"]["per_agent_mean"] < rows["steady"]["per_agent_mean"]  # the mean hides it
+    assert rows["brittle"]["worse_than_random"] == 0.2
+    assert rows["steady"]["worse_than_random"] == 0.0
+    assert rows["brittle"]["per_agent_p90"] == pytest.approx(np.percentile(finals, 90))
+    assert rows["brittle"]["per_agent_p90"] > 100 > rows["steady"]["per_agent_p90"]
+    table = format_table([brittle, steady, random])
+    assert "p90" in table and "> random" in table
+    assert "20%" in table.splitlines()[2]
+    # without a random run there is no reference: a dash, not a made-up share
+    alone = summary_rows([brittle])[0]
+    assert alone["worse_than_random"] is None
+    assert format_table([brittle]).splitlines()[2].split()[9] == "-"
