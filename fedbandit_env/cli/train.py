@@ -21,9 +21,16 @@ from fedbandit_env.runner.instances import instance_names
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TRAIN_OUT = Path("runs/model")
-TRAIN_DEFAULTS: dict[str, Any] = {"horizon": 200, "setting": "local", "out": TRAIN_OUT}
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "horizon": 200,
+    "setting": "local",
+    "out": TRAIN_OUT,
+    "instance": "biased",
+}
 """Where training's defaults differ from bench's: short episodes (many instances per
-update), and a setting is required."""
+update), a setting is required, and the instances are ``biased`` (global means plus
+zero-sum agent biases), where no single-agent rule finds the global best arm better
+than the local best arm (on ``conflicting`` one does: the lowest local arm above 0.5)."""
 BENCH_ONLY: dict[str, str] = {
     "policies": "--policies",
     "trials": "--trials",
@@ -162,9 +169,9 @@ def run(args: argparse.Namespace) -> None:
             + registry.tagged("floor", bandit)
         )
     )
-    where = f"--setting {args.setting}"
+    where = f"--instance {scenario.instance} --setting {args.setting}"
     if linear:
-        where = f"--instance {scenario.instance} --dim {scenario.dim} {where}"
+        where = f"--instance {scenario.instance} --dim {scenario.dim} --setting {args.setting}"
     print(
         f"evaluate on held-out instances: fedbandit bench --policies {args.algo}:{path},"
         f"{others} {where} --held-out "

@@ -4,9 +4,18 @@ from fedbandit_env.problems.mab import (
     NOISE_KINDS,
     MABProblem,
     NoiseKind,
+    biased,
     conflicting,
     homogeneous,
     zhu_synthetic,
 )
 
-__all__ = ["NOISE_KINDS", "MABProblem", "NoiseKind", "conflicting", "homogeneous", "zhu_synthetic"]
+__all__ = [
+    "NOISE_KINDS",
+    "MABProblem",
+    "NoiseKind",
+    "biased",
+    "conflicting",
+    "homogeneous",
+    "zhu_synthetic",
+]

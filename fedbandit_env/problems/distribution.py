@@ -33,6 +33,7 @@ import numpy as np
 from fedbandit_env.problems.mab import (
     MABProblem,
     NoiseKind,
+    biased,
     conflicting,
     homogeneous,
     zhu_synthetic,
@@ -163,6 +164,31 @@ class ProblemDistribution:
 
         params = {"n_agents": n_agents, "n_arms": n_arms, "noise": noise, "sigma": sigma}
         return cls(sampler, f"zhu(N={n_agents},M={n_arms})", params)
+
+    @classmethod
+    def biased(
+        cls,
+        n_agents: int,
+        n_arms: int,
+        gap: float = 0.1,
+        noise: NoiseKind = "bernoulli",
+        sigma: float = 1.0,
+    ) -> ProblemDistribution:
+        """Global means plus zero-sum agent biases of a random spread
+        (:func:`~fedbandit_env.problems.biased`): the learning default, where no
+        single-agent rule knows more than its local best arm.
+
+        Examples:
+            >>> ProblemDistribution.biased(4, 3).name
+            'biased(N=4,M=3)'
+        """
+
+        def sampler(rng: np.random.Generator) -> MABProblem:
+            return biased(n_agents, n_arms, gap, _seed(rng), noise, sigma)
+
+        params = {"n_agents": n_agents, "n_arms": n_arms, "gap": gap, "noise": noise,
+                  "sigma": sigma}  # fmt: skip
+        return cls(sampler, f"biased(N={n_agents},M={n_arms})", params)
 
     @classmethod
     def homogeneous(

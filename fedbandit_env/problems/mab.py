@@ -258,6 +258,60 @@ def homogeneous(
     return MABProblem(means, noise, sigma)
 
 
+def biased(
+    n_agents: int,
+    n_arms: int,
+    gap: float = 0.1,
+    seed: SeedLike = None,
+    noise: NoiseKind = "bernoulli",
+    sigma: float = 1.0,
+) -> MABProblem:
+    """Global means plus agent biases that average to zero: no local rule finds the
+    global best arm better than the local best arm does.
+
+    Construction: the global means of the arms other than a random best arm ``k*`` are
+    uniform in [0.25, 0.75]; ``k*``'s is their maximum plus a margin uniform in
+    [gap, 2 gap]. Each agent's bias on each arm is Gaussian with a spread drawn per
+    instance (uniform in [0.5 gap, 4 gap]: from almost every agent locally right to most
+    misled), centred over the agents so that the average of the local means is the
+    global mean exactly, then scaled down (all by one factor) as far as needed to keep
+    every local mean in [0, 1]. Unlike :func:`conflicting`, nothing marks the global
+    best arm in an agent's own row: no threshold separates it, the misled share and the
+    decoys are random, and since the arms are exchangeable but for ``k*``'s higher
+    mean, the local best arm is an agent's most likely guess
+    (``tests/envs/test_problems.py`` measures every threshold and rank rule).
+
+    Args:
+        n_agents: Number of agents (>= 2: one agent's bias would be zero).
+        n_arms: Number of arms (>= 2).
+        gap: Smallest global gap, in (0, 0.2].
+        seed: Seed of the instance.
+        noise: Reward noise, see :class:`MABProblem`.
+        sigma: Gaussian noise scale.
+
+    Examples:
+        >>> p = biased(10, 5, seed=0)
+        >>> bool(p.min_gap >= 0.1), bool(np.allclose(p.local_means.mean(0), p.global_means))
+        (True, True)
+    """
+    n_agents = check_int("n_agents", n_agents, 2)
+    n_arms = check_int("n_arms", n_arms, 2)
+    if not 0.0 < gap <= 0.2:
+        raise ValueError(f"gap must lie in (0, 0.2], got {gap!r}")
+    rng = _rng(seed)
+    best = int(rng.integers(n_arms))
+    means = rng.uniform(0.25, 0.75, size=n_arms)
+    others = np.delete(means, best)
+    means[best] = others.max() + rng.uniform(gap, 2 * gap)
+    spread = rng.uniform(0.5 * gap, 4 * gap)
+    bias = rng.normal(0.0, spread, size=(n_agents, n_arms))
+    bias -= bias.mean(axis=0)
+    room = np.where(bias > 0, (1.0 - means) / np.where(bias > 0, bias, 1.0), np.inf)
+    room = np.minimum(room, np.where(bias < 0, means / np.where(bias < 0, -bias, 1.0), np.inf))
+    scale = min(1.0, float(room.min()))
+    return MABProblem(np.clip(means + scale * bias, 0.0, 1.0), noise, sigma)
+
+
 def conflicting(
     n_agents: int,
     n_arms: int,

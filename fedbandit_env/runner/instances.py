@@ -196,6 +196,12 @@ def _conflicting(s: Scenario, seed: Any) -> Any:
     return conflicting(s.n_agents, s.n_arms, s.conflict_fraction, s.gap, seed, s.noise, s.sigma)
 
 
+def _biased(s: Scenario, seed: Any) -> Any:
+    from fedbandit_env.problems.mab import biased
+
+    return biased(s.n_agents, s.n_arms, s.gap, seed, s.noise, s.sigma)
+
+
 def _zhu(s: Scenario, seed: Any) -> Any:
     from fedbandit_env.problems.mab import zhu_synthetic
 
@@ -280,6 +286,13 @@ for _spec in (
         _conflicting,
         _conflicting_drawn,
         description="a share of agents locally misled (conflict_fraction, gap)",
+    ),
+    InstanceSpec(
+        "biased",
+        _biased,
+        lambda s: ProblemDistribution.biased(s.n_agents, s.n_arms, s.gap, s.noise, s.sigma),
+        description="global means plus zero-sum agent biases (the learning default: no "
+        "one-agent shortcut)",
     ),
     InstanceSpec(
         "zhu",

@@ -54,7 +54,7 @@ class Scenario:
             (``register_instance``) or one's own problem object
             (``instance=custom_instance(problem, "mine")``).
         conflict_fraction: Share of misled agents (conflicting instances).
-        gap: Guaranteed global gap (conflicting instances).
+        gap: Guaranteed global gap (conflicting and biased instances).
         noise: Reward noise kind.
         sigma: Gaussian noise scale.
         graph: Graph kind, see :data:`~fedbandit_env.network.GRAPH_KINDS`.

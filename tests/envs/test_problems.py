@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,59 @@ def test_generators_reject_bad_sizes() -> None:
         homogeneous(2.5, 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="conflict_fraction"):
         conflicting(4, 3, conflict_fraction=1.5)
+
+
+def _local_rules(means: np.ndarray) -> dict[str, np.ndarray]:
+    """Every single-agent rule told its own row of local means outright: pull the arm of
+    local rank r, or the lowest arm above a threshold (the local best where none is)."""
+    order = np.argsort(-means, axis=1)
+    rules = {f"rank {r + 1}": order[:, r] for r in range(means.shape[1])}
+    for th in np.round(np.arange(0.05, 1.0, 0.05), 2):
+        above = np.where(means > th, means, np.inf)
+        arms = np.argmin(above, axis=1)
+        none = ~np.isfinite(above).any(axis=1)
+        arms[none] = order[none, 0]
+        rules[f"lowest above {th}"] = arms
+    return rules
+
+
+def _rule_regrets(generator: Any, instances: int = 4000) -> dict[str, np.ndarray]:
+    """Each rule's per-step regret (mean over agents) on each of ``instances`` draws."""
+    out: dict[str, list[float]] = {}
+    for seed in range(instances):
+        p = generator(seed)
+        for name, arms in _local_rules(p.local_means).items():
+            out.setdefault(name, []).append(float(p.gaps[arms].mean()))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def test_on_biased_instances_no_local_rule_beats_the_local_best_arm() -> None:
+    from fedbandit_env.problems import biased, conflicting
+
+    regrets = _rule_regrets(lambda s: biased(10, 5, seed=s))
+    local_best = regrets["rank 1"]
+    assert local_best.mean() > 0.02  # agents are misled: cooperation has work to do
+    for name, r in regrets.items():
+        diff = r - local_best  # paired over instances
+        se = diff.std(ddof=1) / np.sqrt(diff.size)
+        assert diff.mean() > -3 * se - 1e-12, (name, diff.mean(), se)
+    # power: the same measurement finds conflicting's shortcut
+    shortcut = _rule_regrets(lambda s: conflicting(10, 5, seed=s), 500)
+    assert shortcut["lowest above 0.5"].max() == 0.0 < shortcut["rank 1"].mean() - 0.1
+
+
+def test_biased_instances_mislead_a_random_share_and_keep_the_global_means() -> None:
+    from fedbandit_env.problems import biased
+
+    shares = []
+    for seed in range(400):
+        p = biased(10, 5, gap=0.1, seed=seed)
+        assert np.allclose(p.local_means.mean(axis=0), p.global_means, atol=1e-12)
+        assert p.min_gap >= 0.1 - 1e-12
+        assert p.local_means.min() >= 0.0 and p.local_means.max() <= 1.0
+        shares.append(float(np.mean(p.local_best_arms != p.best_arm)))
+    assert min(shares) == 0.0 and max(shares) >= 0.5 and 0.1 < np.mean(shares) < 0.4
+    with pytest.raises(ValueError, match="gap"):
+        biased(10, 5, gap=0.3)
+    with pytest.raises(ValueError, match="n_agents"):
+        biased(1, 5)

@@ -33,7 +33,7 @@ def test_train_saves_the_setting_the_instances_and_an_honest_reward(tmp_path: Pa
         True,
         True,
     )
-    assert stack.distribution == "conflicting(N=3,M=3)" and not stack.privileged
+    assert stack.distribution == "biased(N=3,M=3)" and not stack.privileged  # the default
 
     def refuse(constant: str) -> None:
         raise AssertionError(f"train.json holds {constant}, which is not JSON")
