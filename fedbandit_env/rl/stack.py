@@ -52,6 +52,8 @@ class LearnerStack:
             own memory). Sharing raw means needs them.
         memory: Add the latest message heard from each neighbour (``HeldMessages``):
             what random-edge gossip needs, where one neighbour speaks a step.
+        horizon: The episode length it was trained at (0: not recorded, models saved
+            before it was).
 
     Examples:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -68,6 +70,7 @@ class LearnerStack:
     scale: bool = False
     statistics: bool = True
     memory: bool = False
+    horizon: int = 0
 
     def __post_init__(self) -> None:
         if not self.statistics and self.share_means and self.epsilon is None:
@@ -139,6 +142,30 @@ class LearnerStack:
         """
         key = "private_means" if "private_means" in observation else "means"
         return np.asarray(observation[key], dtype=np.float32)
+
+    def untrained_conditions(self, scenario: Scenario) -> list[str]:
+        """What in ``scenario`` the model was not trained for: another horizon (its
+        count and step features then take values it never saw), other instances.
+
+        Examples:
+            >>> stack = LearnerStack(horizon=200, distribution="biased(N=3,M=3)")
+            >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200,
+            ...                                     instance="biased"))
+            []
+            >>> for what in stack.untrained_conditions(
+            ...     Scenario(n_agents=3, n_arms=3, horizon=2000, instances="held_out")
+            ... ):
+            ...     print(what)
+            horizon T=2000 (trained at T=200)
+            instances conflicting(N=3,M=3) (trained on biased(N=3,M=3))
+        """
+        out = []
+        if self.horizon and scenario.horizon != self.horizon:
+            out.append(f"horizon T={scenario.horizon} (trained at T={self.horizon})")
+        here = "fixed" if scenario.instances == "fixed" else scenario.distribution_name
+        if self.distribution and here not in (self.distribution, "fixed"):
+            out.append(f"instances {here} (trained on {self.distribution})")
+        return out
 
     def save(self, model_path: str | Path) -> Path:
         """Write ``<model>.fedbandit.json`` beside ``model_path``."""

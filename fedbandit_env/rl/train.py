@@ -98,7 +98,7 @@ def train_model(
         raise ValueError(f"timesteps must be >= 1, got {timesteps}")
     used = set_torch_threads(threads)
     scenario = replace(scenario, instances="train")
-    stack = replace(stack, distribution=scenario.distribution_name)
+    stack = replace(stack, distribution=scenario.distribution_name, horizon=scenario.horizon)
     if algo == "recurrent_ppo" and (stack.epsilon is not None or not stack.share_means):
         stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:

@@ -9,6 +9,7 @@ found through the registry (:mod:`fedbandit_env.registry`), saved models by thei
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,10 @@ from fedbandit_env.policies import privacy_curve
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.settings import get_setting
+
+
+class UntrainedConditionsWarning(UserWarning):
+    """A saved model is evaluated at a horizon or on instances it was not trained for."""
 
 
 def is_model(policy: str) -> bool:
@@ -234,6 +239,14 @@ def _evaluate_model(
     set_torch_threads(1)  # a small network on few cores: more threads only oversubscribe
     name, model, stack = load_model(spec)
     label = label or (f"{name}:greedy" if deterministic else name)
+    untrained = stack.untrained_conditions(scenario)
+    if untrained:
+        warnings.warn(
+            f"{spec} runs on {' and '.join(untrained)}: it was not trained for this, and its "
+            "results say how it transfers, not how well it learned",
+            UntrainedConditionsWarning,
+            stacklevel=3,
+        )
     probe = stack.make_env(scenario)
     expected = flat_box(probe.observation_space(probe.possible_agents[0]))
     if model.observation_space.shape != expected.shape:

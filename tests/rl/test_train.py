@@ -181,3 +181,22 @@ def test_a_model_trained_on_team_value_is_honest(
     assert main([*argv, "--setting", "neighbours", "--no-plot", "--out", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "a2c:m " in out and "a2c:m*" not in out
+
+
+def test_a_model_off_its_training_horizon_or_instances_is_flagged(tmp_path: Path) -> None:
+    import warnings
+
+    from fedbandit_env.runner.evaluate import UntrainedConditionsWarning
+
+    path = _train(tmp_path / "m", "--setting", "local")
+    assert LearnerStack.load(path).horizon == 20
+    spec = f"a2c:{path}"
+    trained = Scenario(n_agents=3, n_arms=3, horizon=20, setting="local", instance="biased",
+                       instances="held_out")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UntrainedConditionsWarning)
+        evaluate(spec, trained, trials=1)  # its own horizon and instances: silent
+    with pytest.warns(UntrainedConditionsWarning, match=r"horizon T=40 \(trained at T=20\)"):
+        evaluate(spec, Scenario(**{**trained.to_dict(), "horizon": 40}), trials=1)
+    with pytest.warns(UntrainedConditionsWarning, match="instances conflicting"):
+        evaluate(spec, Scenario(**{**trained.to_dict(), "instance": "conflicting"}), trials=1)
