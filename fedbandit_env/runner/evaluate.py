@@ -15,10 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fedbandit_env import registry
 from fedbandit_env.policies import privacy_curve
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import spawn
 from fedbandit_env.settings import get_setting
 
 
@@ -86,13 +89,15 @@ def evaluate(
         first_trial: Index of the first trial.
         record_every: Record every ``k`` steps.
         interactive: Force the PettingZoo path even where a fast path exists (both give
-            the same results).
+            the same results); for a saved model, even where the batched loop
+            (:mod:`fedbandit_env.rl.batched`) models its stack.
         workers: Threads of the fast path (results do not depend on it).
         progress: Show a progress bar.
         label: Name in results (default: ``policy``).
 
     Returns:
-        The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"`` or
+        The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"``,
+        ``"batched"`` for a saved model's trials advanced together, or
         ``"interactive"``) filled in.
 
     Examples:
@@ -122,6 +127,7 @@ def evaluate(
             progress,
             label,
             deterministic,
+            interactive,
         )
     from fedbandit_env.runner.fast import check_bandit, run_fast, unmodelled_faults
 
@@ -229,9 +235,12 @@ def _evaluate_model(
     progress: bool,
     label: str | None,
     deterministic: bool = False,
+    interactive: bool = False,
 ) -> RegretCurves:
     """A saved stable-baselines3 model on ``scenario``, through the wrapper stack saved
-    beside it, with the same seeds as every other policy."""
+    beside it, with the same seeds as every other policy: all trials advanced together
+    with one forward pass a step (:mod:`fedbandit_env.rl.batched`) where the stack
+    allows, else one PettingZoo rollout per trial (the same trials either way)."""
     from fedbandit_env.rl import ModelTeam, load_model
     from fedbandit_env.rl.train import set_torch_threads
     from fedbandit_env.wrappers.flatten import flat_box
@@ -255,23 +264,39 @@ def _evaluate_model(
             f"under {stack} gives {expected.shape}; evaluate it on the setting it was "
             "trained for (agents, arms, protocol)"
         )
-    message_fn = stack.message_fn if stack.share_means else None
-    curves = run_trials(
-        functools.partial(stack.make_env, scenario),
-        lambda: ModelTeam(
-            model,
-            name=label,
-            deterministic=deterministic,
-            message_fn=message_fn,
-            scale=stack.scale,
-        ),
-        n_trials=trials,
-        seed=seed,
-        record_every=record_every,
-        label=label,
-        progress=progress,
-        first_trial=first_trial,
-    )
+    from fedbandit_env.rl.batched import batched_trials, unsupported
+
+    if not interactive and unsupported(probe, model) is None:
+        children = spawn(seed, first_trial + trials)[first_trial:]
+        t, regret, cost, seconds = batched_trials(
+            model, stack, scenario, children, record_every, deterministic, progress=progress,
+            label=label,
+        )  # fmt: skip
+        curves = RegretCurves(
+            label, t, regret, seconds, comm_cost=cost,
+            seeds=np.arange(first_trial, first_trial + trials),
+        )  # fmt: skip
+        curves.meta["path"] = "batched"
+    else:
+        message_fn = stack.message_fn if stack.share_means else None
+        curves = run_trials(
+            functools.partial(stack.make_env, scenario),
+            lambda: ModelTeam(
+                model,
+                name=label,
+                deterministic=deterministic,
+                message_fn=message_fn,
+                scale=stack.scale,
+            ),
+            n_trials=trials,
+            seed=seed,
+            record_every=record_every,
+            label=label,
+            progress=progress,
+            first_trial=first_trial,
+        )
+        curves.meta["path"] = "interactive"
+    probe.close()
     curves.meta["reward"] = stack.reward  # what it was trained on
     curves.meta["actions"] = "greedy" if deterministic else "sampled"
     if stack.privileged:
@@ -282,6 +307,5 @@ def _evaluate_model(
         curves.setting = scenario.setting
     curves.privacy_spent = privacy_curve(needs, curves.t, scenario.horizon)
     curves.privacy_delta = 0.0  # a model has no mechanism of its own; the tree is pure
-    curves.meta["path"] = "interactive"
     curves.meta["stack"] = repr(stack)
     return curves

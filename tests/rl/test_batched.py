@@ -1,0 +1,157 @@
+"""Batched evaluation of a saved model: all trials advanced together, one forward pass a
+step, and exactly the trials of the PettingZoo path (same instances, rewards, gossip
+edges, private noise and action draws)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import stable_baselines3 as sb3
+
+from fedbandit_env.rl import AgentVecEnv, LearnerStack, ModelTeam
+from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
+from fedbandit_env.rl.batched import BatchedModelRollout, batched_trials, unsupported
+from fedbandit_env.rl.team import action_probabilities
+from fedbandit_env.rl.train import set_torch_threads, train_model
+from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.rollout import run_trials
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.seeding import spawn
+from fedbandit_env.wrappers import MessageLoss
+
+SETTINGS = ("local", "neighbours", "gossip", "gossip+private")
+
+
+def _scenario(setting: str, **kw: Any) -> Scenario:
+    epsilon = 1.0 if setting.endswith("+private") else None
+    kw = {"n_agents": 4, "n_arms": 3, "horizon": 60, "instances": "train", **kw}
+    return Scenario(setting=setting, epsilon=epsilon, **kw)
+
+
+def _model(stack: LearnerStack, scenario: Scenario, algo: str = "ppo") -> Any:
+    """An untrained model: near-uniform action probabilities, so every draw matters."""
+    set_torch_threads(1)
+    message_fn = stack.message_fn if stack.share_means else None
+    venv = AgentVecEnv(stack.make_env(scenario), message_fn=message_fn, scale=stack.scale)
+    if algo == "arms":
+        kwargs = arm_policy_kwargs(venv)
+        return sb3.PPO(ArmScoringPolicy, venv, seed=0, device="cpu", policy_kwargs=kwargs)
+    if algo == "dqn":
+        return sb3.DQN("MlpPolicy", venv, seed=0, device="cpu", learning_starts=0)
+    return sb3.PPO("MlpPolicy", venv, seed=0, device="cpu")
+
+
+def _both(
+    model: Any, stack: LearnerStack, scenario: Scenario, trials: int, deterministic: bool
+) -> tuple[Any, tuple[Any, ...]]:
+    message_fn = stack.message_fn if stack.share_means else None
+    interactive = run_trials(
+        functools.partial(stack.make_env, scenario),
+        lambda: ModelTeam(
+            model, deterministic=deterministic, message_fn=message_fn, scale=stack.scale
+        ),
+        n_trials=trials,
+        seed=11,
+        record_every=7,
+        progress=False,
+    )
+    batched = batched_trials(
+        model, stack, scenario, spawn(11, trials), record_every=7, deterministic=deterministic,
+        batch=3,
+    )  # fmt: skip
+    return interactive, batched
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", SETTINGS)
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_batched_trials_are_the_pettingzoo_trials(setting: str, deterministic: bool) -> None:
+    scenario = _scenario(setting)
+    stack = LearnerStack.for_setting(setting, scenario.epsilon)
+    model = _model(stack, scenario)
+    interactive, (t, regret, cost, seconds) = _both(model, stack, scenario, 5, deterministic)
+    np.testing.assert_array_equal(t, interactive.t)
+    np.testing.assert_array_equal(regret, interactive.regret)
+    np.testing.assert_array_equal(cost, interactive.comm_cost)
+    assert seconds.shape == (5,) and (seconds > 0).all()
+    if not deterministic:  # an untrained policy pulls every arm: the draws were exercised
+        assert len(np.unique(np.diff(regret, axis=2))) > 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ["arms", "dqn"])
+def test_other_policies_batch_too(algo: str) -> None:
+    """A custom policy (its own get_distribution) and DQN (its greedy predict)."""
+    scenario = _scenario("neighbours", noise="gaussian", sigma=0.3, graph="ring")
+    stack = LearnerStack.for_setting("neighbours")
+    model = _model(stack, scenario, algo)
+    interactive, (_, regret, cost, _) = _both(model, stack, scenario, 3, False)
+    np.testing.assert_array_equal(regret, interactive.regret)
+    np.testing.assert_array_equal(cost, interactive.comm_cost)
+
+
+def test_the_fast_actor_matches_sb3s_distribution() -> None:
+    import torch as th
+
+    scenario = _scenario("neighbours", horizon=10)
+    stack = LearnerStack.for_setting("neighbours")
+    model = _model(stack, scenario)
+    rng = np.random.default_rng(0)
+    batch = rng.uniform(-1, 1, (200, model.observation_space.shape[0])).astype(np.float32)
+    ours = action_probabilities(model, batch)
+    obs, _ = model.policy.obs_to_tensor(batch)
+    with th.no_grad():
+        sb3s = model.policy.get_distribution(obs).distribution.probs.numpy()
+    assert ours is not None
+    # float32 logits: the two agree to float32 rounding, not bit for bit
+    np.testing.assert_allclose(ours, sb3s, rtol=0, atol=1e-6)
+    assert not np.allclose(ours, ours[:, ::-1], atol=1e-3)  # arms not interchangeable
+
+
+@pytest.mark.slow
+def test_evaluate_batches_a_saved_model_and_matches_the_pettingzoo_path(tmp_path: Path) -> None:
+    scenario = _scenario("gossip", horizon=30)
+    stack = LearnerStack.for_setting("gossip", horizon=30)
+    path = train_model("ppo", scenario, stack, 64, tmp_path / "m", seed=1)
+    spec = f"ppo:{path}"
+    fast = evaluate(spec, scenario, trials=4, first_trial=2, record_every=5)
+    slow = evaluate(spec, scenario, trials=4, first_trial=2, record_every=5, interactive=True)
+    assert (fast.meta["path"], slow.meta["path"]) == ("batched", "interactive")
+    np.testing.assert_array_equal(fast.regret, slow.regret)
+    np.testing.assert_array_equal(fast.comm_cost, slow.comm_cost)
+    np.testing.assert_array_equal(fast.seeds, [2, 3, 4, 5])
+    np.testing.assert_array_equal(fast.privacy_spent, slow.privacy_spent)
+    assert fast.policy == slow.policy == "ppo:m"
+
+
+def test_stacks_it_does_not_model_are_named() -> None:
+    scenario = _scenario("neighbours", horizon=10)
+    stack = LearnerStack.for_setting("neighbours")
+    env = stack.make_env(scenario)
+    assert unsupported(env) is None
+    assert unsupported(MessageLoss(env, 0.5)) == "the wrapper MessageLoss"
+    calls = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="neighbour_gossip")
+    assert "NeighbourGossip" in str(unsupported(LearnerStack(share_means=True).make_env(calls)))
+
+    class Recurrent:
+        class policy:  # what sb3-contrib's RecurrentPPO carries
+            lstm_actor = None
+
+        def predict(self, obs: Any, deterministic: bool = True) -> Any:
+            return np.zeros(len(obs), dtype=int), None
+
+    assert "recurrent" in str(unsupported(env, Recurrent()))
+    Recurrent.policy = None  # type: ignore[assignment]
+    with pytest.raises(ValueError, match="does not model the wrapper MessageLoss"):
+        BatchedModelRollout(Recurrent(), stack, replace_loss(scenario))
+
+
+def replace_loss(scenario: Scenario) -> Scenario:
+    """The scenario with message loss, a fault the batched loop does not model."""
+    from dataclasses import replace
+
+    return replace(scenario, loss=0.5)
