@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from fedbandit_env.type_aliases import AgentID, Observation
-from fedbandit_env.wrappers.flatten import flatten_observation
+from fedbandit_env.wrappers.flatten import flatten_batch
 
 REWARDS = ("local", "team_value", "neg_regret", "team")
 PRIVILEGED_REWARDS = ("neg_regret", "team")
@@ -151,7 +151,7 @@ def batch_observations(
         [[0.0, 1.0], [1.0, 0.0]]
     """
     if flatten:
-        batch = np.stack([flatten_observation(space, observations[a]) for a in agents])
+        batch = flatten_batch(space, [observations[a] for a in agents])
         if scale is not None:
             offset, factor = scale
             batch = batch * factor + offset

@@ -49,6 +49,7 @@ class LocalStatistics(ParallelWrapper):
         self._counts: FloatArray = np.zeros((n, m))
         self._sums: FloatArray = np.zeros((n, m))
         self._row = {a: i for i, a in enumerate(env.possible_agents)}
+        self._rows = np.arange(n, dtype=np.int64)
 
     def _n_arms(self) -> int:
         first = next(iter(self._spaces.values()))
@@ -68,24 +69,32 @@ class LocalStatistics(ParallelWrapper):
         return self._augment(obs), infos
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
-        """Step, then fold each agent's observed (arm, reward) into its statistics."""
+        """Step, then fold each agent's observed (arm, reward) into its statistics (one
+        NumPy update for all agents: each appears once a step)."""
         obs, rewards, terms, truncs, infos = self.env.step(actions)
-        for agent, o in obs.items():
-            i, arm = self._row[agent], int(o["arm"])
-            self._counts[i, arm] += 1.0
-            self._sums[i, arm] += float(o["reward"][0])
+        if obs:
+            m, k, keys = self._counts.shape[1], len(obs), list(obs)
+            rows = (
+                self._rows
+                if keys == self.possible_agents
+                else np.fromiter(map(self._row.get, keys), np.int64, k)
+            )
+            arms = np.fromiter((o["arm"] for o in obs.values()), np.int64, k)
+            seen = np.fromiter((o["reward"][0] for o in obs.values()), np.float64, k)
+            cell = rows * m + arms  # distinct: one pull per agent
+            self._counts.reshape(-1)[cell] += 1.0
+            self._sums.reshape(-1)[cell] += seen
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
+        # fresh float32 arrays each step, each agent a row of them (a view)
+        counts = self._counts.astype(np.float32)
         means = np.divide(
             self._sums, self._counts, out=np.zeros_like(self._sums), where=self._counts > 0
-        )
-        out = {}
-        for agent, o in obs.items():
-            i = self._row[agent]
-            out[agent] = {
-                **o,
-                "counts": self._counts[i].astype(np.float32),
-                "means": means[i].astype(np.float32),
-            }
-        return out
+        ).astype(np.float32)
+        count_rows, mean_rows = list(counts), list(means)
+        row = self._row
+        return {
+            agent: {**o, "counts": count_rows[row[agent]], "means": mean_rows[row[agent]]}
+            for agent, o in obs.items()
+        }

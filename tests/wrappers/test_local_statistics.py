@@ -45,3 +45,21 @@ def test_wrappers_reject_bad_input_and_hide_private_attributes() -> None:
     assert env.horizon == 3
     with pytest.raises(AttributeError, match="private attribute"):
         _ = env._reward_rng
+
+
+class _Reversed(ParallelWrapper):
+    """Hands the observations over in reverse agent order, one agent missing."""
+
+    def step(self, actions):  # type: ignore[no-untyped-def]
+        obs, *rest = self.env.step(actions)
+        return dict(reversed(list(obs.items())[1:])), *rest
+
+
+def test_statistics_follow_each_agent_whatever_the_order_and_who_is_missing() -> None:
+    """The one-update step indexes rows by agent, not by position."""
+    env = LocalStatistics(_Reversed(federated_mab_v0.parallel_env(n_agents=3, n_arms=4, horizon=5)))
+    env.reset(seed=0)
+    obs, *_ = env.step({"agent_0": 0, "agent_1": 1, "agent_2": 3})
+    assert list(obs) == ["agent_2", "agent_1"]
+    assert obs["agent_2"]["counts"].tolist() == [0.0, 0.0, 0.0, 1.0]
+    assert obs["agent_1"]["counts"].tolist() == [0.0, 1.0, 0.0, 0.0]
