@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,7 +52,7 @@ from fedbandit_env.runner.rollout import record_steps
 from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
-from fedbandit_env.wrappers.flatten import flat_box
+from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
 from fedbandit_env.wrappers.held_messages import HeldMessages
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.privacy import PrivateRewards
@@ -119,24 +118,6 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
     return f"the observation entries {extra}" if extra else None
 
 
-@dataclass
-class _Layout:
-    """Where each entry of the observation lies in the flat vector (gymnasium's order)."""
-
-    slices: dict[str, slice] = field(default_factory=dict)
-    width: int = 0
-
-    @classmethod
-    def of(cls, space: spaces.Dict) -> _Layout:
-        layout, start = cls(), 0
-        for key, sub in space.spaces.items():
-            size = spaces.flatdim(sub)
-            layout.slices[key] = slice(start, start + size)
-            start += size
-        layout.width = start
-        return layout
-
-
 class BatchedModelRollout:
     """Trials of a saved model advanced together (see the module docstring).
 
@@ -183,7 +164,9 @@ class BatchedModelRollout:
         self.agents = list(self.env.possible_agents)
         self.space = self.env.observation_space(self.agents[0])
         assert isinstance(self.space, spaces.Dict)
-        self.layout = _Layout.of(self.space)
+        layout = FlatLayout.of(self.space)
+        assert layout is not None  # unsupported() admits only entries with a layout
+        self.layout = layout
         self.scaling = scale_box(flat_box(self.space)) if stack.scale else None
         self.horizon = int(base.horizon)
 
@@ -300,7 +283,7 @@ class BatchedModelRollout:
                         inbox = np.zeros((k_trials, n, n, m), dtype=np.float32)
                         inbox[trial, one, two] = sent[trial, two]
                         inbox[trial, two, one] = sent[trial, one]
-                        cost += peer_cost * 1
+                        cost += peer_cost  # one call
                     else:
                         mask = adj
                         inbox = np.where(mask[..., None], sent[:, None, :, :], 0.0)

@@ -58,6 +58,16 @@ class FlatLayout:
         self.entries = entries  # (key, start, size, start of a Discrete | dtype)
         self.width = width
 
+    @property
+    def slices(self) -> dict[str, slice]:
+        """Each entry's columns in the flat vector.
+
+        Examples:
+            >>> FlatLayout.of(spaces.Dict({"a": spaces.Discrete(3)})).slices
+            {'a': slice(0, 3, None)}
+        """
+        return {key: slice(start, start + size) for key, start, size, _ in self.entries}
+
     @classmethod
     def of(cls, space: spaces.Space[Any]) -> FlatLayout | None:
         """The layout of a ``Dict`` of ``Discrete``, ``Box`` and ``MultiBinary``."""
