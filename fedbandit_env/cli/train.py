@@ -78,10 +78,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
+        "--horizon-free",
+        action="store_true",
+        help="observe log(1+t), pull shares n/t and UCB1's width instead of the step and "
+        "counts (HorizonFree), so the model reads the same numbers at any horizon",
+    )
+    parser.add_argument(
+        "--episode-lengths",
+        type=_length_range,
+        default=None,
+        metavar="LOW:HIGH",
+        help="train over episodes cut at lengths drawn log-uniformly from LOW..HIGH "
+        "(HIGH becomes the horizon); with --horizon-free",
+    )
+    parser.add_argument(
+        "--share-counts",
+        action="store_true",
+        help="send pull shares n/t after the means (counts and means, as Gossip_UCB and "
+        "cooperative UCB do) where the setting carries messages",
+    )
+    parser.add_argument(
         "--copies", type=int, default=1, help="env copies per batch (more instances per update)"
     )
     # given or not: a benchmark's options have no default here, so run() can refuse them
     parser.set_defaults(**dict.fromkeys([*BENCH_ONLY, *_policy_options()]))
+
+
+def _length_range(text: str) -> tuple[int, int]:
+    """``"200:2000"`` -> ``(200, 2000)``.
+
+    Examples:
+        >>> _length_range("200:2000")
+        (200, 2000)
+    """
+    low, sep, high = text.partition(":")
+    try:
+        pair = int(low), int(high)
+    except ValueError:
+        pair = (0, 0)
+    if not sep or not 1 <= pair[0] <= pair[1]:
+        raise argparse.ArgumentTypeError(f"expected LOW:HIGH with 1 <= LOW <= HIGH, got {text!r}")
+    return pair
 
 
 def _policy_options() -> dict[str, str]:
@@ -133,14 +170,24 @@ def run(args: argparse.Namespace) -> None:
             f"a learner on a linear scenario trains in the 'local' setting (its own "
             f"contexts and rewards), not {args.setting!r}: it does not speak the sync protocol"
         )
+    if linear and (args.horizon_free or args.share_counts):
+        raise ValueError("--horizon-free and --share-counts read per-arm statistics: not linear")
     if args.setting is None and not linear:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
+    if args.episode_lengths is not None:
+        args.horizon = args.episode_lengths[1]  # the env runs the longest episode
     scenario = scenario_from_args(args)
     check_writable(args.out)  # before training, not after
     if linear:  # its raw observation: LocalStatistics is per arm, and arms are positions
         stack = LearnerStack(statistics=False, reward=args.reward, setting=args.setting)
     else:
-        stack = LearnerStack.for_setting(args.setting, scenario.epsilon, reward=args.reward)
+        stack = LearnerStack.for_setting(
+            args.setting,
+            scenario.epsilon,
+            reward=args.reward,
+            horizon_free=args.horizon_free,
+            share_counts=args.share_counts,
+        )
     where = f"in the {args.setting!r} setting" if args.setting else "on its own contexts"
     print(
         f"training {args.algo} {where} on train instances of "
@@ -158,6 +205,7 @@ def run(args: argparse.Namespace) -> None:
         copies=args.copies,
         net=args.net,
         progress=not args.no_progress,
+        episode_lengths=args.episode_lengths,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
     bandit = "linear" if linear else "mab"

@@ -8,7 +8,9 @@ Sets network, Zaheer et al. 2017):
 
 - :class:`ArmFeatures` reads, for every arm ``a``, the agent's statistics of ``a`` (its
   mean, its count, the exploration terms ``1/sqrt(1+n_a)`` and ``sqrt(log(1+t)/(1+n_a))``,
-  whether ``a`` was the last pull, how far its mean is below the best one) and, where the
+  whether ``a`` was the last pull, how far its mean is below the best one; with
+  :class:`~fedbandit_env.wrappers.HorizonFree` its pull share ``n_a/t`` for the count and
+  ``log(1+t)/10`` for ``t/T``, so that nothing depends on the horizon) and, where the
   setting carries messages, the neighbours' messages about ``a`` (their mean, min and max
   over this step's senders - over every neighbour heard so far, with their latest
   messages, when ``HeldMessages`` is in the stack - and the gap to the best arm by that
@@ -67,7 +69,9 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
     if not isinstance(space, spaces.Dict):
         raise ValueError(f"the arms policy reads a Dict observation, got {space!r}")
     mean_key = "private_means" if "private_means" in space.spaces else "means"
-    for key in (mean_key, "counts", "arm", "step"):
+    horizon_free = "shares" in space.spaces  # HorizonFree: log_step, shares, bonus
+    needed = ("shares", "bonus", "log_step") if horizon_free else ("counts", "step")
+    for key in (mean_key, "arm", *needed):
         if key not in space.spaces:
             raise ValueError(
                 f"the arms policy needs {key!r} in the observation (the agent's statistics: "
@@ -79,7 +83,7 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
         slices[key] = [start, start + size]
         start += size
     offset, factor = scale_box(flat_box(space)) if scale else (np.zeros(start), np.ones(start))
-    step_space = space.spaces["step"]
+    step_space = space.spaces.get("step")
     horizon = float(np.asarray(getattr(step_space, "high", 1.0)).reshape(-1)[0])
     held = "held" in space.spaces  # HeldMessages: every neighbour's latest message
     message_key, mask_key = ("held", "heard") if held else ("messages", "mask")
@@ -103,6 +107,7 @@ def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:
         "message_key": message_key,
         "mask_key": mask_key,
         "horizon": horizon if np.isfinite(horizon) and horizon > 0 else 1.0,
+        "horizon_free": horizon_free,
         "offset": [float(v) for v in offset],
         "factor": [float(v) for v in factor],
     }
@@ -166,20 +171,29 @@ class ArmFeatures(BaseFeaturesExtractor):
     def arm_inputs(self, obs: th.Tensor) -> th.Tensor:
         """The ``(batch, n_arms, n_in)`` features of every arm (documented above)."""
         raw = (obs - self.offset) / self.factor  # undo AgentVecEnv's scaling
-        t = self._take(raw, "step")[:, :1].clamp(min=0.0)
         means = self._take(raw, self.layout["mean_key"])
-        counts = self._take(raw, "counts").clamp(min=0.0)
         last = self._take(raw, "arm")
         m = self.n_arms
-        cols = [
-            means,
-            counts / self.layout["horizon"],
-            th.rsqrt(1.0 + counts),
-            th.sqrt(th.log1p(t) / (1.0 + counts)),
-            last,
-            means - means.max(dim=1, keepdim=True).values,
-            (t / self.layout["horizon"]).expand(-1, m),
-        ]
+        gap = means - means.max(dim=1, keepdim=True).values
+        if self.layout.get("horizon_free"):  # the same columns, free of T
+            log_t = self._take(raw, "log_step")[:, :1].clamp(min=0.0)
+            shares = self._take(raw, "shares").clamp(min=0.0)
+            counts = shares * th.expm1(log_t)
+            bonus = self._take(raw, "bonus").clamp(min=0.0)
+            width = th.rsqrt(1.0 + counts)
+            cols = [means, shares, width, bonus, last, gap, (log_t / 10.0).expand(-1, m)]
+        else:
+            t = self._take(raw, "step")[:, :1].clamp(min=0.0)
+            counts = self._take(raw, "counts").clamp(min=0.0)
+            cols = [
+                means,
+                counts / self.layout["horizon"],
+                th.rsqrt(1.0 + counts),
+                th.sqrt(th.log1p(t) / (1.0 + counts)),
+                last,
+                gap,
+                (t / self.layout["horizon"]).expand(-1, m),
+            ]
         if self.channels:
             slots = self.layout["n_slots"]
             key, mask_key = (

@@ -7,8 +7,9 @@ milliseconds. Here ``K`` trials advance together: their observations are one
 ``(K N, D)`` array, the network runs once per step for all of them, and the env and the
 learner's wrappers (:class:`~fedbandit_env.wrappers.LocalStatistics`,
 :class:`~fedbandit_env.wrappers.PrivateRewards`,
-:class:`~fedbandit_env.wrappers.HeldMessages`, broadcast or random-edge messages) are
-array operations over trials and agents.
+:class:`~fedbandit_env.wrappers.HeldMessages`,
+:class:`~fedbandit_env.wrappers.HorizonFree`, broadcast or random-edge messages of means
+or means and pull shares) are array operations over trials and agents.
 
 **The same trials.** Every random number comes from the stream the PettingZoo path
 draws it from, in the same order: each trial's env is built and reset with its own seed
@@ -54,12 +55,13 @@ from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
 from fedbandit_env.wrappers.held_messages import HeldMessages
+from fedbandit_env.wrappers.horizon_free import HorizonFree, horizon_free_features
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
 MODELLED_KEYS = frozenset(
     {"arm", "reward", "step", "messages", "mask", "counts", "means", "private_means"}
-    | {"held", "heard", "age"}
+    | {"held", "heard", "age", "log_step", "shares", "bonus", "log_age"}
 )
 """Observation entries the batched loop computes."""
 
@@ -101,7 +103,7 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
         return f"the env {type(base).__name__}"
     kinds = [type(layer) for layer in layers]
     for kind in kinds:
-        if kind not in (LocalStatistics, PrivateRewards, HeldMessages):
+        if kind not in (LocalStatistics, PrivateRewards, HeldMessages, HorizonFree):
             return f"the wrapper {kind.__name__}"
     if LocalStatistics in kinds and PrivateRewards in kinds:
         return "statistics of private rewards"
@@ -161,6 +163,7 @@ class BatchedModelRollout:
         self.base: FederatedMABEnv = base
         self.private = next((w for w in layers if isinstance(w, PrivateRewards)), None)
         self.held = any(isinstance(w, HeldMessages) for w in layers)
+        self.horizon_free = any(isinstance(w, HorizonFree) for w in layers)
         self.agents = list(self.env.possible_agents)
         self.space = self.env.observation_space(self.agents[0])
         assert isinstance(self.space, spaces.Dict)
@@ -227,8 +230,11 @@ class BatchedModelRollout:
         counts = np.zeros((k_trials, n, m))
         sums = np.zeros((k_trials, n, m))
         prefix = np.zeros((k_trials, n, m))
-        shared = np.zeros((k_trials, n, m), dtype=np.float32)  # the means each agent sends
-        held = np.zeros((k_trials, n, n, m), dtype=np.float32)
+        width = int(base.message_dim) or m
+        if base.message_dim and width not in (m, 2 * m):
+            raise ValueError(f"messages of {width} numbers: the learner sends M or 2 M")
+        shared = np.zeros((k_trials, n, width), dtype=np.float32)  # what each agent sends
+        held = np.zeros((k_trials, n, n, width), dtype=np.float32)
         heard = np.zeros((k_trials, n, n), dtype=np.int8)
         last = np.zeros((k_trials, n, n))
         cum = np.zeros((k_trials, n))
@@ -280,7 +286,7 @@ class BatchedModelRollout:
                         one, two = ends[:, 0], ends[:, 1]
                         mask = np.zeros((k_trials, n, n), dtype=bool)
                         mask[trial, one, two] = mask[trial, two, one] = True
-                        inbox = np.zeros((k_trials, n, n, m), dtype=np.float32)
+                        inbox = np.zeros((k_trials, n, n, width), dtype=np.float32)
                         inbox[trial, one, two] = sent[trial, two]
                         inbox[trial, two, one] = sent[trial, one]
                         cost += peer_cost  # one call
@@ -314,13 +320,22 @@ class BatchedModelRollout:
                     totals, counts, out=np.zeros_like(totals), where=counts > 0
                 ).astype(np.float32)
                 shared = agent_means
+                if self.horizon_free or width == 2 * m:
+                    log_step, shares, bonus = horizon_free_features(t, counts)
+                    if width == 2 * m:  # means, then pull shares
+                        shared = np.concatenate([agent_means, shares], axis=-1)
                 # ---------------------------------------------- the next observation
                 raw = flat  # every entry is rewritten below
                 if "arm" in sl:
                     raw[..., sl["arm"]] = 0.0
                     raw[kk, ii, sl["arm"].start + arms] = 1.0
                 raw[..., sl["reward"]] = seen[..., None]
-                raw[..., sl["step"]] = np.float32(t)
+                if "step" in sl:
+                    raw[..., sl["step"]] = np.float32(t)
+                if self.horizon_free:
+                    raw[..., sl["log_step"]] = log_step
+                    raw[..., sl["shares"]] = shares
+                    raw[..., sl["bonus"]] = bonus
                 key = "private_means" if self.private is not None else "means"
                 if key in sl:
                     raw[..., sl[key]] = agent_means
@@ -342,7 +357,11 @@ class BatchedModelRollout:
                         age = np.minimum(t - last, horizon).astype(np.float32)
                         raw[..., sl["held"]] = held.reshape(k_trials, n, -1)
                         raw[..., sl["heard"]] = heard
-                        raw[..., sl["age"]] = age
+                        if "age" in sl:
+                            raw[..., sl["age"]] = age
+                        if "log_age" in sl:
+                            log_age = np.log1p(age.astype(np.float64)).astype(np.float32)
+                            raw[..., sl["log_age"]] = log_age
                 if self.scaling is not None:
                     np.multiply(raw, self.scaling[1], out=x)
                     x += self.scaling[0]

@@ -49,6 +49,10 @@ class AgentVecEnv(VecEnv):
             1), so that SB3 used directly on this env trains a small network at one
             thread's speed: torch's default of one thread per core made PPO 19-62x slower
             on two shared cores. ``None`` leaves torch as it is.
+        episode_lengths: ``(low, high)``: each copy's episode is cut (truncated, as a
+            time limit) after a length drawn log-uniformly from ``low..high``, a new one
+            every episode (from ``seed``'s generator), so a learner trains over many
+            horizons; ``high`` may not exceed the env's horizon. ``None``: the env's.
 
     Examples:
         >>> from fedbandit_env import federated_mab_v0
@@ -73,6 +77,7 @@ class AgentVecEnv(VecEnv):
         message_fn: MessageFn | None = None,
         scale: bool = False,
         torch_threads: int | None = 1,
+        episode_lengths: tuple[int, int] | None = None,
     ) -> None:
         set_torch_threads(torch_threads)
         envs = [env] if isinstance(env, ParallelEnv) else list(env)
@@ -110,7 +115,34 @@ class AgentVecEnv(VecEnv):
         self._n = len(self.agents)
         self._actions: np.ndarray = np.zeros(self._n * len(envs), dtype=np.int64)
         self._obs: list[dict[AgentID, Observation]] = [{} for _ in envs]
+        self.episode_lengths = self._check_lengths(episode_lengths)
+        self._length_rng = np.random.default_rng(0)
+        self._lengths = [0] * len(envs)  # the current episode's cut, 0: none
+        self._t = [0] * len(envs)
         super().__init__(self._n * len(envs), obs_space, arm)
+
+    def _check_lengths(self, lengths: tuple[int, int] | None) -> tuple[int, int] | None:
+        if lengths is None:
+            return None
+        low, high = (int(v) for v in lengths)
+        horizon = getattr(self.env.unwrapped, "horizon", None)
+        if not 1 <= low <= high or (horizon is not None and high > int(horizon)):
+            raise ValueError(
+                f"episode_lengths must be 1 <= low <= high <= the env's horizon "
+                f"({horizon}), got {lengths!r}"
+            )
+        return low, high
+
+    def _draw_length(self) -> int:
+        if self.episode_lengths is None:
+            return 0
+        low, high = self.episode_lengths
+        return round(float(np.exp(self._length_rng.uniform(np.log(low), np.log(high)))))
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """SB3's seeding (each copy's next reset), and the episode lengths' generator."""
+        self._length_rng = np.random.default_rng(seed)
+        return super().seed(seed)
 
     @property
     def dict_space(self) -> spaces.Space[Any]:
@@ -138,6 +170,7 @@ class AgentVecEnv(VecEnv):
         options = self._options[c * self._n] or None
         obs, infos = self.envs[c].reset(seed=self._seeds[c * self._n], options=options)
         self._obs[c] = obs
+        self._t[c], self._lengths[c] = 0, self._draw_length()
         return self._stack(obs), [dict(infos.get(a, {})) for a in self.agents]
 
     def reset(self) -> VecEnvObs:
@@ -176,6 +209,10 @@ class AgentVecEnv(VecEnv):
             out_infos = [dict(infos[a]) for a in self.agents]
             rewards_out.append(learner_rewards(self.reward_kind, rewards, infos, self.agents, obs))
             dones = np.array([terms[a] or truncs[a] for a in self.agents])
+            self._t[c] += 1
+            if self._t[c] == self._lengths[c] and not dones.all():  # a sampled horizon
+                truncs = dict.fromkeys(self.agents, True)
+                dones[:] = True
             stacked = self._stack(obs)
             if dones.all():
                 for i, a in enumerate(self.agents):

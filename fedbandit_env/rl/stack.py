@@ -53,7 +53,17 @@ class LearnerStack:
         memory: Add the latest message heard from each neighbour (``HeldMessages``):
             what random-edge gossip needs, where one neighbour speaks a step.
         horizon: The episode length it was trained at (0: not recorded, models saved
-            before it was).
+            before it was); the longest, when trained over sampled lengths.
+        min_horizon: The shortest sampled episode length (0: every episode ``horizon``
+            long; :class:`~fedbandit_env.rl.AgentVecEnv`'s ``episode_lengths``).
+        horizon_free: Observations that do not depend on the horizon
+            (:class:`~fedbandit_env.wrappers.HorizonFree`: ``log(1 + t)``, pull shares
+            ``n / t`` and UCB1's width ``sqrt(log(1 + t) / (1 + n))`` for the step and
+            counts), so the model reads the same numbers at any ``T``.
+        share_counts: The message carries the agent's pull shares ``n / t`` after its
+            means (``2 M`` numbers: what Gossip_UCB and cooperative UCB send, counts and
+            means, with counts as shares so that the message does not grow with ``T``);
+            needs ``share_means``.
 
     Examples:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -71,8 +81,15 @@ class LearnerStack:
     statistics: bool = True
     memory: bool = False
     horizon: int = 0
+    min_horizon: int = 0
+    horizon_free: bool = False
+    share_counts: bool = False
 
     def __post_init__(self) -> None:
+        if self.share_counts and not self.share_means:
+            raise ValueError("share_counts adds pull shares to the means a learner sends")
+        if self.horizon_free and not self.statistics and self.epsilon is None:
+            raise ValueError("horizon_free replaces the statistics' counts: statistics=True")
         if not self.statistics and self.share_means and self.epsilon is None:
             raise ValueError("share_means without privacy needs statistics=True (the means)")
         if not self.statistics and self.reward == "team_value" and self.epsilon is None:
@@ -102,6 +119,8 @@ class LearnerStack:
             )
         eps = epsilon if info.private else None
         kw.setdefault("memory", info.protocol == "random_edge_gossip")
+        if info.protocol is None:
+            kw["share_counts"] = False  # nothing is sent in a setting without messages
         return cls(eps, info.protocol is not None, setting=setting, scale=True, **kw)
 
     @property
@@ -110,8 +129,23 @@ class LearnerStack:
         return self.reward in PRIVILEGED_REWARDS
 
     def requirements(self, n_arms: int) -> Requirements:
-        """Messages of ``n_arms`` entries when sharing means; privacy when ``epsilon``."""
-        return Requirements(message_dim=n_arms if self.share_means else 0, epsilon=self.epsilon)
+        """Messages of ``n_arms`` entries when sharing means (``2 n_arms`` with the pull
+        shares); privacy when ``epsilon``."""
+        width = n_arms * (2 if self.share_counts else 1) if self.share_means else 0
+        return Requirements(message_dim=width, epsilon=self.epsilon)
+
+    @property
+    def sends(self) -> str:
+        """What the learner's message carries, in words (for result tables).
+
+        Examples:
+            >>> LearnerStack(share_means=True, share_counts=True).sends
+            'means + pull shares'
+        """
+        if not self.share_means:
+            return "nothing"
+        means = "private means" if self.epsilon is not None else "means"
+        return means + (" + pull shares" if self.share_counts else "")
 
     def make_env(self, scenario: Scenario) -> ParallelEnv[Any, Any, Any]:
         """The scenario's env under this stack (through the scenario's setting, if any).
@@ -131,17 +165,28 @@ class LearnerStack:
             from fedbandit_env.wrappers.held_messages import HeldMessages
 
             env = HeldMessages(env)
+        if self.horizon_free:
+            from fedbandit_env.wrappers.horizon_free import HorizonFree
+
+            env = HorizonFree(env)
         return env
 
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
-        """The message a learner sends: its means (private ones under privacy).
+        """The message a learner sends: its means (private ones under privacy), then,
+        with ``share_counts``, its pull shares ``n / t`` (0 before the first step).
 
         Examples:
             >>> LearnerStack(share_means=True).message_fn("agent_0", {"means": [0.5, 1.0]})
             array([0.5, 1. ], dtype=float32)
+            >>> stack = LearnerStack(share_means=True, share_counts=True)
+            >>> stack.message_fn("a", {"means": [0.5, 1.0], "counts": [1, 3], "step": [4]})
+            array([0.5 , 1.  , 0.25, 0.75], dtype=float32)
         """
         key = "private_means" if "private_means" in observation else "means"
-        return np.asarray(observation[key], dtype=np.float32)
+        means = np.asarray(observation[key], dtype=np.float32)
+        if not self.share_counts:
+            return means
+        return np.concatenate([means, pull_shares(observation)])
 
     def untrained_conditions(self, scenario: Scenario) -> list[str]:
         """What in ``scenario`` the model was not trained for: another horizon (its
@@ -160,8 +205,11 @@ class LearnerStack:
             instances conflicting(N=3,M=3) (trained on biased(N=3,M=3))
         """
         out = []
-        if self.horizon and scenario.horizon != self.horizon:
-            out.append(f"horizon T={scenario.horizon} (trained at T={self.horizon})")
+        low = self.min_horizon or self.horizon
+        if self.horizon and not low <= scenario.horizon <= self.horizon:
+            trained = f"T={self.horizon}" if low == self.horizon else f"T={low}..{self.horizon}"
+            free = ", horizon-free features" if self.horizon_free else ""
+            out.append(f"horizon T={scenario.horizon} (trained at {trained}{free})")
         here = "fixed" if scenario.instances == "fixed" else scenario.distribution_name
         if self.distribution and here not in (self.distribution, "fixed"):
             out.append(f"instances {here} (trained on {self.distribution})")
@@ -181,6 +229,22 @@ class LearnerStack:
         fields = json.loads(path.read_text())
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in fields.items() if k in known})
+
+
+def pull_shares(observation: Observation) -> np.ndarray:
+    """The agent's pull shares ``n / t`` (float32): ``shares`` under
+    :class:`~fedbandit_env.wrappers.HorizonFree`, else its ``counts`` over ``step``.
+
+    Examples:
+        >>> pull_shares({"counts": [0, 2], "step": [0]}).tolist()
+        [0.0, 0.0]
+    """
+    if "shares" in observation:
+        return np.asarray(observation["shares"], dtype=np.float32)
+    from fedbandit_env.wrappers.horizon_free import horizon_free_features
+
+    t = round(float(np.asarray(observation["step"]).reshape(-1)[0]))
+    return horizon_free_features(t, np.asarray(observation["counts"]))[1]
 
 
 def sidecar(model_path: str | Path) -> Path:

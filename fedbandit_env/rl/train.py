@@ -56,6 +56,7 @@ def train_model(
     progress: bool = False,
     copies: int = 1,
     net: str = "mlp",
+    episode_lengths: tuple[int, int] | None = None,
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -76,6 +77,11 @@ def train_model(
         net: ``"mlp"`` (SB3's ``MlpPolicy`` on the flat observation) or ``"arms"``
             (:class:`~fedbandit_env.rl.arm_policy.ArmScoringPolicy`: every arm scored by
             one shared network; PPO and A2C on the agent's statistics).
+        episode_lengths: ``(low, high)``: train over episodes cut at lengths drawn
+            log-uniformly from ``low..high`` (:class:`~fedbandit_env.rl.AgentVecEnv`), with
+            ``high`` the scenario's horizon; recorded as the stack's ``min_horizon`` and
+            ``horizon``. Pair it with ``stack.horizon_free``: a model that reads the step
+            scaled by the horizon learns nothing general from it.
 
     Returns:
         The saved model's path.
@@ -98,7 +104,20 @@ def train_model(
         raise ValueError(f"timesteps must be >= 1, got {timesteps}")
     used = set_torch_threads(threads)
     scenario = replace(scenario, instances="train")
-    stack = replace(stack, distribution=scenario.distribution_name, horizon=scenario.horizon)
+    low = 0
+    if episode_lengths is not None:
+        low, high = (int(v) for v in episode_lengths)
+        if high != scenario.horizon:
+            raise ValueError(
+                f"episode_lengths' high ({high}) must be the scenario's horizon "
+                f"({scenario.horizon}): the env runs that long"
+            )
+    stack = replace(
+        stack,
+        distribution=scenario.distribution_name,
+        horizon=scenario.horizon,
+        min_horizon=low if low < scenario.horizon else 0,
+    )
     if algo == "recurrent_ppo" and (stack.epsilon is not None or not stack.share_means):
         stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
@@ -114,12 +133,13 @@ def train_model(
         reward=stack.reward,
         message_fn=stack.message_fn,
         scale=stack.scale,
+        episode_lengths=episode_lengths,
     )
     n = venv.num_envs
     monitored = VecMonitor(venv)  # episode returns and lengths: SB3's rollout/ep_rew_mean
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
     if algo in ("ppo", "recurrent_ppo"):  # a few episodes per update: many instances
-        n_steps = max(2 * scenario.horizon, 64)
+        n_steps = max(2 * (low or scenario.horizon), 64)  # the shortest episodes'
         kwargs |= {"n_steps": n_steps, "batch_size": n_steps * n // 8}  # 8 minibatches
     policy: Any = "MlpLstmPolicy" if algo == "recurrent_ppo" else "MlpPolicy"
     if net == "arms":
@@ -142,6 +162,7 @@ def train_model(
         "seed": seed,
         "copies": copies,
         "net": net,
+        "episode_lengths": list(episode_lengths) if episode_lengths else None,
         "torch_threads": used,
         "seconds": seconds,
         "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),

@@ -8,6 +8,7 @@ from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlattenObservations
 from fedbandit_env.wrappers.gossip import Gossip
 from fedbandit_env.wrappers.held_messages import HeldMessages
+from fedbandit_env.wrappers.horizon_free import HorizonFree
 from fedbandit_env.wrappers.link_failures import LinkFailures
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
@@ -23,6 +24,7 @@ __all__ = [
     "GilbertElliottLoss",
     "Gossip",
     "HeldMessages",
+    "HorizonFree",
     "LinkFailures",
     "LocalStatistics",
     "MessageDelay",

@@ -94,6 +94,54 @@ def test_other_policies_batch_too(algo: str) -> None:
     np.testing.assert_array_equal(cost, interactive.comm_cost)
 
 
+class Recorder:
+    """A greedy policy that reads every input column (a fixed random projection) and keeps
+    each observation batch it is given: the two paths must show it the same numbers."""
+
+    def __init__(self, width: int, n_arms: int) -> None:
+        self.weights = np.random.default_rng(3).normal(size=(width, n_arms))
+        self.seen: list[np.ndarray] = []
+
+    def predict(self, obs: Any, deterministic: bool = True) -> tuple[np.ndarray, None]:
+        batch = np.asarray(obs, dtype=np.float32)
+        self.seen.append(batch.copy())
+        return (batch.astype(np.float64) @ self.weights).argmax(axis=1), None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_horizon_free_stacks_sharing_pull_shares_batch_observation_for_observation(
+    setting: str,
+) -> None:
+    """The batched loop writes HorizonFree's entries and the means + pull-shares message
+    as the wrappers do: every observation the model is shown is equal, bit for bit."""
+    scenario = _scenario(setting, horizon=25)
+    stack = LearnerStack.for_setting(
+        setting, scenario.epsilon, horizon_free=True, share_counts=True
+    )
+    width = int(AgentVecEnv(stack.make_env(scenario), scale=True).observation_space.shape[0])
+    slow, fast = Recorder(width, 3), Recorder(width, 3)
+    message_fn = stack.message_fn if stack.share_means else None
+    trials = 3
+    interactive = run_trials(
+        functools.partial(stack.make_env, scenario),
+        lambda: ModelTeam(slow, message_fn=message_fn, scale=stack.scale),
+        n_trials=trials, seed=5, record_every=5, progress=False,
+    )  # fmt: skip
+    _, regret, cost, _ = batched_trials(
+        fast, stack, scenario, spawn(5, trials), record_every=5, batch=trials
+    )
+    # the PettingZoo path: trial by trial, (N, D) a step; batched: (K N, D) a step
+    steps = scenario.horizon
+    shown = np.stack(slow.seen).reshape(trials, steps, 4, width)
+    np.testing.assert_array_equal(
+        np.stack(fast.seen).reshape(steps, trials, 4, width).swapaxes(0, 1), shown
+    )
+    np.testing.assert_array_equal(regret, interactive.regret)
+    np.testing.assert_array_equal(cost, interactive.comm_cost)
+    assert len(np.unique(shown)) > 20  # the projection made the agents move around
+
+
 def test_the_fast_actor_matches_sb3s_distribution() -> None:
     import torch as th
 

@@ -355,3 +355,31 @@ def test_sb3_used_directly_gets_one_torch_thread() -> None:
             AgentVecEnv(federated_mab_v0.parallel_env(n_agents=2, n_arms=2), torch_threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_agent_vec_env_cuts_episodes_at_sampled_lengths() -> None:
+    """episode_lengths: every copy's episode ends (truncated) at a length drawn from
+    low..high, a new one each episode, the same ones for the same seed."""
+
+    def lengths(seed: int) -> list[int]:
+        make = functools.partial(federated_mab_v0.parallel_env, n_agents=2, n_arms=2, horizon=40)
+        venv = AgentVecEnv([make(), make()], episode_lengths=(5, 40))
+        venv.seed(seed)
+        venv.reset()
+        out, t = [], np.zeros(2, dtype=int)
+        for _ in range(400):
+            _, _, dones, infos = venv.step(np.zeros(4, dtype=int))
+            t += 1
+            for c in range(2):
+                if dones[2 * c]:
+                    assert dones[2 * c : 2 * c + 2].all()
+                    assert infos[2 * c]["TimeLimit.truncated"] is True
+                    out.append(int(t[c]))
+                    t[c] = 0
+        return out
+
+    drawn = lengths(3)
+    assert min(drawn) >= 5 and max(drawn) <= 40 and len(set(drawn)) > 5
+    assert drawn == lengths(3) and drawn != lengths(4)
+    with pytest.raises(ValueError, match="episode_lengths"):
+        AgentVecEnv(federated_mab_v0.parallel_env(horizon=10), episode_lengths=(5, 20))
