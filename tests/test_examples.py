@@ -148,3 +148,13 @@ def test_linear_speed_example_prints_both_ratios_and_the_fma_share(
     printed = capsys.readouterr().out
     assert printed.count("batched NumPy") == 2 and printed.count("of the FMA peak") == 2
     assert mod["fma_per_step"](10, 100) == 100 * (55 + 10) + 300
+
+
+def test_wrapper_speed_example_prints_every_stack_over_the_bare_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "wrapper_speed.py"))
+    ratios = mod["main"](["--agents", "3", "--horizon", "20", "--episodes", "1"])
+    assert ratios["bare env N=3"] == 1.0
+    assert len(ratios) == len(mod["STACKS"]) and all(r > 0 for r in ratios.values())
+    assert capsys.readouterr().out.count("x the bare") == len(mod["STACKS"])

@@ -15,6 +15,8 @@ import numpy as np
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, IntArray
 
+_ACTION_KEYS = frozenset({"arm", "message"})
+
 
 class ActionParser:
     """Checks one step's actions and returns ``(arms (N,), messages (N, D))``.
@@ -76,16 +78,39 @@ class ActionParser:
                 return np.array(values, dtype=np.int64), self._no_messages
             arms = np.array([self.check_arm(a, actions[a]) for a in self.possible_agents])
             return arms, self._no_messages
-        n = len(self.possible_agents)
+        n, k = len(self.possible_agents), len(actions)
         arms = np.empty(n, dtype=np.int64)
         messages = np.zeros((n, self.message_dim), dtype=np.float64)
         for agent, action in actions.items():
-            i = self._index[agent]
-            if not isinstance(action, dict) or set(action) != {"arm", "message"}:
+            if not isinstance(action, dict) or action.keys() != _ACTION_KEYS:
                 raise TypeError(
                     f"action of {agent} must be a dict with keys 'arm' and 'message' "
                     f"(message_dim={self.message_dim}), got {action!r}"
                 )
+        rows = np.fromiter(map(self._index.__getitem__, actions), np.int64, k)
+        # the common case in one NumPy call each: integer arms in range, (D,) messages of
+        # finite floats within the bounds; anything else is checked agent by agent below,
+        # which raises the error that names the agent
+        picked = [action["arm"] for action in actions.values()]
+        integers = all(t is int or issubclass(t, np.integer) for t in set(map(type, picked)))
+        try:
+            chosen = np.asarray(picked) if integers else np.zeros(0)  # never a bool
+            sent = np.asarray([action["message"] for action in actions.values()], np.float64)
+        except (TypeError, ValueError):
+            chosen = sent = np.zeros(0)
+        lo, hi = self.message_bounds
+        if (
+            chosen.shape == (k,)
+            and chosen.dtype.kind in "iu"
+            and (k == 0 or (chosen.min() >= 0 and chosen.max() < self.n_arms))
+            and sent.shape == (k, self.message_dim)
+            and np.isfinite(sent).all()
+            and (k == 0 or (sent.min() >= lo and sent.max() <= hi))
+        ):
+            arms[rows], messages[rows] = chosen, sent
+            return arms, messages
+        for agent, action in actions.items():
+            i = self._index[agent]
             messages[i] = self.check_message(agent, action["message"])
             arms[i] = self.check_arm(agent, action["arm"])
         return arms, messages

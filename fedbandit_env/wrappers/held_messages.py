@@ -81,28 +81,36 @@ class HeldMessages(ParallelWrapper):
         return self._augment(obs), infos
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
-        """Step, then keep every message that arrived (``mask``) as its slot's latest."""
+        """Step, then keep every message that arrived (``mask``) as its slot's latest
+        (one NumPy update for all agents)."""
         obs, rewards, terms, truncs, infos = self.env.step(actions)
-        for agent, o in obs.items():
-            i = self._row[agent]
-            arrived = np.asarray(o["mask"]).astype(bool)
-            self._held[i, arrived] = np.asarray(o["messages"], dtype=np.float32)[arrived]
-            self._heard[i, arrived] = 1
-            self._last[i, arrived] = float(o["step"][0])
+        if obs:
+            rows = self._rows(obs)
+            arrived = np.stack([np.asarray(o["mask"]) for o in obs.values()]).astype(bool)
+            sent = np.stack([np.asarray(o["messages"], dtype=np.float32) for o in obs.values()])
+            self._held[rows] = np.where(arrived[..., None], sent, self._held[rows])
+            self._heard[rows] |= arrived.astype(np.int8)
+            self._last[rows] = np.where(arrived, _step_of(obs), self._last[rows])
         return self._augment(obs), rewards, terms, truncs, infos
 
+    def _rows(self, obs: dict[AgentID, Observation]) -> np.ndarray:
+        return np.fromiter(map(self._row.__getitem__, obs), np.int64, len(obs))
+
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
-        out = {}
-        for agent, o in obs.items():
-            i, t = self._row[agent], float(o["step"][0])
-            age = np.minimum(t - self._last[i], self._horizon).astype(np.float32)
-            out[agent] = {
-                **o,
-                "held": self._held[i].copy(),
-                "heard": self._heard[i].copy(),
-                "age": age,
-            }
-        return out
+        if not obs:
+            return {}
+        rows = self._rows(obs)
+        ages = np.minimum(_step_of(obs) - self._last[rows], self._horizon).astype(np.float32)
+        held, heard = list(self._held[rows]), list(self._heard[rows])  # fresh copies
+        return {
+            agent: {**o, "held": held[j], "heard": heard[j], "age": ages[j]}
+            for j, (agent, o) in enumerate(obs.items())
+        }
+
+
+def _step_of(obs: dict[AgentID, Observation]) -> float:
+    """The step every agent's observation carries (all agents step together)."""
+    return float(np.asarray(next(iter(obs.values()))["step"]).reshape(-1)[0])
 
 
 __all__ = ["HeldMessages"]

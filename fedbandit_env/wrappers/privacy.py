@@ -203,38 +203,39 @@ class PrivateRewards(ParallelWrapper):
         self.accountant.reset()
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
-        zero = np.zeros(1, dtype=np.float32)
-        return {a: self._view(a, o, zero) for a, o in obs.items()}, self.with_step_info(infos)
+        rows = np.fromiter(map(self._row.__getitem__, obs), np.int64, len(obs))
+        zeros = np.zeros(len(obs), dtype=np.float32)
+        return self._views(obs, rows, zeros), self.with_step_info(infos)
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
-        """Step, privatise the rewards, and hand out only private views."""
+        """Step, privatise the rewards, and hand out only private views (the step's
+        clipping, counts, increments and means one NumPy call each for all agents)."""
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         n, m = self._counts.shape
         values = np.zeros((n, m))
         present = np.zeros((n, m), dtype=bool)
-        arms = {}
+        keys = list(obs)
+        k = len(keys)
+        rows = np.fromiter(map(self._row.__getitem__, keys), np.int64, k)
+        arms = np.fromiter((int(o["arm"]) for o in obs.values()), np.int64, k)
+        raw = np.fromiter((float(rewards[a]) for a in keys), np.float64, k)
         lo, hi = self.clip
-        for agent, o in obs.items():
-            i, arm = self._row[agent], int(o["arm"])
-            arms[agent] = arm
-            values[i, arm] = min(max(float(rewards[agent]), lo), hi)
-            present[i, arm] = True
-            self._counts[i, arm] += 1.0
+        values[rows, arms] = np.minimum(np.maximum(raw, lo), hi)
+        present[rows, arms] = True
+        self._counts[rows, arms] += 1.0  # distinct cells: one pull per agent
         previous = self._prefix
         self._prefix = self._tree.step(values.ravel(), present.ravel()).reshape(n, m)
         spent = self._tree.epsilon_spent()
         if spent > self.accountant.epsilon:  # a new tree level: one more epsilon'
             self.accountant.spend(spent - self.accountant.epsilon)
-        out, private_rewards = {}, {}
-        for agent, o in obs.items():
-            i, arm = self._row[agent], arms[agent]
-            inc = float(self._prefix[i, arm] - previous[i, arm])
-            private_rewards[agent] = inc
-            self._last[i], self._arms[i] = inc, arm
-            out[agent] = self._view(agent, o, np.array([inc], dtype=np.float32))
+        increments = self._prefix[rows, arms] - previous[rows, arms]
+        self._last[rows], self._arms[rows] = increments, arms
+        views = self._views(obs, rows, increments.astype(np.float32))
+        private_rewards = dict(zip(keys, increments.tolist(), strict=True))
+        for agent in keys:
             infos[agent] = {**infos[agent], "epsilon": spent, "delta": 0.0}
         self._infos = infos
-        return out, private_rewards, terms, truncs, infos
+        return views, private_rewards, terms, truncs, infos
 
     @property
     def state_space(self) -> spaces.Box:
@@ -267,13 +268,20 @@ class PrivateRewards(ParallelWrapper):
             best, self._tree.t, self.horizon, self._agents, self._arms, self._last, np.array(regret)
         )
 
-    def _view(self, agent: AgentID, o: Observation, reward: Any) -> Observation:
-        i = self._row[agent]
-        c = self._counts[i]
-        means = np.divide(self._prefix[i], c, out=np.zeros(self.n_arms), where=c > 0)
+    def _views(
+        self, obs: dict[AgentID, Observation], rows: np.ndarray, rewards: np.ndarray
+    ) -> dict[AgentID, Observation]:
+        """Every agent's private view: its private ``reward`` (``rewards[j]`` for the
+        ``j``-th agent of ``obs``, at row ``rows[j]``), counts and private means."""
+        c = self._counts[rows]
+        means = np.divide(self._prefix[rows], c, out=np.zeros_like(c), where=c > 0)
+        counts32, means32 = list(c.astype(np.float32)), list(means.astype(np.float32))
         return {
-            **o,
-            "reward": reward,
-            "counts": c.astype(np.float32),
-            "private_means": means.astype(np.float32),
+            agent: {
+                **o,
+                "reward": rewards[j : j + 1],
+                "counts": counts32[j],
+                "private_means": means32[j],
+            }
+            for j, (agent, o) in enumerate(obs.items())
         }

@@ -98,11 +98,17 @@ def test_bad_messages() -> None:
         ({"arm": 0, "message": np.zeros(3)}, ValueError, r"shape \(2,\), got \(3,\)"),
         ({"arm": 0, "message": [0.5, 2.0]}, ValueError, r"within \[0.0, 1.0\]"),
         ({"arm": 0, "message": [np.nan, 0.0]}, ValueError, "finite"),
+        ({"arm": 0, "message": 0.5}, ValueError, r"shape \(2,\), got \(\)"),
+        ({"arm": True, "message": np.zeros(2)}, TypeError, "arm of agent_2 must be an int"),
+        ({"arm": 0.0, "message": np.zeros(2)}, TypeError, "arm of agent_2 must be an int"),
+        ({"arm": 9, "message": np.zeros(2)}, ValueError, r"arm of agent_2 must lie in \[0"),
     ]:
         actions = {a: good for a in env.agents}
         actions["agent_2"] = bad
         with pytest.raises(error, match=match):
             env.step(actions)
+    # an arm given as a one-element integer array (SB3's) is an arm
+    env.step({a: {"arm": np.array([1]), "message": np.zeros(2)} for a in env.agents})
 
 
 @pytest.mark.parametrize(
