@@ -241,9 +241,10 @@ def pull_shares(observation: Observation) -> np.ndarray:
     """
     if "shares" in observation:
         return np.asarray(observation["shares"], dtype=np.float32)
+    from fedbandit_env.wrappers.base import step_of
     from fedbandit_env.wrappers.horizon_free import horizon_free_features
 
-    t = round(float(np.asarray(observation["step"]).reshape(-1)[0]))
+    t = step_of(observation)
     return horizon_free_features(t, np.asarray(observation["counts"]))[1]
 
 

@@ -7,7 +7,7 @@ env; private attributes are not forwarded (PettingZoo's guarded ``__getattr__``)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -277,6 +277,28 @@ def agent_name(agent: AgentID | int, names: list[AgentID]) -> AgentID:
     elif agent in names:
         return agent
     raise ValueError(f"unknown agent {agent!r} in agents (the env has {names[0]}..{names[-1]})")
+
+
+def step_of(observation: Observation) -> int:
+    """The step ``t`` an observation carries in its ``step`` entry; all agents step
+    together, so any agent's observation gives the step of all of them.
+
+    Examples:
+        >>> step_of({"step": np.array([7.0], dtype=np.float32)})
+        7
+    """
+    return round(float(np.asarray(observation["step"]).reshape(-1)[0]))
+
+
+def agent_rows(rows: Mapping[AgentID, int], agents: Iterable[AgentID], count: int) -> np.ndarray:
+    """Each agent's row (in the order given) in arrays a wrapper keeps for every possible
+    agent; ``count`` is how many agents there are.
+
+    Examples:
+        >>> agent_rows({"agent_0": 0, "agent_1": 1}, ["agent_1", "agent_0"], 2).tolist()
+        [1, 0]
+    """
+    return np.fromiter(map(rows.__getitem__, agents), np.int64, count)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,13 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice
+from fedbandit_env.wrappers.base import (
+    BanditSpaces,
+    ParallelWrapper,
+    agent_rows,
+    refuse_twice,
+    step_of,
+)
 
 
 class HeldMessages(ParallelWrapper):
@@ -90,27 +96,26 @@ class HeldMessages(ParallelWrapper):
             sent = np.stack([np.asarray(o["messages"], dtype=np.float32) for o in obs.values()])
             self._held[rows] = np.where(arrived[..., None], sent, self._held[rows])
             self._heard[rows] |= arrived.astype(np.int8)
-            self._last[rows] = np.where(arrived, _step_of(obs), self._last[rows])
+            self._last[rows] = np.where(
+                arrived, step_of(next(iter(obs.values()))), self._last[rows]
+            )
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _rows(self, obs: dict[AgentID, Observation]) -> np.ndarray:
-        return np.fromiter(map(self._row.__getitem__, obs), np.int64, len(obs))
+        return agent_rows(self._row, obs, len(obs))
 
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
         if not obs:
             return {}
         rows = self._rows(obs)
-        ages = np.minimum(_step_of(obs) - self._last[rows], self._horizon).astype(np.float32)
+        ages = np.minimum(
+            step_of(next(iter(obs.values()))) - self._last[rows], self._horizon
+        ).astype(np.float32)
         held, heard = list(self._held[rows]), list(self._heard[rows])  # fresh copies
         return {
             agent: {**o, "held": held[j], "heard": heard[j], "age": ages[j]}
             for j, (agent, o) in enumerate(obs.items())
         }
-
-
-def _step_of(obs: dict[AgentID, Observation]) -> float:
-    """The step every agent's observation carries (all agents step together)."""
-    return float(np.asarray(next(iter(obs.values()))["step"]).reshape(-1)[0])
 
 
 __all__ = ["HeldMessages"]

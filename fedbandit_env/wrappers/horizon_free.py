@@ -9,7 +9,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import ParallelWrapper, refuse_twice
+from fedbandit_env.wrappers.base import ParallelWrapper, refuse_twice, step_of
 
 REPLACED = ("step", "counts", "age")
 """Entries whose bounds (or values) grow with the horizon; replaced (``age``: if present)."""
@@ -113,7 +113,7 @@ class HorizonFree(ParallelWrapper):
         if not obs:
             return obs
         first = next(iter(obs.values()))
-        t = round(float(np.asarray(first["step"]).reshape(-1)[0]))
+        t = step_of(first)
         counts = np.stack([np.asarray(o["counts"]) for o in obs.values()])
         log_step, shares, bonus = horizon_free_features(t, counts)
         ages = None

@@ -9,7 +9,12 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice
+from fedbandit_env.wrappers.base import (
+    BanditSpaces,
+    ParallelWrapper,
+    agent_rows,
+    refuse_twice,
+)
 
 
 class LocalStatistics(ParallelWrapper):
@@ -74,11 +79,7 @@ class LocalStatistics(ParallelWrapper):
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         if obs:
             m, k, keys = self._counts.shape[1], len(obs), list(obs)
-            rows = (
-                self._rows
-                if keys == self.possible_agents
-                else np.fromiter(map(self._row.get, keys), np.int64, k)
-            )
+            rows = self._rows if keys == self.possible_agents else agent_rows(self._row, keys, k)
             arms = np.fromiter((o["arm"] for o in obs.values()), np.int64, k)
             seen = np.fromiter((o["reward"][0] for o in obs.values()), np.float64, k)
             cell = rows * m + arms  # distinct: one pull per agent

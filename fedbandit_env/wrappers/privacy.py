@@ -21,7 +21,13 @@ from fedbandit_env.privacy.mechanisms import (
     noise_generator,
 )
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
-from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice, stack_reset
+from fedbandit_env.wrappers.base import (
+    BanditSpaces,
+    ParallelWrapper,
+    agent_rows,
+    refuse_twice,
+    stack_reset,
+)
 
 PUBLIC_KEYS = frozenset(
     {
@@ -203,7 +209,7 @@ class PrivateRewards(ParallelWrapper):
         self.accountant.reset()
         self._counts[:] = 0.0
         self._prefix[:] = 0.0
-        rows = np.fromiter(map(self._row.__getitem__, obs), np.int64, len(obs))
+        rows = agent_rows(self._row, obs, len(obs))
         zeros = np.zeros(len(obs), dtype=np.float32)
         return self._views(obs, rows, zeros), self.with_step_info(infos)
 
@@ -216,7 +222,7 @@ class PrivateRewards(ParallelWrapper):
         present = np.zeros((n, m), dtype=bool)
         keys = list(obs)
         k = len(keys)
-        rows = np.fromiter(map(self._row.__getitem__, keys), np.int64, k)
+        rows = agent_rows(self._row, keys, k)
         arms = np.fromiter((int(o["arm"]) for o in obs.values()), np.int64, k)
         raw = np.fromiter((float(rewards[a]) for a in keys), np.float64, k)
         lo, hi = self.clip
