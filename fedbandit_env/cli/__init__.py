@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run a grid of scenarios x policies x seeds, in parallel, resumable",
     ),
     "plot": ("fedbandit_env.cli.plot", "redraw the figures of saved bench or sweep results"),
+    "table": (
+        "fedbandit_env.cli.table",
+        "one summary table of several saved results (a learner's bench beside the references')",
+    ),
     "speed": (
         "fedbandit_env.cli.speed",
         "agent-steps per second of the fast path, the PettingZoo path and a plain loop",

@@ -4,6 +4,7 @@ from fedbandit_env.runner.plot import plot_regret, plot_results, plot_summary
 from fedbandit_env.runner.results import (
     CSV_COLUMNS,
     format_table,
+    markdown_table,
     read_csv,
     summary_rows,
     tidy_columns,
@@ -17,6 +18,7 @@ __all__ = [
     "CSV_COLUMNS",
     "RegretCurves",
     "format_table",
+    "markdown_table",
     "plot_regret",
     "plot_results",
     "plot_summary",

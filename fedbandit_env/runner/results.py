@@ -333,6 +333,40 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
     return "\n".join(lines)
 
 
+def markdown_table(curves: Sequence[RegretCurves], sort: bool = True) -> str:
+    """:func:`summary_rows` as a Markdown table (for docs and reports): per-agent regret
+    with its 95% interval, ``p90``, the share worse than random's mean and the
+    communication cost of a trial; best first where ``sort``. A
+    privileged policy carries ``*`` and a footnote, as in :func:`format_table`.
+
+    Examples:
+        >>> c = RegretCurves("p", np.array([5]), np.ones((2, 2, 1)))
+        >>> print(markdown_table([c]))
+        | policy | per-agent regret [95% CI] | p90 | worse than random | comm cost |
+        |---|---|---|---|---|
+        | p | 1.0 [1.0, 1.0] | 1.0 | - | 0 |
+    """
+    rows = summary_rows(curves)
+    if sort:
+        rows.sort(key=lambda r: r["per_agent_mean"])
+    lines = [
+        "| policy | per-agent regret [95% CI] | p90 | worse than random | comm cost |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        name = r["policy"] + ("\\*" if r.get("privileged") else "")
+        lo, hi = r["per_agent_ci95"]
+        worse = r["worse_than_random"]
+        lines.append(
+            f"| {name} | {r['per_agent_mean']:.1f} [{lo:.1f}, {hi:.1f}] "
+            f"| {r['per_agent_p90']:.1f} | {'-' if worse is None else f'{100 * worse:.0f}%'} "
+            f"| {r['comm_cost']:,.0f} |"
+        )
+    if any(r.get("privileged") for r in rows):
+        lines += ["", "\\* privileged: uses what the setting does not give."]
+    return "\n".join(lines)
+
+
 def write_config(config: dict[str, Any], path: str | Path) -> Path:
     """Write the configuration that produced a result as indented JSON, atomically, with
     the versions of the packages that produced it (``versions``).

@@ -214,3 +214,35 @@ def test_bench_reads_a_toml_config_and_the_command_line_wins(
     with pytest.raises(SystemExit):
         main([*argv, "--out", str(out)])
     assert "unrecognized arguments: --agnets" in capsys.readouterr().err
+
+
+def test_table_merges_benches_of_one_scenario_and_keeps_horizons_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["bench", "--agents", "3", "--arms", "3", "--trials", "4", "--held-out"]
+    common += ["--no-plot", "--no-progress"]
+    for name, policies, horizon in (
+        ("refs", "random,local_ucb", "60"),
+        ("mine", "kl_ucb", "60"),
+        ("long", "kl_ucb", "90"),
+    ):
+        args = ["--policies", policies, "--horizon", horizon, "--out", str(tmp_path / name)]
+        assert main(common + args) == 0
+    capsys.readouterr()
+    assert main(["table", str(tmp_path / "refs"), str(tmp_path / "mine"), "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("| policy |") == 1  # one scenario, one table
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    assert {"random", "local_ucb", "kl_ucb"} <= set(rows)
+    merged = read_csv(tmp_path / "refs" / "regret.csv") + read_csv(tmp_path / "mine" / "regret.csv")
+    from fedbandit_env.runner.results import summary_rows
+
+    kl = next(r for r in summary_rows(merged) if r["policy"] == "kl_ucb")
+    assert kl["worse_than_random"] is not None  # random came from the other bench
+    assert f"{100 * kl['worse_than_random']:.0f}%" in rows["kl_ucb"]
+    assert f"{kl['per_agent_mean']:.1f} [" in rows["kl_ucb"]
+    # another horizon is another table; a policy twice in one is refused
+    assert main(["table", str(tmp_path / "refs"), str(tmp_path / "long")]) == 0
+    assert capsys.readouterr().out.count("T = ") == 2
+    with pytest.raises(SystemExit, match="kl_ucb twice"):
+        main(["table", str(tmp_path / "mine"), str(tmp_path / "mine")])

@@ -1,0 +1,74 @@
+"""``fedbandit table``: one summary table of several saved bench or sweep results.
+
+Benches run apart (a learned model's and the references', say) on the same scenario
+share a table here, with the tail statistics of every row: the ``worse than random``
+column needs a ``random`` run of the same scenario in one of the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The results to merge and the table's form.
+
+    Examples:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> a = p.parse_args(["runs/refs", "runs/learner", "--markdown"])
+        >>> [str(r) for r in a.results], a.markdown
+        (['runs/refs', 'runs/learner'], True)
+    """
+    parser.add_argument(
+        "results",
+        type=Path,
+        nargs="+",
+        help="results folders (of bench or sweep) or tables (.csv, .parquet)",
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="Markdown tables, best first (for docs)"
+    )
+
+
+def run(args: argparse.Namespace) -> None:
+    """Print one table per scenario (the instances, the setting, the horizon) found in the
+    results, in their order; a policy twice in one scenario is refused."""
+    from fedbandit_env.runner.plot import find_table
+    from fedbandit_env.runner.results import format_table, markdown_table, read_csv
+
+    groups: dict[tuple[str, str, int], list[Any]] = {}
+    for results in args.results:
+        table = find_table(results)
+        where = _instances(table.parent / "config.json")
+        for c in read_csv(table):
+            groups.setdefault((c.scenario or where, c.setting, int(c.t[-1])), []).append(c)
+    for i, ((scenario, setting, horizon), group) in enumerate(groups.items()):
+        names = [c.policy for c in group]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise SystemExit(
+                f"fedbandit table: {', '.join(twice)} twice in the results for "
+                f"{scenario or setting} at T={horizon} (one row would mix two runs' "
+                "trials): leave one of those results out"
+            )
+        trials = max(c.n_trials for c in group)
+        title = ", ".join(x for x in (scenario, setting, f"T = {horizon}", f"{trials} trials") if x)
+        print(("\n" if i else "") + (f"**{title}**\n" if args.markdown else title))
+        print(markdown_table(group) if args.markdown else format_table(group))
+
+
+def _instances(config: Path) -> str:
+    """The instances a bench ran on, from its ``config.json`` ("" if it does not say)."""
+    if not config.is_file():
+        return ""
+    instances = json.loads(config.read_text()).get("instances")
+    return str(instances.get("distribution", "")) if isinstance(instances, dict) else ""
+
+
+__all__ = ["add_arguments", "run"]
