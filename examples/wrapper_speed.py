@@ -5,6 +5,12 @@ a stack's time is its best episode (the least disturbed on a shared machine) and
 printed as a ratio to the bare env's best episode measured in the same run. The issue's
 target: every wrapper within 2x of the bare step.
 
+The *dict floor* is what any PettingZoo parallel env pays for the same step: the five
+per-agent dicts (observations with the same entries, rows of fresh arrays; rewards;
+terminations; truncations; infos with the same six numbers) built from arrays with no
+checking, sampling or bookkeeping. The env's speed is printed as a share of it (the
+issue's target: >= 0.5 with messages).
+
     python examples/wrapper_speed.py --agents 10 50
 """
 
@@ -55,6 +61,47 @@ STACKS: dict[str, tuple[Make, bool]] = {
 }
 
 
+class DictFloor:
+    """The per-agent dicts of one step and nothing else (see the module's docstring)."""
+
+    def __init__(self, n: int, m: int, messages: bool) -> None:
+        self.possible_agents = [f"agent_{i}" for i in range(n)]
+        self.n, self.m, self.messages = n, m, messages
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset."""
+
+    def step(self, actions: dict[str, Any]) -> tuple[Any, ...]:
+        """The five dicts, from fresh arrays."""
+        n, agents = self.n, self.possible_agents
+        arms = [a["arm"] if self.messages else a for a in actions.values()]
+        rewards = list(np.zeros((n, 1), dtype=np.float32))
+        step = np.zeros(1, dtype=np.float32)
+        if self.messages:
+            inbox = list(np.zeros((n, n, self.m), dtype=np.float32))
+            mask = list(np.zeros((n, n), dtype=np.int8))
+            obs = {
+                a: {"arm": arms[i], "reward": rewards[i], "step": step, "messages": inbox[i],
+                    "mask": mask[i]}
+                for i, a in enumerate(agents)
+            }  # fmt: skip
+        else:
+            obs = {
+                a: {"arm": arms[i], "reward": rewards[i], "step": step}
+                for i, a in enumerate(agents)
+            }
+        values = np.zeros(n).tolist()
+        return (
+            obs,
+            dict(zip(agents, values, strict=True)),
+            dict.fromkeys(agents, False),
+            dict.fromkeys(agents, False),
+            {a: {"regret": v, "cumulative_regret": v, "peer_links": 0, "server_links": 0,
+                 "comm_cost": v, "cumulative_comm_cost": v}
+             for a, v in zip(agents, values, strict=True)},
+        )  # fmt: skip
+
+
 def best_episode(make: Make, messages: bool, n: int, m: int, horizon: int, episodes: int) -> float:
     """Seconds per step of the fastest of ``episodes`` episodes."""
     env = make(n, m, horizon)
@@ -91,6 +138,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             name: best_episode(make, messages, n, args.arms, args.horizon, args.episodes)
             for name, (make, messages) in STACKS.items()
         }
+        floor = {
+            messages: best_episode(
+                lambda n, m, t, messages=messages: DictFloor(n, m, messages),
+                messages, n, args.arms, args.horizon, args.episodes,
+            )
+            for messages in (False, True)
+        }  # fmt: skip
         bare = times["bare env"]
         print(f"N={n}, M={args.arms}, best of {args.episodes} episodes of T={args.horizon}")
         for name, seconds in times.items():
@@ -99,6 +153,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 line += f", {seconds / times['env with messages']:.2f}x the env with messages"
             print(line)
             ratios[f"{name} N={n}"] = seconds / bare
+        for messages, name in ((False, "bare env"), (True, "env with messages")):
+            share = floor[messages] / times[name]
+            print(f"  {name} at {share:.2f} of the dict floor ({floor[messages] * 1e6:.1f} us)")
+            ratios[f"{name} / floor N={n}"] = share
     return ratios
 
 

@@ -156,5 +156,7 @@ def test_wrapper_speed_example_prints_every_stack_over_the_bare_step(
     mod = runpy.run_path(str(EXAMPLES / "wrapper_speed.py"))
     ratios = mod["main"](["--agents", "3", "--horizon", "20", "--episodes", "1"])
     assert ratios["bare env N=3"] == 1.0
-    assert len(ratios) == len(mod["STACKS"]) and all(r > 0 for r in ratios.values())
-    assert capsys.readouterr().out.count("x the bare") == len(mod["STACKS"])
+    assert len(ratios) == len(mod["STACKS"]) + 2 and all(r > 0 for r in ratios.values())
+    out = capsys.readouterr().out
+    assert out.count("x the bare") == len(mod["STACKS"])
+    assert out.count("of the dict floor") == 2 and ratios["env with messages / floor N=3"] > 0

@@ -87,33 +87,40 @@ class ActionParser:
                     f"action of {agent} must be a dict with keys 'arm' and 'message' "
                     f"(message_dim={self.message_dim}), got {action!r}"
                 )
-        rows = np.fromiter(map(self._index.__getitem__, actions), np.int64, k)
         # the common case in one NumPy call each: integer arms in range, (D,) messages of
         # finite floats within the bounds; anything else is checked agent by agent below,
         # which raises the error that names the agent
-        picked = [action["arm"] for action in actions.values()]
+        values = list(actions.values())
+        picked = [action["arm"] for action in values]
         integers = all(t is int or issubclass(t, np.integer) for t in set(map(type, picked)))
         try:
-            chosen = np.asarray(picked) if integers else np.zeros(0)  # never a bool
-            sent = np.asarray([action["message"] for action in actions.values()], np.float64)
+            sent = np.asarray([action["message"] for action in values], np.float64)
         except (TypeError, ValueError):
-            chosen = sent = np.zeros(0)
+            sent = np.zeros(0)
         lo, hi = self.message_bounds
         if (
-            chosen.shape == (k,)
-            and chosen.dtype.kind in "iu"
-            and (k == 0 or (chosen.min() >= 0 and chosen.max() < self.n_arms))
+            integers  # never a bool (its type is bool, not int)
+            and (k == 0 or (min(picked) >= 0 and max(picked) < self.n_arms))
             and sent.shape == (k, self.message_dim)
-            and np.isfinite(sent).all()
-            and (k == 0 or (sent.min() >= lo and sent.max() <= hi))
+            and (k == 0 or self._finite_within(sent, lo, hi))
         ):
-            arms[rows], messages[rows] = chosen, sent
+            if list(actions) == self.possible_agents:  # every agent, in order: no scatter
+                return np.array(picked, dtype=np.int64), sent
+            rows = np.fromiter(map(self._index.__getitem__, actions), np.int64, k)
+            arms[rows], messages[rows] = picked, sent
             return arms, messages
         for agent, action in actions.items():
             i = self._index[agent]
             messages[i] = self.check_message(agent, action["message"])
             arms[i] = self.check_arm(agent, action["arm"])
         return arms, messages
+
+    @staticmethod
+    def _finite_within(sent: FloatArray, lo: float, hi: float) -> bool:
+        """Every entry finite and in ``[lo, hi]``, in two reductions (a NaN propagates
+        to both and fails every comparison)."""
+        low, high = sent.min(), sent.max()
+        return bool(lo <= low and high <= hi and -np.inf < low and high < np.inf)
 
     def check_arm(self, agent: AgentID, arm: Any) -> int:
         """``arm`` as an ``int`` in ``[0, M)``, or a ``TypeError``/``ValueError``."""

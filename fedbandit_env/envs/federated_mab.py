@@ -348,6 +348,10 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             for a, arm, reward in rows:
                 out[a] = {"arm": arm, "reward": reward, "step": step}
             return out
+        if not self.protocol.public_dim and not self.protocol.has_server:  # the common case
+            for (a, arm, reward), got, seen in zip(rows, list(inbox), list(mask), strict=True):
+                out[a] = {"arm": arm, "reward": reward, "step": step, "messages": got, "mask": seen}
+            return out
         extra = {"messages": list(inbox), "mask": list(mask)}
         if self.protocol.public_dim:
             extra["public_mask"] = list(public)

@@ -111,6 +111,35 @@ def test_bad_messages() -> None:
     env.step({a: {"arm": np.array([1]), "message": np.zeros(2)} for a in env.agents})
 
 
+def test_messages_checked_for_all_agents_at_once_refuse_what_one_agent_check_refuses() -> None:
+    from fedbandit_env.envs.actions import ActionParser
+
+    agents = ["a", "b", "c"]
+    half_open = ActionParser(agents, n_arms=3, message_dim=2, message_bounds=(-np.inf, 1.0))
+    unbounded = ActionParser(agents, n_arms=3, message_dim=2)
+    live = set(agents)
+    for parser, bad in [
+        (half_open, [-np.inf, 0.0]),  # within (-inf, 1] by comparison, but not finite
+        (half_open, [0.0, 1.5]),
+        (unbounded, [np.inf, 0.0]),
+        (unbounded, [np.nan, 0.0]),
+    ]:
+        actions = {a: {"arm": 0, "message": np.zeros(2)} for a in agents}
+        actions["b"] = {"arm": 0, "message": np.array(bad)}
+        with pytest.raises(ValueError, match="message of b must be finite and within"):
+            parser.parse(actions, agents, live)
+    # large finite messages are messages
+    big = {a: {"arm": 1, "message": np.array([1e308, 1e308])} for a in agents}
+    arms, messages = unbounded.parse(big, agents, live)
+    assert arms.tolist() == [1, 1, 1] and np.all(messages == 1e308)
+    # agents out of order land in their own rows
+    shuffled = {
+        a: {"arm": i, "message": np.full(2, float(i))} for i, a in [(2, "c"), (0, "a"), (1, "b")]
+    }
+    arms, messages = unbounded.parse(shuffled, agents, live)
+    assert arms.tolist() == [0, 1, 2] and messages[:, 0].tolist() == [0.0, 1.0, 2.0]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
