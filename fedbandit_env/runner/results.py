@@ -289,6 +289,18 @@ def summary_rows(curves: Sequence[RegretCurves]) -> list[dict[str, Any]]:
     return rows
 
 
+PRIVILEGED_NOTE = (
+    "privileged: uses what the setting does not give (the oracle pools every agent's raw "
+    "rewards; a model trained on neg_regret or team saw the global means)"
+)
+"""The footnote of a table with a privileged row (``*``)."""
+
+
+def _share(worse: float | None) -> str:
+    """The ``worse than random`` cell: a percentage, ``-`` without a random run."""
+    return "-" if worse is None else f"{100 * worse:.0f}%"
+
+
 def format_table(curves: Sequence[RegretCurves]) -> str:
     """A fixed-width table of :func:`summary_rows` for the terminal.
 
@@ -321,15 +333,12 @@ def format_table(curves: Sequence[RegretCurves]) -> str:
             f"{f'[{lo:.1f}, {hi:.1f}]':<20}"
             f"[{r['per_agent_min']:.1f}, {r['per_agent_max']:.1f}]".ljust(w + 72)
             + f"{r['per_agent_p90']:<10.1f}"
-            + (f"{'-':<10}" if worse is None else f"{f'{100 * worse:.0f}%':<10}")
+            + f"{_share(worse):<10}"
             + f"{r['group_mean']:<15.1f}{r['late_slope']:<12.4f}{r['comm_cost']:<12.4g}"
             + f"{r['seconds_per_trial']:.2f}"
         )
     if any(r.get("privileged") for r in rows):
-        lines.append(
-            "* privileged: uses what the setting does not give (the oracle pools every "
-            "agent's raw rewards; a model trained on neg_regret or team saw the global means)"
-        )
+        lines.append("* " + PRIVILEGED_NOTE)
     return "\n".join(lines)
 
 
@@ -359,11 +368,11 @@ def markdown_table(curves: Sequence[RegretCurves], sort: bool = True) -> str:
         worse = r["worse_than_random"]
         lines.append(
             f"| {name} | {r['per_agent_mean']:.1f} [{lo:.1f}, {hi:.1f}] "
-            f"| {r['per_agent_p90']:.1f} | {'-' if worse is None else f'{100 * worse:.0f}%'} "
+            f"| {r['per_agent_p90']:.1f} | {_share(worse)} "
             f"| {r['comm_cost']:,.0f} |"
         )
     if any(r.get("privileged") for r in rows):
-        lines += ["", "\\* privileged: uses what the setting does not give."]
+        lines += ["", "\\* " + PRIVILEGED_NOTE]
     return "\n".join(lines)
 
 
