@@ -42,6 +42,9 @@ class Row:
         verdict: One of :data:`VERDICTS`.
         why: Why the verdict (and, for a claim that does not reproduce, why not).
         figure: Path of the figure, relative to the report (``""``: none).
+        seconds: The compute behind the row: the wall time of measuring it, or, where
+            its paper reads trials back from a store, the seconds those trials took when
+            they ran (whichever is larger; :func:`~fedbandit_env.reproduce.run_rows`).
         stability: Whether two disjoint halves of the trials give the same verdict
             (:func:`stability`; ``""``: not assessed, e.g. an exact count).
 

@@ -128,6 +128,10 @@ def test_a_stored_scale_resumes_without_running_a_trial_again(
                     for x in ("a", "b"))  # fmt: skip
     assert [r["measured"] for r in first] == [r["measured"] for r in again]
     assert sorted(p.name for p in (store / "runs").iterdir()) == kept
+    # read back in a blink, the rows still carry the time their trials took when they ran
+    took = sum(float(np.load(store / "runs" / name)["seconds"].sum()) for name in kept)
+    assert sum(r["seconds"] for r in again) == pytest.approx(took)
+    assert "count the time those trials took" in (tmp_path / "b" / "reproduction.md").read_text()
     with pytest.raises(SystemExit):
         main(["reproduce", "--scale", "quick", "--papers", "dubey", "--jobs", "0"])
 
