@@ -7,7 +7,7 @@ and writes ``dubey_fig1.json`` and ``dubey_fig1.png``.
 
 Scales: ``quick`` (seconds; CI runs it), ``default`` (about 5 minutes on 2 cores),
 ``long`` (T = 5e4, about 20 minutes), ``tenth`` (T = 1e6, 10 trials, (C) with the
-paper's ``K = d^2``: about 13 CPU-hours; give it ``--store`` so that it resumes) and
+paper's ``K = d^2``: about 17 CPU-hours; give it ``--store`` so that it resumes) and
 ``paper`` (T = 1e7, 100 trials: the paper's, weeks on 2 cores; not run here). Deviations
 from the paper's set-up, on purpose: T is 5e3 (A, B) and 2e3 (C) at the default scale,
 not 1e6-1e7, with 3 trials, not 100; in (C) the decision sets have ``K = min(d^2, 100)``
