@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("quick", "paper"),
         default="quick",
         help="quick: seconds, checks the report runs (CI); paper: the papers' horizons and "
-        "trials where feasible (about 20 minutes on 2 cores)",
+        "trials where feasible (about 15 minutes on 2 cores, and about 17 CPU-hours more for "
+        "Dubey & Pentland's Fig. 1 at a tenth of its horizon: give it --store)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -60,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Run the rows and write the report."""
+    import sys
+
+    from fedbandit_env.reproduce import papers as registered
     from fedbandit_env.reproduce import reproduce
     from fedbandit_env.runner.files import check_writable
 
@@ -68,6 +72,12 @@ def run(args: argparse.Namespace) -> None:
     check_writable(out)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    unkept = [p.name for p in registered().values()
+              if p.resumable and (papers is None or p.name in papers)]  # fmt: skip
+    if args.scale != "quick" and args.store is None and unkept:
+        print(f"fedbandit: without --store, an interruption loses every finished trial of "
+              f"{', '.join(unkept)} (hours at --scale {args.scale}); give --store DIR to "
+              "resume where it stopped", file=sys.stderr)  # fmt: skip
     report = reproduce(args.scale, out, papers, args.store, args.jobs)
     print(f"wrote {report}")
 

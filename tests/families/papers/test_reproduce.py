@@ -169,6 +169,23 @@ def test_a_verdict_a_half_of_the_trials_overturns_is_marked_unstable() -> None:
     assert f"- **Stability**: {text}" in report
 
 
+def test_a_long_scale_of_a_resumable_paper_without_a_store_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fedbandit_env.cli import main
+
+    monkeypatch.setattr("fedbandit_env.reproduce.reproduce", lambda *a: tmp_path / "r.md")
+    out = ["--out", str(tmp_path)]
+    main(["reproduce", "--scale", "paper", *out])
+    assert "without --store, an interruption loses every finished trial of dubey" in (
+        capsys.readouterr().err
+    )
+    for quiet in (["--scale", "quick"], ["--scale", "paper", "--store", str(tmp_path / "s")],
+                  ["--scale", "paper", "--papers", "zhu"]):  # fmt: skip
+        main(["reproduce", *quiet, *out])
+        assert "without --store" not in capsys.readouterr().err, quiet
+
+
 def test_bad_scales_and_papers_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="scale"):
         run_rows("huge", tmp_path)
