@@ -324,13 +324,14 @@ def rows(scale: str, out: Path, seed: int = 0, run: Runner | None = None) -> lis
     levels = [k for k in b if k != "guessing"]
     level_labels = [f"{k} (rounds: {b[k]['rounds']['private']} private, "
                     f"{b[k]['rounds']['non_private']} non-private)" for k in levels]  # fmt: skip
+    guessed_b = [b["guessing"] * s["T"]] * len(levels)
 
     def judge_b(finals: Sequence[np.ndarray]) -> Verdict:
         """Fig. 1(B): non-private below private at each level (``finals``: the private
         runs, then the non-private ones)."""
         private, plain = finals[: len(levels)], finals[len(levels) :]
         ok = [less(q, p) == "confirmed" for p, q in zip(private, plain, strict=True)]
-        if stuck(private, [b["guessing"] * s["T"]] * len(levels)) and all(ok):
+        if stuck(private, guessed_b) and all(ok):
             ok[0] = False  # only partly: the private side says nothing yet
         return parts(ok)
 
@@ -339,15 +340,15 @@ def rows(scale: str, out: Path, seed: int = 0, run: Runner | None = None) -> lis
     ]
     corrected_b = [np.array(b[k]["corrected_trials"]) for k in levels]
     outcome_b = {k: less(finals_b[len(levels) + j], finals_b[j]) for j, k in enumerate(levels)}
-    stuck_b = stuck(finals_b[: len(levels)], [b["guessing"] * s["T"]] * len(levels))
+    stuck_b = stuck(finals_b[: len(levels)], guessed_b)
     theorem = b["Theorem 1's D"]["rounds"]
-    note_b = ("the private runs are still on the guessing line, so the gap holds trivially "
-              "and the communication trade-off of Remark 1 cannot show at this horizon"
-              if stuck_b else "the private runs learn at this horizon")  # fmt: skip
-    if not stuck(corrected_b, [b["guessing"] * s["T"]] * len(levels)):
+    note_b = ("the published private runs are still on the guessing line, so the gap holds "
+              "trivially and the communication trade-off of Remark 1 cannot show in them at "
+              "this horizon" if stuck_b else "the private runs learn at this horizon")  # fmt: skip
+    if not stuck(corrected_b, guessed_b):
         means = [float(np.mean(f)) for f in corrected_b]
         note_b += (f"; the corrected variant, given the published run's rounds, learns at every "
-                   f"level ({shares(corrected_b, [b['guessing'] * s['T']] * len(levels))}), "
+                   f"level ({shares(corrected_b, guessed_b)}), "
                    f"least at {levels[int(np.argmin(means))]} and most at "
                    f"{levels[int(np.argmax(means))]}")  # fmt: skip
     note_b += (f"; Theorem 1's D, the paper's O(M log T), gives {theorem['non_private']} "
