@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("quick", "paper"),
         default="quick",
         help="quick: seconds, checks the report runs (CI); paper: the papers' horizons and "
-        "trials where feasible (about 15 minutes on 2 cores, and about 17 CPU-hours more for "
-        "Dubey & Pentland's Fig. 1 at a tenth of its horizon: give it --store)",
+        "trials where feasible (minutes on 2 cores for most papers, hours for a resumable "
+        "one: give those --store; the report's scale sentence says each paper's)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
