@@ -240,6 +240,18 @@ class Policy(ABC):
         """
         return 0.0
 
+    def noise_source(self) -> str | None:
+        """Where the noise of this policy's own mechanism comes from: ``"seeded"`` (its
+        team stream) or ``"secure"`` (OS entropy; :data:`~fedbandit_env.privacy.Noise`),
+        ``None`` without a mechanism of its own (default). The runner reads it so that
+        a policy's ``noise`` and the scenario's ``privacy_noise`` are one setting.
+
+        Examples:
+            >>> FixedArm().noise_source() is None
+            True
+        """
+        return None
+
     @abstractmethod
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Forget everything and prepare for a new episode as agent ``spec.index``."""
@@ -330,6 +342,19 @@ class Team(ABC):
             (0.1, 0.0)
         """
         return 0.0
+
+    def noise_source(self) -> str | None:
+        """Where the noise of the team's own mechanism comes from (``"seeded"``,
+        ``"secure"``; ``None``: no mechanism of its own; default ``None``).
+
+        Examples:
+            >>> from fedbandit_env.registry import make
+            >>> make("cdp_mab").noise_source(), make("cdp_mab", noise="secure").noise_source()
+            ('seeded', 'secure')
+            >>> make("fed_ucb").noise_source() is None  # its noise is the setting's wrapper
+            True
+        """
+        return None
 
     @abstractmethod
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
@@ -447,6 +472,12 @@ class IndependentTeam(Team):
         """The largest of the members' ``delta`` (every member runs the same mechanism)."""
         members = self._members()
         return max((p.privacy_delta(n_agents, n_arms) for p in members), default=0.0)
+
+    def noise_source(self) -> str | None:
+        """``"secure"`` if a member's mechanism draws from OS entropy, else ``"seeded"``
+        if one draws from its stream, else ``None``."""
+        sources = {p.noise_source() for p in self._members()} - {None}
+        return "secure" if "secure" in sources else (sources.pop() if sources else None)
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Give each agent a fresh policy (or reset the given ones) with its own seed."""

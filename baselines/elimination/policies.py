@@ -189,6 +189,15 @@ class EliminationPolicy(Policy):
         """
         return None if self.epsilon is None else self.uploaders(n_agents) * self.epsilon
 
+    def noise_source(self) -> str | None:
+        """``noise`` when the epoch means are noised, ``None`` without privacy.
+
+        Examples:
+            >>> CDPMAB(noise="secure").noise_source(), CDPMAB(epsilon=None).noise_source()
+            ('secure', None)
+        """
+        return None if self.epsilon is None else self.noise
+
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """Start epoch 1 with every arm active."""
         if spec.message_dim != 1 + spec.n_arms:

@@ -268,6 +268,15 @@ class TreePrivateLinUCB(LinUCB):
             return None
         return self.epsilon if self.calibration == "gdp" else math.inf
 
+    def noise_source(self) -> str | None:
+        """``noise`` when the releases are noised, ``None`` without noise.
+
+        Examples:
+            >>> FedLinUCB(epsilon=1.0, noise="secure").noise_source()
+            'secure'
+        """
+        return None if self.epsilon is None else self.noise
+
     def privacy_delta(self, n_agents: int, n_arms: int) -> float:
         """The ``delta`` of the Gaussian mechanism's claim (0 without noise).
 

@@ -135,6 +135,7 @@ def evaluate(
     policy = spec.id
     kwargs = dict(options or {})
     team = spec.make(**kwargs)
+    team, kwargs, scenario = one_noise(spec, team, kwargs, scenario)
     n, m = scenario.n_agents, scenario.n_arms
     needs = merged = team.requirements(n, m)
     fast_scenario = scenario
@@ -153,7 +154,8 @@ def evaluate(
         fast_scenario = replace(scenario, setting=None, epsilon=None, protocol=protocol)
     # the fast path plays the policy's own env: usable unless the setting adds privacy
     fast_ok = merged.epsilon == needs.epsilon and spec.has_fast_path and not interactive
-    # the compiled loops replay the seeded streams; secure noise is drawn on the PettingZoo path
+    # the compiled loops replay the seeded streams; secure noise is drawn on the PettingZoo
+    # path (one_noise made the policy's own noise and the scenario's one setting)
     fast_ok = fast_ok and scenario.privacy_noise == "seeded"
     if fast_ok and scenario.faults:  # only where the compiled loop models them
         fast_ok = not unmodelled_faults(spec.fast_runner(), scenario)
@@ -192,6 +194,46 @@ def evaluate(
         curves.setting = setting
         curves.meta["privileged"] = 1
     return curves
+
+
+def one_noise(
+    spec: registry.PolicySpec, team: Any, options: dict[str, Any], scenario: Scenario
+) -> tuple[Any, dict[str, Any], Scenario]:
+    """Make a policy's own ``noise`` option and the scenario's ``privacy_noise`` one
+    setting: whoever asks for ``"secure"`` noise gets it everywhere, the policy's own
+    mechanism (rebuilt with ``noise="secure"``) and the setting's ``PrivateRewards``
+    alike, and with it the PettingZoo path (the compiled loops replay seeded streams).
+
+    Returns:
+        ``(team, options, scenario)``, rebuilt where one of them asked for secure noise.
+
+    Raises:
+        ValueError: If the options ask for ``noise="seeded"`` explicitly while the
+            scenario asks for ``"secure"``: no run gives the one asked for and the other.
+
+    Examples:
+        >>> s = Scenario(n_agents=3, n_arms=2, horizon=10)
+        >>> team, opts, s2 = one_noise(registry.spec("cdp_mab"),
+        ...     registry.make("cdp_mab", noise="secure"), {"noise": "secure"}, s)
+        >>> s2.privacy_noise, team.noise_source()
+        ('secure', 'secure')
+        >>> team, opts, s3 = one_noise(registry.spec("cdp_mab"), registry.make("cdp_mab"), {},
+        ...     replace(s, privacy_noise="secure"))
+        >>> opts, team.noise_source()
+        ({'noise': 'secure'}, 'secure')
+    """
+    own = team.noise_source()
+    if own == "secure" and scenario.privacy_noise != "secure":
+        return team, options, replace(scenario, privacy_noise="secure")
+    if own == "seeded" and scenario.privacy_noise == "secure":
+        if options.get("noise", "seeded") != "seeded" or "noise" in options:
+            raise ValueError(
+                f"{spec.id}: noise={options['noise']!r} asked for while the scenario asks for "
+                "privacy_noise='secure'; they are one setting: drop the option or set both"
+            )
+        options = {**options, "noise": "secure"}
+        return spec.make(**options), options, scenario
+    return team, options, scenario
 
 
 def as_spec(

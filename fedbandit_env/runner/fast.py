@@ -314,6 +314,11 @@ def run_fast(
         )
     params = {**spec.kwargs, **params}  # the registered defaults, as spec.make applies them
     team = spec.make(**params)  # checks the options as the PettingZoo path would
+    if team.noise_source() == "secure" or scenario.privacy_noise == "secure":
+        raise ValueError(
+            f"the fast path of {spec.id} replays the seeded noise streams; secure noise "
+            "(OS entropy) is drawn on the PettingZoo path (evaluate takes it there)"
+        )
     steps = record_steps(scenario.horizon, record_every)
     plan = scenario.plan(team.requirements(scenario.n_agents, scenario.n_arms))
     shared = TrialSetup.build(scenario, steps, trace, params, plan=plan)
