@@ -216,6 +216,10 @@ class Policy(ABC):
         0
     """
 
+    rejected: int = 0
+    """Messages (or relayed rows) this agent dropped this episode because no honest sender
+    could have sent them (a receiver that validates what it hears counts them here)."""
+
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """What the env must provide in a setting of this size (default: nothing)."""
         return Requirements()
@@ -342,6 +346,17 @@ class Team(ABC):
             (0.1, 0.0)
         """
         return 0.0
+
+    def rejected_messages(self) -> int:
+        """Messages the team's receivers dropped this episode as ones no honest sender can
+        send (default 0: a team that does not validate).
+
+        Examples:
+            >>> from fedbandit_env.registry import make
+            >>> make("coop_ts").rejected_messages()
+            0
+        """
+        return 0
 
     def noise_source(self) -> str | None:
         """Where the noise of the team's own mechanism comes from (``"seeded"``,
@@ -472,6 +487,10 @@ class IndependentTeam(Team):
         """The largest of the members' ``delta`` (every member runs the same mechanism)."""
         members = self._members()
         return max((p.privacy_delta(n_agents, n_arms) for p in members), default=0.0)
+
+    def rejected_messages(self) -> int:
+        """The members' :attr:`Policy.rejected`, added up."""
+        return sum(int(p.rejected) for p in self.policies)
 
     def noise_source(self) -> str | None:
         """``"secure"`` if a member's mechanism draws from OS entropy, else ``"seeded"``

@@ -137,13 +137,35 @@ class DecFedLinUCB(TreePrivateLinUCB):
         self.last_g = 0
         self._z = np.zeros(e)
 
+    def honest(self, message: np.ndarray) -> bool:
+        """Whether ``message`` is one an honest agent can send: finite, flags 0 or 1, and
+        an estimator index that is an integer in ``[0, gamma)`` (any other index would
+        file a statistic under an estimator it does not belong to, or none).
+
+        Examples:
+            >>> pol = DecFedLinUCB(gamma=2)
+            >>> [pol.honest(np.array([0.0, 1.0, g, 0.5])) for g in (1.0, 2.0, -1.0, 0.6)]
+            [True, False, False, False]
+        """
+        flags, g = message[:2], float(message[2])
+        return bool(
+            np.isfinite(message).all()
+            and ((flags == 0.0) | (flags == 1.0)).all()
+            and g == math.floor(g)
+            and 0 <= g < self.gamma
+        )
+
     def _receive(self, observation: Observation) -> None:
-        """Requests and statistics that arrived, in origin order."""
+        """Requests and statistics that arrived, in origin order; a message no honest
+        agent can send (:meth:`honest`) is dropped and counted in :attr:`rejected`."""
         messages, mask = observation["messages"], observation["mask"]
         for v in range(mask.shape[0]):
             if not mask[v]:
                 continue
             msg = messages[v]
+            if not self.honest(msg):
+                self.rejected += 1
+                continue
             g = int(msg[2])
             if msg[0] > 0.5:
                 self.pending[g] = True

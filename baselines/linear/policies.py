@@ -138,6 +138,7 @@ class LinUCB(Policy):
         self.log_det = d * math.log(self.regularizer)
         self.u = np.zeros(d)
         self.last_x = np.zeros(d)
+        self.rejected = 0
         self._work, self._theta = np.zeros(d), np.zeros(d)
         self._rows = np.arange(spec.n_arms, dtype=np.int64)
         self._scorer, self._scratch = set_scorer(d), SetScratch.of(d, spec.n_arms)
@@ -415,18 +416,27 @@ class FedLinUCB(TreePrivateLinUCB):
         """Noise of the next tree node (drawn once, used when it is released)."""
         self._draw_noise(self.pending)
 
-    def _sync_to(self, gram: FloatArray, vector: FloatArray) -> None:
-        """``S, s <-`` a round's sum; ``U = u = 0``, ``t_i = 0``."""
+    def _sync_to(self, gram: FloatArray, vector: FloatArray) -> bool:
+        """``S, s <-`` a round's sum; ``U = u = 0``, ``t_i = 0``. A sum no honest round
+        gives (not finite, or a Gram block that is not positive definite: a forged or
+        faulty member's upload) is dropped and the agent keeps its statistics, as if the
+        round had not reached it; returns whether the sum was taken."""
         d = self.dim
+        gram = np.ascontiguousarray(gram, dtype=np.float64)
+        if not (np.isfinite(gram).all() and np.isfinite(vector).all()):
+            return False
+        inv, winv = np.empty((d, d)), np.empty((d, d))
+        log_det_s = spd_inverse(gram, inv)
+        log_det_w = spd_inverse(gram + self.extra * np.eye(d), winv)
+        if not math.isfinite(log_det_s) or not math.isfinite(log_det_w):
+            return False
         self.s = np.array(vector, dtype=np.float64)
         self.u = np.zeros(d)
-        self.log_det_s = spd_inverse(np.ascontiguousarray(gram), self.inv)
-        self.log_det = self.log_det_s
-        self.winv = np.empty((d, d))
-        self.log_det_w = spd_inverse(gram + self.extra * np.eye(d), self.winv)
-        if not math.isfinite(self.log_det_s) or not math.isfinite(self.log_det_w):
-            raise FloatingPointError("a synchronised Gram matrix is not positive definite")
+        self.inv, self.winv = inv, winv
+        self.log_det_s = self.log_det = log_det_s
+        self.log_det_w = log_det_w
         self.since = 0
+        return True
 
     # ------------------------------------------------------------------ steps
     def observe(self, x: FloatArray, y: float) -> None:
@@ -481,7 +491,9 @@ class FedLinUCB(TreePrivateLinUCB):
                 self._commit()
                 total = np.asarray(observation["server"][1:], dtype=np.float64)
                 total = total.reshape(self.dim + 1, self.dim + 1)
-                self._sync_to(total[: self.dim, : self.dim], total[: self.dim, self.dim])
+                if not self._sync_to(total[: self.dim, : self.dim], total[: self.dim, self.dim]):
+                    self.rejected += 1  # the round happened (its release is committed and
+                    self.since = 0  # the schedule moves on); only its forged sum is dropped
             self.observe(self.last_x, float(observation["reward"][0]))
         theta = mat_vec(self.inv, self.s + self.u, self._theta)
         beta = self.beta

@@ -124,9 +124,9 @@ def _ts_trial(
                     for j in range(n):
                         if partners[i, j]:
                             if share == 0:
-                                merge_held(counts[i], sums[i], stamps[i], j, wire[j, 0], done)
+                                merge_held(counts[i], sums[i], stamps[i], j, wire[j, 0], done, post)
                             else:
-                                merge_relayed(counts[i], sums[i], stamps[i], wire[j], i)
+                                merge_relayed(counts[i], sums[i], stamps[i], wire[j], i, done, post)
             n_rows = held_rows(stamps[i], i, rows)
             team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
             arms[i] = first_argmax(draws)

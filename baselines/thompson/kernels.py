@@ -132,30 +132,83 @@ def first_argmax(values: FloatArray) -> int:  # pragma: no cover
 
 
 @njit(cache=True)
+def honest_row(
+    counts: FloatArray, sums: FloatArray, limit: float, post: Posterior
+) -> bool:  # pragma: no cover
+    """Whether per-arm ``counts`` and ``sums`` are what an honest agent can hold after at
+    most ``limit`` pulls: every number finite, every count a non-negative integer, the
+    counts adding up to at most ``limit``, and (:data:`BETA`: rewards in ``[lo, lo +
+    width]``) every sum between ``lo n`` and ``(lo + width) n``, up to float32's rounding
+    on the wire. A :data:`GAUSSIAN` posterior's sums (unbounded or private rewards) need
+    only be finite.
+
+    Examples:
+        >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        >>> honest_row(np.array([2.0, 1.0]), np.array([1.0, 1.0]), 3.0, post)
+        True
+        >>> [honest_row(np.array(c), np.array(s), 3.0, post) for c, s in
+        ...  [([-1.0, 1.0], [0.0, 0.0]), ([2.5, 0.0], [1.0, 0.0]), ([3.0, 1.0], [0.0, 0.0]),
+        ...   ([2.0, 1.0], [2.5, 0.0])]]
+        [False, False, False, False]
+    """
+    total = 0.0
+    for k in range(counts.size):
+        n, sm = counts[k], sums[k]
+        if not (math.isfinite(n) and math.isfinite(sm)) or n < 0.0 or n != math.floor(n):
+            return False
+        total += n
+        if post.family == BETA:
+            lo, hi = post.lo * n, (post.lo + post.width) * n
+            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0)
+            if sm < min(lo, hi) - slack or sm > max(lo, hi) + slack:
+                return False
+    return total <= limit
+
+
+@njit(cache=True)
 def merge_relayed(
     counts: FloatArray,
     sums: FloatArray,
     stamps: FloatArray,
     table: FloatArray,
     me: int,
-) -> None:  # pragma: no cover
+    step: int,
+    post: Posterior,
+) -> int:  # pragma: no cover
     """Relay: take every row of a sender's ``table`` (``(agents, 2M + 1)``: counts, sums,
     stamp) whose stamp (the step its owner measured it at) is newer than the one held;
-    the receiver's own row is its own.
+    the receiver's own row is its own. A row an honest relay cannot send (a stamp that
+    is not an integer in ``[0, step]``, or counts and sums that fail
+    :func:`honest_row` for ``stamp`` pulls) is dropped; returns how many were.
 
     Examples:
         >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
-        >>> merge_relayed(c, s, st, np.array([[2.0, 1.5, 4.0], [9.0, 9.0, 9.0]]), 1)
+        >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        >>> merge_relayed(c, s, st, np.array([[2.0, 1.5, 4.0], [9.0, 9.0, 9.0]]), 1, 5, post)
+        0
         >>> c.ravel().tolist(), s.ravel().tolist(), st.tolist()
         ([2.0, 0.0], [1.5, 0.0], [4.0, 0.0])
+        >>> merge_relayed(c, s, st, np.array([[2.0, 1.5, 1e9], [0.0, 0.0, 0.0]]), 1, 5, post)
+        1
     """
     m = counts.shape[1]
+    dropped = 0
     for j in range(table.shape[0]):
-        if j != me and table[j, 2 * m] > stamps[j]:
-            for k in range(m):
-                counts[j, k] = table[j, k]
-                sums[j, k] = table[j, m + k]
-            stamps[j] = table[j, 2 * m]
+        stamp = table[j, 2 * m]
+        if j == me or not stamp > stamps[j]:  # older than what is held (NaN: not newer)
+            continue
+        if (
+            stamp > step
+            or stamp != math.floor(stamp)
+            or not honest_row(table[j, :m], table[j, m : 2 * m], stamp, post)
+        ):
+            dropped += 1
+            continue
+        for k in range(m):
+            counts[j, k] = table[j, k]
+            sums[j, k] = table[j, m + k]
+        stamps[j] = stamp
+    return dropped
 
 
 @njit(cache=True)
@@ -166,21 +219,31 @@ def merge_held(
     sender: int,
     message: FloatArray,
     step: int,
-) -> None:  # pragma: no cover
+    post: Posterior,
+) -> int:  # pragma: no cover
     """Hold: a neighbour's message (its own counts and sums, ``2M``) replaces what was
-    held of it; its stamp is the step it was heard at.
+    held of it; its stamp is the step it was heard at. A message an honest neighbour
+    cannot send after ``step`` steps (:func:`honest_row`) is dropped: returns 1 if it
+    was, else 0.
 
     Examples:
         >>> c, s, st = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2)
-        >>> merge_held(c, s, st, 0, np.array([3.0, 2.0]), 5)
+        >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        >>> merge_held(c, s, st, 0, np.array([3.0, 2.0]), 5, post)
+        0
         >>> c[0].tolist(), s[0].tolist(), st.tolist()
         ([3.0], [2.0], [5.0, 0.0])
+        >>> merge_held(c, s, st, 0, np.array([-3.0, 2.0]), 6, post), c[0].tolist()
+        (1, [3.0])
     """
     m = counts.shape[1]
+    if not honest_row(message[:m], message[m : 2 * m], step, post):
+        return 1
     for k in range(m):
         counts[sender, k] = message[k]
         sums[sender, k] = message[m + k]
     stamps[sender] = step
+    return 0
 
 
 @njit(cache=True)
@@ -207,6 +270,7 @@ __all__ = [
     "Posterior",
     "first_argmax",
     "held_rows",
+    "honest_row",
     "merge_held",
     "merge_relayed",
     "team_sample",

@@ -185,6 +185,7 @@ class CooperativeTS(Policy):
         self.stamps = np.zeros(n)
         self.rows = np.zeros(n, dtype=np.int64)
         self.draws = np.zeros(m)
+        self.rejected = 0
 
     def absorb(self, observation: Observation, done: int) -> None:
         """Record the agent's own last pull (raw reward, or the private prefix sum)."""
@@ -206,10 +207,11 @@ class CooperativeTS(Policy):
         for j in np.flatnonzero(observation["mask"]):
             sent = messages[j].astype(np.float64)
             if self.share == "hold":
-                merge_held(self.counts, self.sums, self.stamps, int(j), sent, done)
+                bad = merge_held(self.counts, self.sums, self.stamps, int(j), sent, done, self.post)
             else:
                 table = sent[: self.spec.n_agents * (2 * m + 1)].reshape(self.spec.n_agents, -1)
-                merge_relayed(self.counts, self.sums, self.stamps, table, me)
+                bad = merge_relayed(self.counts, self.sums, self.stamps, table, me, done, self.post)
+            self.rejected += bad
 
     def message(self) -> Float32Array:
         """What it sends: its own row, or its whole table with stamps (float32)."""

@@ -134,6 +134,8 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             progress=not args.no_progress,
         )
         c.meta["lambda_2"] = lambda_2
+        if "rejected_messages" in c.meta:  # dropped as no honest sender's, all trials
+            c.meta["rejected_messages"] = int(np.sum(c.meta["rejected_messages"]))
         if kwargs.get("epsilon") is not None and np.isfinite(kwargs["epsilon"]):
             c.meta["epsilon"] = float(kwargs["epsilon"])
         if np.isfinite(c.privacy_spent[-1]):

@@ -224,7 +224,7 @@ def run_trials(
         raise ValueError(f"first_trial must be >= 0, got {first_trial}")
     env, team = make_env(), make_team()
     name = label or team.name
-    runs, seconds, costs = [], [], []
+    runs, seconds, costs, rejected = [], [], [], []
     t: IntArray = np.zeros(0, dtype=np.int64)
     children = spawn(seed, first_trial + n_trials)[first_trial:]
     for child in tqdm(children, desc=name, unit="trial", disable=not progress, leave=False):
@@ -234,10 +234,11 @@ def run_trials(
         seconds.append(time.perf_counter() - start)
         runs.append(reg)
         costs.append(cost)
+        rejected.append(team.rejected_messages())
     n_agents, n_arms = len(env.possible_agents), int(env.unwrapped.n_arms)
     horizon = int(env.unwrapped.horizon)
     env.close()
-    return RegretCurves(
+    curves = RegretCurves(
         name,
         t,
         np.stack(runs),
@@ -247,3 +248,6 @@ def run_trials(
         privacy_delta=team.privacy_delta(n_agents, n_arms),
         seeds=np.arange(first_trial, first_trial + n_trials),
     )
+    # messages the receivers dropped as ones no honest sender can send, per trial
+    curves.meta["rejected_messages"] = np.array(rejected, dtype=np.int64)
+    return curves

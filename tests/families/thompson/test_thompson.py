@@ -92,7 +92,8 @@ def test_the_beta_average_is_rescaled_and_uses_every_held_row() -> None:
 def test_relay_takes_only_newer_rows_and_never_its_own() -> None:
     counts, sums, stamps = np.ones((3, 2)), np.ones((3, 2)), np.array([5.0, 4.0, 0.0])
     table = np.array([[9, 9, 9, 9, 9.0], [7, 7, 7, 7, 3.0], [2, 1, 0.5, 0.25, 6.0]])
-    merge_relayed(counts, sums, stamps, table, me=0)
+    post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+    assert merge_relayed(counts, sums, stamps, table, 0, 6, post) == 0  # all honest at step 6
     assert counts[0].tolist() == [1, 1] and stamps[0] == 5  # its own row, untouched
     assert counts[1].tolist() == [1, 1] and stamps[1] == 4  # older: kept
     assert counts[2].tolist() == [2, 1] and sums[2].tolist() == [0.5, 0.25] and stamps[2] == 6
