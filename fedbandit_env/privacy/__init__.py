@@ -8,6 +8,7 @@ from fedbandit_env.privacy.audit import (
     audit_views,
     clopper_pearson,
     epsilon_lower_bound,
+    gaussian_audit_views,
 )
 from fedbandit_env.privacy.audit_env import Episode, ReplaceContexts, ReplaceReward, audit_env
 from fedbandit_env.privacy.mechanisms import (
@@ -40,6 +41,7 @@ __all__ = [
     "clip_range",
     "clopper_pearson",
     "epsilon_lower_bound",
+    "gaussian_audit_views",
     "noise_generator",
     "tree_epsilon_spent",
     "tree_levels",

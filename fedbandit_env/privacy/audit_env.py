@@ -97,6 +97,7 @@ def audit_env(
     delta: float = 0.0,
     select: float = 0.3,
     bins: int = 64,
+    method: str = "events",
 ) -> AuditResult:
     """Audit a whole env stack end to end through the PettingZoo API.
 
@@ -119,6 +120,8 @@ def audit_env(
         delta: The ``delta`` of the claim being audited.
         select: Share of the runs that chooses the event.
         bins: Cells per view (see :func:`audit_views`).
+        method: ``"events"`` (any mechanism) or ``"gaussian"`` (a Gaussian mechanism's
+            one-number view: :func:`~fedbandit_env.privacy.audit.gaussian_audit_views`).
 
     Examples:
         >>> from fedbandit_env import federated_mab_v0
@@ -143,8 +146,9 @@ def audit_env(
         return np.array(rows)
 
     return audit(
-        sample, d0, d1, runs=runs, seed=seed, alpha=alpha, delta=delta, select=select, bins=bins
-    )
+        sample, d0, d1, runs=runs, seed=seed, alpha=alpha, delta=delta, select=select,
+        bins=bins, method=method,
+    )  # fmt: skip
 
 
 def _check_target(env: ParallelEnv[AgentID, Observation, Action], agent: Any, step: Any) -> None:

@@ -110,7 +110,9 @@ def test_gaussian_release_audit(mechanism: GaussianMechanism, caught: bool) -> N
 
 
 # --------------------------------------------------------------------- tree mechanism
-def _tree_sampler(horizon: int, estimator: str, levels: int | None, view: str) -> Any:
+def _tree_sampler(
+    horizon: int, estimator: str, levels: int | None, view: str, epsilon: float = 1.0
+) -> Any:
     """Streams that differ only in their first item (1 vs 0, the rest 0.5), released by
     the public ``TreeMechanism.step``. ``view="cover"``: the releases at ``t = 2^l``,
     each the one block at level ``l`` holding item 1, minus their known rest, reduced to
@@ -119,7 +121,7 @@ def _tree_sampler(horizon: int, estimator: str, levels: int | None, view: str) -
 
     def sample(first: float, seed: np.random.SeedSequence, runs: int) -> np.ndarray:
         tree = TreeMechanism(
-            runs, horizon, 1.0, np.random.default_rng(seed), estimator=estimator, levels=levels
+            runs, horizon, epsilon, np.random.default_rng(seed), estimator=estimator, levels=levels
         )  # type: ignore[arg-type]
         outs = np.array(
             [tree.step(np.full(runs, first if t == 1 else 0.5)) for t in range(1, horizon + 1)]
@@ -144,10 +146,17 @@ def test_dyadic_tree_audit_of_the_whole_stream(horizon: int, short: bool) -> Non
         assert r.epsilon_lb > 0.85, r
 
 
-def test_honaker_tree_stays_within_the_whole_stream_claim() -> None:
-    r = audit(_tree_sampler(8, "honaker", None, "cover"), 0.0, 1.0, runs=300_000, seed=4)
+@pytest.mark.parametrize("half", [False, True], ids=["correct", "half_noise"])
+def test_honaker_tree_stays_within_the_whole_stream_claim(half: bool) -> None:
+    # The weakened twin (issue 49): half the noise (a tree calibrated for epsilon 2),
+    # caught at 1.21. Honaker's releases average nodes, so the releases do not expose
+    # each node and this view is loose (0.55 for the correct tree): a tree one level
+    # short (noise x 3/4) stays below the claim here (0.77) and is caught by the dyadic
+    # audit above, which is tight.
+    sample = _tree_sampler(8, "honaker", None, "cover", epsilon=2.0 if half else 1.0)
+    r = audit(sample, 0.0, 1.0, runs=300_000, seed=4)
     _report(r, 1.0)
-    assert r.epsilon_lb <= 1.0, r
+    assert (r.epsilon_lb > 1.0) is half, r
 
 
 @pytest.mark.parametrize("short", [False, True], ids=["correct", "one_level_short"])
@@ -408,3 +417,36 @@ def test_replace_reward_rejects_bad_arguments() -> None:
         ReplaceReward(base, "agent_9", 1, 0.0)
     with pytest.raises(ValueError, match="step must be an int >= 1"):
         ReplaceReward(base, "agent_0", 0, 0.0)
+
+
+# ------------------------------------------------- the Gaussian-shift audit (issue 49)
+@pytest.mark.parametrize(("sigma_factor", "caught"), [(1.0, False), (0.8, True)])
+def test_the_gaussian_shift_audit_is_tight_and_catches_a_short_sigma(
+    sigma_factor: float, caught: bool
+) -> None:
+    """A Gaussian mechanism calibrated exactly for (1, 0.1)-DP (``sigma = 1 / gdp_mu``):
+    the audit's bound lies close below the claim (its expected value at 20,000 runs is
+    0.90: ``mu`` less 2.8 standard errors; 0.8 is ``mu`` less 6); with 80% of the noise it
+    exceeds it (the event search needs a million runs for the first, this one 20,000)."""
+    from fedbandit_env.privacy import gaussian_audit_views
+    from fedbandit_env.privacy.gaussian import gdp_mu
+
+    sigma = sigma_factor / gdp_mu(1.0, 0.1)
+    rng = np.random.default_rng(49)
+    r = gaussian_audit_views(
+        1.0 + rng.normal(0, sigma, 20_000), rng.normal(0, sigma, 20_000), delta=0.1
+    )
+    _report(r, 1.0)
+    assert (r.epsilon_lb > 1.0) is caught, r
+    if not caught:
+        assert r.epsilon_lb > 0.8, r
+
+
+def test_the_gaussian_shift_audit_refuses_views_of_two_variances() -> None:
+    from fedbandit_env.privacy import gaussian_audit_views
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="variances differ"):
+        gaussian_audit_views(rng.normal(0, 2, 5000), rng.normal(0, 1, 5000), delta=0.1)
+    with pytest.raises(ValueError, match="one number a run"):
+        gaussian_audit_views(np.zeros((50, 2)), np.zeros((50, 2)), delta=0.1)

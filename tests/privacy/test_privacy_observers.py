@@ -190,6 +190,13 @@ class RawStatePrivateRewards(PrivateRewards):
         return self.env.state()
 
 
+class RawRenderPrivateRewards(PrivateRewards):
+    """The hole: ``render()`` forwarded to the env below (its raw rewards printed)."""
+
+    def render(self) -> Any:
+        return self.env.render()
+
+
 class Views(ParallelWrapper):
     """Records the stack's ``state()`` and ``render()`` in agent 0's infos each step."""
 
@@ -220,8 +227,9 @@ def _float_after(text: str, agent: str) -> float:
         (PrivateRewards, "state", False),
         (RawStatePrivateRewards, "state", True),
         (PrivateRewards, "render", False),
+        (RawRenderPrivateRewards, "render", True),
     ],
-    ids=["means_outside", "raw_means", "state", "raw_state", "render"],
+    ids=["means_outside", "raw_means", "state", "raw_state", "render", "raw_render"],
 )
 def test_views_of_a_private_stack_audit(wrapper: type, view: str, caught: bool) -> None:
     """Agent 0's one reward (T = 1, a Bernoulli arm of mean 0 or 1: the env itself draws

@@ -269,3 +269,95 @@ def test_a_forged_statistic_is_kept_out_of_the_estimator() -> None:
     assert agent0.heard[:, 1:].all()  # the forgeries arrived
     assert np.isfinite(agent0.log_dets).all(), agent0.log_dets
     assert (np.linalg.eigvalsh(agent0.invs) > 0).all()
+
+
+# ------------------------------------- decentralized FedUCB at gamma = 2 (issue 49, item 4)
+class TwoTrees(DecFedLinUCB):
+    """The weakened twin: every record also enters the *next* estimator's tree (two
+    trees, each calibrated with the whole budget: the parallel composition the claim rests
+    on is broken, and an observer holding both trees' releases sees ``sqrt(2) mu``)."""
+
+    def act(self, observation: Any) -> Any:
+        if int(observation["step"][0]) > 0 and self.epsilon is not None:
+            x, y = self._clip(self.last_x, float(observation["reward"][0]))
+            z = np.append(x, y)
+            self.leaf[(self.last_g + 1) % self.gamma] += np.outer(z, z)
+        return super().act(observation)
+
+
+# agent 0's actions whose releases hold its step-1 record: estimator 0's tree releases 1, 2
+# and 4 (actions 2, 4, 8: estimator 0 plays the even actions) and, in the two-trees
+# mutant, estimator 1's releases 1, 2 and 4 (actions 3, 5, 9)
+TREE_0, TREE_1 = (2, 4, 8), (3, 5, 9)
+
+
+def _gamma2_audit(
+    policy: type, runs: int, actions: tuple[int, ...] = TREE_0 + TREE_1, noise_scale: float = 1.0
+) -> AuditResult:
+    """The neighbour's view of ``private_dec_fedlin_ucb`` at ``gamma = 2``: agent 0's
+    reward at step 1 is -1 or +1 (``batch = 1``, ``T = 10``: 4 releases a tree, 3 levels, so
+    the record's 3 nodes are all the calibration allows and the own-tree view is tight);
+    agent 1 holds the releases of *both* estimators and sums the ``u`` entry ``(0, d)`` of
+    those named by ``actions``, received one step after they were sent. The view of a
+    Gaussian mechanism: audited by its shift (:func:`gaussian_audit_views`)."""
+    horizon, entry = 10, HEADER + 2
+
+    def make_env(secret: float) -> Any:
+        return ReplaceReward(_local_env(PROBLEM, horizon, gamma=2), "agent_0", 1, secret)
+
+    def observe(ep: Episode) -> list[float]:
+        seen = [ep.observations[t + 1]["agent_1"]["messages"][0] for t in actions]
+        assert all(m[1] == 1.0 and m[2] == t % 2 for t, m in zip(actions, seen, strict=True))
+        return [sum(float(m[entry]) for m in seen)]
+
+    team = IndependentTeam(lambda: policy(gamma=2, batch=1, noise_scale=noise_scale, **DEC_PRIVATE))
+    return audit_env(
+        make_env, -1.0, 1.0, team, observe, runs=runs, seed=11, delta=DELTA, method="gaussian"
+    )
+
+
+@pytest.mark.parametrize(
+    ("policy", "actions", "noise_scale", "caught"),
+    [
+        (DecFedLinUCB, TREE_0 + TREE_1, 1.0, False),  # both estimators' releases held
+        (DecFedLinUCB, TREE_0, 1.0, False),  # the record's own tree: the tight view
+        (TwoTrees, TREE_0 + TREE_1, 1.0, True),  # a record in two trees
+        (DecFedLinUCB, TREE_0, 0.5, True),  # half the noise
+    ],
+    ids=["both_trees", "own_tree", "two_trees_mutant", "half_noise"],
+)
+def test_decentralized_audit_at_gamma_2_with_power(
+    policy: type, actions: tuple[int, ...], noise_scale: float, caught: bool
+) -> None:
+    r = _gamma2_audit(policy, 1000, actions, noise_scale)
+    _report(r, CLAIM)
+    assert (r.epsilon_lb > CLAIM) is caught, r
+
+
+def _coupled_releases(policy: type, secret: float) -> dict[int, list[np.ndarray]]:
+    """Agent 0's releases as agent 1 received them, by estimator, with every seed fixed:
+    two runs differing only in the secret differ exactly where the record entered."""
+    env = ReplaceReward(_local_env(PROBLEM, 10, gamma=2), "agent_0", 1, secret)
+    team = IndependentTeam(lambda: policy(gamma=2, batch=1, **DEC_PRIVATE))
+    obs, _ = env.reset(seed=3)
+    team.reset(env, seed=3)
+    out: dict[int, list[np.ndarray]] = {0: [], 1: []}
+    while env.agents:
+        obs, *_ = env.step(team.act(obs))
+        if obs and obs["agent_1"]["mask"][0] and obs["agent_1"]["messages"][0][1] == 1.0:
+            message = obs["agent_1"]["messages"][0]
+            out[int(message[2])].append(message[HEADER:].copy())
+    return out
+
+
+@pytest.mark.parametrize(("policy", "touched"), [(DecFedLinUCB, [0]), (TwoTrees, [0, 1])])
+def test_a_record_reaches_exactly_one_estimators_releases(policy: type, touched: list[int]) -> None:
+    """The parallel composition the decentralized claim rests on, checked exactly: with
+    the noise coupled (same seeds), changing one record changes the releases of its own
+    estimator only; the two-trees mutant changes both."""
+    a, b = _coupled_releases(policy, -1.0), _coupled_releases(policy, 1.0)
+    assert all(len(a[g]) >= 3 for g in (0, 1))
+    changed = [
+        g for g in (0, 1) if not all(np.array_equal(x, y) for x, y in zip(a[g], b[g], strict=True))
+    ]
+    assert changed == touched
