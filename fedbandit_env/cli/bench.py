@@ -179,6 +179,11 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         plot_regret(curves, out / "regret.png", title=title)
         written.append("regret.png")
     print(f"wrote {', '.join(str(out / w) for w in written)} in {elapsed:.1f}s")
+    if any(np.isfinite(c.privacy_spent[-1]) and c.privacy_spent[-1] > 0 for c in curves):
+        print(
+            "note: a results folder is a privileged view, not a private release: its "
+            "per-agent regret and seed give back the raw rewards (docs/privacy.md)"
+        )
     return curves
 
 

@@ -376,9 +376,20 @@ def markdown_table(curves: Sequence[RegretCurves], sort: bool = True) -> str:
     return "\n".join(lines)
 
 
+RESULTS_VIEW = (
+    "privileged: the per-agent regret at every recorded step shows each agent's arms, "
+    "which follow from its own raw rewards, and with simulated rewards this file's seed and "
+    "scenario regenerate every raw reward (secure noise changes neither); like the env's "
+    "infos, share it only where the raw rewards may go (the privacy guide, 'Results are a "
+    "privileged view')"
+)
+"""What a results folder is in the threat model: every ``config.json`` says it."""
+
+
 def write_config(config: dict[str, Any], path: str | Path) -> Path:
     """Write the configuration that produced a result as indented JSON, atomically, with
-    the versions of the packages that produced it (``versions``).
+    the versions of the packages that produced it (``versions``) and what the folder is
+    in the threat model (``privacy_view``: :data:`RESULTS_VIEW`).
 
     Examples:
         >>> import json, os, tempfile
@@ -387,6 +398,6 @@ def write_config(config: dict[str, Any], path: str | Path) -> Path:
         >>> c["horizon"], sorted(c["versions"])[:2]
         (10, ['fedbandit_env', 'gymnasium'])
     """
-    config = {**config, "versions": package_versions()}
+    config = {**config, "versions": package_versions(), "privacy_view": RESULTS_VIEW}
     text = strict_json(config, indent=2, sort_keys=True) + "\n"
     return write_text_atomic(path, text)
