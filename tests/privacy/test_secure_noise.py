@@ -135,14 +135,29 @@ def test_the_fast_path_refuses_secure_noise(where: str) -> None:
 
 
 # every private policy of the registry, through the command line, in a setting it runs in
+_ELIM_CLI = ["--agents", "4", "--arms", "3", "--horizon", "400"]
+_LINEAR_CLI = [
+    "--instance",
+    "dubey",
+    "--dim",
+    "3",
+    "--agents",
+    "3",
+    "--arms",
+    "6",
+    "--horizon",
+    "150",
+]
+_SETTING_CLI = ["--agents", "4", "--arms", "3", "--horizon", "200", "--epsilon", "1"]
 BENCH: dict[str, list[str]] = {
-    "cdp_mab": ["--instance", "biased", "--agents", "4", "--arms", "10", "--horizon", "4000"],
-    "private_fedlin_ucb": ["--instance", "dubey", "--dim", "3", "--agents", "3", "--arms", "6",
-                           "--horizon", "150"],
-    "fed_ucb": ["--setting", "neighbours+private", "--agents", "4", "--arms", "3",
-                "--horizon", "200"],
-    "private_coop_ts": ["--setting", "gossip+private", "--agents", "4", "--arms", "3",
-                        "--horizon", "200"],
+    "cdp_mab": _ELIM_CLI,
+    "ddp_mab": _ELIM_CLI,
+    "hdp_mab": _ELIM_CLI,
+    "private_fedlin_ucb": _LINEAR_CLI,
+    "private_dec_fedlin_ucb": _LINEAR_CLI,
+    "fedlin_ucb_dp": _LINEAR_CLI,
+    "fed_ucb": ["--setting", "neighbours+private", *_SETTING_CLI],
+    "private_coop_ts": ["--setting", "gossip+private", *_SETTING_CLI],
 }  # fmt: skip
 
 
