@@ -61,8 +61,29 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def check_spaces(make_env: EnvFactory, episodes: int = 3, seed: int = 0) -> None:
+    """Play ``episodes`` full episodes with seeded random actions (seeds ``seed``,
+    ``seed + 1``, ...: an env that draws its instance at reset shows another one each
+    time) and check that every observation of every step lies in its space.
+
+    Raises:
+        AssertionError: On the first observation outside its space, naming the step and
+            the agent.
+
+    Examples:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> check_spaces(lambda: federated_mab_v0.parallel_env(horizon=5), episodes=2)
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    env = make_env()
+    for k in range(episodes):
+        _episode(env, seed + k, check_spaces=True)
+
+
 def check_parallel_env(make_env: EnvFactory, num_cycles: int = 1000, seed: int = 0) -> None:
-    """Run PettingZoo's parallel and AEC API tests and check observations lie in their spaces.
+    """Run PettingZoo's parallel and AEC API tests and check observations lie in their
+    spaces over three full episodes (:func:`check_spaces`).
 
     Raises:
         AssertionError: On the first violation.
@@ -76,7 +97,7 @@ def check_parallel_env(make_env: EnvFactory, num_cycles: int = 1000, seed: int =
         warnings.simplefilter("ignore", UserWarning)
         parallel_api_test(make_env(), num_cycles=num_cycles)
         api_test(parallel_to_aec(make_env()), num_cycles=num_cycles)
-    _episode(make_env(), seed, check_spaces=True)
+    check_spaces(make_env, episodes=3, seed=seed)
 
 
 def check_determinism(make_env: EnvFactory, seed: int = 0, other_seed: int | None = None) -> None:

@@ -8,7 +8,8 @@ Agents             ``agent_0 .. agent_{N-1}``, all act every step
 Action space       ``Discrete(K)``: the index of the chosen vector in this step's decision
                    set; with ``message_dim = D > 0``: ``Dict(arm=Discrete(K),
                    message=Box(lo, hi, (D,)))``, as in ``federated_mab_v0``
-Observation space  ``contexts=Box(-L, L, (K, d), float32)``: the decision set to choose
+Observation space  ``contexts=Box(-L, L, (K, d), float32)`` (``L``: the first problem's
+                   largest feature norm, at least 1): the decision set to choose
                    from *now*; ``arm``, ``reward``, ``step``: the last choice and its
                    reward; with messages, ``messages``/``mask`` (and ``server``/
                    ``server_mask`` for a server protocol such as
@@ -138,7 +139,10 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(n)]
         self.agents: list[AgentID] = []
         self._actions = ActionParser(self.possible_agents, self.n_arms, self.message_dim, (lo, hi))
-        bound = float(np.abs(problem.features).max())
+        # every coordinate of a context lies within its norm: L = the construction
+        # problem's feature_bound, at least 1 (the shipped kinds draw their features in
+        # the unit ball), so that the problems drawn at reset lie inside too
+        bound = self.context_bound = max(1.0, float(problem.feature_bound))
         spec = (self.n_arms, self.horizon, problem.reward_bounds, self.message_dim, (lo, hi))
         self._obs_spaces = {}
         for a in self.possible_agents:
@@ -188,6 +192,17 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         """This step's decision sets as pool rows ``(N, K)`` (a copy; for tests)."""
         return self._sets.copy()
 
+    def _check_bound(self, problem: LinearProblem, what: str) -> None:
+        """Refuse a problem whose contexts would leave the declared ``contexts`` space."""
+        top = float(np.abs(problem.features).max())
+        if top > self.context_bound:
+            raise ValueError(
+                f"{what} has a feature coordinate of {top:.4g}, beyond the contexts space's "
+                f"bound {self.context_bound:.4g} (set at construction from the first problem's "
+                "feature norm, at least 1): normalise the features, or build the env with a "
+                "problem whose vectors are the longest"
+            )
+
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
@@ -208,10 +223,12 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
                     f"options['problem'] must be a LinearProblem with {self.n_agents} agents, "
                     f"set_size {self.n_arms} and dim {self.dim}, got {pinned!r}"
                 )
+            self._check_bound(pinned, "options['problem']")
             self.problem = pinned
         elif self.sampler is not None:
             s = int(self._np_random.integers(2**63)) if seed is None else seed
             self.problem = self._draw(instance_seed(s, self.split))
+            self._check_bound(self.problem, f"the problem drawn for seed {s}")
             self._instance = s
         if self.message_dim:
             self.protocol.reset(self.network, self._rngs[1])
