@@ -21,6 +21,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from fedbandit_env.extras import MissingExtra
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("fedbandit_env.cli.bench", "benchmark policies on one scenario"),
     "sweep": (
@@ -130,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rest.remove(args.command)
             args = parser.parse_args([args.command, *config_args(args.config), *rest])
         module.run(args)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, MissingExtra) as err:
         parser.exit(2, f"fedbandit: error: {err}\n")
     return 0
 

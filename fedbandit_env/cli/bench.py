@@ -35,6 +35,7 @@ from fedbandit_env.cli.report import (
     instance_record,
     problem_record,
 )
+from fedbandit_env.extras import MissingExtra
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
@@ -176,8 +177,11 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             f"{scenario.graph}, T={scenario.horizon}, {args.trials} trials"
             + (f", setting {scenario.setting}" if scenario.setting else "")
         )
-        plot_regret(curves, out / "regret.png", title=title)
-        written.append("regret.png")
+        try:
+            plot_regret(curves, out / "regret.png", title=title)
+            written.append("regret.png")
+        except MissingExtra as err:  # the results are written; the picture needs an extra
+            print(f"fedbandit: no plot: {err}", file=sys.stderr)
     print(f"wrote {', '.join(str(out / w) for w in written)} in {elapsed:.1f}s")
     if any(np.isfinite(c.privacy_spent[-1]) and c.privacy_spent[-1] > 0 for c in curves):
         print(

@@ -37,6 +37,7 @@ from fedbandit_env.cli.report import (
     instance_record,
     problem_record,
 )
+from fedbandit_env.extras import MissingExtra
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import (
@@ -271,7 +272,10 @@ def sweep(args: argparse.Namespace) -> list[RegretCurves]:
     if not args.no_plot:
         from fedbandit_env.runner.plot import plot_results
 
-        written += plot_results(out / "results.csv", out)
+        try:
+            written += plot_results(out / "results.csv", out)
+        except MissingExtra as err:  # the results are written; the picture needs an extra
+            print(f"fedbandit: no plot: {err}", file=sys.stderr)
     print(f"wrote {', '.join(str(w) for w in written)} in {elapsed:.1f}s")
     return curves
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from fedbandit_env import registry
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+from fedbandit_env.extras import require
 from fedbandit_env.rl.common import REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
 from fedbandit_env.runner.instances import instance_names
@@ -159,6 +160,8 @@ def refuse_bench_options(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Train, save, and say how to evaluate the model on held-out instances."""
+    for module in ("torch", "stable_baselines3"):  # one line naming the extra, if missing
+        require(module, "rl", "fedbandit train")
     from fedbandit_env.rl.stack import LearnerStack
     from fedbandit_env.rl.train import train_model
     from fedbandit_env.runner.files import check_writable

@@ -10,19 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from fedbandit_env.extras import require
 from fedbandit_env.runner.files import atomic_path
 from fedbandit_env.runner.rollout import RegretCurves
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - exercised only without the extra
-        raise ImportError("plotting needs matplotlib: pip install 'fedbandit_env[plots]'") from err
-    return plt
+    matplotlib = require("matplotlib", "plots", "plotting")  # MissingExtra without it
+    matplotlib.use("Agg")
+    return require("matplotlib.pyplot", "plots", "plotting")
 
 
 def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:

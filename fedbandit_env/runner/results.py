@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fedbandit_env.extras import require
 from fedbandit_env.runner.files import package_versions, strict_json, write_text_atomic
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.type_aliases import FloatArray
@@ -118,10 +119,7 @@ def write_parquet(curves: Sequence[RegretCurves], path: str | Path) -> Path | No
 
 def _read_columns(path: Path) -> dict[str, list[Any]]:
     if path.suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as err:  # pragma: no cover - only without the extra
-            raise ImportError("reading Parquet needs pyarrow: pip install pyarrow") from err
+        pq = require("pyarrow.parquet", "parquet", "reading Parquet")
         return {str(k): v for k, v in pq.read_table(path).to_pydict().items()}
     with path.open(newline="") as fh:
         reader = csv.reader(fh)

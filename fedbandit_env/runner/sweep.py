@@ -40,6 +40,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
+from fedbandit_env.extras import require
 from fedbandit_env.runner.compare import policy_label, policy_name
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.rollout import RegretCurves
@@ -274,10 +275,8 @@ def engine(jobs: int = 1, cluster: str | None = None) -> Iterator[tuple[str, int
         yield ("sequential", 1) if jobs == 1 else ("loky", jobs)
         return
     kind, workers = parse_cluster(cluster)
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as err:  # pragma: no cover - only without the extra
-        raise ImportError("a cluster needs dask: pip install 'fedbandit_env[cluster]'") from err
+    distributed = require("dask.distributed", "cluster", "a cluster")
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if kind == "local":
         n = workers or jobs
         with (
