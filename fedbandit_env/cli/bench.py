@@ -135,6 +135,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             progress=not args.no_progress,
         )
         c.meta["lambda_2"] = lambda_2
+        c.scenario = scenario.label  # rows that say what they are (two benches concatenated)
         if "rejected_messages" in c.meta:  # dropped as no honest sender's, all trials
             c.meta["rejected_messages"] = int(np.sum(c.meta["rejected_messages"]))
         if kwargs.get("epsilon") is not None and np.isfinite(kwargs["epsilon"]):

@@ -52,7 +52,7 @@ def tidy_columns(curves: Sequence[RegretCurves]) -> dict[str, np.ndarray]:
         trials, agents, records = c.regret.shape
         rows = trials * agents * records
         parts["scenario"].append(np.full(rows, c.scenario, dtype=object))
-        parts["setting"].append(np.full(rows, c.setting, dtype=object))
+        parts["setting"].append(np.full(rows, c.setting or NO_SETTING, dtype=object))
         parts["policy"].append(np.full(rows, c.policy, dtype=object))
         parts["seed"].append(np.repeat(c.seeds, agents * records))
         parts["agent"].append(np.tile(np.repeat(np.arange(agents), records), trials))
@@ -78,7 +78,7 @@ def write_csv(curves: Sequence[RegretCurves], path: str | Path) -> Path:
         >>> header
         'scenario,setting,policy,seed,agent,t,regret,comm_cost,privacy_spent,privacy_delta,privileged'
         >>> first
-        ',,p,0,0,1,0.0,0.0,nan,nan,0'
+        ',own,p,0,0,1,0.0,0.0,nan,nan,0'
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -373,6 +373,9 @@ def markdown_table(curves: Sequence[RegretCurves], sort: bool = True) -> str:
         lines += ["", "\\* " + PRIVILEGED_NOTE]
     return "\n".join(lines)
 
+
+NO_SETTING = "own"
+"""The ``setting`` column of rows run without a setting: each policy in the env it asks for."""
 
 RESULTS_VIEW = (
     "privileged: the per-agent regret at every recorded step shows each agent's arms, "
