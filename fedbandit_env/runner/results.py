@@ -137,6 +137,44 @@ def _read_columns(path: Path) -> dict[str, list[Any]]:
     return {name: list(col) for name, col in zip(header, values, strict=True)}
 
 
+def _column(
+    raw: dict[str, list[Any]], name: str, dtype: Any, path: Path, default: Any = None
+) -> Any:
+    """Column ``name`` as an array of ``dtype``; a cell that is not one names its file,
+    line and column (Parquet: its row)."""
+    values = raw.get(name)
+    if values is None:
+        return np.asarray([default] * len(raw["policy"]), dtype=dtype)
+    try:
+        return np.asarray(values, dtype=dtype)
+    except (ValueError, TypeError):
+        for i, v in enumerate(values):
+            try:
+                np.asarray(v, dtype=dtype)
+            except (ValueError, TypeError):
+                line = i + 2 if path.suffix != ".parquet" else i  # the header is line 1
+                where = f"line {line}" if path.suffix != ".parquet" else f"row {line}"
+                kind = "an integer" if dtype is np.int64 else "a number"
+                raise ValueError(
+                    f"{str(path)!r} {where}, column {name!r}: {v!r} is not {kind}"
+                ) from None
+        raise  # pragma: no cover - the array failed but no cell did
+
+
+def _check_non_negative(values: Any, name: str, path: Path, allow_nan: bool = False) -> None:
+    """Refuse a cell no run writes: a NaN (unless allowed), an infinity, a negative value."""
+    bad = (values < 0) | np.isinf(values)
+    if not allow_nan:
+        bad |= np.isnan(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        line = f"line {i + 2}" if path.suffix != ".parquet" else f"row {i}"
+        raise ValueError(
+            f"{str(path)!r} {line}, column {name!r}: {float(values[i])} is not a {name} any run "
+            "writes (finite and >= 0): the table was edited or damaged"
+        )
+
+
 def read_csv(path: str | Path) -> list[RegretCurves]:
     """Read a tidy table (CSV or ``.parquet``) back: one :class:`RegretCurves` per
     (scenario, policy), in order of first appearance.
@@ -166,14 +204,16 @@ def read_csv(path: str | Path) -> list[RegretCurves]:
     scenario = [str(v) for v in raw.get("scenario", [""] * n)]
     setting = [str(v) for v in raw.get("setting", [""] * n)]
     policy = [str(v) for v in raw["policy"]]
-    seed = np.asarray(raw[seed_key], dtype=np.int64)
-    agent = np.asarray(raw["agent"], dtype=np.int64)
-    step = np.asarray(raw["t"], dtype=np.int64)
-    regret = np.asarray(raw["regret"], dtype=np.float64)
-    cost = np.asarray(raw.get("comm_cost", [0.0] * n), dtype=np.float64)
-    privacy = np.asarray(raw.get("privacy_spent", ["nan"] * n), dtype=np.float64)
-    deltas = np.asarray(raw.get("privacy_delta", ["nan"] * n), dtype=np.float64)
-    flags = np.asarray(raw.get("privileged", [0] * n), dtype=np.float64)  # older tables: 0
+    seed = _column(raw, seed_key, np.int64, path)
+    agent = _column(raw, "agent", np.int64, path)
+    step = _column(raw, "t", np.int64, path)
+    regret = _column(raw, "regret", np.float64, path)
+    cost = _column(raw, "comm_cost", np.float64, path, 0.0)
+    privacy = _column(raw, "privacy_spent", np.float64, path, "nan")
+    deltas = _column(raw, "privacy_delta", np.float64, path, "nan")
+    flags = _column(raw, "privileged", np.float64, path, 0)  # older tables: 0
+    _check_non_negative(regret, "regret", path)  # pseudo-regret: never NaN, never < 0
+    _check_non_negative(cost, "comm_cost", path)
     groups: dict[tuple[str, str, str], list[int]] = {}
     for row, key in enumerate(zip(scenario, setting, policy, strict=True)):
         groups.setdefault(key, []).append(row)

@@ -27,7 +27,7 @@ def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
 
 
 def test_require_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _hide(monkeypatch, "matplotlib")
+    _hide(monkeypatch, "matplotlib", "matplotlib.pyplot")
     with pytest.raises(
         MissingExtra, match=r"plotting needs matplotlib: pip install 'fedbandit_env\[plots\]'"
     ):
