@@ -56,6 +56,23 @@ def _policy_reads(pid: str, dest: str, args: argparse.Namespace, default: Any) -
     return bool(with_it != without)
 
 
+def _draws_noise(policies: Sequence[str], setting: str | None, args: argparse.Namespace) -> bool:
+    """Whether the setting privatises rewards or a chosen policy has a mechanism of its
+    own (its constructor from the command line's options)."""
+    if setting is not None and setting.endswith("+private"):
+        return True
+    n, m = getattr(args, "agents", 2), getattr(args, "arms", None) or 2
+    for pid in policies:
+        spec = registry.spec(pid)
+        try:
+            team = spec.make(**spec.options(vars(args), None))
+        except (TypeError, ValueError, AttributeError):
+            return True  # an entry point that needs the real problem: assume it may
+        if team.noise_source() is not None or team.requirements(n, m).epsilon is not None:
+            return True
+    return False
+
+
 def inert_options(
     args: argparse.Namespace, parser: argparse.ArgumentParser, policies: Sequence[str]
 ) -> list[str]:
@@ -106,6 +123,10 @@ def inert_options(
         ),
         "gap": (args.instance != "conflicting", f"the instance is {args.instance!r}"),
         "heterogeneity": (args.instance != "dubey", "the instance is not linear"),
+        "privacy_noise": (
+            not _draws_noise(refs, setting, args),
+            "no chosen policy or setting draws privacy noise",
+        ),
         **{
             name: (not getattr(args, switch, 0), why)
             for name, (switch, why) in FAULT_QUALIFIERS.items()

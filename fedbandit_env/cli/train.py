@@ -158,6 +158,43 @@ def refuse_bench_options(args: argparse.Namespace) -> None:
         )
 
 
+def refuse_inert_training_options(args: argparse.Namespace) -> None:
+    """Refuse training options that would change nothing: ``--episode-lengths`` without
+    ``--horizon-free`` (a horizon-bound learner would be shown horizons it cannot read),
+    and ``--epsilon`` or ``--privacy-noise secure`` outside a ``+private`` setting (no
+    noise is drawn).
+
+    Raises:
+        ValueError: Naming the option.
+
+    Examples:
+        >>> from fedbandit_env.cli import build_parser
+        >>> args = build_parser("train").parse_args(
+        ...     ["train", "ppo", "--setting", "neighbours", "--episode-lengths", "50:200"])
+        >>> try:
+        ...     refuse_inert_training_options(args)
+        ... except ValueError as err:
+        ...     print(str(err)[:45])
+        --episode-lengths needs --horizon-free (a lea
+    """
+    if args.episode_lengths is not None and not args.horizon_free:
+        raise ValueError(
+            "--episode-lengths needs --horizon-free (a learner that reads the step and the "
+            "horizon cannot be trained over several horizons)"
+        )
+    private = (args.setting or "").endswith("+private")
+    if not private and args.privacy_noise != "seeded":
+        raise ValueError(
+            f"--privacy-noise {args.privacy_noise} changes nothing in the {args.setting!r} "
+            "setting: no noise is drawn (use a +private setting)"
+        )
+    if not private and args.epsilon != 1.0:
+        raise ValueError(
+            f"--epsilon {args.epsilon} changes nothing in the {args.setting!r} setting: "
+            "no noise is drawn (use a +private setting)"
+        )
+
+
 def run(args: argparse.Namespace) -> None:
     """Train, save, and say how to evaluate the model on held-out instances."""
     for module in ("torch", "stable_baselines3"):  # one line naming the extra, if missing
@@ -177,6 +214,7 @@ def run(args: argparse.Namespace) -> None:
         raise ValueError("--horizon-free and --share-counts read per-arm statistics: not linear")
     if args.setting is None and not linear:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
+    refuse_inert_training_options(args)
     if args.episode_lengths is not None:
         args.horizon = args.episode_lengths[1]  # the env runs the longest episode
     scenario = scenario_from_args(args)

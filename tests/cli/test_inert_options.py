@@ -1,0 +1,56 @@
+"""Options that change nothing are said, not passed in silence (issue 53, item 5):
+``--privacy-noise secure`` where nothing draws privacy noise (a warning: the run is still
+valid), and training options a run would ignore (refused before training)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fedbandit_env.cli import main
+
+SMALL = ["--agents", "3", "--arms", "2", "--horizon", "20", "--trials", "1", "--no-plot",
+         "--no-progress"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "warned"),
+    [
+        (["--policies", "coop_ts"], True),
+        (["--policies", "coop_ts,local_ucb", "--setting", "neighbours"], True),
+        (["--policies", "cdp_mab"], False),  # its own Laplace mechanism
+        (["--policies", "coop_ts", "--setting", "neighbours+private"], False),
+    ],
+)
+def test_secure_noise_where_nothing_draws_noise_is_a_warning(
+    argv: list[str], warned: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if "neighbours+private" in argv:
+        argv = ["--policies", "private_coop_ts", "--setting", "neighbours+private"]
+    assert main(["bench", *argv, *SMALL, "--privacy-noise", "secure", "--out", str(tmp_path)]) == 0
+    line = "--privacy-noise secure changes nothing: no chosen policy or setting draws"
+    assert (line in capsys.readouterr().err) is warned
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--setting", "neighbours", "--episode-lengths", "50:200"],
+            "--episode-lengths needs --horizon-free",
+        ),
+        (
+            ["--setting", "neighbours", "--privacy-noise", "secure"],
+            "--privacy-noise secure changes nothing",
+        ),
+        (["--setting", "gossip", "--epsilon", "0.5"], "--epsilon 0.5 changes nothing"),
+    ],
+)
+def test_training_options_that_change_nothing_are_refused(
+    extra: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "ppo", "--timesteps", "10", *extra, "--out", str(tmp_path / "m")])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
