@@ -168,7 +168,7 @@ def register_policies() -> None:
     )
     register(
         "private_coop_ts",
-        "baselines.thompson:CooperativeTS",
+        "baselines.thompson:PrivateCooperativeTS",
         description="cooperative Thompson sampling on private rewards (tree noise in posterior)",
         family="thompson",
         kwargs={"share": "hold", "epsilon": 1.0},

@@ -14,7 +14,7 @@ Examples:
 
 from typing import Any
 
-from baselines.thompson.policies import CooperativeTS, LocalTS
+from baselines.thompson.policies import CooperativeTS, LocalTS, PrivateCooperativeTS
 
 
 def private_ts_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
@@ -28,4 +28,4 @@ def private_ts_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
     return {"epsilon": options.get("epsilon", 1.0)}
 
 
-__all__ = ["CooperativeTS", "LocalTS", "private_ts_options"]
+__all__ = ["CooperativeTS", "LocalTS", "PrivateCooperativeTS", "private_ts_options"]

@@ -239,6 +239,35 @@ class CooperativeTS(Policy):
         return {"arm": arm, "message": self.message()}
 
 
+class PrivateCooperativeTS(CooperativeTS):
+    """:class:`CooperativeTS` on private rewards only (``private_coop_ts``): an
+    ``epsilon`` is required, so the private id never runs without noise.
+
+    Examples:
+        >>> PrivateCooperativeTS(epsilon=0.5).requirements(3, 2).epsilon
+        0.5
+        >>> PrivateCooperativeTS(epsilon=None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: PrivateCooperativeTS sees rewards only through PrivateRewards: ...
+    """
+
+    def __init__(
+        self,
+        share: str | None = "hold",
+        posterior: str = "auto",
+        scale: float | None = None,
+        epsilon: float | None = 1.0,
+        sensitivity: float = 1.0,
+    ) -> None:
+        if epsilon is None:
+            raise ValueError(
+                "PrivateCooperativeTS sees rewards only through PrivateRewards: it needs an "
+                "epsilon (coop_ts is the non-private form)"
+            )
+        super().__init__(share, posterior, scale, epsilon, sensitivity)
+
+
 class LocalTS(CooperativeTS):
     """Thompson sampling on the agent's own rewards only (Thompson 1933; Agrawal and
     Goyal 2012/2013): the no-communication reference beside UCB1 and KL-UCB.
@@ -262,6 +291,7 @@ __all__ = [
     "SHARES",
     "CooperativeTS",
     "LocalTS",
+    "PrivateCooperativeTS",
     "private_extra_variance",
     "resolve_posterior",
 ]

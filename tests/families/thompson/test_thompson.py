@@ -148,3 +148,12 @@ def test_the_dducb_instance_is_the_papers_and_needs_gaussian_noise() -> None:
     assert (problem.local_means == problem.global_means).all()  # homogeneous agents
     with pytest.raises(ValueError, match="gaussian"):
         Scenario(n_agents=4, n_arms=17, instance="dducb").problem()
+
+
+def test_the_private_id_never_runs_without_noise() -> None:
+    # issue 53: private_coop_ts(epsilon=None) ran coop_ts under the private id
+    from fedbandit_env.registry import make
+
+    with pytest.raises(ValueError, match="needs an epsilon"):
+        make("private_coop_ts", epsilon=None)
+    assert make("private_coop_ts").requirements(3, 2).epsilon == 1.0
