@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.runner.files import check_writable
 
     papers = tuple(p.strip() for p in (args.papers or "").split(",") if p.strip()) or None
+    if args.papers is not None and papers is None:  # '' or ',': not "every paper"
+        raise ValueError(f"--papers names no paper ({args.papers!r}); leave it out for all")
+    if args.store is not None and Path(args.store).exists() and not Path(args.store).is_dir():
+        raise ValueError(f"--store must be a folder, and {str(args.store)!r} is a file")
     out = Path("docs") if args.docs else (args.out or Path("results/reproduce"))
     check_writable(out)
     if args.jobs < 1:

@@ -9,6 +9,7 @@ build the same env around a scenario; it is saved as ``<model>.fedbandit.json``.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -289,9 +290,18 @@ def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     if algo not in SB3_ALGOS or not path:
         raise ValueError(f"a saved model is named <{'|'.join(SB3_ALGOS)}>:<path>, got {spec!r}")
     file = Path(path)
+    if file.is_dir():  # what fedbandit train --out DIR writes: DIR/model.zip
+        if not (file / "model.zip").is_file():
+            raise ValueError(f"no saved model in the folder {path!r} (no model.zip in it)")
+        file = file / "model.zip"
+        path, spec = str(file), f"{algo}:{file}"
     if not file.exists() and not file.with_suffix(".zip").exists():
         raise ValueError(f"no saved model at {path!r}")
     from fedbandit_env.runner.evaluate import model_label
 
     cls: Any = algorithm(algo)
-    return model_label(spec), cls.load(path, device="cpu"), LearnerStack.load(path)
+    try:
+        model = cls.load(path, device="cpu")
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path!r} is not a saved {algo} model ({err})") from err
+    return model_label(spec), model, LearnerStack.load(path)

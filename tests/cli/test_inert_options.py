@@ -54,3 +54,29 @@ def test_training_options_that_change_nothing_are_refused(
         main(["train", "ppo", "--timesteps", "10", *extra, "--out", str(tmp_path / "m")])
     assert stop.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["reproduce", "--papers", ""], "--papers names no paper"),
+        (["reproduce", "--papers", " , "], "--papers names no paper"),
+        (["reproduce", "--store", "FILE"], "--store must be a folder"),
+        (["bench", "--policies", "ppo:FOLDER", *SMALL], "no saved model in the folder"),
+        (["bench", "--policies", "ppo:FILE", *SMALL], "is not a saved ppo model"),
+    ],
+)
+def test_bad_inputs_of_issue_53_end_in_one_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # on d3a7325: '' ran every paper, a file as the store did not refuse, and a folder or
+    # a zip that is no model ended in tracebacks
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file.zip").write_text("not a model")
+    subst = {"FILE": str(tmp_path / "file.zip"), "FOLDER": str(tmp_path / "folder")}
+    argv = [subst.get(a, a.replace("FOLDER", subst["FOLDER"]).replace("FILE", subst["FILE"]))
+            for a in argv]  # fmt: skip
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and "Traceback" not in err, err
