@@ -198,6 +198,8 @@ class LearnerStack:
             >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200,
             ...                                     instance="biased"))
             []
+            >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200))
+            ['the fixed instance conflicting(N=3,M=3) (trained on biased(N=3,M=3))']
             >>> for what in stack.untrained_conditions(
             ...     Scenario(n_agents=3, n_arms=3, horizon=2000, instances="held_out")
             ... ):
@@ -211,9 +213,17 @@ class LearnerStack:
             trained = f"T={self.horizon}" if low == self.horizon else f"T={low}..{self.horizon}"
             free = ", horizon-free features" if self.horizon_free else ""
             out.append(f"horizon T={scenario.horizon} (trained at {trained}{free})")
-        here = "fixed" if scenario.instances == "fixed" else scenario.distribution_name
-        if self.distribution and here not in (self.distribution, "fixed"):
-            out.append(f"instances {here} (trained on {self.distribution})")
+        # a fixed instance is one instance of its kind: covered when the model was trained
+        # on that kind and shape, flagged when on another (silent at d3a7325)
+        if not self.distribution:
+            return out
+        try:
+            here = scenario.distribution_name
+        except ValueError:  # a fixed instance whose kind cannot draw at this shape
+            here = scenario.instance
+        if here != self.distribution:
+            fixed = "the fixed instance " if scenario.instances == "fixed" else "instances "
+            out.append(f"{fixed}{here} (trained on {self.distribution})")
         return out
 
     def save(self, model_path: str | Path) -> Path:
