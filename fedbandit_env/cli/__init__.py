@@ -108,7 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fedbandit`` command; returns the exit status.
 
     Errors in the options or the setting print one line (exit status 2), not a
-    traceback.
+    traceback; so does Ctrl-C, at any point (exit status 130; ``sweep`` says how to
+    resume).
 
     Examples:
         >>> try:
@@ -117,7 +118,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ...     print(stop.code)
         2
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("fedbandit: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    """:func:`main` without its handling of Ctrl-C."""
     command = _command(argv)
     if command:  # modules named by --import register policies, and their options' flags
         _import_first(argv)
