@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -30,6 +31,21 @@ LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
 ``+private`` ones are multi-armed only; the linear family privatises what it sends)."""
 INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
 """``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
+
+
+@functools.lru_cache(maxsize=64)
+def _network(
+    graph: str, n_agents: int, seed: int, components: tuple[int, ...] | None, p: float | None
+) -> Network:
+    """:meth:`Scenario.network`, built once per distinct graph."""
+    if components is not None:
+        kwargs = {"p": p} if p is not None else {}
+        return make_components(tuple(components), graph, seed=seed, **kwargs)
+    if p is not None:
+        if graph != "erdos_renyi":
+            raise ValueError(f"graph_p applies to 'erdos_renyi' only, not {graph!r}")
+        return make_network(graph, n_agents, seed=seed, p=p)
+    return make_network(graph, n_agents, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -211,15 +227,18 @@ class Scenario:
         return self.distribution().sample(instance_seed(env_seed, self.instances))
 
     def network(self) -> Network:
-        """Build the (seeded) communication graph."""
-        if self.components is not None:
-            kwargs = {"p": self.graph_p} if self.graph_p is not None else {}
-            return make_components(self.components, self.graph, seed=self.seed, **kwargs)
-        if self.graph_p is not None:
-            if self.graph != "erdos_renyi":
-                raise ValueError(f"graph_p applies to 'erdos_renyi' only, not {self.graph!r}")
-            return make_network(self.graph, self.n_agents, seed=self.seed, p=self.graph_p)
-        return make_network(self.graph, self.n_agents, seed=self.seed)
+        """The (seeded) communication graph: built once per graph (kind, size, seed,
+        components, ``p``) in a process, so that its consensus facts (eigenvalues,
+        ``lambda_2``: cached properties of the immutable :class:`Network`) are computed
+        once per network, not once per trial.
+
+        Examples:
+            >>> s = Scenario(n_agents=4, graph="ring")
+            >>> s.network() is Scenario(n_agents=4, graph="ring", horizon=7).network()
+            True
+        """
+        parts = tuple(self.components) if self.components is not None else None
+        return _network(self.graph, self.n_agents, self.seed, parts, self.graph_p)
 
     def make_env(
         self, needs: Requirements | None = None, **kwargs: Any
