@@ -180,9 +180,15 @@ def register_policies() -> None:
     consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
         (
             "dducb",
-            "Martinez-Rubio et al. 2019: delayed UCB on Chebyshev-accelerated consensus",
-            {"accelerated": True},
+            "Martinez-Rubio et al. 2019: delayed UCB, the authors' best (plain rounds, C_small)",
+            {"accelerated": False, "stage": "accelerated", "code_alias": True},
             ("default", "speed"),
+        ),
+        (
+            "dducb_accelerated",
+            "DDUCB as the paper states it: Chebyshev-accelerated consensus rounds",
+            {"accelerated": True},
+            (),
         ),
         ("dducb_plain", "DDUCB with plain consensus rounds (its C)", {"accelerated": False}, ()),
     )

@@ -125,6 +125,10 @@ class _Consensus(Policy):
         return {"arm": arm, "message": out}
 
 
+STAGE_RULES = ("accelerated", "plain")
+"""The named stage formulas :class:`DDUCB` takes for ``stage``."""
+
+
 class DDUCB(_Consensus):
     """Decentralized delayed UCB (Martinez-Rubio, Kanade and Rebeschini 2019, Alg. 1-2).
 
@@ -147,8 +151,10 @@ class DDUCB(_Consensus):
         precision: The consensus precision ``eps`` (the authors' experiments: 1/22).
         eta: The width's constant (theirs: 2).
         sigma: The rewards' sub-Gaussian scale (default: half the declared range, or 1).
-        stage: Override ``C`` (the code's ``C_small`` runs its unaccelerated form with
-            the accelerated ``C``).
+        stage: ``C``: an integer, ``"accelerated"`` or ``"plain"`` (that variant's
+            formula, whatever rounds run: the authors' code's ``C_small`` runs plain
+            rounds with the accelerated ``C``, their best), or ``None`` (the formula of
+            the rounds that run).
         code_alias: ``alpha`` as the authors' code leaves it (module docstring):
             accelerated, the agent's own pulls since the first stage's end stay in
             ``delta`` at weight ``1 / N``; plain, ``alpha`` gets its last stage at
@@ -173,7 +179,7 @@ class DDUCB(_Consensus):
         precision: float = 1.0 / 22.0,
         eta: float = 2.0,
         sigma: float | None = None,
-        stage: int | None = None,
+        stage: int | str | None = None,
         code_alias: bool = False,
     ) -> None:
         super().__init__(sigma)
@@ -181,11 +187,19 @@ class DDUCB(_Consensus):
             raise ValueError(f"precision must be a finite number > 0, got {precision!r}")
         if not (eta > 0 and np.isfinite(eta)):
             raise ValueError(f"eta must be a finite number > 0, got {eta!r}")
-        if stage is not None and (isinstance(stage, bool) or int(stage) != stage or stage < 1):
-            raise ValueError(f"stage must be an integer >= 1 or None, got {stage!r}")
+        if (
+            stage is not None
+            and stage not in STAGE_RULES
+            and (isinstance(stage, bool | str) or int(stage) != stage or stage < 1)
+        ):
+            raise ValueError(
+                f"stage must be an integer >= 1, one of {STAGE_RULES} or None, got {stage!r}"
+            )
         self.accelerated = bool(accelerated)
         self.precision, self.eta = float(precision), float(eta)
-        self.stage_arg = None if stage is None else int(stage)
+        self.stage_arg: int | str | None = (
+            stage if stage is None or stage in STAGE_RULES else int(stage)
+        )
         self.code_alias = bool(code_alias)
         self.closed = False
         self.stage = 1
@@ -199,12 +213,16 @@ class DDUCB(_Consensus):
         :func:`plain_stage`).
 
         Examples:
-            >>> DDUCB().stage_length(100, 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100))
+            >>> lam = 1 / 3 + 2 / 3 * math.cos(2 * math.pi / 100)  # the cycle of 100
+            >>> DDUCB().stage_length(100, lam), DDUCB(accelerated=False).stage_length(100, lam)
+            (164, 5847)
+            >>> DDUCB(accelerated=False, stage="accelerated").stage_length(100, lam)  # C_small
             164
         """
-        if self.stage_arg is not None:
+        if isinstance(self.stage_arg, int):
             return self.stage_arg
-        rule = accelerated_stage if self.accelerated else plain_stage
+        fast = self.accelerated if self.stage_arg is None else self.stage_arg == "accelerated"
+        rule = accelerated_stage if fast else plain_stage
         return rule(n_agents, lam, self.precision)
 
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
@@ -365,4 +383,4 @@ class CoopUCB2(_Consensus):
         return self._send(ucb_arm(self.sent, m, log_t, width2, self.eps_c), self.sent)
 
 
-__all__ = ["DDUCB", "CoopUCB2", "consensus_facts", "consensus_sigma"]
+__all__ = ["DDUCB", "STAGE_RULES", "CoopUCB2", "consensus_facts", "consensus_sigma"]

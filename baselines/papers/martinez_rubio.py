@@ -228,9 +228,9 @@ def rows(horizon: int, trials: int, out: Path) -> list[Row]:
     ordering; draws ``martinez_rubio_cycle.png`` in ``out``."""
     setting = f"cycle of 100, 17 arms, sigma 1, T = {horizon}, {trials} trials (ours)"
     curves = {
-        "dducb": _run("dducb", trials, horizon, code_alias=True),
-        "dducb as stated": _run("dducb", trials, horizon),
-        "dducb_plain_small": _run("dducb_plain", trials, horizon, stage=164, code_alias=True),
+        "dducb": _run("dducb_accelerated", trials, horizon, code_alias=True),
+        "dducb as stated": _run("dducb_accelerated", trials, horizon),
+        "dducb_plain_small": _run("dducb", trials, horizon),  # registered: their C_small
         "coop_ucb_1.01": _run("coop_ucb2", trials, horizon, graph_constants=AUTHORS_EPS_C),
         "coop_ucb2 (eps_c defined)": _run("coop_ucb2", trials, horizon),
     }

@@ -30,7 +30,7 @@ def _agrees(ours: np.ndarray, theirs: list[float]) -> bool:
 
 def test_dducb_agrees_with_the_authors_code_and_the_judge_tells_a_slower_stage_apart() -> None:
     assert len(AUTHORS["dducb"]) == 10
-    assert _agrees(_final("dducb", code_alias=True), AUTHORS["dducb"])
+    assert _agrees(_final("dducb_accelerated", code_alias=True), AUTHORS["dducb"])
     # power: the plain form with its own stage (5847 steps) is another algorithm here
     assert less(np.asarray(AUTHORS["dducb"]), _final("dducb_plain")) == "confirmed"
 
@@ -38,6 +38,7 @@ def test_dducb_agrees_with_the_authors_code_and_the_judge_tells_a_slower_stage_a
 def test_unaccelerated_dducb_with_the_codes_stage_agrees_with_the_authors_code() -> None:
     ours = _final("dducb_plain", stage=164, code_alias=True)
     assert _agrees(ours, AUTHORS["dducb_plain_small"])
+    assert np.array_equal(ours, _final("dducb"))  # the registered default is this form
     assert not _agrees(_final("dducb_plain", stage=164), AUTHORS["dducb_plain_small"])
 
 
