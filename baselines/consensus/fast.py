@@ -21,6 +21,7 @@ from baselines.common.trial import record_step
 from baselines.consensus.kernels import chebyshev_coefficients, chebyshev_step, mix_row, ucb_arm
 from baselines.consensus.policies import DDUCB, CoopUCB2, consensus_sigma
 from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.protocols import make_protocol
 from fedbandit_env.runner.fast import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.type_aliases import FloatArray, IntArray
@@ -163,6 +164,7 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], variant: int) -> TrialResult:
     out, arms, rewards = st.buffers()
     reward_rng, _ = env_generators(env_seed)
     net = scenario.network()
+    make_protocol("broadcast").check_network(net)  # as the PettingZoo path's env refuses
     n = scenario.n_agents
     if net.n_edges == 0:
         raise ValueError("consensus bandits need a communication graph with edges")

@@ -80,3 +80,17 @@ def test_bad_inputs_of_issue_53_end_in_one_line(
         main([*argv, "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and message in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("interactive", [False, True], ids=["fast", "pettingzoo"])
+def test_a_consensus_policy_on_a_disconnected_graph_is_refused_on_both_paths(
+    interactive: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # d3a7325: the fast path ran coop_ucb2 on --components 5,5, which the API refuses
+    argv = ["bench", "--policies", "coop_ucb2", "--components", "5,5", "--agents", "10",
+            "--arms", "3", "--horizon", "20", "--trials", "1", "--no-plot", "--no-progress",
+            "--out", str(tmp_path), *(["--interactive"] if interactive else [])]  # fmt: skip
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert "needs a connected network" in capsys.readouterr().err
