@@ -50,7 +50,7 @@ from pettingzoo import ParallelEnv
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import reset_infos, step_infos
-from fedbandit_env.envs.render import render_text
+from fedbandit_env.envs.render import render_network, render_text
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
@@ -84,8 +84,9 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         message_bounds: ``(low, high)`` of every message entry; messages outside raise.
         link_costs: ``(c1, c2)``: cost of one server-agent link and of one agent-agent
             link per step (Li & Song's experiments: ``c1 = 25`` or ``50``, ``c2 = 1``).
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"``
-            (prints it).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string), ``"human"``
+            (prints it) or ``"rgb_array"`` (a picture of the step: the graph, each agent
+            coloured by its arm, an arrow for every message heard; needs matplotlib).
 
     Examples:
         >>> from fedbandit_env.problems import conflicting
@@ -101,7 +102,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "federated_mab_v0",
         "is_parallelizable": True,
     }
@@ -226,6 +227,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._cum_cost = 0.0
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
         self._last_rewards = np.zeros(self.n_agents)
+        self._heard: np.ndarray | None = None
         self._instance = instance
         return self._observations(None), reset_infos(self.agents, instance)
 
@@ -258,6 +260,7 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         self._cum_regret += regret
         self._last_arms, self._last_rewards = arms, rewards
         delivery = self.protocol.route(messages, self._t) if self.message_dim else None
+        self._heard = None if delivery is None else delivery.mask
         observations = self._observations(delivery)
         done = self._t >= self.horizon
         peer = delivery.peer_links if delivery else 0
@@ -294,10 +297,29 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         """
         return joint_state(self._last_arms, self._last_rewards, self._t, self.n_arms)
 
-    def render(self) -> str | None:
-        """``"ansi"``: a text summary of the last step; ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: a text summary of the last step; ``"human"``: print it;
+        ``"rgb_array"``: a picture of it (:func:`~fedbandit_env.envs.render.render_network`:
+        the graph, each agent coloured by its arm, an arrow for every message heard).
+
+        Examples:
+            >>> env = FederatedMABEnv(MABProblem([[0.2, 0.8], [0.5, 0.5]]), horizon=3,
+            ...                       render_mode="rgb_array")
+            >>> _ = env.reset(seed=0); _ = env.step({"agent_0": 1, "agent_1": 0})
+            >>> env.render().shape
+            (480, 480, 3)
+        """
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return render_network(
+                self.network,
+                self._last_arms,
+                getattr(self, "_heard", None),
+                self._t,
+                self.horizon,
+                self.problem.best_arm,
+            )
         text = self._render_text()
         if self.render_mode == "human":
             print(text)

@@ -265,8 +265,12 @@ class PrivateRewards(ParallelWrapper):
     def render(self) -> str | None:
         """The env's text view with the private rewards (``None`` without a
         ``render_mode``)."""
-        if getattr(self.env, "render_mode", None) is None:
+        mode = getattr(self.env, "render_mode", None)
+        if mode is None:
             return None
+        if mode == "rgb_array":  # the picture shows arms and deliveries, never a reward
+            picture: Any = self.env.render()
+            return picture
         base: Any = self.unwrapped
         best = int(getattr(getattr(base, "problem", None), "best_arm", -1))
         regret = [float(self._infos.get(a, {}).get("cumulative_regret", 0.0)) for a in self._agents]

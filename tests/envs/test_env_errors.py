@@ -148,7 +148,7 @@ def test_messages_checked_for_all_agents_at_once_refuse_what_one_agent_check_ref
         ({"protocol": object()}, TypeError, "protocol must be a Protocol"),
         ({"message_dim": -1}, ValueError, "message_dim must be >= 0, got -1"),
         ({"message_bounds": (1.0, 1.0)}, ValueError, "low < high"),
-        ({"render_mode": "rgb_array"}, ValueError, "render_mode must be None or one of"),
+        ({"render_mode": "rgb"}, ValueError, "render_mode must be None or one of"),
     ],
 )
 def test_constructor_rejects_bad_arguments(kwargs: dict, error: type, match: str) -> None:
