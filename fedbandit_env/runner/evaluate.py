@@ -226,7 +226,7 @@ def one_noise(
     if own == "secure" and scenario.privacy_noise != "secure":
         return team, options, replace(scenario, privacy_noise="secure")
     if own == "seeded" and scenario.privacy_noise == "secure":
-        if options.get("noise", "seeded") != "seeded" or "noise" in options:
+        if "noise" in options:  # asked for seeded noise, explicitly
             raise ValueError(
                 f"{spec.id}: noise={options['noise']!r} asked for while the scenario asks for "
                 "privacy_noise='secure'; they are one setting: drop the option or set both"
