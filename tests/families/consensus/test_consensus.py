@@ -146,6 +146,7 @@ def test_bad_inputs_are_refused() -> None:
         CoopUCB2(graph_constants=[1.0, -1.0])
 
 
+@pytest.mark.slow  # 100 agents x 1e4 steps x 10 trials, twice
 def test_the_registered_dducb_is_the_authors_best_on_their_instance() -> None:
     """Issue 52: ``dducb`` with its registered defaults (plain rounds with the accelerated
     ``C``, their ``C_small``, alpha as their code leaves it) on the cycle of 100 at T =

@@ -316,6 +316,7 @@ def _gamma2_audit(
     )
 
 
+@pytest.mark.slow  # 6 s a row; the exact coupled check below stays in the quick subset
 @pytest.mark.parametrize(
     ("policy", "actions", "noise_scale", "caught"),
     [
