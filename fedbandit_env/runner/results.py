@@ -137,6 +137,12 @@ def _read_columns(path: Path) -> dict[str, list[Any]]:
     return {name: list(col) for name, col in zip(header, values, strict=True)}
 
 
+def _where(path: Path, i: int) -> str:
+    """Where data row ``i`` of a table is: its line in a CSV (the header is line 1), its
+    row in Parquet."""
+    return f"row {i}" if path.suffix == ".parquet" else f"line {i + 2}"
+
+
 def _column(
     raw: dict[str, list[Any]], name: str, dtype: Any, path: Path, default: Any = None
 ) -> Any:
@@ -152,26 +158,21 @@ def _column(
             try:
                 np.asarray(v, dtype=dtype)
             except (ValueError, TypeError):
-                line = i + 2 if path.suffix != ".parquet" else i  # the header is line 1
-                where = f"line {line}" if path.suffix != ".parquet" else f"row {line}"
                 kind = "an integer" if dtype is np.int64 else "a number"
                 raise ValueError(
-                    f"{str(path)!r} {where}, column {name!r}: {v!r} is not {kind}"
+                    f"{str(path)!r} {_where(path, i)}, column {name!r}: {v!r} is not {kind}"
                 ) from None
         raise  # pragma: no cover - the array failed but no cell did
 
 
-def _check_non_negative(values: Any, name: str, path: Path, allow_nan: bool = False) -> None:
-    """Refuse a cell no run writes: a NaN (unless allowed), an infinity, a negative value."""
-    bad = (values < 0) | np.isinf(values)
-    if not allow_nan:
-        bad |= np.isnan(values)
+def _check_non_negative(values: Any, name: str, path: Path) -> None:
+    """Refuse a cell no run writes: a NaN, an infinity, a negative value."""
+    bad = ~np.isfinite(values) | (values < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        line = f"line {i + 2}" if path.suffix != ".parquet" else f"row {i}"
         raise ValueError(
-            f"{str(path)!r} {line}, column {name!r}: {float(values[i])} is not a {name} any run "
-            "writes (finite and >= 0): the table was edited or damaged"
+            f"{str(path)!r} {_where(path, i)}, column {name!r}: {float(values[i])} is not a "
+            f"{name} any run writes (finite and >= 0): the table was edited or damaged"
         )
 
 
