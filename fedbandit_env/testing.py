@@ -215,4 +215,138 @@ def check_replay(
     return slow
 
 
-__all__ = ["Replay", "check_determinism", "check_parallel_env", "check_replay"]
+def vector_actions(
+    rng: np.random.Generator, t: int, num_envs: int, n_agents: int, n_arms: int, message_dim: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The default actions of :func:`check_vector_replay` at step ``t``: uniform arms and
+    uniform messages in ``[0, 1)``, entry 0 (the round protocols' send flag) set on
+    steps ``1, 9, 17, ...`` only, so a hybrid round ends before the next starts.
+
+    Examples:
+        >>> arms, msgs = vector_actions(np.random.default_rng(0), 1, 2, 3, 4, 5)
+        >>> arms.shape, msgs.shape, float(msgs[..., 0].min())
+        ((2, 3), (2, 3, 5), 1.0)
+    """
+    arms = rng.integers(n_arms, size=(num_envs, n_agents))
+    if not message_dim:
+        return arms, None
+    messages = rng.random((num_envs, n_agents, message_dim))
+    messages[..., 0] = 1.0 if t % 8 == 1 else 0.0
+    return arms, messages
+
+
+def check_vector_replay(
+    scenario: Any,
+    needs: Any = None,
+    num_envs: int = 3,
+    seed: int = 0,
+    steps: int | None = None,
+    episodes: int = 2,
+    wrap_env: Callable[[Any], Any] | None = None,
+    wrap_vec: Callable[[Any], Any] | None = None,
+) -> None:
+    """Check that env ``b`` of ``make_vec(scenario, num_envs, needs)`` reset with seed
+    ``s`` replays ``scenario.make_env(needs)`` reset with seed ``s + b``: the same
+    instance, rewards, delivered messages, regret and costs, step by step, under the same
+    actions (:func:`vector_actions`), for ``episodes`` episodes (the later ones reset
+    without a seed, each env continuing its own generator; the vector env autoresets).
+    ``wrap_env`` and ``wrap_vec`` put a further layer over each side (a wrapper and its
+    vector form, e.g. ``LocalStatistics`` and ``VecLocalStatistics``).
+
+    Raises:
+        AssertionError: Naming the episode, step, env and entry that differ.
+
+    Examples:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.policies import Requirements
+        >>> s = Scenario(n_agents=3, n_arms=2, horizon=6, setting="gossip")
+        >>> check_vector_replay(s, Requirements(message_dim=2, public_dim=1), num_envs=2)
+    """
+    from fedbandit_env.vector import inbox, make_vec
+
+    venv = make_vec(scenario, num_envs, needs)
+    envs = [scenario.make_env(needs) for _ in range(num_envs)]
+    if wrap_env is not None:
+        envs = [wrap_env(env) for env in envs]
+    if wrap_vec is not None:
+        venv = wrap_vec(venv)
+    agents = envs[0].possible_agents
+    n, m, d = venv.n_agents, venv.n_arms, venv.message_dim
+    public = int(venv.protocol.public_dim)
+    horizon = venv.horizon if steps is None else min(steps, venv.horizon)
+    rng = np.random.default_rng(seed)
+
+    def same(where: str, ours: Any, theirs: Any) -> None:
+        if not np.array_equal(np.asarray(ours), np.asarray(theirs)):
+            raise AssertionError(f"{where}: vector {ours!r} != PettingZoo {theirs!r}")
+
+    def compare(where: str, obs: dict[str, Any], pz_obs: list[dict[str, Any]]) -> None:
+        got = inbox(obs["messages"], obs["mask"], obs.get("public_mask"), public) if d else None
+        for b, per_agent in enumerate(pz_obs):
+            for i, agent in enumerate(agents):
+                theirs = per_agent[agent]
+                for key in theirs:
+                    if key == "messages":
+                        assert got is not None
+                        ours = got[b, i]
+                    elif key == "arm":
+                        ours = obs["arm"][b, i]
+                    else:
+                        ours = obs[key][b, i]
+                    same(f"{where}, env {b}, {agent}, {key!r}", ours, theirs[key])
+
+    for episode in range(episodes):
+        first = seed if episode == 0 else None
+        if episode == 0:
+            obs, infos = venv.reset(seed=seed)
+        pz = [env.reset(seed=None if first is None else first + b) for b, env in enumerate(envs)]
+        compare(f"episode {episode}, reset", obs, [p[0] for p in pz])
+        if "instance" in infos:
+            for b, (_, pz_infos) in enumerate(pz):
+                same(f"episode {episode}, env {b}, instance", infos["instance"][b],
+                     pz_infos[agents[0]]["instance"])  # fmt: skip
+        for t in range(1, horizon + 1):
+            arms, messages = vector_actions(rng, t, num_envs, n, m, d)
+            obs, rewards, _, truncs, infos = venv.step(arms, messages)
+            results = []
+            for b, env in enumerate(envs):
+                actions: dict[str, Any]
+                if d:
+                    assert messages is not None
+                    actions = {
+                        a: {"arm": int(arms[b, i]), "message": messages[b, i]}
+                        for i, a in enumerate(agents)
+                    }
+                else:
+                    actions = {a: int(arms[b, i]) for i, a in enumerate(agents)}
+                results.append(env.step(actions))
+            where = f"episode {episode}, step {t}"
+            compare(where, obs, [r[0] for r in results])
+            for b, (_, pz_rew, _, pz_trunc, pz_infos) in enumerate(results):
+                same(f"{where}, env {b}, rewards", rewards[b], [pz_rew[a] for a in agents])
+                same(f"{where}, env {b}, truncations", truncs[b], [pz_trunc[a] for a in agents])
+                for key in ("regret", "cumulative_regret"):
+                    theirs = [pz_infos[a][key] for a in agents]
+                    same(f"{where}, env {b}, {key}", infos[key][b], theirs)
+                for key in ("peer_links", "server_links", "comm_cost", "cumulative_comm_cost"):
+                    same(f"{where}, env {b}, {key}", infos[key][b], pz_infos[agents[0]][key])
+                if "epsilon" in pz_infos[agents[0]]:
+                    theirs = pz_infos[agents[0]]["epsilon"]
+                    same(f"{where}, env {b}, epsilon", infos["epsilon"][b], theirs)
+        if horizon < venv.horizon:
+            return
+        if episode + 1 < episodes:  # the vector env's autoreset: the next call resets
+            arms, messages = vector_actions(rng, 0, num_envs, n, m, d)
+            obs, rewards, _, truncs, infos = venv.step(arms, messages)
+            same(f"episode {episode + 1}, autoreset rewards", rewards, np.zeros_like(rewards))
+    venv.close()
+
+
+__all__ = [
+    "Replay",
+    "check_determinism",
+    "check_parallel_env",
+    "check_replay",
+    "check_vector_replay",
+    "vector_actions",
+]

@@ -53,19 +53,22 @@ from fedbandit_env.envs.infos import reset_infos, step_infos
 from fedbandit_env.envs.render import render_network, render_text
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
-from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
+from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.mab import MABProblem
-from fedbandit_env.protocols.base import Delivery, Protocol
+from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import (
     Action,
     AgentID,
     FloatArray,
-    IntArray,
     Observation,
     StepResult,
 )
 from fedbandit_env.validation import check_reset_options
+from fedbandit_env.vector.core import MABCore
+from fedbandit_env.vector.routing import Routed, inbox
+
+_ZERO = np.float32(0.0)
 
 
 class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -158,15 +161,19 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             self.possible_agents, self.n_arms, self.message_dim, self.message_bounds
         )
         self._live: set[AgentID] = set()
-        self._gaps: FloatArray = problem.gaps
-        self._np_random: np.random.Generator | None = None
-        self._np_random_seed: int | None = None
-        self._reward_rng = np.random.default_rng()
-        self._t = 0
-        self._cum_regret = np.zeros(n)
-        self._cum_cost = 0.0
-        self._last_arms: IntArray = np.zeros(n, dtype=np.int64)
-        self._last_rewards: FloatArray = np.zeros(n)
+        # The env is a view of the batched core with one env (fedbandit_env.vector): the
+        # same code draws instances, rewards and messages for both.
+        self._core = MABCore(
+            self.distribution or problem,
+            network,
+            [protocol],
+            self.horizon,
+            self.message_dim,
+            (lo, hi),
+            self.link_costs,
+            split,
+        )
+        self._instance: int | None = None
         # one space object per agent, so that seeding one agent's space leaves the others'
         spec = (self.n_arms, self.horizon, problem.reward_bounds, self.message_dim, (lo, hi))
         self._obs_spaces = {a: observation_space(n, *spec, protocol) for a in self.possible_agents}
@@ -188,19 +195,32 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
     @property
     def np_random(self) -> np.random.Generator:
         """The env's master generator (seeded by ``reset(seed=...)``)."""
-        if self._np_random is None:
-            self._np_random, self._np_random_seed = seeding.np_random()
-        return self._np_random
+        core = self._core
+        if core.masters[0] is None:
+            core.masters[0], _ = seeding.np_random()
+        master = core.masters[0]
+        assert master is not None
+        return master
 
     @property
     def t(self) -> int:
         """Steps taken in this episode."""
-        return self._t
+        return self._core.t
 
     @property
     def cumulative_regret(self) -> FloatArray:
         """Per-agent cumulative pseudo-regret so far (a copy)."""
-        return self._cum_regret.copy()
+        return self._core.cum_regret[0].copy()
+
+    @property
+    def core(self) -> MABCore:
+        """The batched core this env is the one-env view of."""
+        return self._core
+
+    @property
+    def _reward_rng(self) -> np.random.Generator:
+        """This episode's reward generator (``seeding.env_generators``' first)."""
+        return self._core.reward_rngs[0]
 
     # ------------------------------------------------------------------ API
     def reset(
@@ -213,65 +233,30 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         continues with fresh draws.
         """
         options = dict(check_reset_options(options))  # before any state changes
-        if seed is not None or self._np_random is None:
-            self._np_random, self._np_random_seed = seeding.np_random(seed)
-        reward_rng, protocol_rng = self.np_random.spawn(2)  # as seeding.env_generators
-        instance = self._next_problem(seed, options)
-        self._reward_rng = reward_rng
-        if self.message_dim:
-            self.protocol.reset(self.network, protocol_rng)
+        core = self._core
+        core.reset([seed], options)
+        self.problem = core.problems[0]
+        self._instance = core.instances[0]
         self.agents = list(self.possible_agents)
         self._live = set(self.agents)
-        self._t = 0
-        self._cum_regret = np.zeros(self.n_agents)
-        self._cum_cost = 0.0
-        self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
-        self._last_rewards = np.zeros(self.n_agents)
-        self._heard: np.ndarray | None = None
-        self._instance = instance
-        return self._observations(None), reset_infos(self.agents, instance)
-
-    def _next_problem(self, seed: int | None, options: dict[str, Any] | None) -> int | None:
-        """Set this episode's problem: ``options["problem"]`` if given, else a draw of
-        the distribution (:func:`~fedbandit_env.problems.distribution.draw_instance`).
-        Returns the drawn instance's id."""
-        pinned = (options or {}).get("problem")
-        if pinned is not None:
-            self._set_problem(check_pinned(pinned, self.distribution, self.problem))
-            return None
-        if self.distribution is None:
-            return None
-        problem, instance = draw_instance(self.distribution, seed, self.split, self.np_random)
-        self._set_problem(problem)
-        return instance
-
-    def _set_problem(self, problem: MABProblem) -> None:
-        self.problem = problem
-        self._gaps = problem.gaps
+        return self._observations(None), reset_infos(self.agents, self._instance)
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
         """Pull every agent's arm, route the messages, return the parallel-API tuple."""
         if not self.agents:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         arms, messages = self._actions.parse(actions, self.agents, self._live)
-        rewards = self.problem.sample(arms, self._reward_rng)
-        self._t += 1
-        regret = self._gaps[arms]
-        self._cum_regret += regret
-        self._last_arms, self._last_rewards = arms, rewards
-        delivery = self.protocol.route(messages, self._t) if self.message_dim else None
-        self._heard = None if delivery is None else delivery.mask
-        observations = self._observations(delivery)
-        done = self._t >= self.horizon
-        peer = delivery.peer_links if delivery else 0
-        server = delivery.server_links if delivery else 0
-        cost = self.link_costs[0] * server + self.link_costs[1] * peer
-        self._cum_cost += cost
+        core = self._core
+        step = core.step(arms[None], messages[None] if self.message_dim else None)
+        observations = self._observations(step.routed)
+        done = step.done
+        peer, server = int(step.peer_links[0]), int(step.server_links[0])
         agents = self.agents
         # Python floats via tolist() once: indexing NumPy per agent costs ~80 ns a value.
-        rew = dict(zip(agents, rewards.tolist(), strict=True))
-        infos = step_infos(agents, regret.tolist(), self._cum_regret.tolist(), peer, server,
-                           cost, self._cum_cost, self._instance)  # fmt: skip
+        rew = dict(zip(agents, step.rewards[0].tolist(), strict=True))
+        infos = step_infos(agents, step.regret[0].tolist(), core.cum_regret[0].tolist(), peer,
+                           server, float(step.cost[0]), float(core.cum_cost[0]),
+                           self._instance)  # fmt: skip
         terminations = dict.fromkeys(agents, False)
         truncations = dict.fromkeys(agents, done)
         if done:
@@ -295,7 +280,8 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
             >>> env.state().shape, env.state()[[1, 3, 6]].tolist()
             ((7,), [1.0, 1.0, 1.0])
         """
-        return joint_state(self._last_arms, self._last_rewards, self._t, self.n_arms)
+        core = self._core
+        return joint_state(core.last_arms[0], core.last_rewards[0], core.t, self.n_arms)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text summary of the last step; ``"human"``: print it;
@@ -312,11 +298,13 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         if self.render_mode is None:
             return None
         if self.render_mode == "rgb_array":
+            core = self._core
+            routed = core.last_routed
             return render_network(
                 self.network,
-                self._last_arms,
-                getattr(self, "_heard", None),
-                self._t,
+                core.last_arms[0],
+                None if routed is None else np.asarray(routed.mask[0], dtype=bool),
+                core.t,
                 self.horizon,
                 self.problem.best_arm,
             )
@@ -331,36 +319,42 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
 
     # ------------------------------------------------------------------ helpers
     def _render_text(self) -> str:
-        last = (self._last_arms, self._last_rewards, self._cum_regret)
-        return render_text(
-            self.problem.best_arm, self._t, self.horizon, self.possible_agents, *last
-        )
+        core = self._core
+        last = (core.last_arms[0], core.last_rewards[0], core.cum_regret[0])
+        return render_text(self.problem.best_arm, core.t, self.horizon, self.possible_agents, *last)
 
-    def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
-        arms = self._last_arms.tolist()
+    def _observations(self, routed: Routed | None) -> dict[AgentID, Observation]:
+        core = self._core
+        arms = core.last_arms[0].tolist()
         # One fresh array per step for each key, each agent its own row (a view); except
         # the step, the same for everyone: one read-only array shared by all agents
         # (writing to it raises), which saves a view per agent.
-        rewards = self._last_rewards.astype(np.float32).reshape(-1, 1)
-        step = np.full(1, self._t, dtype=np.float32)
+        rewards = core.last_rewards[0].astype(np.float32).reshape(-1, 1)
+        step = np.full(1, core.t, dtype=np.float32)
         step.flags.writeable = False
         out: dict[AgentID, Observation] = {}
         if self.message_dim:
-            if delivery is None:
-                n, d = self.n_agents, self.message_dim
-                inbox = np.zeros((n, n, d), dtype=np.float32)
+            n, d = self.n_agents, self.message_dim
+            if routed is None:
+                got = np.zeros((n, n, d), dtype=np.float32)
                 mask = np.zeros((n, n), dtype=np.int8)
                 public = mask
             else:
-                inbox = delivery.messages.astype(np.float32)
-                mask = delivery.mask.astype(np.int8)
-                pm = delivery.public_mask
-                public = mask if pm is None else pm.astype(np.int8)
+                mask = routed.mask[0].copy()  # fresh: the router's may be shared
+                pm = routed.public_mask
+                public = mask if pm is None else pm[0].copy()
+                if routed.inbox is not None:  # a relay: copies differ by receiver
+                    got = routed.inbox[0]
+                elif self.protocol.public_dim:
+                    p = self.protocol.public_dim
+                    got = inbox(routed.messages, mask[None], public[None], p)[0]
+                else:  # the common case: inbox() for one env
+                    got = np.where(mask.astype(bool)[:, :, None], routed.messages[0], _ZERO)
             if self.protocol.has_server:
-                n, d = self.n_agents, self.message_dim
-                if delivery is not None and delivery.server is not None:
-                    server = delivery.server.astype(np.float32)
-                    smask = np.asarray(delivery.server_mask, dtype=np.int8).reshape(n, 1)
+                if routed is not None and routed.server is not None:
+                    assert routed.server_mask is not None
+                    server = routed.server[0]
+                    smask = routed.server_mask[0]
                 else:
                     server = np.zeros((n, d), dtype=np.float32)
                     smask = np.zeros((n, 1), dtype=np.int8)
@@ -371,10 +365,11 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
                 out[a] = {"arm": arm, "reward": reward, "step": step}
             return out
         if not self.protocol.public_dim and not self.protocol.has_server:  # the common case
-            for (a, arm, reward), got, seen in zip(rows, list(inbox), list(mask), strict=True):
-                out[a] = {"arm": arm, "reward": reward, "step": step, "messages": got, "mask": seen}
+            for (a, arm, reward), heard, seen in zip(rows, list(got), list(mask), strict=True):
+                out[a] = {"arm": arm, "reward": reward, "step": step}
+                out[a]["messages"], out[a]["mask"] = heard, seen
             return out
-        extra = {"messages": list(inbox), "mask": list(mask)}
+        extra = {"messages": list(got), "mask": list(mask)}
         if self.protocol.public_dim:
             extra["public_mask"] = list(public)
         if self.protocol.has_server:

@@ -48,6 +48,45 @@ def _as_means(local_means: object) -> FloatArray:
     return means
 
 
+def noise_draws(rng: np.random.Generator, noise: str, shape: tuple[int, ...]) -> FloatArray:
+    """The random numbers behind rewards of ``shape``: uniforms for Bernoulli noise,
+    standard normals otherwise. They do not depend on the arms pulled, so a batched env
+    draws many steps ahead: ``noise_draws(rng, k, (s, N))`` holds the numbers of ``s``
+    calls of ``noise_draws(rng, k, (N,))`` in order (one stream, read in sequence).
+
+    Examples:
+        >>> a = noise_draws(np.random.default_rng(0), "bernoulli", (2, 3))
+        >>> g = np.random.default_rng(0)
+        >>> bool((a == np.stack([noise_draws(g, "bernoulli", (3,)) for _ in "ab"])).all())
+        True
+    """
+    if noise == "bernoulli":
+        return rng.random(shape)
+    return rng.standard_normal(shape)
+
+
+def rewards_of(
+    pulled: FloatArray, draws: FloatArray, noise: str, sigma: float | FloatArray
+) -> FloatArray:
+    """Rewards of arms whose local means are ``pulled``, from :func:`noise_draws` of the
+    same shape (Bernoulli: ``u < mu``; Gaussian: ``mu + sigma z``, clipped to ``[0, 1]``
+    for ``clipped_gaussian``). :meth:`MABProblem.sample` and the batched core
+    (:mod:`fedbandit_env.vector.core`) both compute rewards here.
+
+    Examples:
+        >>> rewards_of(np.array([0.5, 0.5]), np.array([0.2, 0.7]), "bernoulli", 1.0).tolist()
+        [1.0, 0.0]
+        >>> rewards_of(np.array([0.9]), np.array([1.0]), "clipped_gaussian", 0.5).tolist()
+        [1.0]
+    """
+    if noise == "bernoulli":
+        return (draws < pulled).astype(np.float64)
+    out = pulled + sigma * draws
+    if noise == "clipped_gaussian":
+        out.clip(0.0, 1.0, out=out)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class MABProblem:
     """A heterogeneous federated multi-armed bandit: local means plus a noise model.
@@ -179,12 +218,7 @@ class MABProblem:
         # fast path draws the same numbers one by one (tests/runner/test_replay.py). Passing a
         # Generator into compiled code costs ~10 us a call, too much per env step.
         mu = self.local_means.ravel()[self._rows + arms]  # row offsets i * M: one gather
-        if self.noise == "bernoulli":
-            return (rng.random(mu.shape[0]) < mu).astype(np.float64)
-        out = mu + self.sigma * rng.standard_normal(mu.shape[0])
-        if self.noise == "clipped_gaussian":
-            out.clip(0.0, 1.0, out=out)
-        return out
+        return rewards_of(mu, noise_draws(rng, self.noise, mu.shape), self.noise, self.sigma)
 
     @property
     def noise_code(self) -> int:

@@ -78,6 +78,11 @@ class Protocol(ABC):
     public_dim: int = 0
     """Length of the message prefix delivered to every neighbour each step (0: none)."""
 
+    per_sender: bool = True
+    """Whether every receiver of a sender gets the same content in a step (what the
+    batched core's sender-indexed messages need; ``False`` for relays whose copies
+    differ by receiver, such as :class:`~fedbandit_env.protocols.LocalProtocol`)."""
+
     has_server: bool = False
     """Whether a server sends agents messages (the env then adds ``server`` and
     ``server_mask`` to the observations)."""

@@ -42,6 +42,8 @@ class LocalProtocol(Protocol):
         (np.float64(3.0), np.True_)
     """
 
+    per_sender = False  # a receiver d hops away gets the origin's message of d - 1 steps ago
+
     name = "local"
     requires_connected = False
 

@@ -45,6 +45,8 @@ class Layer:
         messages: What it does to messages (``"lie"``, ``"crash"``, ``"delay"``,
             ``"lose"``, ``""``).
         secure: Its noise comes from OS entropy, not from its stream (``noise="secure"``).
+        vector: ``vector env -> wrapped vector env``, its vector form
+            (:mod:`fedbandit_env.vector.wrappers`); ``None`` where it has none yet.
 
     Examples:
         >>> Layer("X", lambda env: env).draws
@@ -57,6 +59,7 @@ class Layer:
     rewards: str = ""
     messages: str = ""
     secure: bool = False
+    vector: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,23 @@ class StackPlan:
         for layer in self.layers:
             env = layer.build(env)
         return env
+
+    def build_vector(self, venv: Any) -> Any:
+        """Wrap the vector env ``venv`` in every layer's vector form, innermost first.
+
+        Raises:
+            ValueError: Naming the layers that have no vector form yet.
+        """
+        missing = [layer.name for layer in self.layers if layer.vector is None]
+        if missing:
+            raise ValueError(
+                f"the stack {list(self.names)} has layers without a vector form yet "
+                f"({missing}); use scenario.make_env(needs) (the PettingZoo env)"
+            )
+        for layer in self.layers:
+            assert layer.vector is not None
+            venv = layer.vector(venv)
+        return venv
 
 
 __all__ = ["Layer", "StackPlan"]

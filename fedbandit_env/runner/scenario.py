@@ -311,9 +311,14 @@ class Scenario:
             def private(env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
                 return PrivateRewards(env, eps, estimator, clip, noise=noise)  # type: ignore[arg-type]
 
-            layers.append(
-                Layer("PrivateRewards", private, True, "privatise", "", noise == "secure")
-            )
+            def private_vector(venv: Any) -> Any:
+                from fedbandit_env.vector.wrappers import VecPrivateRewards
+
+                return VecPrivateRewards(venv, eps, estimator, clip, noise=noise)  # type: ignore[arg-type]
+
+            secure = noise == "secure"
+            layer = Layer("PrivateRewards", private, True, "privatise", "", secure, private_vector)
+            layers.append(layer)
         elif needs.bounded_rewards and self.clip is not None and not self.linear:
             lo, hi = self.clip
             layers.append(Layer("ClipRewards", lambda env: ClipRewards(env, lo, hi), False, "clip"))

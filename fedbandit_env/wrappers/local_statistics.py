@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
@@ -15,6 +16,37 @@ from fedbandit_env.wrappers.base import (
     agent_rows,
     refuse_twice,
 )
+
+
+@njit(cache=True, nogil=True)
+def fold_pulls(
+    counts: FloatArray,
+    sums: FloatArray,
+    rows: np.ndarray,
+    arms: np.ndarray,
+    seen: FloatArray,
+    counts32: np.ndarray,
+    means32: np.ndarray,
+) -> None:  # pragma: no cover
+    """Add one pull of ``arms[j]`` with reward ``seen[j]`` to row ``rows[j]`` of the
+    ``(rows, M)`` statistics, in place, and refresh the float32 mirrors the observations
+    copy (``means32``: ``sums / counts``, rounded once). The PettingZoo wrapper and its
+    vector form (rows ``b N + i``) both fold here.
+
+    Examples:
+        >>> counts, sums = np.zeros((2, 3)), np.zeros((2, 3))
+        >>> c32, m32 = np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32)
+        >>> fold_pulls(counts, sums, np.array([0, 1]), np.array([2, 0]), np.array([0.5, 1.0]),
+        ...            c32, m32)
+        >>> c32.tolist(), m32[0].tolist()
+        ([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [0.0, 0.0, 0.5])
+    """
+    for j in range(rows.size):
+        r, a = rows[j], arms[j]
+        counts[r, a] += 1.0
+        sums[r, a] += seen[j]
+        counts32[r, a] = np.float32(counts[r, a])
+        means32[r, a] = np.float32(sums[r, a] / counts[r, a])
 
 
 class LocalStatistics(ParallelWrapper):
@@ -53,6 +85,8 @@ class LocalStatistics(ParallelWrapper):
         n, m = len(env.possible_agents), self._n_arms()
         self._counts: FloatArray = np.zeros((n, m))
         self._sums: FloatArray = np.zeros((n, m))
+        self._counts32 = np.zeros((n, m), dtype=np.float32)
+        self._means32 = np.zeros((n, m), dtype=np.float32)
         self._row = {a: i for i, a in enumerate(env.possible_agents)}
         self._rows = np.arange(n, dtype=np.int64)
 
@@ -69,8 +103,8 @@ class LocalStatistics(ParallelWrapper):
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
         """Reset the env and the statistics."""
         obs, infos = self.env.reset(seed=seed, options=options)
-        self._counts[:] = 0.0
-        self._sums[:] = 0.0
+        for array in (self._counts, self._sums, self._counts32, self._means32):
+            array[:] = 0.0
         return self._augment(obs), infos
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
@@ -78,22 +112,16 @@ class LocalStatistics(ParallelWrapper):
         NumPy update for all agents: each appears once a step)."""
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         if obs:
-            m, k, keys = self._counts.shape[1], len(obs), list(obs)
+            k, keys = len(obs), list(obs)
             rows = self._rows if keys == self.possible_agents else agent_rows(self._row, keys, k)
             arms = np.fromiter((o["arm"] for o in obs.values()), np.int64, k)
             seen = np.fromiter((o["reward"][0] for o in obs.values()), np.float64, k)
-            cell = rows * m + arms  # distinct: one pull per agent
-            self._counts.reshape(-1)[cell] += 1.0
-            self._sums.reshape(-1)[cell] += seen
+            fold_pulls(self._counts, self._sums, rows, arms, seen, self._counts32, self._means32)
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
         # fresh float32 arrays each step, each agent a row of them (a view)
-        counts = self._counts.astype(np.float32)
-        means = np.divide(
-            self._sums, self._counts, out=np.zeros_like(self._sums), where=self._counts > 0
-        ).astype(np.float32)
-        count_rows, mean_rows = list(counts), list(means)
+        count_rows, mean_rows = list(self._counts32.copy()), list(self._means32.copy())
         row = self._row
         return {
             agent: {**o, "counts": count_rows[row[agent]], "means": mean_rows[row[agent]]}

@@ -1,0 +1,22 @@
+"""The federated bandit written once, in batched form (``B`` envs x ``N`` agents).
+
+- :class:`MABCore`: the arrays of ``B`` episodes; the PettingZoo env
+  (:class:`~fedbandit_env.envs.federated_mab.FederatedMABEnv`) is its one-env view;
+- :class:`FederatedMABVecEnv`: the Gymnasium vector env over it;
+- :func:`make_vec`: the vector counterpart of ``scenario.make_env(needs)``;
+- :func:`inbox`: the per-receiver messages (the PettingZoo form) of a batched delivery.
+
+Examples:
+    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> venv = make_vec(Scenario(n_agents=4, n_arms=3, horizon=10, setting="local"), 16)
+    >>> obs, infos = venv.reset(seed=0)
+    >>> obs["arm"].shape, sorted(obs)
+    ((16, 4), ['arm', 'reward', 'step'])
+"""
+
+from fedbandit_env.vector.core import MABCore
+from fedbandit_env.vector.env import FederatedMABVecEnv, joint_spaces
+from fedbandit_env.vector.make import make_vec
+from fedbandit_env.vector.routing import Routed, inbox
+
+__all__ = ["FederatedMABVecEnv", "MABCore", "Routed", "inbox", "joint_spaces", "make_vec"]

@@ -1,0 +1,270 @@
+"""The federated multi-armed bandit written once, for ``B`` independent envs as arrays.
+
+:class:`MABCore` holds ``B`` episodes of ``N`` agents and ``M`` arms: each env's
+instance, generators and protocol, and the arrays of their state. Both views step it:
+
+- :class:`~fedbandit_env.vector.FederatedMABVecEnv` (``B`` envs, arrays in and out);
+- :class:`~fedbandit_env.envs.federated_mab.FederatedMABEnv`, the PettingZoo env, is a
+  core with ``B = 1`` and a dict per agent around it.
+
+So an env ``b`` of the vector env reset with seed ``s + b`` *is* the PettingZoo env
+reset with seed ``s``: the same code draws the instance, the rewards and the messages.
+
+Per env and episode, as the PettingZoo env always has: ``reset(seed)`` seeds the env's
+master generator (``reset()`` continues it), spawns the reward and protocol generators
+(``seeding.env_generators``) and draws the instance of a distribution
+(:func:`~fedbandit_env.problems.distribution.draw_instance`). Rewards do not depend on
+the arms through their random numbers (:func:`~fedbandit_env.problems.mab.noise_draws`),
+so each env's numbers are drawn a block of steps ahead, read one row a step;
+:func:`~fedbandit_env.problems.mab.rewards_of` turns them into rewards, the same
+function :meth:`MABProblem.sample <fedbandit_env.problems.MABProblem.sample>` uses.
+Messages go through a :class:`~fedbandit_env.vector.routing.Router`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from fedbandit_env.network.graph import Network
+from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
+from fedbandit_env.problems.mab import MABProblem, noise_draws, rewards_of
+from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.seeding import instance_seed
+from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.vector.routing import Routed, Router
+
+BLOCK = 256
+"""Steps of reward noise (and gossip edges) drawn ahead per env."""
+
+
+@dataclass(eq=False, slots=True)
+class CoreStep:
+    """One step of ``B`` envs.
+
+    Attributes:
+        rewards: ``(B, N)`` each agent's local reward.
+        regret: ``(B, N)`` pseudo-regret increments against the global means.
+        routed: The delivery (``None`` without messages).
+        peer_links, server_links: ``(B,)`` links used.
+        cost: ``(B,)`` their cost ``c1 server + c2 peer``.
+        done: Whether the episodes reached the horizon.
+
+    Examples:
+        >>> CoreStep(np.zeros((1, 2)), np.zeros((1, 2)), None, np.zeros(1, int),
+        ...          np.zeros(1, int), np.zeros(1), False).done
+        False
+    """
+
+    rewards: FloatArray
+    regret: FloatArray
+    routed: Routed | None
+    peer_links: IntArray
+    server_links: IntArray
+    cost: FloatArray
+    done: bool
+
+
+class MABCore:
+    """``B`` federated MAB episodes as arrays (see the module docstring).
+
+    Args:
+        problem: A fixed instance, or a distribution every episode draws from.
+        network: The communication graph (shared by every env).
+        protocols: One protocol object per env (the PettingZoo view passes its own).
+        horizon: Steps per episode.
+        message_dim: ``D`` (0: no messages).
+        message_bounds: ``(low, high)`` of every message entry.
+        link_costs: ``(c1, c2)``.
+        split: The instance split of a distribution (``"train"`` or ``"held_out"``).
+        block: Steps of random numbers drawn ahead.
+
+    Examples:
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> core = MABCore(MABProblem([[0.2, 0.8], [0.6, 0.3]]), Network.complete(2),
+        ...                [Broadcast(), Broadcast()], horizon=3, message_dim=1)
+        >>> core.reset([7, 8])
+        >>> step = core.step(np.array([[1, 0], [0, 0]]), np.zeros((2, 2, 1)))
+        >>> step.rewards.shape, step.regret[1].round(2).tolist(), step.cost.tolist()
+        ((2, 2), [0.15, 0.15], [1.0, 1.0])
+    """
+
+    def __init__(
+        self,
+        problem: MABProblem | ProblemDistribution,
+        network: Network,
+        protocols: list[Protocol],
+        horizon: int,
+        message_dim: int = 0,
+        message_bounds: tuple[float, float] = (-np.inf, np.inf),
+        link_costs: tuple[float, float] = (25.0, 1.0),
+        split: str = "train",
+        block: int = BLOCK,
+    ) -> None:
+        self.distribution = problem if isinstance(problem, ProblemDistribution) else None
+        if isinstance(problem, ProblemDistribution):
+            first = problem.sample(instance_seed(0, split))  # until the first reset
+        else:
+            first = problem
+        self.n_envs = len(protocols)
+        self.n_agents, self.n_arms = first.n_agents, first.n_arms
+        self.network = network
+        self.horizon = int(horizon)
+        self.message_dim = int(message_dim)
+        self.message_bounds = message_bounds
+        self.link_costs = link_costs
+        self.split = split
+        self.block = max(1, int(block))
+        self.router = Router(protocols, network, self.message_dim)
+        b, n = self.n_envs, self.n_agents
+        self.masters: list[np.random.Generator | None] = [None] * b
+        self.reward_rngs: list[np.random.Generator] = [np.random.default_rng()] * b
+        self.problems: list[MABProblem] = [first] * b
+        self.instances: list[int | None] = [None] * b
+        self._set_arrays()
+        self.t = 0
+        self.cum_regret = np.zeros((b, n))
+        self.cum_cost = np.zeros(b)
+        self.last_arms: IntArray = np.zeros((b, n), dtype=np.int64)
+        self.last_rewards: FloatArray = np.zeros((b, n))
+        self.last_routed: Routed | None = None
+        self._draws = np.zeros((b, 0, n))
+        self._offset = 0
+        m = self.n_arms
+        self._rows = (np.arange(b * n, dtype=np.int64) * m).reshape(b, n)
+        self._envs = (np.arange(b, dtype=np.int64) * m)[:, None]
+        self._no_links = np.zeros(b, dtype=np.int64)
+        self._no_cost = np.zeros(b)
+        for constant in (self._no_links, self._no_cost):
+            constant.flags.writeable = False
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None = None) -> None:
+        """Start every env's episode; env ``b`` reseeds its master generator with
+        ``seeds[b]`` (``None``: continue it), as ``FederatedMABEnv.reset(seed)`` does."""
+        if len(seeds) != self.n_envs:
+            raise ValueError(f"one seed per env: {self.n_envs} envs, {len(seeds)} seeds")
+        pinned = (options or {}).get("problem")
+        protocol_rngs = []
+        for k, seed in enumerate(seeds):
+            master = self.masters[k]
+            if seed is not None or master is None:
+                master, _ = seeding.np_random(seed)
+                self.masters[k] = master
+            reward_rng, protocol_rng = master.spawn(2)  # as seeding.env_generators
+            self.reward_rngs[k] = reward_rng
+            protocol_rngs.append(protocol_rng)
+            if pinned is not None:
+                self.problems[k] = check_pinned(pinned, self.distribution, self.problems[k])
+                self.instances[k] = None
+            elif self.distribution is not None:
+                drawn = draw_instance(self.distribution, seed, self.split, master)
+                self.problems[k], self.instances[k] = drawn
+        self._set_arrays()
+        if self.message_dim:
+            self.router.reset(protocol_rngs)
+        b, n = self.n_envs, self.n_agents
+        self.t = 0
+        self.cum_regret = np.zeros((b, n))
+        self.cum_cost = np.zeros(b)
+        self.last_arms = np.zeros((b, n), dtype=np.int64)
+        self.last_rewards = np.zeros((b, n))
+        self.last_routed = None
+        self._draws = np.zeros((b, 0, n))
+        self._offset = 0
+
+    def _set_arrays(self) -> None:
+        problems = self.problems
+        self.means = np.stack([p.local_means for p in problems])  # (B, N, M)
+        self.gaps = np.stack([p.gaps for p in problems])  # (B, M)
+        self._flat_means, self._flat_gaps = self.means.ravel(), self.gaps.ravel()
+        self.sigma = np.array([p.sigma for p in problems])[:, None]  # (B, 1)
+        kinds = [p.noise for p in problems]
+        self._groups = {k: np.flatnonzero([q == k for q in kinds]) for k in dict.fromkeys(kinds)}
+
+    # ------------------------------------------------------------------ steps
+    def step(self, arms: IntArray, messages: FloatArray | None = None) -> CoreStep:
+        """Every agent of every env pulls ``arms[b, i]`` and sends ``messages[b, i]``.
+
+        ``arms`` and ``messages`` must already be checked (the views check them).
+        """
+        if self.t >= self.horizon:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        if self._offset >= self._draws.shape[1]:
+            self._refill()
+        draws = self._draws[:, self._offset]
+        self._offset += 1
+        pulled = self._flat_means[self._rows + arms]  # one gather: rows (b N + i) M
+        if len(self._groups) == 1:
+            (kind,) = self._groups
+            rewards = rewards_of(pulled, draws, kind, self.sigma)
+        else:
+            rewards = np.empty_like(pulled)
+            for kind, rows in self._groups.items():
+                rewards[rows] = rewards_of(pulled[rows], draws[rows], kind, self.sigma[rows])
+        self.t += 1
+        regret = self._flat_gaps[self._envs + arms]
+        self.cum_regret += regret
+        self.last_arms, self.last_rewards = arms, rewards
+        routed = None
+        if self.message_dim:
+            assert messages is not None
+            routed = self.router.route(messages, self.t, self.horizon - self.t + 1)
+            peer, server = routed.peer_links, routed.server_links
+            cost = self.link_costs[0] * server + self.link_costs[1] * peer
+            self.cum_cost += cost
+        else:
+            peer = server = self._no_links
+            cost = self._no_cost
+        self.last_routed = routed
+        return CoreStep(rewards, regret, routed, peer, server, cost, self.t >= self.horizon)
+
+    def _refill(self) -> None:
+        """Draw the next block of every env's reward noise (in each stream's order)."""
+        size = max(1, min(self.block, self.horizon - self.t))
+        draws = np.empty((self.n_envs, size, self.n_agents))
+        for k, rng in enumerate(self.reward_rngs):
+            draws[k] = noise_draws(rng, self.problems[k].noise, (size, self.n_agents))
+        self._draws, self._offset = draws, 0
+
+    def check_actions(self, arms: Any, messages: Any) -> tuple[IntArray, FloatArray | None]:
+        """``arms`` as ``(B, N)`` int64 in ``[0, M)`` and ``messages`` as ``(B, N, D)``
+        finite float64 within the bounds, or a ``TypeError``/``ValueError`` that says
+        which entry is wrong."""
+        b, n, m = self.n_envs, self.n_agents, self.n_arms
+        a = np.asarray(arms)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"arms must be integers of shape ({b}, {n}), got dtype {a.dtype}")
+        if a.shape != (b, n):
+            raise ValueError(f"arms must have shape ({b}, {n}) (envs, agents), got {a.shape}")
+        if a.size and (a.min() < 0 or a.max() >= m):
+            cell = tuple(int(x) for x in np.argwhere((a < 0) | (a >= m))[0])
+            raise ValueError(f"arms must lie in [0, {m}); arms[{cell}] = {int(a[cell])}")
+        a = a.astype(np.int64, copy=False)
+        if not self.message_dim:
+            if messages is not None and np.size(messages):
+                raise ValueError("this env carries no messages (message_dim=0)")
+            return a, None
+        d = self.message_dim
+        if messages is None:
+            raise ValueError(f"messages of shape ({b}, {n}, {d}) are required (message_dim={d})")
+        msg = np.asarray(messages, dtype=np.float64)
+        if msg.shape != (b, n, d):
+            raise ValueError(f"messages must have shape ({b}, {n}, {d}), got {msg.shape}")
+        lo, hi = self.message_bounds
+        low, high = msg.min(), msg.max()
+        if not (lo <= low and high <= hi and -np.inf < low and high < np.inf):
+            bad = ~(np.isfinite(msg) & (msg >= lo) & (msg <= hi))
+            where = tuple(int(x) for x in np.argwhere(bad)[0])
+            raise ValueError(
+                f"messages must be finite and within [{lo}, {hi}]; "
+                f"messages[{where}] = {msg[where]!r}"
+            )
+        return a, msg
+
+
+__all__ = ["BLOCK", "CoreStep", "MABCore"]

@@ -1,0 +1,331 @@
+"""The federated multi-armed bandit as a Gymnasium vector env: ``B`` envs x ``N`` agents.
+
+=================  ===========================================================================
+Make               ``make_vec(scenario, num_envs)`` (the scenario's setting), or
+                   ``FederatedMABVecEnv(problem, network, protocol, horizon, ..., num_envs)``
+Step               ``step(arms)`` or ``step(arms, messages)``: ``arms (B, N)`` ints,
+                   ``messages (B, N, D)`` floats; also ``step({"arm": .., "message": ..})``
+Observations       a dict of arrays, leading shape ``(B, N)``, the PettingZoo env's keys:
+                   ``arm (B, N)``, ``reward (B, N, 1)``, ``step (B, N, 1)``; with messages
+                   ``messages (B, N, D)``: the message heard from **sender** ``s`` (zeros if
+                   nobody heard it) and ``mask (B, N, N)``: ``mask[b, r, s]``, receiver ``r``
+                   heard ``s`` (plus ``public_mask``, ``server (B, N, D)``,
+                   ``server_mask (B, N, 1)`` as the protocol has them).
+                   :func:`~fedbandit_env.vector.routing.inbox` gives the PettingZoo form,
+                   one ``(N, D)`` inbox per receiver, zeros where nothing arrived
+Rewards            ``(B, N)`` float64, each agent's local reward
+Terminations       ``(B, N)`` bool, never; truncations ``(B, N)``, every agent at the horizon
+Infos              a dict of arrays: ``regret``, ``cumulative_regret`` ``(B, N)``;
+                   ``peer_links``, ``server_links``, ``comm_cost``,
+                   ``cumulative_comm_cost`` ``(B,)``; ``instance`` ``(B,)`` for drawn
+                   instances
+Autoreset          ``NEXT_STEP`` (Gymnasium's default): every env ends at the same step
+                   (one horizon), so the call after the last step resets all of them (each
+                   continuing its own generator, as ``reset()`` without a seed) and returns
+                   the first observations with zero rewards; ``DISABLED`` raises instead
+Seeds              ``reset(seed=s)``: env ``b`` is the PettingZoo env reset with ``s + b``
+                   (a list seeds each env); the same instance, rewards and messages for the
+                   same actions (:func:`fedbandit_env.testing.check_vector_replay`)
+=================  ===========================================================================
+
+Differences from Gymnasium's single-agent vector envs, by design: rewards and the
+done flags carry an agent axis (every sub-env is a multi-agent env), and ``messages``
+is sender-indexed: a step stays ``O(B N D)`` in message data on a complete graph. A
+``mask`` may be a read-only view shared by all envs (broadcast): copy it before writing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from fedbandit_env.envs.checks import check_wiring
+from fedbandit_env.envs.infos import STEP_INFO
+from fedbandit_env.envs.spaces import observation_space
+from fedbandit_env.network.graph import Network
+from fedbandit_env.problems.distribution import ProblemDistribution
+from fedbandit_env.problems.mab import MABProblem
+from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.type_aliases import FloatArray
+from fedbandit_env.validation import check_int, check_reset_options
+from fedbandit_env.vector.core import CoreStep, MABCore
+from fedbandit_env.vector.routing import Routed
+
+VecObs = dict[str, np.ndarray]
+"""A batched observation: key -> array with leading shape ``(B, N)``."""
+
+
+def joint_spaces(
+    n_agents: int,
+    n_arms: int,
+    horizon: int,
+    reward_bounds: tuple[float, float],
+    message_dim: int,
+    message_bounds: tuple[float, float],
+    protocol: Protocol,
+) -> tuple[spaces.Dict, spaces.Space[Any]]:
+    """One env's joint observation and action spaces (every agent; leading axis ``N``).
+
+    Examples:
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> obs, act = joint_spaces(3, 2, 10, (0.0, 1.0), 4, (-1.0, 1.0), Broadcast())
+        >>> obs["messages"].shape, obs["mask"].shape, act["arm"].shape
+        ((3, 4), (3, 3), (3,))
+    """
+    n = n_agents
+    agent = observation_space(
+        n, n_arms, horizon, reward_bounds, message_dim, message_bounds, protocol
+    )
+    reward, step = agent["reward"], agent["step"]
+    assert isinstance(reward, spaces.Box) and isinstance(step, spaces.Box)
+    out: dict[str, spaces.Space[Any]] = {
+        "arm": spaces.Box(0, n_arms - 1, shape=(n,), dtype=np.int64),
+        "reward": spaces.Box(float(reward.low[0]), float(reward.high[0]), (n, 1), np.float32),
+        "step": spaces.Box(0.0, float(horizon), (n, 1), np.float32),
+    }
+    arms = spaces.MultiDiscrete(np.full(n, n_arms))
+    if not message_dim:
+        return spaces.Dict(out), arms
+    out["messages"] = agent["messages"]  # (N, D): one row per sender
+    out["mask"] = spaces.MultiBinary((n, n))
+    if "public_mask" in agent.spaces:
+        out["public_mask"] = spaces.MultiBinary((n, n))
+    if "server" in agent.spaces:
+        out["server"] = spaces.Box(-np.inf, np.inf, (n, message_dim), np.float32)
+        out["server_mask"] = spaces.MultiBinary((n, 1))
+    lo, hi = message_bounds
+    message = spaces.Box(lo, hi, (n, message_dim), np.float32)
+    return spaces.Dict(out), spaces.Dict({"arm": arms, "message": message})
+
+
+class FederatedMABVecEnv(VectorEnv):
+    """``num_envs`` federated MAB envs stepped as arrays (see the module docstring).
+
+    Args:
+        problem: A fixed instance, or a distribution each episode draws from.
+        network: Communication graph (default complete).
+        protocol: Delivery rule (default broadcast); each env gets its own copy.
+        horizon: Steps per episode.
+        message_dim: ``D`` (0: actions are bare arms).
+        message_bounds: ``(low, high)`` of every message entry.
+        link_costs: ``(c1, c2)``, Li & Song's server and peer link costs.
+        split: The instance split of a distribution.
+        num_envs: ``B``.
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``DISABLED``.
+
+    Examples:
+        >>> from fedbandit_env.problems import conflicting
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> venv = FederatedMABVecEnv(conflicting(4, 3, seed=0), protocol=Broadcast(),
+        ...                           horizon=5, message_dim=2, num_envs=8)
+        >>> obs, infos = venv.reset(seed=0)
+        >>> obs["messages"].shape, obs["mask"].shape
+        ((8, 4, 2), (8, 4, 4))
+        >>> obs, rewards, terms, truncs, infos = venv.step(
+        ...     np.ones((8, 4), int), np.zeros((8, 4, 2)))
+        >>> rewards.shape, infos["comm_cost"].tolist()[:2], bool(truncs.any())
+        ((8, 4), [6.0, 6.0], False)
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium's VectorEnv attribute)
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+        "render_modes": [],
+        "name": "federated_mab_vec_v0",
+    }
+
+    def __init__(
+        self,
+        problem: MABProblem | ProblemDistribution,
+        network: Network | nx.Graph | None = None,
+        protocol: Protocol | None = None,
+        horizon: int = 1000,
+        message_dim: int = 0,
+        message_bounds: tuple[float, float] = (-np.inf, np.inf),
+        link_costs: tuple[float, float] = (25.0, 1.0),
+        split: str = "train",
+        num_envs: int = 1,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+    ) -> None:
+        num_envs = check_int("num_envs", num_envs, 1)
+        mode = AutoresetMode(autoreset_mode)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
+            raise ValueError(
+                "autoreset_mode must be NEXT_STEP or DISABLED (every env ends at the same "
+                f"step, so SAME_STEP would hide the last observation of all), got {mode}"
+            )
+        if not isinstance(problem, MABProblem | ProblemDistribution):
+            raise TypeError(
+                "problem must be a MABProblem or a ProblemDistribution, "
+                f"got {type(problem).__name__}"
+            )
+        n = problem.n_agents
+        w = check_wiring(
+            n, network, protocol, horizon, message_dim, message_bounds, link_costs, None, []
+        )
+        if w.message_dim and not w.protocol.per_sender:
+            raise ValueError(
+                f"the protocol {type(w.protocol).__name__} hands receivers different copies "
+                "of a sender's message; the vector env keeps one message per sender"
+            )
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
+        self.num_envs = num_envs
+        self.n_agents, self.n_arms = n, problem.n_arms
+        self.horizon, self.message_dim = w.horizon, w.message_dim
+        self.network, self.protocol = w.network, w.protocol
+        self.message_bounds, self.link_costs = w.message_bounds, w.link_costs
+        protocols = [copy.deepcopy(w.protocol) for _ in range(num_envs)]
+        self.core = MABCore(
+            problem, w.network, protocols, w.horizon, w.message_dim, w.message_bounds,
+            w.link_costs, split,
+        )  # fmt: skip
+        self.distribution = self.core.distribution
+        single_obs, single_act = joint_spaces(
+            n,
+            self.n_arms,
+            w.horizon,
+            self.core.problems[0].reward_bounds,
+            w.message_dim,
+            w.message_bounds,
+            w.protocol,
+        )
+        self.single_observation_space = single_obs
+        self.single_action_space = single_act
+        self.observation_space = batch_space(single_obs, num_envs)
+        self.action_space = batch_space(single_act, num_envs)
+        self.render_mode = None
+        self._needs_reset = True
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[VecObs, dict[str, Any]]:
+        """Start every env's episode: env ``b`` seeded ``seed + b`` (or ``seed[b]``).
+
+        ``options={"problem": p}`` pins one instance for every env.
+        """
+        options = dict(check_reset_options(options))
+        b = self.num_envs
+        if seed is None:
+            seeds: list[int | None] = [None] * b
+        elif isinstance(seed, int | np.integer):
+            seeds = [int(seed) + k for k in range(b)]
+        else:
+            seeds = [None if s is None else int(s) for s in seed]
+        self.core.reset(seeds, options)
+        self._needs_reset = False
+        return self._observations(None), self._reset_infos()
+
+    def step(
+        self, actions: Any, messages: Any = None
+    ) -> tuple[VecObs, FloatArray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Every agent of every env pulls ``arms[b, i]`` and sends ``messages[b, i]``
+        (or ``actions = {"arm": arms, "message": messages}``)."""
+        if self._needs_reset:
+            if self.metadata["autoreset_mode"] == AutoresetMode.DISABLED or self.core.t == 0:
+                raise RuntimeError("step() called before reset() or after the last step")
+            obs, infos = self.reset()
+            b, n = self.num_envs, self.n_agents
+            flags = np.zeros((b, n), dtype=bool)
+            return obs, np.zeros((b, n)), flags, flags.copy(), infos
+        if isinstance(actions, dict):
+            if messages is not None:
+                raise ValueError("pass the messages in the action dict or as an argument")
+            arms, messages = actions.get("arm"), actions.get("message")
+        else:
+            arms = actions
+        checked, sent = self.core.check_actions(arms, messages)
+        step = self.core.step(checked, sent)
+        self._needs_reset = step.done
+        b, n = self.num_envs, self.n_agents
+        terminations = np.zeros((b, n), dtype=bool)
+        truncations = np.full((b, n), step.done)
+        return (
+            self._observations(step.routed),
+            step.rewards,
+            terminations,
+            truncations,
+            (self._step_infos(step)),
+        )
+
+    @property
+    def needs_reset(self) -> bool:
+        """Whether the next :meth:`step` resets every env (the episodes ended; with
+        ``NEXT_STEP`` autoreset the vector wrappers reset their state with it)."""
+        return self._needs_reset
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ helpers
+    def _observations(self, routed: Routed | None) -> VecObs:
+        core = self.core
+        b, n, d = self.num_envs, self.n_agents, self.message_dim
+        obs: VecObs = {
+            "arm": core.last_arms.copy(),
+            "reward": core.last_rewards.astype(np.float32)[..., None],
+            "step": np.full((b, n, 1), core.t, dtype=np.float32),
+        }
+        if not d:
+            return obs
+        public = self.protocol.public_dim
+        server = self.protocol.has_server
+        if routed is None:
+            obs["messages"] = np.zeros((b, n, d), dtype=np.float32)
+            obs["mask"] = np.zeros((b, n, n), dtype=np.int8)
+            if public:
+                obs["public_mask"] = np.zeros((b, n, n), dtype=np.int8)
+            if server:
+                obs["server"] = np.zeros((b, n, d), dtype=np.float32)
+                obs["server_mask"] = np.zeros((b, n, 1), dtype=np.int8)
+            return obs
+        obs["messages"] = routed.messages
+        obs["mask"] = routed.mask
+        if public:
+            obs["public_mask"] = routed.mask if routed.public_mask is None else routed.public_mask
+        if server:
+            if routed.server is None or routed.server_mask is None:
+                obs["server"] = np.zeros((b, n, d), np.float32)
+                obs["server_mask"] = np.zeros((b, n, 1), np.int8)
+            else:
+                obs["server"], obs["server_mask"] = routed.server, routed.server_mask
+        return obs
+
+    def _reset_infos(self) -> dict[str, Any]:
+        b, n = self.num_envs, self.n_agents
+        infos: dict[str, Any] = {}
+        for key, value in STEP_INFO.items():
+            per_agent = key in ("regret", "cumulative_regret")
+            infos[key] = np.full((b, n) if per_agent else b, value)
+        self._add_instance(infos)
+        return infos
+
+    def _step_infos(self, step: CoreStep) -> dict[str, Any]:
+        core = self.core
+        infos: dict[str, Any] = {
+            "regret": step.regret,
+            "cumulative_regret": core.cum_regret.copy(),
+            "peer_links": step.peer_links,
+            "server_links": step.server_links,
+            "comm_cost": step.cost,
+            "cumulative_comm_cost": core.cum_cost.copy(),
+        }
+        self._add_instance(infos)
+        return infos
+
+    def _add_instance(self, infos: dict[str, Any]) -> None:
+        if self.distribution is not None:
+            ids = [-1 if i is None else i for i in self.core.instances]
+            infos["instance"] = np.array(ids, dtype=np.uint64)
+
+
+__all__ = ["FederatedMABVecEnv", "VecObs", "joint_spaces"]

@@ -1,0 +1,65 @@
+"""``make_vec(scenario, num_envs, needs)``: the batched counterpart of
+``scenario.make_env(needs)``.
+
+The scenario is read through its public methods only (``plan``, ``requirements_for``
+and its fields), so this module needs nothing from the runner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fedbandit_env.policies import Requirements
+from fedbandit_env.protocols import make_protocol
+from fedbandit_env.vector.env import FederatedMABVecEnv
+
+
+def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) -> Any:
+    """``num_envs`` copies of the env a policy with ``needs`` gets in ``scenario``:
+    env ``b`` of ``reset(seed=s)`` is ``scenario.make_env(needs)`` reset with ``s + b``.
+
+    Args:
+        scenario: A :class:`~fedbandit_env.runner.Scenario` of a multi-armed kind.
+        num_envs: ``B``.
+        needs: What the policy asks for (messages, protocol, privacy), merged with the
+            scenario's setting as :meth:`Scenario.make_env` merges it.
+
+    Raises:
+        ValueError: For a linear scenario, or a stack layer (clipping, faults) that has
+            no vector form yet (named).
+
+    Returns:
+        A :class:`~fedbandit_env.vector.FederatedMABVecEnv`, wrapped in the vector
+        forms of the scenario's layers (``+private``:
+        :class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`).
+
+    Examples:
+        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> s = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
+        >>> venv = make_vec(s, 4, Requirements(message_dim=2))
+        >>> venv.reset(seed=1)[0]["mask"].shape, type(venv.protocol).__name__
+        ((4, 3, 3), 'Broadcast')
+    """
+    if scenario.linear:
+        raise ValueError("make_vec builds multi-armed scenarios; this one is linear")
+    plan = scenario.plan(needs)
+    merged = scenario._merged(needs)
+    protocol = None
+    if merged.message_dim:
+        kind = merged.protocol or scenario.protocol
+        protocol = make_protocol(kind, merged.public_dim, merged.participation, merged.gamma)
+    fixed = scenario.instances == "fixed"
+    venv = FederatedMABVecEnv(
+        scenario.problem() if fixed else scenario.distribution(),
+        scenario.network(),
+        protocol,
+        horizon=scenario.horizon,
+        message_dim=merged.message_dim,
+        link_costs=scenario.link_costs,
+        split="train" if fixed else scenario.instances,
+        num_envs=num_envs,
+    )
+    return plan.build_vector(venv)
+
+
+__all__ = ["make_vec"]

@@ -1,0 +1,309 @@
+"""Batched delivery: what a protocol delivered in ``B`` envs at one step, as arrays.
+
+A delivery is kept as **what was heard from each sender plus who heard it**, not one
+copy per receiver: ``messages[b, s]`` (``(B, N, D)``) is the message of sender ``s``
+that arrived this step (zeros if nobody heard it), ``mask[b, r, s]`` says that ``r``
+heard it, and ``public_mask[b, r, s]`` that ``r`` heard only its first ``public_dim``
+entries. Every MAB protocol delivers one content per sender (broadcast and gossip:
+what it sent; GIS flooding: its payload of the completed round), so a step stays
+``O(B N D)`` in message data on a complete graph; :func:`inbox` gives the PettingZoo
+per-receiver form ``(B, N, N, D)`` when a consumer wants it.
+
+Three routers, chosen by the protocol's exact type:
+
+- :class:`Broadcast <fedbandit_env.protocols.Broadcast>`: the mask is the adjacency
+  (one read-only view shared by all envs);
+- :class:`RandomEdgeGossip <fedbandit_env.protocols.RandomEdgeGossip>`: each env's
+  edges are drawn a block of steps ahead from its protocol's own generator by NumPy's
+  bounded-integer algorithm (:func:`~fedbandit_env.rng_kernels.integer_below`, the same
+  numbers and stream consumption as ``rng.integers(n_edges)`` once a step);
+- any other protocol: each env's own protocol object routes its step
+  (:meth:`Protocol.route <fedbandit_env.protocols.Protocol.route>`), and the delivery is
+  converted (refused if a protocol hands two receivers different contents of one sender).
+
+``tests/vector/test_vector_replay.py`` holds the first two to ``Protocol.route``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from fedbandit_env.network.graph import Network
+from fedbandit_env.protocols.base import Delivery, Protocol
+from fedbandit_env.protocols.broadcast import Broadcast
+from fedbandit_env.protocols.gossip import RandomEdgeGossip
+from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@dataclass(eq=False, slots=True)
+class Routed:
+    """What a protocol delivered in ``B`` envs at one step.
+
+    Attributes:
+        messages: ``(B, N, D)`` float32, the message heard from each sender.
+        mask: ``(B, N, N)`` int8, ``mask[b, r, s]``: ``r`` heard all of ``s``'s message
+            (possibly a read-only broadcast view).
+        peer_links: ``(B,)`` agent-agent links used (Li & Song's ``c2`` links).
+        server_links: ``(B,)`` agent-server links used (``c1`` links).
+        public_mask: ``(B, N, N)`` int8 or ``None``: only the public prefix arrived.
+        server: ``(B, N, D)`` float32 or ``None``: what the server sent each agent.
+        server_mask: ``(B, N, 1)`` int8 or ``None``: the server sent something.
+        inbox: See below.
+
+    Examples:
+        >>> r = Routed(np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 2), np.int8),
+        ...            np.zeros(1, np.int64), np.zeros(1, np.int64))
+        >>> r.messages.shape
+        (1, 2, 1)
+    """
+
+    messages: Float32Array
+    mask: np.ndarray
+    peer_links: IntArray
+    server_links: IntArray
+    public_mask: np.ndarray | None = None
+    server: Float32Array | None = None
+    server_mask: np.ndarray | None = None
+    inbox: Float32Array | None = None
+    """``(B, N, N, D)``: the per-receiver inbox, for a protocol whose copies differ by
+    receiver (``Protocol.per_sender`` false; ``messages`` is then zeros)."""
+
+
+def inbox(
+    messages: np.ndarray,
+    mask: np.ndarray,
+    public_mask: np.ndarray | None = None,
+    public_dim: int = 0,
+) -> Float32Array:
+    """The per-receiver inbox ``(B, N, N, D)`` of a batched delivery: ``[b, r, s]`` is
+    what ``r`` got from ``s`` (zeros where nothing arrived), the PettingZoo env's
+    ``messages`` observation of agent ``r`` in env ``b``.
+
+    Examples:
+        >>> sent = np.array([[[1.0, 10.0], [2.0, 20.0]]], np.float32)
+        >>> heard = np.array([[[0, 1], [0, 0]]], np.int8)
+        >>> inbox(sent, heard)[0, :, :, 0].tolist()
+        [[0.0, 2.0], [0.0, 0.0]]
+        >>> inbox(sent, 0 * heard, heard, public_dim=1)[0, 0].tolist()
+        [[0.0, 0.0], [2.0, 0.0]]
+    """
+    rows = np.asarray(messages, dtype=np.float32)[:, None, :, :]
+    out = np.where(np.asarray(mask, dtype=bool)[..., None], rows, np.float32(0.0))
+    if public_mask is not None and public_dim:
+        reached = (np.asarray(mask, dtype=bool) | np.asarray(public_mask, dtype=bool))[..., None]
+        out[..., :public_dim] = np.where(reached, rows[..., :public_dim], np.float32(0.0))
+    return out.astype(np.float32, copy=False)
+
+
+@njit(cache=True, nogil=True)
+def draw_below(table: Any, n: IntArray, out: IntArray) -> None:  # pragma: no cover
+    """``out[k, b] = rngs[k].integers(n[k])``, draw by draw in NumPy's order.
+
+    Examples:
+        >>> rngs = [np.random.default_rng(s) for s in (0, 1)]
+        >>> out = np.zeros((2, 3), np.int64)
+        >>> draw_below(generator_table(rngs), np.array([5, 7]), out)
+        >>> out[1].tolist() == np.random.default_rng(1).integers(7, size=3).tolist()
+        True
+    """
+    for k in range(out.shape[0]):
+        slot = generator_at(table, k)
+        for b in range(out.shape[1]):
+            out[k, b] = integer_below(slot, n[k])
+
+
+@njit(cache=True, nogil=True)
+def edge_delivery(
+    sent: FloatArray,
+    ends: IntArray,
+    public_dim: int,
+    heard: np.ndarray,
+    mask: np.ndarray,
+    rows: Float32Array,
+) -> None:  # pragma: no cover
+    """One gossip edge per env: ``mask[b]`` marks the edge ``ends[b]`` both ways and
+    ``rows[b]`` holds its two ends' messages (and every heard sender's public prefix);
+    ``mask`` and ``rows`` come in zeroed.
+
+    Examples:
+        >>> mask, rows = np.zeros((1, 3, 3), np.int8), np.zeros((1, 3, 1), np.float32)
+        >>> edge_delivery(np.ones((1, 3, 1)), np.array([[0, 2]]), 0, np.ones(3, np.bool_),
+        ...               mask, rows)
+        >>> mask[0].tolist(), rows[0, :, 0].tolist()
+        ([[0, 0, 1], [0, 0, 0], [1, 0, 0]], [1.0, 0.0, 1.0])
+    """
+    for b in range(ends.shape[0]):
+        i, j = ends[b, 0], ends[b, 1]
+        mask[b, i, j] = 1
+        mask[b, j, i] = 1
+        if public_dim:
+            for s in range(sent.shape[1]):
+                if heard[s]:
+                    for k in range(public_dim):
+                        rows[b, s, k] = sent[b, s, k]
+        for k in range(sent.shape[2]):
+            rows[b, i, k] = sent[b, i, k]
+            rows[b, j, k] = sent[b, j, k]
+
+
+class Router:
+    """Routes the messages of ``B`` envs; one per batched core (see the module docstring).
+
+    Args:
+        protocols: Each env's protocol object (reset by the core at every episode).
+        network: The graph they share.
+        message_dim: ``D``.
+
+    Examples:
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> net = Network.path(3)
+        >>> router = Router([Broadcast()], net, 1)
+        >>> router.kind
+        'broadcast'
+    """
+
+    def __init__(self, protocols: list[Protocol], network: Network, message_dim: int) -> None:
+        self.protocols = protocols
+        self.network = network
+        self.n_envs = len(protocols)
+        self.n = network.n_agents
+        self.d = message_dim
+        first = protocols[0]
+        kinds = {type(p) for p in protocols}
+        self.public_dim = int(first.public_dim)
+        self.has_server = bool(first.has_server)
+        if kinds == {Broadcast}:
+            self.kind = "broadcast"
+        elif kinds == {RandomEdgeGossip} and len({p.public_dim for p in protocols}) == 1:
+            self.kind = "random_edge"
+        else:
+            self.kind = "generic"
+        adjacency = network.adjacency.astype(np.int8)
+        adjacency.flags.writeable = False
+        self._adjacency = adjacency
+        self._heard: np.ndarray = np.asarray(network.adjacency.any(axis=0))  # heard senders
+        self._all_heard = bool(self._heard.all())
+        self._edges = network.edges
+        b, n = self.n_envs, self.n
+        self._adjacency_all = np.broadcast_to(adjacency, (b, n, n))  # one view, every step
+        self._edge_links = np.full(b, network.n_edges, dtype=np.int64)
+        self._no_links = np.zeros(b, dtype=np.int64)
+        self._one_link = np.ones(b, dtype=np.int64)  # gossip: one call; + |E| with a prefix
+        self._gossip_links = self._one_link + network.n_edges
+        for constant in (self._edge_links, self._no_links, self._one_link, self._gossip_links):
+            constant.flags.writeable = False
+        self._edge_block: IntArray = np.zeros((self.n_envs, 0), dtype=np.int64)
+        self._offset = 0
+
+    def reset(self, rngs: list[np.random.Generator]) -> None:
+        """Bind each env's protocol to the network and its generator (a new episode)."""
+        for protocol, rng in zip(self.protocols, rngs, strict=True):
+            protocol.reset(self.network, rng)
+        self._edge_block = np.zeros((self.n_envs, 0), dtype=np.int64)
+        self._offset = 0
+
+    def route(self, sent: FloatArray, t: int, ahead: int) -> Routed:
+        """Deliver the messages ``sent`` (``(B, N, D)``) at step ``t``; ``ahead``: how
+        many steps (this one included) the episode has left, the most a block draws."""
+        if self.kind == "broadcast":
+            return self._broadcast(sent)
+        if self.kind == "random_edge":
+            return self._random_edge(sent, ahead)
+        return self._generic(sent, t)
+
+    # ------------------------------------------------------------------ routers
+    def _broadcast(self, sent: FloatArray) -> Routed:
+        rows = sent.astype(np.float32)
+        if not self._all_heard:
+            rows *= self._heard[None, :, None]
+        return Routed(rows, self._adjacency_all, self._edge_links, self._no_links)
+
+    def _random_edge(self, sent: FloatArray, ahead: int) -> Routed:
+        b, n = sent.shape[0], self.n
+        if self._offset >= self._edge_block.shape[1]:
+            size = max(1, min(256, ahead))
+            block = np.zeros((b, size), dtype=np.int64)
+            rngs = [p._rng for p in self.protocols]
+            draw_below(generator_table(rngs), np.full(b, self.network.n_edges), block)
+            self._edge_block, self._offset = block, 0
+        pick = self._edge_block[:, self._offset]
+        self._offset += 1
+        mask = np.zeros((b, n, n), dtype=np.int8)
+        rows = np.zeros((b, n, self.d), dtype=np.float32)
+        edge_delivery(sent, self._edges[pick], self.public_dim, self._heard, mask, rows)
+        if self.public_dim:
+            return Routed(rows, mask, self._gossip_links, self._no_links, self._adjacency_all)
+        return Routed(rows, mask, self._one_link, self._no_links)
+
+    def _generic(self, sent: FloatArray, t: int) -> Routed:
+        b, n, d = sent.shape
+        rows = np.zeros((b, n, d), dtype=np.float32)
+        mask = np.zeros((b, n, n), dtype=np.int8)
+        public = np.zeros((b, n, n), dtype=np.int8) if self.public_dim else None
+        server = np.zeros((b, n, d), dtype=np.float32) if self.has_server else None
+        smask = np.zeros((b, n, 1), dtype=np.int8) if self.has_server else None
+        peer = np.zeros(b, dtype=np.int64)
+        up = np.zeros(b, dtype=np.int64)
+        per_receiver = None
+        if not all(p.per_sender for p in self.protocols):
+            per_receiver = np.zeros((b, n, n, d), dtype=np.float32)
+        for k, protocol in enumerate(self.protocols):
+            delivery = protocol.route(sent[k], t)
+            if per_receiver is not None:
+                per_receiver[k] = delivery.messages
+                mask[k] = delivery.mask
+            else:
+                rows[k], mask[k] = sender_rows(delivery, self.public_dim, type(protocol).__name__)
+            if public is not None:  # as the PettingZoo env: no public mask -> the mask
+                pm = delivery.public_mask
+                public[k] = mask[k] if pm is None else pm
+            if server is not None and smask is not None and delivery.server is not None:
+                server[k] = delivery.server
+                smask[k, :, 0] = np.asarray(delivery.server_mask, dtype=np.int8)
+            peer[k], up[k] = delivery.peer_links, delivery.server_links
+        return Routed(rows, mask, peer, up, public, server, smask, per_receiver)
+
+
+def sender_rows(delivery: Delivery, public_dim: int, name: str) -> tuple[Float32Array, np.ndarray]:
+    """A :class:`~fedbandit_env.protocols.Delivery` as ``(rows (N, D) float32, mask)``:
+    each sender's message as its receivers got it.
+
+    Raises:
+        ValueError: If two receivers got different contents of one sender (no
+            sender-indexed form exists; the batched core refuses such a protocol).
+
+    Examples:
+        >>> from fedbandit_env.protocols import deliver_mask
+        >>> d = deliver_mask(np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]], bool))
+        >>> rows, mask = sender_rows(d, 0, "demo")
+        >>> rows.tolist(), mask.tolist()
+        ([[0.0], [2.0]], [[0, 1], [0, 0]])
+    """
+    got = delivery.messages.astype(np.float32)
+    mask = np.asarray(delivery.mask, dtype=bool)
+    n = mask.shape[0]
+    senders = np.arange(n)
+    full: np.ndarray = np.asarray(mask.any(axis=0))
+    rows = got[mask.argmax(axis=0), senders] * full[:, None]
+    public = None
+    if public_dim and delivery.public_mask is not None:
+        public = np.asarray(delivery.public_mask, dtype=bool)
+        reach = mask | public
+        reached: np.ndarray = np.asarray(reach.any(axis=0))
+        prefix = got[reach.argmax(axis=0), senders, :public_dim] * reached[:, None]
+        rows[~full, :public_dim] = prefix[~full]
+    again = inbox(rows[None], mask[None], None if public is None else public[None], public_dim)[0]
+    if not np.array_equal(again, got):
+        raise ValueError(
+            f"the protocol {name} delivered different contents of one sender to different "
+            "receivers; the batched core keeps one message per sender"
+        )
+    return rows.astype(np.float32), mask.astype(np.int8)
+
+
+__all__ = ["Routed", "Router", "draw_below", "edge_delivery", "inbox", "sender_rows"]

@@ -1,0 +1,25 @@
+"""Vector forms of the learner's wrappers, one file per wrapper (Gymnasium's
+``wrappers/vector/`` pattern), each sharing its array code with the PettingZoo one.
+
+Examples:
+    >>> from fedbandit_env.problems import conflicting
+    >>> from fedbandit_env.vector import FederatedMABVecEnv
+    >>> venv = VecLocalStatistics(FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=4))
+    >>> sorted(venv.reset(seed=0)[0])
+    ['arm', 'counts', 'means', 'reward', 'step']
+"""
+
+from fedbandit_env.vector.wrappers.base import VecWrapper, vector_depth
+from fedbandit_env.vector.wrappers.held_messages import VecHeldMessages
+from fedbandit_env.vector.wrappers.horizon_free import VecHorizonFree
+from fedbandit_env.vector.wrappers.local_statistics import VecLocalStatistics
+from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
+
+__all__ = [
+    "VecHeldMessages",
+    "VecHorizonFree",
+    "VecLocalStatistics",
+    "VecPrivateRewards",
+    "VecWrapper",
+    "vector_depth",
+]

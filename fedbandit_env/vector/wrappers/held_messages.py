@@ -1,0 +1,96 @@
+"""``HeldMessages`` in vector form: each receiver keeps the latest message heard from
+each sender."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from fedbandit_env.vector.routing import inbox
+from fedbandit_env.vector.wrappers.base import VecWrapper
+
+
+class VecHeldMessages(VecWrapper):
+    """Observations gain ``held`` ``(B, N, N, D)`` (receiver ``r``'s latest message from
+    each sender), ``heard`` ``(B, N, N)`` and ``age`` ``(B, N, N)``, as
+    :class:`~fedbandit_env.wrappers.HeldMessages` adds them to each agent's observation
+    (the same update: a message that arrived replaces its slot; an agent never heard
+    from has zeros, ``heard`` 0 and the age of the episode). ``held`` is per receiver by
+    nature (receivers hear senders at different steps), so it is the one entry of
+    ``O(B N^2 D)``.
+
+    Examples:
+        >>> from fedbandit_env.problems import conflicting
+        >>> from fedbandit_env.protocols import RandomEdgeGossip
+        >>> from fedbandit_env.vector import FederatedMABVecEnv
+        >>> venv = VecHeldMessages(FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=5,
+        ...     protocol=RandomEdgeGossip(), message_dim=1, num_envs=2))
+        >>> _ = venv.reset(seed=0)
+        >>> obs = venv.step(np.zeros((2, 3), int), np.ones((2, 3, 1)))[0]
+        >>> obs["held"].shape, int(obs["heard"][0].sum())
+        ((2, 3, 3, 1), 2)
+    """
+
+    def __init__(self, env: VectorEnv) -> None:
+        super().__init__(env)
+        single = env.single_observation_space
+        if not isinstance(single, spaces.Dict) or "messages" not in single.spaces:
+            raise ValueError("VecHeldMessages needs an env that carries messages")
+        messages = single["messages"]
+        assert isinstance(messages, spaces.Box)
+        n, d, b = self.n_agents, self.message_dim, self.num_envs
+        low = np.broadcast_to(messages.low, (n, n, d))
+        high = np.broadcast_to(messages.high, (n, n, d))
+        self.single_observation_space = spaces.Dict(
+            {
+                **single.spaces,
+                "held": spaces.Box(low, high, dtype=np.float32),
+                "heard": spaces.MultiBinary((n, n)),
+                "age": spaces.Box(0.0, float(self.horizon), (n, n), np.float32),
+            }
+        )
+        self.observation_space = batch_space(self.single_observation_space, b)
+        self._held = np.zeros((b, n, n, d), dtype=np.float32)
+        self._heard = np.zeros((b, n, n), dtype=np.int8)
+        self._last = np.zeros((b, n, n))
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Reset the envs and forget every message."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        self._clear()
+        return self._augment(obs), infos
+
+    def _clear(self) -> None:
+        self._held[:] = 0.0
+        self._heard[:] = 0
+        self._last[:] = 0.0
+
+    def step(self, actions: Any, messages: Any = None) -> Any:
+        """Step, then keep every message that arrived as its slot's latest."""
+        resets = self.needs_reset
+        obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
+        if resets:
+            self._clear()
+        else:
+            arrived = np.asarray(obs["mask"], dtype=bool)
+            public = int(self.protocol.public_dim)
+            got = inbox(obs["messages"], arrived, obs.get("public_mask"), public)
+            np.copyto(self._held, got, where=arrived[..., None])
+            self._heard |= arrived
+            t = float(obs["step"].flat[0])
+            np.copyto(self._last, t, where=arrived)
+        return self._augment(obs), rewards, terms, truncs, infos
+
+    def _augment(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        t = float(obs["step"].flat[0])
+        age = np.minimum(t - self._last, float(self.horizon)).astype(np.float32)
+        return {**obs, "held": self._held.copy(), "heard": self._heard.copy(), "age": age}
+
+
+__all__ = ["VecHeldMessages"]

@@ -1,0 +1,178 @@
+"""``PrivateRewards`` in vector form: every env's agents see their rewards only through
+the binary-tree mechanism (Zhu et al., Algorithms 2-3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from fedbandit_env.privacy.batched_tree import batched_tree_step
+from fedbandit_env.privacy.mechanisms import (
+    Estimator,
+    Noise,
+    TreeMechanism,
+    check_noise,
+    clip_range,
+    noise_generator,
+)
+from fedbandit_env.rng_kernels import generator_table
+from fedbandit_env.vector.wrappers.base import VecWrapper
+from fedbandit_env.wrappers.privacy import PUBLIC_KEYS
+
+
+class VecPrivateRewards(VecWrapper):
+    """:class:`~fedbandit_env.wrappers.PrivateRewards` for ``B`` envs: env ``b`` releases
+    what the PettingZoo wrapper at the same depth releases under env ``b``'s seed, bit
+    for bit (one tree of ``N M`` streams per env, noised from the wrapper stream of
+    that seed, or from fresh OS entropy with ``noise="secure"``;
+    :func:`~fedbandit_env.privacy.batched_tree.batched_tree_step` steps all trees in one
+    call).
+
+    Observations: ``reward`` ``(B, N, 1)`` becomes the private increment of the pulled
+    arm's sum; ``counts`` and ``private_means`` ``(B, N, M)`` are added; the returned
+    rewards are the private increments; ``infos["epsilon"]`` ``(B,)`` the privacy spent.
+    Entries of the env below that may be computed from raw rewards are refused, as the
+    PettingZoo wrapper refuses them (:data:`~fedbandit_env.wrappers.privacy.PUBLIC_KEYS`).
+
+    Args:
+        env: The vector env (or a vector layer over it).
+        epsilon: Privacy of each agent's whole reward stream (> 0).
+        estimator: ``"dyadic"`` or ``"honaker"``.
+        clip: ``(low, high)`` rewards are clipped to (default: the reward bounds).
+        noise: ``"seeded"`` or ``"secure"``.
+
+    Examples:
+        >>> from fedbandit_env.problems import conflicting
+        >>> from fedbandit_env.vector import FederatedMABVecEnv
+        >>> venv = VecPrivateRewards(
+        ...     FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=8, num_envs=2), 1.0)
+        >>> _ = venv.reset(seed=0)
+        >>> obs, rewards, _, _, infos = venv.step(np.ones((2, 3), int))
+        >>> obs["counts"][0, 0].tolist(), float(infos["epsilon"][0])
+        ([0.0, 1.0], 0.25)
+    """
+
+    def __init__(
+        self,
+        env: VectorEnv,
+        epsilon: float,
+        estimator: Estimator = "dyadic",
+        clip: tuple[float, float] | None = None,
+        noise: Noise = "seeded",
+    ) -> None:
+        super().__init__(env)
+        self.noise = check_noise(noise, "VecPrivateRewards")
+        single = env.single_observation_space
+        if not isinstance(single, spaces.Dict):
+            raise ValueError("VecPrivateRewards needs dict observations")
+        ours = {"reward", "counts", "private_means"}
+        raw = sorted(set(single.spaces) - PUBLIC_KEYS - ours)
+        if raw or "private_means" in single.spaces:
+            raise ValueError(
+                f"VecPrivateRewards would hand the agents {raw or ['private_means']} of the "
+                "env below it, which may be computed from the raw rewards: wrap those layers "
+                "outside VecPrivateRewards"
+            )
+        reward = single["reward"]
+        assert isinstance(reward, spaces.Box)
+        bounds = (float(reward.low.min()), float(reward.high.max()))
+        lo, hi = clip_range(clip, bounds, "VecPrivateRewards")
+        self.epsilon, self.estimator, self.clip = float(epsilon), estimator, (lo, hi)
+        # one tree, to check epsilon and the estimator and to read the calibration
+        tree = TreeMechanism(1, self.horizon, self.epsilon, np.random.default_rng(0), hi - lo,
+                             estimator)  # fmt: skip
+        self.scale, self.levels = tree.scale, tree.depth
+        n, m, b = self.n_agents, self.n_arms, self.num_envs
+        self.single_observation_space = spaces.Dict(
+            {
+                **single.spaces,
+                "reward": spaces.Box(-np.inf, np.inf, (n, 1), np.float32),
+                "counts": spaces.Box(0.0, float(self.horizon), (n, m), np.float32),
+                "private_means": spaces.Box(-np.inf, np.inf, (n, m), np.float32),
+            }
+        )
+        self.observation_space = batch_space(self.single_observation_space, b)
+        self._rngs: list[np.random.Generator] = [np.random.default_rng() for _ in range(b)]
+        shape = (b, self.levels, n * m)  # level-major: a step touches rows
+        self._acc, self._node, self._var = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self._last = np.zeros((b, n * m), dtype=np.int64)
+        self._counts = np.zeros((b, n, m))
+        self._prefix = np.zeros((b, n * m))
+        self._counts32 = np.zeros((b, n, m), dtype=np.float32)  # what the views show
+        self._means32 = np.zeros((b, n, m), dtype=np.float32)
+        self._table = generator_table(self._rngs)
+        self._t = 0
+
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Reset the envs and every tree; with a seed, env ``b``'s noise restarts from
+        this layer's stream of env ``b``'s seed (secure noise: fresh OS entropy)."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            for b, rng in enumerate(self.streams(seed, self.num_envs)):
+                if rng is not None:
+                    self._rngs[b] = rng
+        self._new_episode()
+        zeros = np.zeros((self.num_envs, self.n_agents, 1), dtype=np.float32)
+        return self._views(obs, zeros), self._with_epsilon(infos)
+
+    def _new_episode(self) -> None:
+        if self.noise == "secure":
+            self._rngs = [noise_generator("secure", None) for _ in range(self.num_envs)]
+        self._table = generator_table(self._rngs)  # addresses: the generators stay alive
+        for array in (self._acc, self._node, self._var, self._last, self._counts, self._prefix):
+            array[...] = 0
+        self._counts32[...] = 0
+        self._means32[...] = 0
+        self._t = 0
+
+    def step(self, actions: Any, messages: Any = None) -> Any:
+        """Step, privatise every env's rewards, hand out only private views."""
+        resets = self.needs_reset
+        obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
+        if resets:  # the vector env's autoreset: each tree continues its generator
+            self._new_episode()
+            zeros = np.zeros((self.num_envs, self.n_agents, 1), dtype=np.float32)
+            return (
+                self._views(obs, zeros),
+                np.zeros_like(rewards),
+                terms,
+                truncs,
+                (self._with_epsilon(infos)),
+            )
+        self._t += 1
+        increments = np.zeros((self.num_envs, self.n_agents))
+        lo, hi = self.clip
+        batched_tree_step(
+            self._acc, self._last, self._node, self._var, self._counts,
+            np.ascontiguousarray(obs["arm"]), np.ascontiguousarray(rewards, dtype=np.float64),
+            self._t, lo, hi, self.scale, self.estimator == "honaker",
+            self._table, self._prefix, increments, self._counts32, self._means32,
+        )  # fmt: skip
+        views = self._views(obs, increments.astype(np.float32)[..., None])
+        return views, increments, terms, truncs, self._with_epsilon(infos)
+
+    def epsilon_spent(self) -> float:
+        """Privacy spent so far by each agent's stream (as ``TreeMechanism``)."""
+        touched = min(self.levels, self._t.bit_length())
+        return touched * (self.clip[1] - self.clip[0]) / self.scale
+
+    def _with_epsilon(self, infos: dict[str, Any]) -> dict[str, Any]:
+        b = self.num_envs
+        return {**infos, "epsilon": np.full(b, self.epsilon_spent()), "delta": np.zeros(b)}
+
+    def _views(self, obs: dict[str, np.ndarray], rewards: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            **obs,
+            "reward": rewards,
+            "counts": self._counts32.copy(),
+            "private_means": self._means32.copy(),
+        }
+
+
+__all__ = ["VecPrivateRewards"]

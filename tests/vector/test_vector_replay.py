@@ -1,0 +1,118 @@
+"""The vector env is the PettingZoo env B times: the shipped replay check, every MAB setting
+(``+private`` ones included: the vector ``PrivateRewards`` releases the same bits).
+
+Env ``b`` of ``make_vec(scenario, B).reset(seed=s)`` must replay
+``scenario.make_env().reset(seed=s + b)``; ``fedbandit_env.testing.check_vector_replay``
+compares instance, rewards, delivered messages, regret and costs step by step over two
+episodes (the second through the vector env's autoreset). Its power: a vector env seeded
+``s + b + 1``, or one that delivers a message to a receiver the protocol did not pick,
+is caught.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedbandit_env.policies import Requirements
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.settings import SETTINGS
+from fedbandit_env.testing import check_vector_replay
+from fedbandit_env.vector import core as core_module
+from fedbandit_env.vector import routing
+
+MAB_SETTINGS = sorted(name for name in SETTINGS if name != "sync")
+GRAPHS = ("complete", "ring", "star")
+
+
+def _scenario(setting: str, **kwargs: object) -> Scenario:
+    epsilon = 1.0 if SETTINGS[setting].private else None
+    return Scenario(setting=setting, epsilon=epsilon, **kwargs)  # type: ignore[arg-type]
+
+
+def _needs(setting: str) -> Requirements | None:
+    if SETTINGS[setting].protocol is None:
+        return None
+    if setting.startswith("gossip"):  # Zhu's public prefix: counts to every neighbour
+        return Requirements(message_dim=5, public_dim=2)
+    return Requirements(message_dim=5)
+
+
+@pytest.mark.parametrize("setting", MAB_SETTINGS)
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_every_setting_replays(setting: str, graph: str) -> None:
+    for instances, noise in (("fixed", "bernoulli"), ("held_out", "clipped_gaussian")):
+        scenario = _scenario(
+            setting, n_agents=6, n_arms=4, horizon=25, graph=graph, instances=instances,
+            noise=noise,
+        )  # fmt: skip
+        check_vector_replay(scenario, _needs(setting), num_envs=3, seed=11)
+
+
+def test_gossip_without_public_prefix_and_server_participation_replay() -> None:
+    gossip = Scenario(n_agents=5, n_arms=3, horizon=30, setting="gossip", graph="ring")
+    check_vector_replay(gossip, Requirements(message_dim=3), num_envs=4, seed=2)
+    server = Scenario(n_agents=5, n_arms=3, horizon=30, setting="server")
+    check_vector_replay(server, Requirements(message_dim=4, participation=0.5), num_envs=4)
+
+
+def test_long_episode_crosses_the_draw_blocks() -> None:
+    """More steps than one block of drawn-ahead noise and edges (256)."""
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=600, setting="gossip", graph="ring")
+    check_vector_replay(scenario, Requirements(message_dim=2), num_envs=2, episodes=1)
+
+
+def test_power_a_shifted_seed_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = core_module.MABCore.reset
+
+    def shifted(self, seeds, options=None):  # type: ignore[no-untyped-def]
+        if self.n_envs > 1:  # the vector env only; the PettingZoo view (B = 1) untouched
+            seeds = [None if s is None else s + 1 for s in seeds]
+        return original(self, seeds, options)
+
+    monkeypatch.setattr(core_module.MABCore, "reset", shifted)
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=5, setting="local")
+    with pytest.raises(AssertionError, match="rewards|reward"):
+        check_vector_replay(scenario, num_envs=2)
+
+
+def test_power_a_leaked_message_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = routing.Router._random_edge
+
+    def leaky(self, sent, ahead):  # type: ignore[no-untyped-def]
+        routed = original(self, sent, ahead)
+        if self.n_envs > 1:
+            routed.mask[:, 0, 1] = routed.mask[:, 1, 0] = 1  # agents 0, 1 always talk
+        return routed
+
+    monkeypatch.setattr(routing.Router, "_random_edge", leaky)
+    scenario = Scenario(n_agents=5, n_arms=3, horizon=20, setting="gossip")
+    with pytest.raises(AssertionError, match="'mask'|'messages'"):
+        check_vector_replay(scenario, Requirements(message_dim=2), num_envs=2)
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip"])
+def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
+    """The array routers against ``Protocol.route`` (the generic router) on the same
+    generators and messages, public prefix included."""
+    from fedbandit_env.network import Network
+    from fedbandit_env.protocols import make_protocol
+
+    net = Network.ring(6)
+    d, b = 3, 4
+    for public in (0, 1):
+        fast = routing.Router([make_protocol(kind, public) for _ in range(b)], net, d)
+        slow = routing.Router([make_protocol(kind, public) for _ in range(b)], net, d)
+        slow.kind = "generic"
+        assert fast.kind != "generic"
+        fast.reset([np.random.default_rng(k) for k in range(b)])
+        slow.reset([np.random.default_rng(k) for k in range(b)])
+        rng = np.random.default_rng(0)
+        for t in range(1, 40):
+            sent = rng.random((b, 6, d))
+            ours, theirs = fast.route(sent, t, 40 - t), slow.route(sent, t, 40 - t)
+            got = routing.inbox(ours.messages, ours.mask, ours.public_mask, public)
+            want = routing.inbox(theirs.messages, theirs.mask, theirs.public_mask, public)
+            assert np.array_equal(got, want)
+            assert np.array_equal(ours.mask, theirs.mask)
+            assert np.array_equal(ours.peer_links, theirs.peer_links)

@@ -1,0 +1,99 @@
+"""The vector forms of the learner's wrappers against the PettingZoo wrappers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedbandit_env.policies import Requirements
+from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.testing import check_vector_replay
+from fedbandit_env.vector import make_vec
+from fedbandit_env.vector.wrappers import VecLocalStatistics, VecPrivateRewards
+from fedbandit_env.wrappers import LocalStatistics
+
+
+@pytest.mark.parametrize("setting", ["local", "neighbours", "gossip"])
+def test_local_statistics_replays(setting: str) -> None:
+    eps = 1.0 if setting.endswith("private") else None
+    scenario = Scenario(n_agents=5, n_arms=3, horizon=30, setting=setting, epsilon=eps,
+                        noise="gaussian", clip=(-3.0, 3.0))  # fmt: skip
+    needs = None if setting == "local" else Requirements(message_dim=3)
+    check_vector_replay(scenario, needs, num_envs=3, wrap_env=LocalStatistics,
+                        wrap_vec=VecLocalStatistics)  # fmt: skip
+
+
+@pytest.mark.parametrize("estimator", ["dyadic", "honaker"])
+def test_private_rewards_replay_a_long_episode(estimator: str) -> None:
+    """More steps than a few tree levels: every level's blocks close and are noised."""
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=300, setting="local+private",
+                        epsilon=0.5, estimator=estimator)  # fmt: skip
+    check_vector_replay(scenario, num_envs=2, episodes=2)
+
+
+def test_power_half_the_noise_is_caught() -> None:
+    """A vector tree at half the calibrated scale releases other bits: the replay fails."""
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=20, setting="local+private", epsilon=1.0)
+
+    def weakened(venv):  # type: ignore[no-untyped-def]
+        inner = venv.env
+        twin = VecPrivateRewards(inner, 1.0)
+        twin.scale = venv.scale / 2
+        return twin
+
+    with pytest.raises(AssertionError, match="reward"):
+        check_vector_replay(scenario, num_envs=2, wrap_vec=weakened, wrap_env=lambda e: e)
+
+
+def test_secure_noise_is_fresh_and_differs_from_the_seeded_stream() -> None:
+    def rewards(noise: str) -> np.ndarray:
+        scenario = Scenario(n_agents=3, n_arms=2, horizon=8, setting="local+private",
+                            epsilon=1.0, privacy_noise=noise)  # fmt: skip
+        venv = make_vec(scenario, 4)
+        venv.reset(seed=0)
+        return np.stack([venv.step(np.zeros((4, 3), int))[1] for _ in range(8)])
+
+    seeded, again = rewards("seeded"), rewards("seeded")
+    one, two = rewards("secure"), rewards("secure")
+    assert np.array_equal(seeded, again)
+    assert not np.array_equal(one, two)
+    assert not np.array_equal(one, seeded)
+
+
+def test_raw_statistics_below_privacy_are_refused() -> None:
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=8, setting="local")
+    with pytest.raises(ValueError, match="means"):
+        VecPrivateRewards(VecLocalStatistics(make_vec(scenario, 2)), 1.0)
+
+
+def test_local_statistics_reset_on_autoreset() -> None:
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=2, setting="local")
+    venv = VecLocalStatistics(make_vec(scenario, 2))
+    venv.reset(seed=0)
+    arms = np.ones((2, 3), int)
+    venv.step(arms)
+    assert venv.step(arms)[0]["counts"][0, 0, 1] == 2
+    obs = venv.step(arms)[0]  # the autoreset
+    assert not obs["counts"].any() and (obs["step"] == 0).all()
+    assert venv.step(arms)[0]["counts"][0, 0, 1] == 1
+
+
+@pytest.mark.parametrize("setting", ["gossip", "neighbours", "gossip+private"])
+def test_learner_stack_replays(setting: str) -> None:
+    """The learner's whole stack (statistics or privacy, held messages, horizon-free
+    features) in vector form against the PettingZoo stack."""
+    from fedbandit_env.vector.wrappers import VecHeldMessages, VecHorizonFree
+    from fedbandit_env.wrappers import HeldMessages, HorizonFree
+
+    private = setting.endswith("private")
+    scenario = Scenario(n_agents=5, n_arms=3, horizon=40, setting=setting, graph="ring",
+                        epsilon=1.0 if private else None)  # fmt: skip
+
+    def wrap_env(env):  # type: ignore[no-untyped-def]
+        return HorizonFree(HeldMessages(env if private else LocalStatistics(env)))
+
+    def wrap_vec(venv):  # type: ignore[no-untyped-def]
+        return VecHorizonFree(VecHeldMessages(venv if private else VecLocalStatistics(venv)))
+
+    check_vector_replay(scenario, Requirements(message_dim=3), num_envs=3,
+                        wrap_env=wrap_env, wrap_vec=wrap_vec)  # fmt: skip
