@@ -148,17 +148,20 @@ class LearnerStack:
         means = "private means" if self.epsilon is not None else "means"
         return means + (" + pull shares" if self.share_counts else "")
 
+    def _check_setting(self, scenario: Scenario) -> None:
+        if self.setting is not None and scenario.setting not in (None, self.setting):
+            raise ValueError(
+                f"the model was trained in the {self.setting!r} setting; it cannot be "
+                f"evaluated in {scenario.setting!r}"
+            )
+
     def make_env(self, scenario: Scenario) -> ParallelEnv[Any, Any, Any]:
         """The scenario's env under this stack (through the scenario's setting, if any).
 
         Raises:
             ValueError: If the scenario names a setting other than the stack's.
         """
-        if self.setting is not None and scenario.setting not in (None, self.setting):
-            raise ValueError(
-                f"the model was trained in the {self.setting!r} setting; it cannot be "
-                f"evaluated in {scenario.setting!r}"
-            )
+        self._check_setting(scenario)
         env = scenario.make_env(self.requirements(scenario.n_arms))
         if self.epsilon is None and self.statistics:
             env = LocalStatistics(env)
@@ -171,6 +174,65 @@ class LearnerStack:
 
             env = HorizonFree(env)
         return env
+
+    def make_vec(self, scenario: Scenario, num_envs: int) -> Any:
+        """The vector form of :meth:`make_env`: ``num_envs`` envs of ``scenario`` under
+        this stack (:func:`~fedbandit_env.vector.make_vec`, then the vector forms of
+        ``LocalStatistics``, ``HeldMessages`` and ``HorizonFree`` in the same order);
+        env ``b`` of ``reset(seed=s)`` replays :meth:`make_env` reset with ``s + b``.
+
+        Raises:
+            ValueError: If the scenario names a setting other than the stack's, or its
+                stack has a layer without a vector form (a fault).
+
+        Examples:
+            >>> stack = LearnerStack.for_setting("gossip")
+            >>> venv = stack.make_vec(Scenario(n_agents=3, n_arms=2, horizon=5,
+            ...                                setting="gossip"), 4)
+            >>> venv.reset(seed=0)[0]["held"].shape
+            (4, 3, 3, 2)
+        """
+        from fedbandit_env.vector import make_vec
+        from fedbandit_env.vector.wrappers import (
+            VecHeldMessages,
+            VecHorizonFree,
+            VecLocalStatistics,
+        )
+
+        self._check_setting(scenario)
+        venv = make_vec(scenario, num_envs, self.requirements(scenario.n_arms))
+        if self.epsilon is None and self.statistics:
+            venv = VecLocalStatistics(venv)
+        if self.memory and self.share_means:
+            venv = VecHeldMessages(venv)
+        if self.horizon_free:
+            venv = VecHorizonFree(venv)
+        return venv
+
+    def vector_messages(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """:meth:`message_fn` of every agent of a vector step: ``(B, N, D)`` float32,
+        the same numbers agent by agent.
+
+        Examples:
+            >>> stack = LearnerStack(share_means=True, share_counts=True)
+            >>> obs = {"means": np.array([[[0.5, 1.0]]]), "counts": np.array([[[1.0, 3.0]]]),
+            ...        "step": np.array([[[4.0]]])}
+            >>> stack.vector_messages(obs).tolist()
+            [[[0.5, 1.0, 0.25, 0.75]]]
+        """
+        key = "private_means" if "private_means" in obs else "means"
+        means = np.asarray(obs[key], dtype=np.float32)
+        if not self.share_counts:
+            return means
+        shares: np.ndarray
+        if "shares" in obs:
+            shares = np.asarray(obs["shares"], dtype=np.float32)
+        else:
+            from fedbandit_env.wrappers.horizon_free import horizon_free_features
+
+            t = int(np.asarray(obs["step"]).flat[0])
+            shares = horizon_free_features(t, np.asarray(obs["counts"]))[1]
+        return np.concatenate([means, shares], axis=-1)
 
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """The message a learner sends: its means (private ones under privacy), then,

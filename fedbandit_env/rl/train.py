@@ -72,16 +72,19 @@ def train_model(
         seed: Seed of the model and of the first episode.
         threads: Torch threads (``None``: torch's default).
         progress: Show SB3's progress bar.
-        copies: Env copies in the batch (:class:`~fedbandit_env.rl.sb3.AgentVecEnv`): each
-            PPO update then sees ``copies`` times as many episodes (instances).
+        copies: Envs in the batch: each PPO update then sees ``copies`` times as many
+            episodes (instances). They run on the vector env
+            (:class:`~fedbandit_env.rl.vector_sb3.VectorAgentVecEnv`, all envs in lockstep)
+            where the stack has a vector form, else as PettingZoo copies
+            (:class:`~fedbandit_env.rl.sb3.AgentVecEnv`).
         net: ``"mlp"`` (SB3's ``MlpPolicy`` on the flat observation) or ``"arms"``
             (:class:`~fedbandit_env.rl.arm_policy.ArmScoringPolicy`: every arm scored by
             one shared network; PPO and A2C on the agent's statistics).
         episode_lengths: ``(low, high)``: train over episodes cut at lengths drawn
-            log-uniformly from ``low..high`` (:class:`~fedbandit_env.rl.AgentVecEnv`), with
-            ``high`` the scenario's horizon; recorded as the stack's ``min_horizon`` and
-            ``horizon``. Pair it with ``stack.horizon_free``: a model that reads the step
-            scaled by the horizon learns nothing general from it.
+            log-uniformly from ``low..high`` (on the vector env one length for all envs
+            each episode), with ``high`` the scenario's horizon; recorded as the stack's
+            ``min_horizon`` and ``horizon``. Pair it with ``stack.horizon_free``: a model
+            that reads the step scaled by the horizon learns nothing general from it.
 
     Returns:
         The saved model's path.
@@ -96,7 +99,9 @@ def train_model(
     from stable_baselines3.common.vec_env import VecMonitor
 
     from fedbandit_env.rl.arm_policy import POLICIES, ArmScoringPolicy, arm_policy_kwargs
+    from fedbandit_env.rl.batched import unsupported
     from fedbandit_env.rl.sb3 import AgentVecEnv
+    from fedbandit_env.rl.vector_sb3 import VectorAgentVecEnv
 
     if algo not in SB3_ALGOS:
         raise ValueError(f"algo must be one of {SB3_ALGOS}, got {algo!r}")
@@ -128,13 +133,19 @@ def train_model(
         raise ValueError(
             f"net='arms' is an actor-critic on the agent's statistics: ppo or a2c, not {algo!r}"
         )
-    venv = AgentVecEnv(
-        [stack.make_env(scenario) for _ in range(copies)],
-        reward=stack.reward,
-        message_fn=stack.message_fn,
-        scale=stack.scale,
-        episode_lengths=episode_lengths,
-    )
+    venv: Any
+    if unsupported(stack.make_env(scenario)) is None:  # the vector env: envs in lockstep
+        venv = VectorAgentVecEnv.for_stack(
+            stack, scenario, copies=copies, episode_lengths=episode_lengths
+        )
+    else:  # a stack without a vector form (faults): PettingZoo copies
+        venv = AgentVecEnv(
+            [stack.make_env(scenario) for _ in range(copies)],
+            reward=stack.reward,
+            message_fn=stack.message_fn,
+            scale=stack.scale,
+            episode_lengths=episode_lengths,
+        )
     n = venv.num_envs
     monitored = VecMonitor(venv)  # episode returns and lengths: SB3's rollout/ep_rew_mean
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}

@@ -10,6 +10,7 @@ Examples:
 """
 
 from fedbandit_env.vector.wrappers.base import VecWrapper, vector_depth
+from fedbandit_env.vector.wrappers.flatten import flat_rows
 from fedbandit_env.vector.wrappers.held_messages import VecHeldMessages
 from fedbandit_env.vector.wrappers.horizon_free import VecHorizonFree
 from fedbandit_env.vector.wrappers.local_statistics import VecLocalStatistics
@@ -21,5 +22,6 @@ __all__ = [
     "VecLocalStatistics",
     "VecPrivateRewards",
     "VecWrapper",
+    "flat_rows",
     "vector_depth",
 ]

@@ -10,7 +10,6 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from fedbandit_env.vector.routing import inbox
 from fedbandit_env.vector.wrappers.base import VecWrapper
 
 
@@ -77,14 +76,11 @@ class VecHeldMessages(VecWrapper):
         obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
         if resets:
             self._clear()
-        else:
-            arrived = np.asarray(obs["mask"], dtype=bool)
-            public = int(self.protocol.public_dim)
-            got = inbox(obs["messages"], arrived, obs.get("public_mask"), public)
-            np.copyto(self._held, got, where=arrived[..., None])
-            self._heard |= arrived
-            t = float(obs["step"].flat[0])
-            np.copyto(self._last, t, where=arrived)
+        else:  # a whole message arrived where mask: its sender's row, whatever the receiver
+            env, receiver, sender = np.nonzero(obs["mask"])
+            self._held[env, receiver, sender] = obs["messages"][env, sender]
+            self._heard[env, receiver, sender] = 1
+            self._last[env, receiver, sender] = float(obs["step"].flat[0])
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
