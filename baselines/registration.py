@@ -37,7 +37,7 @@ import numpy as np
 
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.registry import PolicyOption, register
-from fedbandit_env.runner.instances import InstanceSpec, register_instance
+from fedbandit_env.scenario.instances import InstanceSpec, register_instance
 
 ROUNDS = PolicyOption(
     "rounds", int, 0, "at most R communication rounds, Delta_r = Delta^(r/R) (0: unlimited)", low=0
@@ -68,7 +68,7 @@ def dducb_instance(scenario: Any, seed: Any) -> MABProblem:
     noise of the scenario's ``sigma`` (the paper: 1; ``noise`` must be ``gaussian``).
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> p = Scenario(n_agents=2, n_arms=3, instance="dducb", noise="gaussian").problem()
         >>> p.local_means.tolist(), p.sigma
         ([[1.0, 0.8, 0.8], [1.0, 0.8, 0.8]], 1.0)

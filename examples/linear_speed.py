@@ -29,7 +29,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 from baselines.linear.batched import batched_trial  # noqa: E402
 from baselines.linear.naive import naive_trial  # noqa: E402
 from fedbandit_env.runner.fast import run_fast  # noqa: E402
-from fedbandit_env.runner.scenario import Scenario  # noqa: E402
+from fedbandit_env.scenario import Scenario  # noqa: E402
 
 FMA_PER_CYCLE = 16  # float32: two 256-bit FMA pipes
 

@@ -40,7 +40,7 @@ def main() -> None:
     from fedbandit_env.rl.train import set_torch_threads
     from fedbandit_env.runner.evaluate import evaluate
     from fedbandit_env.runner.rollout import run_trials
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario import Scenario
     from fedbandit_env.seeding import spawn
 
     set_torch_threads(1)

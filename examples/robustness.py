@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.runner.evaluate import evaluate
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario import Scenario
 
 POLICIES: dict[str, tuple[str, dict[str, Any]]] = {
     "gossip_ucb": ("neighbours", {}),

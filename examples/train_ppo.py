@@ -32,7 +32,7 @@ from fedbandit_env.rl import LearnerStack
 from fedbandit_env.rl.train import train_model
 from fedbandit_env.runner import RegretCurves, format_table, write_csv
 from fedbandit_env.runner.evaluate import evaluate
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario import Scenario
 
 REFERENCES = {"local": ["local_ucb"], "neighbours": ["gossip_ucb", "local_ucb"]}
 

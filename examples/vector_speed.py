@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario import Scenario
 from fedbandit_env.vector import make_vec
 from fedbandit_env.vector.wrappers import VecLocalStatistics, VecPrivateRewards
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from fedbandit_env.runner import RegretCurves, plot_regret, write_csv
 from fedbandit_env.runner.evaluate import evaluate
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario import Scenario
 
 EPSILONS = (1.0, 2.0, 5.0, np.inf)
 SETTINGS = {

@@ -50,6 +50,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedbandit_env.entry_points import (
@@ -507,6 +508,24 @@ def describe_registry() -> str:
     )
 
 
+def model_label(spec: str) -> str:
+    """The name a saved model's rows carry in results: ``algo:`` and the file's stem, or
+    its folder's name when the file is ``model.zip`` (what ``fedbandit train --out DIR``
+    writes), so that two trained models in one table keep distinct labels.
+
+    Examples:
+        >>> model_label("ppo:runs/arms_neighbours/model.zip"), model_label("a2c:best.zip")
+        ('ppo:arms_neighbours', 'a2c:best')
+        >>> model_label("ppo:model.zip")  # no folder to name it by
+        'ppo:model'
+    """
+    algo, _, path = spec.partition(":")
+    file = Path(path)
+    stem = file.name[: -len(".zip")] if file.name.endswith(".zip") else file.name
+    folder = file.parent.name
+    return f"{algo}:{folder if stem == 'model' and folder else stem}"
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PolicyOption",
@@ -518,6 +537,7 @@ __all__ = [
     "load_entry_point",
     "load_plugins",
     "make",
+    "model_label",
     "policy_ids",
     "register",
     "spec",

@@ -160,7 +160,7 @@ def check_replay(
 
     Args:
         policy: A registered id with a fast entry point.
-        scenario: A :class:`~fedbandit_env.runner.scenario.Scenario`.
+        scenario: A :class:`~fedbandit_env.scenario.scenario.Scenario`.
         params: The policy's constructor options (both paths get them).
         seed: The experiment seed (trials split from it as the runners split them).
         trials: How many trials to compare.
@@ -169,7 +169,7 @@ def check_replay(
         AssertionError: Naming the first quantity that differs.
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> r = check_replay("local_ucb", Scenario(n_agents=3, n_arms=2, horizon=30))
         >>> r.arms.shape
         (2, 30, 3)
@@ -257,7 +257,7 @@ def check_vector_replay(
         AssertionError: Naming the episode, step, env and entry that differ.
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> from fedbandit_env.policies import Requirements
         >>> s = Scenario(n_agents=3, n_arms=2, horizon=6, setting="gossip")
         >>> check_vector_replay(s, Requirements(message_dim=2, public_dim=1), num_envs=2)

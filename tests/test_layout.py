@@ -47,6 +47,41 @@ def test_the_core_never_imports_baselines() -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
+LAYERS: dict[str, tuple[str, ...]] = {
+    "fedbandit_env/vector": ("runner", "rl", "scenario", "cli", "reproduce"),
+    "fedbandit_env/envs": ("runner", "rl", "scenario", "cli", "reproduce"),
+    "fedbandit_env/privacy": ("wrappers", "envs", "vector", "runner", "rl", "scenario"),
+    "fedbandit_env/wrappers": ("runner", "rl", "scenario", "cli", "reproduce"),
+    "fedbandit_env/scenario": ("runner", "rl", "cli", "reproduce"),
+    "fedbandit_env/rl": ("runner", "cli", "reproduce"),
+}
+"""Which packages each layer never imports (lazy imports included): the batched core
+and its PettingZoo view below the wrappers, privacy below the wrappers, the scenario
+below both the runner and the learners, and the learners below the runner (the runner
+evaluates saved models, so it may import ``rl``; never the reverse)."""
+
+
+def _layer_violations(folder: str, banned: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in _modules(folder):
+        for name in _imported_modules(path):
+            parts = name.split(".")
+            if parts[0] == "fedbandit_env" and len(parts) > 1 and parts[1] in banned:
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    return bad
+
+
+@pytest.mark.parametrize("folder", sorted(LAYERS))
+def test_each_layer_imports_only_the_layers_below(folder: str) -> None:
+    assert _layer_violations(folder, LAYERS[folder]) == []
+
+
+def test_the_layer_check_can_fail() -> None:
+    """rl is allowed runner-free; the runner imports rl (it evaluates models): the
+    check, run on the runner with rl banned, finds it."""
+    assert _layer_violations("fedbandit_env/runner", ("rl",))
+
+
 def test_the_core_loaded_whole_leaves_baselines_unimported() -> None:
     code = (
         "import importlib, pkgutil, sys, fedbandit_env\n"

@@ -20,7 +20,7 @@ from fedbandit_env.cli import main
 from fedbandit_env.policies import FixedArm, IndependentTeam, Team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import has_fast_path, run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "my_policy.py"
 

@@ -18,7 +18,7 @@ from fedbandit_env import registry
 from fedbandit_env.cli import main
 from fedbandit_env.runner import speed
 from fedbandit_env.runner.compare import compare
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 TOY = '''
 """A toy family: every agent pulls one arm, chosen by its option ``toy_arm``."""
@@ -27,8 +27,8 @@ import numpy as np
 from fedbandit_env.policies import Policy
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.registry import PolicyOption, register
-from fedbandit_env.runner.fast import TrialResult
-from fedbandit_env.runner.instances import InstanceSpec, register_instance
+from fedbandit_env.scenario.trial import TrialResult
+from fedbandit_env.scenario.instances import InstanceSpec, register_instance
 
 
 class Toy(Policy):
@@ -73,7 +73,7 @@ def toy_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     main(["list", "--import", str(path)])  # registers it, as a user's command would
     yield path
     registry.deregister("toy")
-    from fedbandit_env.runner.instances import deregister_instance
+    from fedbandit_env.scenario.instances import deregister_instance
 
     deregister_instance("toy_pair")
 

@@ -9,8 +9,8 @@ across runs. A loop unpacks them once, at its top (``mu, noise, sigma, gaps =
 problem``): locals cost nothing per step.
 
 Examples:
-    >>> from fedbandit_env.runner.fast import TrialSetup
-    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> from fedbandit_env.scenario.trial import TrialSetup
+    >>> from fedbandit_env.scenario.scenario import Scenario
     >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
     ...                       False, {})
     >>> problem_arrays(st).mu.shape, problem_arrays(st).noise

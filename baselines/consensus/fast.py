@@ -22,7 +22,7 @@ from baselines.consensus.kernels import chebyshev_coefficients, chebyshev_step, 
 from baselines.consensus.policies import DDUCB, CoopUCB2, consensus_sigma
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols import make_protocol
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.type_aliases import FloatArray, IntArray
 

@@ -28,7 +28,7 @@ from fedbandit_env.privacy.mechanisms import clip_range
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows, weighted_mean_rows
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.type_aliases import IntArray
 

@@ -117,7 +117,7 @@ class EliminationPolicy(Policy):
             entropy; :data:`~fedbandit_env.privacy.Noise`).
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> from fedbandit_env.policies import IndependentTeam
         >>> from fedbandit_env.runner import rollout
         >>> s = Scenario(n_agents=4, n_arms=3, horizon=400, instance="homogeneous")

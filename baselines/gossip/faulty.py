@@ -44,7 +44,7 @@ from baselines.gossip.policies import resolve_alpha_1
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.rng_kernels import generator_at, generator_table
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, wrapper_generator
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}

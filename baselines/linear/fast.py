@@ -29,7 +29,7 @@ from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env import registry
 from fedbandit_env.policies import AgentSpec
 from fedbandit_env.problems.linear import LinearProblem
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 

@@ -34,8 +34,8 @@ import numpy as np
 from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, parts, stability, table
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.runner.sweep import Run, run_sweep
+from fedbandit_env.scenario.scenario import Scenario
 
 SCALES: dict[str, dict[str, Any]] = {
     "quick": {"T": 300, "T_C": 200, "M": (4, 8), "eps": (1.0, 10.0), "d": (4, 8), "M_B": 8,

@@ -26,7 +26,7 @@ from fedbandit_env.reproduce.core import Row, Verdict, less, ordering, parts, st
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.plot import plot_regret
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.type_aliases import FloatArray
 
 HYBRID_CASES: dict[str, tuple[tuple[int, ...], str]] = {

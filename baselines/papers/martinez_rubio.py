@@ -34,7 +34,7 @@ import numpy as np
 from fedbandit_env.reproduce.core import Row, Verdict, difference_ci, less, mean_ci, stability
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 PAPER = "Martinez-Rubio et al."
 AUTHORS: dict[str, list[float]] = {

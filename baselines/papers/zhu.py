@@ -32,7 +32,7 @@ from fedbandit_env.reproduce.core import (
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.plot import plot_regret
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.type_aliases import FloatArray
 
 EPSILONS: tuple[float, ...] = (1.0, 2.0, 5.0, np.inf)

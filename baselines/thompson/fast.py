@@ -47,7 +47,7 @@ from fedbandit_env.privacy.tree_kernels import (
 )
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}

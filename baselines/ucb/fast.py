@@ -28,7 +28,7 @@ from baselines.ucb.kernels import kl_ucb_index, oracle_index, ucb1_index
 from baselines.ucb.policies import kl_range
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
-from fedbandit_env.runner.fast import TrialResult, TrialSetup
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 

@@ -80,14 +80,14 @@ def policies_page() -> str:
 
 def settings_page() -> str:
     """The information settings and the instance kinds."""
-    from fedbandit_env.runner.instances import instance_kinds
+    from fedbandit_env.scenario.instances import instance_kinds
     from fedbandit_env.settings import SETTINGS
 
     lines = [
         "# Settings and instances",
         "",
         "Generated from `fedbandit_env.settings.SETTINGS` and the instance table",
-        "(`fedbandit_env.runner.instances`) at build time. A setting fixes who an agent",
+        "(`fedbandit_env.scenario.instances`) at build time. A setting fixes who an agent",
         "hears and how it sees its rewards, for every policy alike (see",
         "[information settings](../guides/settings.md)).",
         "",

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from fedbandit_env import registry
+from fedbandit_env.files import check_writable
 from fedbandit_env.runner.evaluate import is_model
-from fedbandit_env.runner.faults import FAULT_QUALIFIERS
-from fedbandit_env.runner.files import check_writable
+from fedbandit_env.scenario.faults import FAULT_QUALIFIERS
 
 
 def policy_options() -> tuple[str, ...]:

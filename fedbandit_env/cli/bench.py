@@ -37,9 +37,9 @@ from fedbandit_env.cli.report import (
 )
 from fedbandit_env.extras import MissingExtra
 from fedbandit_env.runner.evaluate import evaluate, is_model
-from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
 from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.scenario.instances import instance_names
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 USES_CONFIG = True

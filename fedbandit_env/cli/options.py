@@ -2,7 +2,7 @@
 
 ``bench`` and ``sweep`` describe a setting with the same options
 (:func:`add_setting_options`), read the same TOML config files (:func:`config_args`),
-and turn the options into a :class:`~fedbandit_env.runner.scenario.Scenario`
+and turn the options into a :class:`~fedbandit_env.scenario.scenario.Scenario`
 (:func:`scenario_from_args`) and into each policy's constructor arguments
 (:func:`policy_kwargs`, through the policy's registered options entry point).
 
@@ -27,10 +27,11 @@ from fedbandit_env import registry
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
-from fedbandit_env.runner.evaluate import is_model, model_label
-from fedbandit_env.runner.faults import FAULT_DEFAULTS, FAULTS
-from fedbandit_env.runner.instances import instance_names
-from fedbandit_env.runner.scenario import INSTANCE_SPLITS, Scenario
+from fedbandit_env.registry import model_label
+from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.scenario.faults import FAULT_DEFAULTS, FAULTS
+from fedbandit_env.scenario.instances import instance_names
+from fedbandit_env.scenario.scenario import INSTANCE_SPLITS, Scenario
 from fedbandit_env.settings import SETTINGS
 
 

@@ -63,9 +63,9 @@ def run(args: argparse.Namespace) -> None:
     """Run the rows and write the report."""
     import sys
 
+    from fedbandit_env.files import check_writable
     from fedbandit_env.reproduce import papers as registered
     from fedbandit_env.reproduce import reproduce
-    from fedbandit_env.runner.files import check_writable
 
     papers = tuple(p.strip() for p in (args.papers or "").split(",") if p.strip()) or None
     if args.papers is not None and papers is None:  # '' or ',': not "every paper"

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.runner.speed import run as run_speed
 
     if args.markdown is not None:
-        from fedbandit_env.runner.files import check_writable
+        from fedbandit_env.files import check_writable
 
         check_writable(args.markdown.parent or Path("."), "--markdown")
     run_speed(quick=args.quick, docs=args.markdown)

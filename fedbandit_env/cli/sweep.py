@@ -39,7 +39,6 @@ from fedbandit_env.cli.report import (
 )
 from fedbandit_env.extras import MissingExtra
 from fedbandit_env.runner.evaluate import is_model
-from fedbandit_env.runner.instances import instance_names
 from fedbandit_env.runner.results import (
     format_table,
     summary_rows,
@@ -49,6 +48,7 @@ from fedbandit_env.runner.results import (
 )
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.runner.sweep import Run, run_sweep, stored_runs
+from fedbandit_env.scenario.instances import instance_names
 
 PARSER_KWARGS: dict[str, Any] = {
     "formatter_class": argparse.ArgumentDefaultsHelpFormatter,

@@ -18,7 +18,7 @@ from fedbandit_env.cli.options import add_setting_options, scenario_from_args
 from fedbandit_env.extras import require
 from fedbandit_env.rl.common import REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
-from fedbandit_env.runner.instances import instance_names
+from fedbandit_env.scenario.instances import instance_names
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TRAIN_OUT = Path("runs/model")
@@ -199,9 +199,9 @@ def run(args: argparse.Namespace) -> None:
     """Train, save, and say how to evaluate the model on held-out instances."""
     for module in ("torch", "stable_baselines3"):  # one line naming the extra, if missing
         require(module, "rl", "fedbandit train")
+    from fedbandit_env.files import check_writable
     from fedbandit_env.rl.stack import LearnerStack
     from fedbandit_env.rl.train import train_model
-    from fedbandit_env.runner.files import check_writable
 
     refuse_bench_options(args)
     linear = args.instance in instance_names(linear=True)

@@ -1,4 +1,8 @@
-"""Differential privacy: mechanisms, the tree mechanism for continual counting, audits."""
+"""Differential privacy: mechanisms, the tree mechanism for continual counting, audits.
+
+The black-box audit harness that plays envs (:mod:`fedbandit_env.wrappers.audit`:
+``audit_env``, ``ReplaceReward``, ``ReplaceContexts``, ``Episode``) lives with the
+wrappers it is built on, so this package stays below them."""
 
 from fedbandit_env.privacy.accountant import PrivacyAccountant
 from fedbandit_env.privacy.audit import (
@@ -10,7 +14,6 @@ from fedbandit_env.privacy.audit import (
     epsilon_lower_bound,
     gaussian_audit_views,
 )
-from fedbandit_env.privacy.audit_env import Episode, ReplaceContexts, ReplaceReward, audit_env
 from fedbandit_env.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -25,16 +28,12 @@ from fedbandit_env.privacy.mechanisms import (
 
 __all__ = [
     "AuditResult",
-    "Episode",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Noise",
     "PrivacyAccountant",
-    "ReplaceContexts",
-    "ReplaceReward",
     "TreeMechanism",
     "audit",
-    "audit_env",
     "audit_mechanism",
     "audit_views",
     "check_noise",

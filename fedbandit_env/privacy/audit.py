@@ -28,9 +28,9 @@ Entry points, from the most general:
 - :func:`audit`: a sampler ``(input, seed, runs) -> views`` and two inputs;
 - :func:`audit_mechanism`: anything with ``release(values, rng)`` (the Laplace and
   Gaussian mechanisms here, or a user's own), and two neighbouring input arrays;
-- :func:`~fedbandit_env.privacy.audit_env.audit_env`: an env factory
+- :func:`~fedbandit_env.wrappers.audit.audit_env`: an env factory
   ``input -> ParallelEnv``, a team that plays, and an observer ``Episode -> view``;
-  :class:`~fedbandit_env.privacy.audit_env.ReplaceReward` builds neighbouring inputs by
+  :class:`~fedbandit_env.wrappers.audit.ReplaceReward` builds neighbouring inputs by
   changing one agent's reward at one step.
 """
 

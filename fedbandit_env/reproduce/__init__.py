@@ -185,7 +185,7 @@ def markdown(
     """The report: a summary table, then one section per row with its figure (``papers_``:
     the papers measured, for the sentence on the scale; default all; ``kept``: papers
     whose rows come from the previous report, named in the header)."""
-    from fedbandit_env.runner.files import package_versions
+    from fedbandit_env.files import package_versions
 
     versions = ", ".join(f"{k} {v}" for k, v in package_versions().items())
     counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
@@ -255,7 +255,7 @@ def reproduce(
     keeps the other papers' rows (and their figures): regenerating one paper never
     drops the rest.
     """
-    from fedbandit_env.runner.files import write_text_atomic
+    from fedbandit_env.files import write_text_atomic
 
     figures = out / "figures" / "reproduction"
     report = out / "reproduction.md"

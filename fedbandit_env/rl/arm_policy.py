@@ -261,7 +261,7 @@ class ArmScoringPolicy(ActorCriticPolicy):
     Examples:
         >>> from stable_baselines3 import PPO
         >>> from fedbandit_env.rl import AgentVecEnv, LearnerStack
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> stack = LearnerStack.for_setting("local")
         >>> env = stack.make_env(Scenario(n_agents=2, n_arms=3, horizon=8, instances="train"))
         >>> kw = {"layout": arm_layout(env.observation_space("agent_0"), scale=True)}

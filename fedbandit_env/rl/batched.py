@@ -37,7 +37,7 @@ from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.rl.common import scale_box
 from fedbandit_env.rl.stack import LearnerStack
 from fedbandit_env.rl.team import Predictor, action_probabilities, draw_arms
-from fedbandit_env.runner.rollout import record_steps
+from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.wrappers.flatten import flat_rows
@@ -64,7 +64,7 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
     """Why the batched loop cannot play ``env`` (and ``model``), or ``None`` if it can.
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> from fedbandit_env.wrappers import MessageLoss
         >>> scenario = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
         >>> stack = LearnerStack.for_setting("neighbours")
@@ -107,7 +107,7 @@ class BatchedModelRollout:
         ValueError: If the scenario's stack is one :func:`unsupported` names.
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> class Always0:
         ...     def predict(self, obs, deterministic=True):
         ...         return np.zeros(len(obs), dtype=int), None
@@ -217,7 +217,7 @@ def batched_trials(
     trial's seconds its share of its batch's wall time.
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> class Always1:
         ...     def predict(self, obs, deterministic=True):
         ...         return np.ones(len(obs), dtype=int), None

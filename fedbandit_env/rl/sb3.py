@@ -317,7 +317,7 @@ def supersuit_vec_env(
         ImportError: Without SuperSuit (``pip install supersuit``).
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> from fedbandit_env.wrappers import ArmActions, FlattenObservations
         >>> base = Scenario(n_agents=3, n_arms=2, horizon=5).make_env()
         >>> venv = supersuit_vec_env(FlattenObservations(ArmActions(base)), copies=2)

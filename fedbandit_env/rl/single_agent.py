@@ -170,7 +170,7 @@ def make_single_agent(
         epsilon: Privacy of a ``+private`` setting.
         instances: ``"train"`` (default) or ``"held_out"`` instances.
         reward: The learner's training signal (see :class:`SingleAgentEnv`).
-        **scenario: Further :class:`~fedbandit_env.runner.scenario.Scenario` fields
+        **scenario: Further :class:`~fedbandit_env.scenario.scenario.Scenario` fields
             (``n_agents``, ``n_arms``, ``horizon``, ...; horizon default 200).
 
     Among a team that sends messages (Gossip_UCB, Fed_UCB) in a setting that carries
@@ -186,7 +186,7 @@ def make_single_agent(
     """
     from fedbandit_env.registry import make, tagged
     from fedbandit_env.rl.stack import LearnerStack
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
     scenario.setdefault("horizon", 200)
     built = Scenario(instances=instances, setting=setting, epsilon=epsilon, **scenario)

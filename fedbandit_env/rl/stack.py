@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.files import write_text_atomic
 from fedbandit_env.policies import Requirements
 from fedbandit_env.rl.common import PRIVILEGED_REWARDS
-from fedbandit_env.runner.files import write_text_atomic
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 
@@ -353,7 +353,7 @@ def algorithm(algo: str) -> Any:
 
 def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     """``"ppo:path/to/model.zip"`` -> ``(label, model, stack)`` (stable-baselines3); the
-    label is :func:`~fedbandit_env.runner.evaluate.model_label`'s.
+    label is :func:`~fedbandit_env.registry.model_label`'s.
 
     Raises:
         ValueError: For an unknown algorithm or a missing file.
@@ -369,7 +369,7 @@ def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
         path, spec = str(file), f"{algo}:{file}"
     if not file.exists() and not file.with_suffix(".zip").exists():
         raise ValueError(f"no saved model at {path!r}")
-    from fedbandit_env.runner.evaluate import model_label
+    from fedbandit_env.registry import model_label
 
     cls: Any = algorithm(algo)
     try:

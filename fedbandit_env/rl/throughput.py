@@ -17,7 +17,7 @@ import numpy as np
 
 from fedbandit_env.rl.stack import LearnerStack
 from fedbandit_env.rl.train import set_torch_threads
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 
 class ConstantEnv(gym.Env[np.ndarray, Any]):

@@ -24,9 +24,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from fedbandit_env.files import package_versions, strict_json, write_text_atomic
 from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
-from fedbandit_env.runner.files import package_versions, strict_json, write_text_atomic
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 
 def set_torch_threads(threads: int | None = 1) -> int:

@@ -93,7 +93,7 @@ class VectorAgentVecEnv(VecEnv):
 
     Examples:
         >>> from fedbandit_env.rl import LearnerStack
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> stack = LearnerStack.for_setting("neighbours")
         >>> scenario = Scenario(n_agents=3, n_arms=2, horizon=2, setting="neighbours")
         >>> env = VectorAgentVecEnv.for_stack(stack, scenario, copies=4)

@@ -12,7 +12,8 @@ from fedbandit_env.runner.results import (
     write_csv,
     write_parquet,
 )
-from fedbandit_env.runner.rollout import RegretCurves, record_steps, rollout, run_trials
+from fedbandit_env.runner.rollout import RegretCurves, rollout, run_trials
+from fedbandit_env.scenario.trial import record_steps
 
 __all__ = [
     "CSV_COLUMNS",

@@ -4,7 +4,7 @@ ceiling of the table added.
 
 Examples:
     >>> from fedbandit_env.policies import FixedArm
-    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> from fedbandit_env.scenario.scenario import Scenario
     >>> s = Scenario(n_agents=3, n_arms=3, horizon=50)
     >>> curves = compare({"arm 0": FixedArm, "ucb": "local_ucb"}, s, trials=2)
     >>> [c.policy for c in curves]
@@ -19,7 +19,7 @@ from typing import Any
 from fedbandit_env import registry
 from fedbandit_env.runner.evaluate import as_spec, evaluate
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 PolicyLike = str | registry.PolicySpec | Callable[..., Any]
 """What :func:`compare` takes: an id, a saved model ``"ppo:path.zip"``, a spec, a factory."""

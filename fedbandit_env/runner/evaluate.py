@@ -12,7 +12,6 @@ import functools
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import numpy as np
 from fedbandit_env import registry
 from fedbandit_env.policies import privacy_curve
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
 from fedbandit_env.settings import get_setting
 
@@ -37,24 +36,6 @@ def is_model(policy: str) -> bool:
         (True, False)
     """
     return ":" in policy
-
-
-def model_label(spec: str) -> str:
-    """The name a saved model's rows carry in results: ``algo:`` and the file's stem, or
-    its folder's name when the file is ``model.zip`` (what ``fedbandit train --out DIR``
-    writes), so that two trained models in one table keep distinct labels.
-
-    Examples:
-        >>> model_label("ppo:runs/arms_neighbours/model.zip"), model_label("a2c:best.zip")
-        ('ppo:arms_neighbours', 'a2c:best')
-        >>> model_label("ppo:model.zip")  # no folder to name it by
-        'ppo:model'
-    """
-    algo, _, path = spec.partition(":")
-    file = Path(path)
-    stem = file.name[: -len(".zip")] if file.name.endswith(".zip") else file.name
-    folder = file.parent.name
-    return f"{algo}:{folder if stem == 'model' and folder else stem}"
 
 
 def evaluate(

@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +32,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
-from fedbandit_env.runner.faults import FAULT_SWITCHES
-from fedbandit_env.runner.plan import StackPlan
-from fedbandit_env.runner.rollout import RegretCurves, record_steps
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.runner.rollout import RegretCurves
+from fedbandit_env.scenario.faults import FAULT_SWITCHES
+from fedbandit_env.scenario.scenario import Scenario
+from fedbandit_env.scenario.trial import TrialResult, TrialRunner, TrialSetup, record_steps
 from fedbandit_env.seeding import trial_seeds
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
 def _cache_folders(folder: Path) -> list[Path]:
@@ -95,120 +93,13 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
     the ones it does in its ``faults`` attribute).
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> unmodelled_faults(print, Scenario(loss=0.1, delay=2))
         ['loss', 'delay']
     """
     modelled = getattr(runner, "faults", ())
     switched = [k for k in FAULT_SWITCHES if getattr(scenario, k) and k not in modelled]
     return switched[::-1]  # outermost first: the order the refusal names them
-
-
-@dataclass
-class TrialResult:
-    """One trial of the fast path.
-
-    Attributes:
-        regret: Per-agent cumulative pseudo-regret at the recorded steps, ``(N, R)``.
-        arms: Arm of every agent at every step, ``(T, N)`` (only when traced).
-        rewards: Reward every agent observed, ``(T, N)`` float32 (only when traced):
-            the raw reward, or the private increment under privacy.
-        comm_cost: The network's cumulative communication cost at the recorded steps
-            (``None``: the policy never talks).
-
-    Examples:
-        >>> TrialResult(np.zeros((2, 1)), np.zeros((0, 2), int), np.zeros((0, 2))).comm_cost is None
-        True
-    """
-
-    regret: FloatArray
-    arms: IntArray
-    rewards: Float32Array
-    comm_cost: FloatArray | None = None
-
-
-@dataclass(frozen=True)
-class TrialSetup:
-    """What every trial of one ``run_fast`` call shares, built once from the scenario.
-
-    Attributes:
-        scenario: The setting.
-        mu: Local means ``(N, M)``, C-contiguous.
-        noise: The problem's noise code (``fedbandit_env.problems.kernels``).
-        sigma: Gaussian noise scale.
-        gaps: Global gaps ``(M,)``.
-        reward_bounds: The range the env declares for rewards.
-        steps: The recorded steps.
-        trace: Whether trials keep every step's arms and rewards.
-        params: The policy's constructor options.
-        problem: The generated problem itself, for what the arrays above do not carry.
-        plan: The layers the PettingZoo path puts over the policy's env
-            (:meth:`Scenario.plan <fedbandit_env.runner.scenario.Scenario.plan>`): a
-            runner takes a layer's generator from it (:meth:`StackPlan.generator
-            <fedbandit_env.runner.plan.StackPlan.generator>`), never from a depth of its
-            own.
-
-    Examples:
-        >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=10), np.array([10]),
-        ...                    False, {})
-        >>> st.mu.shape, [b.shape for b in st.buffers()]
-        ((3, 2), [(3, 1), (0, 3), (0, 3)])
-    """
-
-    scenario: Scenario
-    mu: FloatArray
-    noise: int
-    sigma: float
-    gaps: FloatArray
-    reward_bounds: tuple[float, float]
-    steps: IntArray
-    trace: bool
-    params: dict[str, Any]
-    problem: Any = None
-    plan: StackPlan = field(default_factory=lambda: StackPlan(()))
-
-    @classmethod
-    def build(
-        cls,
-        scenario: Scenario,
-        steps: IntArray,
-        trace: bool,
-        params: dict[str, Any],
-        env_seed: int = 0,
-        plan: StackPlan | None = None,
-    ) -> TrialSetup:
-        """Generate the problem of a trial with ``env_seed`` (the same for every trial
-        of a fixed-instance scenario; the network is built by the runners that need it)."""
-        p = scenario.problem_for(env_seed)
-        mu = np.ascontiguousarray(p.local_means)
-        bounds = p.reward_bounds
-        gaps = getattr(p, "gaps", np.zeros(0))  # a linear problem's gaps depend on the sets
-        return cls(
-            scenario,
-            mu,
-            p.noise_code,
-            p.sigma,
-            gaps,
-            bounds,
-            steps,
-            trace,
-            params,
-            problem=p,
-            plan=plan if plan is not None else StackPlan(()),
-        )
-
-    def buffers(self) -> tuple[FloatArray, IntArray, Float32Array]:
-        """Fresh regret and trace arrays of one trial: ``(N, R)`` regret, and ``(T, N)``
-        arms and rewards when tracing (else ``(0, N)``)."""
-        n = self.scenario.n_agents
-        shape = (self.scenario.horizon, n) if self.trace else (0, n)
-        arms, rewards = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.float32)
-        return np.zeros((n, self.steps.size)), arms, rewards
-
-
-TrialRunner = Callable[[TrialSetup, tuple[int, Any]], TrialResult]
-"""``(setup, (env_seed, team_seed)) -> TrialResult``: one whole trial (a registered
-policy's ``fast_entry_point``)."""
 
 
 def has_fast_path(policy_id: str) -> bool:
@@ -388,9 +279,6 @@ def run_fast(
 
 
 __all__ = [
-    "TrialResult",
-    "TrialRunner",
-    "TrialSetup",
     "check_bandit",
     "has_fast_path",
     "run_fast",

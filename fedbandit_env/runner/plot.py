@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.extras import require
-from fedbandit_env.runner.files import atomic_path
+from fedbandit_env.files import atomic_path
 from fedbandit_env.runner.rollout import RegretCurves
 
 

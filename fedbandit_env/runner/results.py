@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.extras import require
-from fedbandit_env.runner.files import package_versions, strict_json, write_text_atomic
+from fedbandit_env.files import package_versions, strict_json, write_text_atomic
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.type_aliases import FloatArray
 

@@ -17,23 +17,9 @@ from pettingzoo import ParallelEnv
 from tqdm.auto import tqdm
 
 from fedbandit_env.policies import Team
+from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import spawn, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray, SeedLike
-
-
-def record_steps(horizon: int, record_every: int) -> IntArray:
-    """The steps at which cumulative regret is recorded: every ``k``-th and the last.
-
-    Examples:
-        >>> record_steps(10, 4).tolist()
-        [4, 8, 10]
-    """
-    if record_every < 1:
-        raise ValueError(f"record_every must be >= 1, got {record_every}")
-    steps = np.arange(record_every, horizon + 1, record_every, dtype=np.int64)
-    if steps.size == 0 or steps[-1] != horizon:
-        steps = np.append(steps, horizon)
-    return steps
 
 
 @dataclass

@@ -25,7 +25,7 @@ from fedbandit_env.registry import make as make_team
 from fedbandit_env.registry import tagged
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import rollout
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("N=10, M=10, complete", {"n_agents": 10, "n_arms": 10, "graph": "complete"}),
@@ -181,7 +181,7 @@ def markdown(rows: list[SpeedRow], lines: list[str], quick: bool) -> str:
         >>> "| N=3 | `gossip_ucb` | fast-1 | 2,500,000 |" in page
         True
     """
-    from fedbandit_env.runner.files import package_versions
+    from fedbandit_env.files import package_versions
 
     versions = ", ".join(f"{k} {v}" for k, v in sorted(package_versions().items()))
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -268,7 +268,7 @@ def run(quick: bool = False, docs: str | Path | None = None) -> list[SpeedRow]:
             f"= {2 * (9 + 0.4 * n):.0f} us"
         )
     if docs is not None:
-        from fedbandit_env.runner.files import write_text_atomic
+        from fedbandit_env.files import write_text_atomic
 
         print(f"wrote {write_text_atomic(docs, markdown(rows, lines, quick))}")
     return rows

@@ -44,7 +44,7 @@ from fedbandit_env.extras import require
 from fedbandit_env.runner.compare import policy_label, policy_name
 from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.rollout import RegretCurves
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
 - :func:`inbox`: the per-receiver messages (the PettingZoo form) of a batched delivery.
 
 Examples:
-    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> from fedbandit_env.scenario.scenario import Scenario
     >>> venv = make_vec(Scenario(n_agents=4, n_arms=3, horizon=10, setting="local"), 16)
     >>> obs, infos = venv.reset(seed=0)
     >>> obs["arm"].shape, sorted(obs)

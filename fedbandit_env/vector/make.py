@@ -34,7 +34,7 @@ def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) ->
         :class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`).
 
     Examples:
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> s = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
         >>> venv = make_vec(s, 4, Requirements(message_dim=2))
         >>> venv.reset(seed=1)[0]["mask"].shape, type(venv.protocol).__name__

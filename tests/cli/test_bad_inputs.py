@@ -23,7 +23,7 @@ from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.registry import make as make_team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import (
     AgentCrash,
     ArmActions,

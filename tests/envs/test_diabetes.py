@@ -18,7 +18,7 @@ from fedbandit_env.problems.diabetes import (
     readmission_table,
     records,
 )
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 ARCHIVE = SHARED / "data" / "diabetes" / "dataset_diabetes.zip"
@@ -150,7 +150,7 @@ def test_an_installed_wheel_runs_the_diabetes_problem_without_the_repository(
         "import fedbandit_env, pathlib\n"
         "assert pathlib.Path(fedbandit_env.__file__).is_relative_to(pathlib.Path.cwd()), "
         "fedbandit_env.__file__\n"
-        "from fedbandit_env.runner.scenario import Scenario\n"
+        "from fedbandit_env.scenario.scenario import Scenario\n"
         "env = Scenario(n_agents=3, n_arms=5, instance='diabetes', horizon=5).make_env()\n"
         "obs, infos = env.reset(seed=0)\n"
         "obs, rew, term, trunc, infos = env.step({a: 0 for a in env.agents})\n"

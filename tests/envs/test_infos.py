@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fedbandit_env import federated_linear_v0, federated_mab_v0
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import (
     AgentCrash,
     Byzantine,

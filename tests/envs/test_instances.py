@@ -17,7 +17,7 @@ from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.registry import make
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import instance_seed, trial_seeds
 from fedbandit_env.testing import check_determinism, check_parallel_env
 
@@ -160,7 +160,7 @@ def test_ones_own_problem_runs_the_references_on_both_paths() -> None:
     """No monkeypatching: a problem object becomes an instance kind, and a scenario runs
     on it through the fast path and the PettingZoo path alike."""
     from fedbandit_env.runner.evaluate import evaluate
-    from fedbandit_env.runner.instances import custom_instance, deregister_instance
+    from fedbandit_env.scenario.instances import custom_instance, deregister_instance
 
     mine = MABProblem([[0.9, 0.1, 0.5], [0.2, 0.8, 0.5], [0.1, 0.3, 0.9]])
     name = custom_instance(mine, "mine")
@@ -179,7 +179,7 @@ def test_ones_own_problem_runs_the_references_on_both_paths() -> None:
 
 
 def test_a_users_distribution_gives_drawn_instances() -> None:
-    from fedbandit_env.runner.instances import custom_instance, deregister_instance
+    from fedbandit_env.scenario.instances import custom_instance, deregister_instance
 
     dist = ProblemDistribution.homogeneous(3, 4, "bernoulli", 1.0)
     name = custom_instance(dist, "my_dist")

@@ -117,7 +117,7 @@ def test_a_kind_refuses_an_agent_count_it_cannot_hold_everywhere(
 ) -> None:
     """The kind's rule sits beside its builder; the scenario (before anything runs),
     the env's ``make_network`` and the components' kinds all read it."""
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
     with pytest.raises(ValueError, match=re.escape(why)):
         make_network(kind, n)

@@ -126,7 +126,7 @@ def test_communication_cost_follows_the_link_counts(protocol: str, per_step: Any
     public counts on every edge for Zhu et al.'s gossip."""
     from baselines import make_team
     from fedbandit_env.runner import rollout
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
     scenario = Scenario(
         n_agents=5, n_arms=3, horizon=40, graph="ring", protocol=protocol, link_costs=(25.0, 2.0)

@@ -17,7 +17,7 @@ from fedbandit_env.privacy import tree_epsilon_spent
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.results import bootstrap_ci, read_csv
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.settings import SETTINGS, get_setting
 from fedbandit_env.wrappers import PrivateRewards
 

@@ -15,7 +15,7 @@ import pytest
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.policies import Requirements
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.settings import SETTINGS
 from fedbandit_env.testing import check_spaces
 

@@ -19,7 +19,7 @@ from fedbandit_env import FederatedMABEnv, federated_mab_v0, registry
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.problems import conflicting
 from fedbandit_env.runner import RegretCurves, run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 T = 4000
 PROBLEM = conflicting(6, 4, conflict_fraction=0.5, gap=0.2, seed=3)

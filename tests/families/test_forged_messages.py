@@ -28,7 +28,7 @@ from baselines.thompson.kernels import BETA, Posterior, merge_held, merge_relaye
 from fedbandit_env import registry
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import Byzantine
 from fedbandit_env.wrappers.base import ParallelWrapper
 from fedbandit_env.wrappers.byzantine import BEHAVIOURS

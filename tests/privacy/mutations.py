@@ -75,7 +75,7 @@ def _record_in_two_trees() -> None:
 def _shared_stream() -> None:
     """Every wrapper of a stack draws from the stream of depth 0 (one shared stream)."""
     from fedbandit_env import seeding
-    from fedbandit_env.runner import plan
+    from fedbandit_env.scenario import plan
     from fedbandit_env.wrappers import base
 
     original = seeding.wrapper_generator

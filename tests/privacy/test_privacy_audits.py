@@ -28,19 +28,17 @@ from fedbandit_env.privacy import (
     GaussianMechanism,
     LaplaceMechanism,
     PrivacyAccountant,
-    ReplaceReward,
     TreeMechanism,
     audit,
-    audit_env,
     audit_mechanism,
     audit_views,
     tree_levels,
 )
-from fedbandit_env.privacy.audit_env import Episode
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.wrappers import PrivateRewards
+from fedbandit_env.wrappers.audit import Episode, ReplaceReward, audit_env
 
 
 def _report(r: AuditResult, claim: float) -> None:

@@ -32,19 +32,13 @@ from baselines.linear import FedLinUCB, linear_env
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network
 from fedbandit_env.policies import AgentSpec, FixedArm, IndependentTeam, Policy
-from fedbandit_env.privacy import (
-    Episode,
-    ReplaceReward,
-    TreeMechanism,
-    audit,
-    audit_env,
-    mechanisms,
-)
+from fedbandit_env.privacy import TreeMechanism, audit, mechanisms
 from fedbandit_env.privacy.audit import AuditResult
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.seeding import spawn, split_trial_seed, wrapper_generator
 from fedbandit_env.wrappers import LocalStatistics, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers.audit import Episode, ReplaceReward, audit_env
 from fedbandit_env.wrappers.base import ParallelWrapper
 
 

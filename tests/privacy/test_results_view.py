@@ -25,7 +25,7 @@ from fedbandit_env.cli import main
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.policies import Requirements
 from fedbandit_env.runner.results import RESULTS_VIEW
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn, split_trial_seed
 
 TRIALS, HORIZON, N = 2, 64, 3

@@ -26,7 +26,7 @@ from fedbandit_env.cli import main
 from fedbandit_env.privacy import mechanisms
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers.base import ParallelWrapper
 
 _LINEAR = {"n_agents": 3, "n_arms": 6, "horizon": 150, "instance": "dubey", "dim": 3}

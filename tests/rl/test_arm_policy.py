@@ -14,7 +14,7 @@ from fedbandit_env.cli import main
 from fedbandit_env.rl import AgentVecEnv, LearnerStack
 from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_layout
 from fedbandit_env.rl.common import scale_box
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers.flatten import flat_box, flatten_observation
 
 M = 4

@@ -19,7 +19,7 @@ from fedbandit_env.rl.team import action_probabilities
 from fedbandit_env.rl.train import set_torch_threads, train_model
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
 from fedbandit_env.wrappers import MessageLoss
 

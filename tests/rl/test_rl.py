@@ -14,7 +14,7 @@ from baselines import make_team
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.rl import AgentVecEnv, ModelTeam, SingleAgentEnv
 from fedbandit_env.runner import run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import LocalStatistics
 
 sb3 = pytest.importorskip("stable_baselines3")

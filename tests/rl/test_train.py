@@ -13,7 +13,7 @@ from fedbandit_env.cli import main
 from fedbandit_env.rl import LearnerStack
 from fedbandit_env.rl.train import set_torch_threads, train_model
 from fedbandit_env.runner.evaluate import evaluate
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 SMALL = ["--agents", "3", "--arms", "3", "--horizon", "20"]
 

@@ -11,7 +11,7 @@ import stable_baselines3 as sb3
 
 from fedbandit_env.rl import AgentVecEnv, LearnerStack
 from fedbandit_env.rl.vector_sb3 import VectorAgentVecEnv
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 
 def _pair(setting: str, reward: str, copies: int = 3, **kw: Any) -> tuple[Any, Any]:

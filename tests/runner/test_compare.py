@@ -10,8 +10,8 @@ import pytest
 
 from fedbandit_env.policies import FixedArm
 from fedbandit_env.runner.compare import compare
-from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.runner.sweep import Run, policy_name, run_sweep
+from fedbandit_env.scenario.scenario import Scenario
 
 
 def test_compare_runs_ids_and_a_users_factory_in_one_setting_with_the_bounds() -> None:

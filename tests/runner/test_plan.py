@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import wrapper_generator
 from fedbandit_env.wrappers.base import inner_env
 

@@ -18,7 +18,7 @@ import pytest
 
 from fedbandit_env import registry
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_replay
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

@@ -26,7 +26,7 @@ def test_the_compile_notice_shows_only_when_the_first_trial_is_slow_and_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from fedbandit_env.runner import fast
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
     s = Scenario(n_agents=3, n_arms=3, horizon=50)
     fast.run_fast("gossip_ucb", s, 1, progress=False)  # warm: compiled and cached
@@ -75,8 +75,8 @@ def test_the_privileged_marker_is_on_every_row_and_survives_a_round_trip(
 
 
 def test_a_stored_sweep_run_keeps_its_privileged_marker(tmp_path: Path) -> None:
-    from fedbandit_env.runner.scenario import Scenario
     from fedbandit_env.runner.sweep import Run, execute, load_run, save_run
+    from fedbandit_env.scenario.scenario import Scenario
 
     s = Scenario(n_agents=2, n_arms=2, horizon=10, setting="local")
     for policy, flag in (("oracle_ucb", 1), ("local_ucb", 0)):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fedbandit_env.cli import main
 from fedbandit_env.runner.results import read_csv
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 
 SMALL = ["--policies", "local_ucb", "--agents", "3", "--arms", "2", "--horizon", "20",
          "--trials", "2", "--no-plot", "--no-progress"]  # fmt: skip

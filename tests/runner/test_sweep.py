@@ -12,8 +12,8 @@ import fedbandit_env.runner.sweep as sweep_module
 from fedbandit_env.cli import build_parser, main
 from fedbandit_env.cli.sweep import parse_grid, sweep_runs
 from fedbandit_env.runner import RegretCurves, read_csv
-from fedbandit_env.runner.scenario import Scenario
 from fedbandit_env.runner.sweep import Run, execute, run_sweep
+from fedbandit_env.scenario.scenario import Scenario
 
 SMALL = ["--agents", "4", "--arms", "3", "--horizon", "300", "--record-every", "50"]
 GRID = ["--grid", "graph=complete,ring", "--grid", "epsilon=0.5,2"]

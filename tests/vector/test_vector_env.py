@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode
 from fedbandit_env.policies import Requirements
 from fedbandit_env.problems import conflicting
 from fedbandit_env.protocols import Broadcast, LocalProtocol, RandomEdgeGossip, ServerRounds
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.vector import FederatedMABVecEnv, make_vec
 
 

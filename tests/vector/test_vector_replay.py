@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.settings import SETTINGS
 from fedbandit_env.testing import check_vector_replay
 from fedbandit_env.vector import core as core_module

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_vector_replay
 from fedbandit_env.vector import make_vec
 from fedbandit_env.vector.wrappers import VecLocalStatistics, VecPrivateRewards

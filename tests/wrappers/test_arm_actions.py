@@ -7,7 +7,7 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.rl import LearnerStack
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import ArmActions, LocalStatistics
 

@@ -9,7 +9,7 @@ from baselines import CDPMAB
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.problems import MABProblem
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import ClipRewards, LocalStatistics, PrivateRewards
 

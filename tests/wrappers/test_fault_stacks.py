@@ -95,8 +95,8 @@ def test_every_fault_field_is_a_scenario_field_with_the_tables_default() -> None
     scenario's flat fields (a sweep grids over them) must say the same."""
     import dataclasses
 
-    from fedbandit_env.runner.faults import FAULT_DEFAULTS
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.faults import FAULT_DEFAULTS
+    from fedbandit_env.scenario.scenario import Scenario
 
     fields = {f.name: f.default for f in dataclasses.fields(Scenario)}
     assert {k: fields.get(k, "missing") for k in FAULT_DEFAULTS} == FAULT_DEFAULTS
@@ -104,7 +104,7 @@ def test_every_fault_field_is_a_scenario_field_with_the_tables_default() -> None
 
 def test_the_command_line_offers_every_fault_field_from_the_table() -> None:
     from fedbandit_env.cli import build_parser
-    from fedbandit_env.runner.faults import FAULTS
+    from fedbandit_env.scenario.faults import FAULTS
 
     for command in ("bench", "sweep"):
         parser = build_parser()

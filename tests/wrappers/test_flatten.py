@@ -7,7 +7,7 @@ import pytest
 from gymnasium import spaces
 
 from fedbandit_env.rl import LearnerStack
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import FlattenObservations
 from fedbandit_env.wrappers.flatten import FlatLayout, flatten_batch, flatten_observation
 

@@ -9,13 +9,13 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.network import Network
-from fedbandit_env.privacy.audit_env import play
 from fedbandit_env.protocols import NeighbourGossip, RandomEdgeGossip
 from fedbandit_env.protocols.schedules import Periodic, RandomMatching, make_schedule
 from fedbandit_env.registry import make as make_team
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import Gossip, LocalStatistics, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers.audit import play
 
 
 def _env(**kw: Any) -> Any:

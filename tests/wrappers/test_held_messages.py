@@ -10,7 +10,7 @@ from fedbandit_env import federated_mab_v0
 from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.rl import LearnerStack
 from fedbandit_env.rl.arm_policy import ArmFeatures, arm_layout
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import HeldMessages
 from fedbandit_env.wrappers.flatten import flat_box, flatten_observation
 

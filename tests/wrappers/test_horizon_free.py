@@ -12,7 +12,7 @@ import torch as th
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.rl import AgentVecEnv, LearnerStack
 from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import HeldMessages, HorizonFree, LocalStatistics
 from fedbandit_env.wrappers.horizon_free import horizon_free_features
 

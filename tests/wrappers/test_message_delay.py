@@ -9,10 +9,10 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import FixedArm, IndependentTeam
-from fedbandit_env.privacy.audit_env import play
 from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import Gossip, MessageDelay, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers.audit import play
 
 
 def _talking_env(**kw: Any) -> Any:

@@ -9,12 +9,12 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import FixedArm, IndependentTeam
-from fedbandit_env.privacy.audit_env import play
 from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.registry import make as make_team
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import GilbertElliottLoss, LocalStatistics, MessageLoss, PrivateRewards
+from fedbandit_env.wrappers.audit import play
 
 
 def _talking_env(**kw: Any) -> Any:

@@ -18,7 +18,7 @@ from baselines.consensus.kernels import (
 )
 from fedbandit_env.network import Network
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_replay
 
 REPLAYS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

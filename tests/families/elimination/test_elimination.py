@@ -16,7 +16,7 @@ from fedbandit_env.network.graph import make_components
 from fedbandit_env.privacy import epsilon_lower_bound
 from fedbandit_env.protocols import Flooding, Hybrid, ServerRounds, find_sinks, round_schedule
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 
 

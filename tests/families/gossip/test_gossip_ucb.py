@@ -25,7 +25,7 @@ from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.protocols import RandomEdgeGossip
 from fedbandit_env.runner import RegretCurves, run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import PrivateRewards
 
 SCENARIO = Scenario(n_agents=4, n_arms=3, horizon=8000, gap=0.2, conflict_fraction=0.5)

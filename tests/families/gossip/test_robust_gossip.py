@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from baselines.gossip.robust import RobustGossipUCB, trimmed_mean
-from fedbandit_env.privacy.audit_env import play
 from fedbandit_env.registry import make as make_team
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import Byzantine
+from fedbandit_env.wrappers.audit import play
 
 
 def test_the_trimmed_mean_stays_within_the_honest_values() -> None:

@@ -38,7 +38,7 @@ from fedbandit_env.registry import make as make_team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_determinism, check_parallel_env
 
 PROBLEM = dubey_synthetic(3, dim=3, seed=0, heterogeneity=0.1)

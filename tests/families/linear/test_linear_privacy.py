@@ -21,11 +21,11 @@ from baselines.linear.decentralized import HEADER
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network import Network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
-from fedbandit_env.privacy import Episode, ReplaceContexts, ReplaceReward, audit_env
 from fedbandit_env.privacy.audit import AuditResult
 from fedbandit_env.privacy.gaussian import gdp_epsilon, gdp_mu
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.protocols import LocalProtocol
+from fedbandit_env.wrappers.audit import Episode, ReplaceContexts, ReplaceReward, audit_env
 
 CLAIM, DELTA = 1.0, 0.1
 # one vector, zero mean, no noise: the only difference between two runs is the secret

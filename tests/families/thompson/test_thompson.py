@@ -19,7 +19,7 @@ from baselines.thompson.kernels import (
 from baselines.thompson.policies import CooperativeTS, private_extra_variance
 from baselines.ucb.kernels import kl_bernoulli, kl_ucb_index, kl_upper
 from fedbandit_env.runner.evaluate import evaluate
-from fedbandit_env.runner.scenario import Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_replay
 
 REPLAYS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

@@ -17,10 +17,10 @@ from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.problems.mab import NoiseKind
 from fedbandit_env.protocols import make_protocol
-from fedbandit_env.runner.checks import check_scenario
-from fedbandit_env.runner.faults import FAULT_DEFAULTS, fault_layers, has_faults
-from fedbandit_env.runner.instances import drawn, instance_spec
-from fedbandit_env.runner.plan import Layer, StackPlan
+from fedbandit_env.scenario.checks import check_scenario
+from fedbandit_env.scenario.faults import FAULT_DEFAULTS, fault_layers, has_faults
+from fedbandit_env.scenario.instances import drawn, instance_spec
+from fedbandit_env.scenario.plan import Layer, StackPlan
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
@@ -66,7 +66,7 @@ class Scenario:
             :func:`~fedbandit_env.problems.diabetes.diabetes_linear`; ``dim`` is 40)
             (:func:`~fedbandit_env.problems.linear.dubey_synthetic`: ``n_arms`` is then
             the decision-set size ``K`` and ``dim`` the dimension ``d``). Any kind of
-            the instance table (:mod:`~fedbandit_env.runner.instances`): a family's
+            the instance table (:mod:`~fedbandit_env.scenario.instances`): a family's
             (``register_instance``) or one's own problem object
             (``instance=custom_instance(problem, "mine")``).
         conflict_fraction: Share of misled agents (conflicting instances).
@@ -171,7 +171,7 @@ class Scenario:
 
     def problem(self) -> Any:
         """Build the (seeded) reward model of the :attr:`instance` kind
-        (:mod:`~fedbandit_env.runner.instances`): a ``MABProblem``, or a
+        (:mod:`~fedbandit_env.scenario.instances`): a ``MABProblem``, or a
         ``LinearProblem`` for a linear kind."""
         return instance_spec(self.instance).fixed(self, self.seed)
 
@@ -292,7 +292,7 @@ class Scenario:
 
     def plan(self, needs: Requirements | None = None) -> StackPlan:
         """The layers :meth:`make_env` puts over the env of a policy with ``needs``
-        (:mod:`~fedbandit_env.runner.plan`): ``PrivateRewards`` (``needs.epsilon``;
+        (:mod:`~fedbandit_env.scenario.plan`): ``PrivateRewards`` (``needs.epsilon``;
         directly on the env) or ``ClipRewards`` (``needs.bounded_rewards`` with a
         :attr:`clip` range), then the network's faults where the env carries messages.
         The fast runners take their streams from the same plan.

@@ -1,7 +1,7 @@
 """One stack plan for both speeds: the wrapper layers a scenario puts over a policy's env,
 declared before anything is built.
 
-:meth:`Scenario.plan <fedbandit_env.runner.scenario.Scenario.plan>` lists the layers
+:meth:`Scenario.plan <fedbandit_env.scenario.scenario.Scenario.plan>` lists the layers
 (privacy or clipping, then the network's faults), each with what it does to rewards and
 messages and, for a layer that draws random numbers, its stream key: the wrapper stream
 of its depth in the stack (``fedbandit_env.seeding``). ``Scenario.make_env`` builds the
@@ -12,7 +12,7 @@ plan's key.
 
 Examples:
     >>> from fedbandit_env.policies import Requirements
-    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> from fedbandit_env.scenario.scenario import Scenario
     >>> plan = Scenario(loss=0.2, delay=1).plan(Requirements(message_dim=2))
     >>> [layer.name for layer in plan.layers], plan.stream_key("MessageLoss")
     (['MessageDelay', 'MessageLoss'], (2, 1))

@@ -1,6 +1,6 @@
 """The network's faults of a scenario, as wrappers on top of every policy's env.
 
-A :class:`~fedbandit_env.runner.scenario.Scenario` names its faults by plain fields
+A :class:`~fedbandit_env.scenario.scenario.Scenario` names its faults by plain fields
 (``loss``, ``delay``, ``byzantine``/``attack``, ``crash``/``recover``), so a sweep can
 grid over them; :func:`apply_faults` turns them into the wrapper stack, the same for
 every policy: :class:`~fedbandit_env.wrappers.Byzantine` (lies before routing),
@@ -25,7 +25,7 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.runner.plan import Layer, StackPlan
+from fedbandit_env.scenario.plan import Layer, StackPlan
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.agent_crash import AgentCrash
 from fedbandit_env.wrappers.base import check_probability
@@ -136,7 +136,7 @@ FAULTS: tuple[Fault, ...] = (
 """The network's faults, innermost layer first: the one table the scenario's fields, the
 command line's options, the checks, the warnings for moot options, the stack plan and the
 fast path's refusals are read from. A new fault is one entry here (plus its
-:class:`~fedbandit_env.runner.scenario.Scenario` field, which a test keeps in step)."""
+:class:`~fedbandit_env.scenario.scenario.Scenario` field, which a test keeps in step)."""
 
 FAULT_DEFAULTS: dict[str, Any] = {x.name: x.default for f in FAULTS for x in f.fields}
 """Every fault field and its no-fault default."""

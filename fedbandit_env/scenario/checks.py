@@ -1,4 +1,4 @@
-"""One validation of a :class:`~fedbandit_env.runner.scenario.Scenario`, for both paths.
+"""One validation of a :class:`~fedbandit_env.scenario.scenario.Scenario`, for both paths.
 
 ``Scenario.__post_init__`` calls :func:`check_scenario`, so every option is checked once,
 where the scenario is built, before anything runs: the PettingZoo path and the fast path
@@ -6,7 +6,7 @@ where the scenario is built, before anything runs: the PettingZoo path and the f
 is one line naming the option, its value and what is allowed.
 
 Examples:
-    >>> from fedbandit_env.runner.scenario import Scenario
+    >>> from fedbandit_env.scenario.scenario import Scenario
     >>> Scenario(link_costs=(-5.0, 1.0))
     Traceback (most recent call last):
     ...
@@ -22,13 +22,13 @@ from fedbandit_env.network.graph import check_graph
 from fedbandit_env.privacy.mechanisms import NOISES, clip_range
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS
-from fedbandit_env.runner.faults import FAULT_DEFAULTS, check_faults
+from fedbandit_env.scenario.faults import FAULT_DEFAULTS, check_faults
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.base import check_probability
 
 if TYPE_CHECKING:
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
 ESTIMATORS = ("dyadic", "honaker")
 """The tree mechanism's estimators."""
@@ -53,8 +53,8 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         ValueError: For a value out of range or an unknown name, naming the field.
         TypeError: For a value of the wrong type, naming the field.
     """
-    from fedbandit_env.runner.instances import instance_names, instance_spec
-    from fedbandit_env.runner.scenario import INSTANCE_SPLITS, LINEAR_SETTINGS
+    from fedbandit_env.scenario.instances import instance_names, instance_spec
+    from fedbandit_env.scenario.scenario import INSTANCE_SPLITS, LINEAR_SETTINGS
 
     fixed: dict[str, Any] = {}
     for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1), ("seed", 0)):

@@ -28,7 +28,7 @@ import numpy as np
 from fedbandit_env.problems.distribution import ProblemDistribution
 
 if TYPE_CHECKING:
-    from fedbandit_env.runner.scenario import Scenario
+    from fedbandit_env.scenario.scenario import Scenario
 
 Builder = Callable[["Scenario", Any], Any]
 """``(scenario, seed) -> problem``: ``seed`` an int (a fixed instance) or, for a linear
@@ -122,7 +122,7 @@ def custom_instance(problem: Any, name: str) -> str:
 
     Examples:
         >>> from fedbandit_env.problems import MABProblem
-        >>> from fedbandit_env.runner.scenario import Scenario
+        >>> from fedbandit_env.scenario.scenario import Scenario
         >>> mine = MABProblem([[0.1, 0.9, 0.5], [0.8, 0.2, 0.5]])
         >>> s = Scenario(n_agents=2, n_arms=3, horizon=10, instance=custom_instance(mine, "mine"))
         >>> s.problem() is mine
