@@ -116,6 +116,40 @@ def learner_rewards(
     return [team for _ in agents]
 
 
+def check_episode_lengths(
+    lengths: tuple[int, int] | None, horizon: int | None
+) -> tuple[int, int] | None:
+    """``episode_lengths`` checked: ``1 <= low <= high <= horizon`` (``None``: the env's
+    horizon, no cut).
+
+    Examples:
+        >>> check_episode_lengths((2, 8), 10), check_episode_lengths(None, 10)
+        ((2, 8), None)
+    """
+    if lengths is None:
+        return None
+    low, high = (int(v) for v in lengths)
+    if not 1 <= low <= high or (horizon is not None and high > int(horizon)):
+        raise ValueError(
+            f"episode_lengths must be 1 <= low <= high <= the env's horizon "
+            f"({horizon}), got {lengths!r}"
+        )
+    return low, high
+
+
+def draw_episode_length(rng: np.random.Generator, lengths: tuple[int, int] | None) -> int:
+    """An episode's cut, log-uniform in ``low..high`` (0: no cut).
+
+    Examples:
+        >>> 3 <= draw_episode_length(np.random.default_rng(0), (3, 9)) <= 9
+        True
+    """
+    if lengths is None:
+        return 0
+    low, high = lengths
+    return round(float(np.exp(rng.uniform(np.log(low), np.log(high)))))
+
+
 def scale_box(box: spaces.Box) -> tuple[np.ndarray, np.ndarray]:
     """``(offset, factor)`` mapping each finite-bounded entry of a flat box onto
     ``[-1, 1]`` (``x * factor + offset``); unbounded entries pass unchanged.

@@ -15,7 +15,14 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import batch_observations, check_reward, learner_rewards, scale_box
+from fedbandit_env.rl.common import (
+    batch_observations,
+    check_episode_lengths,
+    check_reward,
+    draw_episode_length,
+    learner_rewards,
+    scale_box,
+)
 from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
@@ -122,22 +129,10 @@ class AgentVecEnv(VecEnv):
         super().__init__(self._n * len(envs), obs_space, arm)
 
     def _check_lengths(self, lengths: tuple[int, int] | None) -> tuple[int, int] | None:
-        if lengths is None:
-            return None
-        low, high = (int(v) for v in lengths)
-        horizon = getattr(self.env.unwrapped, "horizon", None)
-        if not 1 <= low <= high or (horizon is not None and high > int(horizon)):
-            raise ValueError(
-                f"episode_lengths must be 1 <= low <= high <= the env's horizon "
-                f"({horizon}), got {lengths!r}"
-            )
-        return low, high
+        return check_episode_lengths(lengths, getattr(self.env.unwrapped, "horizon", None))
 
     def _draw_length(self) -> int:
-        if self.episode_lengths is None:
-            return 0
-        low, high = self.episode_lengths
-        return round(float(np.exp(self._length_rng.uniform(np.log(low), np.log(high)))))
+        return draw_episode_length(self._length_rng, self.episode_lengths)
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """SB3's seeding (each copy's next reset), and the episode lengths' generator."""

@@ -14,7 +14,12 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import check_reward, scale_box
+from fedbandit_env.rl.common import (
+    check_episode_lengths,
+    check_reward,
+    draw_episode_length,
+    scale_box,
+)
 from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.vector.wrappers.flatten import flat_rows
 from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
@@ -160,21 +165,10 @@ class VectorAgentVecEnv(VecEnv):
         return cls(stack.make_vec(scenario, copies), space, **kwargs)
 
     def _check_lengths(self, lengths: tuple[int, int] | None) -> tuple[int, int] | None:
-        if lengths is None:
-            return None
-        low, high = (int(v) for v in lengths)
-        if not 1 <= low <= high <= int(self.venv.horizon):
-            raise ValueError(
-                f"episode_lengths must be 1 <= low <= high <= the env's horizon "
-                f"({self.venv.horizon}), got {lengths!r}"
-            )
-        return low, high
+        return check_episode_lengths(lengths, int(self.venv.horizon))
 
     def _draw_length(self) -> int:
-        if self.episode_lengths is None:
-            return 0
-        low, high = self.episode_lengths
-        return round(float(np.exp(self._length_rng.uniform(np.log(low), np.log(high)))))
+        return draw_episode_length(self._length_rng, self.episode_lengths)
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """SB3's seeding (each env's next reset), and the episode lengths' generator."""

@@ -17,6 +17,7 @@ from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.problems.mab import NoiseKind
 from fedbandit_env.protocols import make_protocol
+from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.scenario.checks import check_scenario
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, fault_layers, has_faults
 from fedbandit_env.scenario.instances import drawn, instance_spec
@@ -252,11 +253,8 @@ class Scenario:
         in ``ClipRewards``.
         """
         plan = self.plan(needs)
+        protocol = self.protocol_for(needs)
         needs = self._merged(needs)
-        protocol = None
-        if needs.message_dim:
-            kind = needs.protocol or self.protocol
-            protocol = make_protocol(kind, needs.public_dim, needs.participation, needs.gamma)
         fixed = self.instances == "fixed"
         if not fixed:
             kwargs = {"split": self.instances, **kwargs}
@@ -282,6 +280,22 @@ class Scenario:
             **kwargs,
         )
         return plan.build(env)
+
+    def protocol_for(self, needs: Requirements | None = None) -> Protocol | None:
+        """The protocol a policy with ``needs`` talks through (``None``: it sends
+        nothing): the one it names, else :attr:`protocol`, with the public prefix, the
+        participation and the hops it asks for. :meth:`make_env` and
+        :func:`~fedbandit_env.vector.make_vec` both build it here.
+
+        Examples:
+            >>> Scenario(setting="gossip").protocol_for(Requirements(message_dim=4, public_dim=2))
+            RandomEdgeGossip(public_dim=2)
+        """
+        merged = self._merged(needs)
+        if not merged.message_dim:
+            return None
+        kind = merged.protocol or self.protocol
+        return make_protocol(kind, merged.public_dim, merged.participation, merged.gamma)
 
     def _merged(self, needs: Requirements | None) -> Requirements:
         """``needs`` with the setting's requirements (what everyone may know)."""

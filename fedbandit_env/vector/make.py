@@ -1,8 +1,8 @@
 """``make_vec(scenario, num_envs, needs)``: the batched counterpart of
 ``scenario.make_env(needs)``.
 
-The scenario is read through its public methods only (``plan``, ``requirements_for``
-and its fields), so this module needs nothing from the runner.
+The scenario is read through its methods (``plan``, ``protocol_for``) and fields, so
+this module imports nothing from the scenario package (the vector env lies below it).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.protocols import make_protocol
 from fedbandit_env.vector.env import FederatedMABVecEnv
 
 
@@ -44,10 +43,7 @@ def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) ->
         raise ValueError("make_vec builds multi-armed scenarios; this one is linear")
     plan = scenario.plan(needs)
     merged = scenario._merged(needs)
-    protocol = None
-    if merged.message_dim:
-        kind = merged.protocol or scenario.protocol
-        protocol = make_protocol(kind, merged.public_dim, merged.participation, merged.gamma)
+    protocol = scenario.protocol_for(needs)
     fixed = scenario.instances == "fixed"
     venv = FederatedMABVecEnv(
         scenario.problem() if fixed else scenario.distribution(),
