@@ -330,6 +330,10 @@ def check_vector_replay(
                     same(f"{where}, env {b}, {key}", infos[key][b], theirs)
                 for key in ("peer_links", "server_links", "comm_cost", "cumulative_comm_cost"):
                     same(f"{where}, env {b}, {key}", infos[key][b], pz_infos[agents[0]][key])
+                for key in ("messages_lost", "messages_in_flight", "messages_superseded"):
+                    if key in pz_infos[agents[0]]:
+                        theirs = [pz_infos[a][key] for a in agents]
+                        same(f"{where}, env {b}, {key}", infos[key][b], theirs)
                 if "epsilon" in pz_infos[agents[0]]:
                     theirs = pz_infos[agents[0]]["epsilon"]
                     same(f"{where}, env {b}, epsilon", infos["epsilon"][b], theirs)

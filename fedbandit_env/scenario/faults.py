@@ -87,6 +87,20 @@ class Fault:
         return (self.switch, *self.qualifiers)
 
 
+def _vec_loss(venv: Any, p: float) -> Any:
+    """The vector form of the loss layer (imported when first built)."""
+    from fedbandit_env.vector.wrappers.message_loss import VecMessageLoss
+
+    return VecMessageLoss(venv, p)
+
+
+def _vec_delay(venv: Any, delay: int) -> Any:
+    """The vector form of the delay layer (imported when first built)."""
+    from fedbandit_env.vector.wrappers.message_delay import VecMessageDelay
+
+    return VecMessageDelay(venv, delay)
+
+
 FAULTS: tuple[Fault, ...] = (
     Fault(
         FaultField(
@@ -120,7 +134,8 @@ FAULTS: tuple[Fault, ...] = (
     Fault(
         FaultField("delay", int, 0, "steps every peer message arrives late (MessageDelay)", _steps),
         lambda f: Layer(
-            "MessageDelay", lambda e: MessageDelay(e, int(f["delay"])), True, "", "delay"
+            "MessageDelay", lambda e: MessageDelay(e, int(f["delay"])), True, "", "delay",
+            vector=lambda v: _vec_delay(v, int(f["delay"])),
         ),
     ),
     Fault(
@@ -129,7 +144,8 @@ FAULTS: tuple[Fault, ...] = (
             "probability the network loses a delivered peer message (MessageLoss)", _probability,
         ),
         lambda f: Layer(
-            "MessageLoss", lambda e: MessageLoss(e, float(f["loss"])), True, "", "lose"
+            "MessageLoss", lambda e: MessageLoss(e, float(f["loss"])), True, "", "lose",
+            vector=lambda v: _vec_loss(v, float(f["loss"])),
         ),
     ),
 )  # fmt: skip

@@ -90,9 +90,9 @@ def test_seed_list_and_seed_offsets_agree() -> None:
 def test_refusals_say_why() -> None:
     with pytest.raises(ValueError, match="different copies"):
         _venv(protocol=LocalProtocol(2))
-    lossy = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours", loss=0.2)
-    with pytest.raises(ValueError, match="MessageLoss"):
-        make_vec(lossy, 2, Requirements(message_dim=2))
+    crashing = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours", crash=0.1)
+    with pytest.raises(ValueError, match="AgentCrash"):
+        make_vec(crashing, 2, Requirements(message_dim=2))
     linear = Scenario(n_agents=3, n_arms=4, horizon=5, instance="dubey", dim=2)
     with pytest.raises(ValueError, match="linear"):
         make_vec(linear, 2)

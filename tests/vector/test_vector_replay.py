@@ -116,3 +116,40 @@ def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
             assert np.array_equal(got, want)
             assert np.array_equal(ours.mask, theirs.mask)
             assert np.array_equal(ours.peer_links, theirs.peer_links)
+
+
+@pytest.mark.parametrize("setting", ["neighbours", "gossip", "flooding", "gossip+private"])
+@pytest.mark.parametrize(
+    "fault", [{"loss": 0.3}, {"delay": 2}, {"delay": 1, "loss": 0.2}], ids=["loss", "delay", "both"]
+)
+def test_loss_and_delay_replay(setting: str, fault: dict[str, float]) -> None:
+    """The loss fault: the same messages lost (each env's loss stream at the layer's
+    depth, the PettingZoo wrapper's draw order), the same per-receiver counts; the delay
+    fault: the same messages shown the same steps late, the same in-flight counts."""
+    scenario = _scenario(setting, n_agents=5, n_arms=3, horizon=30, graph="ring", **fault)
+    check_vector_replay(scenario, _needs(setting), num_envs=3, seed=2)
+
+
+def test_power_a_loss_stream_at_another_depth_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedbandit_env.vector.wrappers import base
+
+    original = base.VecWrapper.streams
+
+    def deeper(self, seed, num_envs):  # type: ignore[no-untyped-def]
+        self.depth += 1
+        try:
+            return original(self, seed, num_envs)
+        finally:
+            self.depth -= 1
+
+    monkeypatch.setattr(base.VecWrapper, "streams", deeper)
+    scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=20, loss=0.3)
+    with pytest.raises(AssertionError, match="mask|messages"):
+        check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
+
+
+def test_faults_without_a_vector_form_are_named() -> None:
+    for fault, name in ((dict(crash=0.1), "AgentCrash"), (dict(byzantine=1), "Byzantine")):
+        scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=5, **fault)
+        with pytest.raises(ValueError, match=name):
+            check_vector_replay(scenario, _needs("neighbours"), num_envs=2)

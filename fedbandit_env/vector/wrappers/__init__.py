@@ -14,12 +14,16 @@ from fedbandit_env.vector.wrappers.flatten import flat_rows
 from fedbandit_env.vector.wrappers.held_messages import VecHeldMessages
 from fedbandit_env.vector.wrappers.horizon_free import VecHorizonFree
 from fedbandit_env.vector.wrappers.local_statistics import VecLocalStatistics
+from fedbandit_env.vector.wrappers.message_delay import VecMessageDelay
+from fedbandit_env.vector.wrappers.message_loss import VecMessageLoss
 from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
 
 __all__ = [
     "VecHeldMessages",
     "VecHorizonFree",
     "VecLocalStatistics",
+    "VecMessageDelay",
+    "VecMessageLoss",
     "VecPrivateRewards",
     "VecWrapper",
     "flat_rows",
