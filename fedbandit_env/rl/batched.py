@@ -17,8 +17,9 @@ round an action probability in its last bit differently from a batch of ``N``, w
 changes a sampled arm only when a uniform falls within about 1e-7 of a boundary
 (``tests/rl/test_batched.py`` checks arms and regret equal to the PettingZoo path's).
 
-A stack without a vector form (faults, other wrappers, a protocol whose copies differ by
-receiver) or a recurrent policy is reported by :func:`unsupported`, and
+A stack without a vector form (Byzantine agents, crashes, random delays, other wrappers,
+a protocol whose copies differ by receiver) or a recurrent policy is reported by
+:func:`unsupported`, and
 :func:`~fedbandit_env.runner.evaluate.evaluate` then takes the PettingZoo path.
 """
 
@@ -45,10 +46,19 @@ from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
 from fedbandit_env.wrappers.held_messages import HeldMessages
 from fedbandit_env.wrappers.horizon_free import HorizonFree
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
+from fedbandit_env.wrappers.message_delay import MessageDelay
+from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
-VECTOR_LAYERS = (LocalStatistics, PrivateRewards, HeldMessages, HorizonFree)
-"""The learner's wrappers the vector stack has a form of."""
+VECTOR_LAYERS = (
+    LocalStatistics,
+    PrivateRewards,
+    HeldMessages,
+    HorizonFree,
+    MessageLoss,
+    MessageDelay,
+)
+"""The wrappers the vector stack has a form of (``MessageDelay`` at a fixed delay)."""
 
 
 def _layers(env: ParallelEnv[Any, Any, Any]) -> tuple[list[Any], Any]:
@@ -65,13 +75,13 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
 
     Examples:
         >>> from fedbandit_env.scenario.scenario import Scenario
-        >>> from fedbandit_env.wrappers import MessageLoss
+        >>> from fedbandit_env.wrappers import AgentCrash
         >>> scenario = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
         >>> stack = LearnerStack.for_setting("neighbours")
         >>> unsupported(stack.make_env(scenario)) is None
         True
-        >>> unsupported(MessageLoss(stack.make_env(scenario), 0.5))
-        'the wrapper MessageLoss'
+        >>> unsupported(AgentCrash(stack.make_env(scenario), 0.5))
+        'the wrapper AgentCrash'
     """
     if model is not None and hasattr(getattr(model, "policy", None), "lstm_actor"):
         return "a recurrent policy (its memory is per trial)"
@@ -79,9 +89,12 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
     if type(base) is not FederatedMABEnv:
         return f"the env {type(base).__name__}"
     kinds = [type(layer) for layer in layers]
-    for kind in kinds:
+    for layer in layers:
+        kind = type(layer)
         if kind not in VECTOR_LAYERS:
             return f"the wrapper {kind.__name__}"
+        if kind is MessageDelay and layer.max_delay != layer.delay:
+            return "random message delays"
     if LocalStatistics in kinds and PrivateRewards in kinds:
         return "statistics of private rewards"
     if base.message_dim and not base.protocol.per_sender:

@@ -5,6 +5,7 @@ edges, private noise and action draws)."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
-from fedbandit_env.wrappers import MessageLoss
+from fedbandit_env.wrappers import AgentCrash, MessageDelay, MessageLoss
 
 SETTINGS = ("local", "neighbours", "gossip", "gossip+private")
 
@@ -181,7 +182,9 @@ def test_stacks_it_does_not_model_are_named() -> None:
     stack = LearnerStack.for_setting("neighbours")
     env = stack.make_env(scenario)
     assert unsupported(env) is None
-    assert unsupported(MessageLoss(env, 0.5)) == "the wrapper MessageLoss"
+    assert unsupported(MessageLoss(env, 0.5)) is None  # loss has a vector form
+    assert unsupported(AgentCrash(env, 0.5)) == "the wrapper AgentCrash"
+    assert unsupported(MessageDelay(env, 1, max_delay=3)) == "random message delays"
     calls = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="neighbour_gossip")
     assert unsupported(LearnerStack(share_means=True).make_env(calls)) is None  # vector routes it
     relay = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="local")
@@ -196,12 +199,17 @@ def test_stacks_it_does_not_model_are_named() -> None:
 
     assert "recurrent" in str(unsupported(env, Recurrent()))
     Recurrent.policy = None  # type: ignore[assignment]
-    with pytest.raises(ValueError, match="does not model the wrapper MessageLoss"):
-        BatchedModelRollout(Recurrent(), stack, replace_loss(scenario))
+    with pytest.raises(ValueError, match="does not model the wrapper AgentCrash"):
+        BatchedModelRollout(Recurrent(), stack, replace(scenario, crash=0.5))
 
 
-def replace_loss(scenario: Scenario) -> Scenario:
-    """The scenario with message loss, a fault the batched loop does not model."""
-    from dataclasses import replace
-
-    return replace(scenario, loss=0.5)
+@pytest.mark.parametrize("setting", ["neighbours", "gossip+private"])
+def test_a_lossy_late_network_batches_and_matches_the_pettingzoo_path(setting: str) -> None:
+    """Message loss and a fixed delay have vector forms: the batched trials are the
+    PettingZoo trials, regret and cost."""
+    scenario = _scenario(setting, horizon=40, loss=0.3, delay=2)
+    stack = LearnerStack.for_setting(setting, scenario.epsilon)
+    model = _model(stack, scenario)
+    interactive, (_, regret, cost, _) = _both(model, stack, scenario, 3, False)
+    np.testing.assert_array_equal(regret, interactive.regret)
+    np.testing.assert_array_equal(cost, interactive.comm_cost)
