@@ -169,6 +169,21 @@ def scale_box(box: spaces.Box) -> tuple[np.ndarray, np.ndarray]:
     return offset.astype(np.float32), factor.astype(np.float32)
 
 
+def scaled_space(box: spaces.Box) -> tuple[spaces.Box, tuple[np.ndarray, np.ndarray]]:
+    """The flat box an SB3 adapter shows when it scales (:func:`scale_box`), and the
+    scaling itself.
+
+    Examples:
+        >>> space, (off, fac) = scaled_space(spaces.Box(0.0, 4.0, (2,)))
+        >>> space.low.tolist(), space.high.tolist()
+        ([-1.0, -1.0], [1.0, 1.0])
+    """
+    scale = scale_box(box)
+    low = box.low * scale[1] + scale[0]
+    high = box.high * scale[1] + scale[0]
+    return spaces.Box(low.astype(np.float32), high.astype(np.float32)), scale
+
+
 def batch_observations(
     space: spaces.Space[Any],
     observations: dict[AgentID, Observation],

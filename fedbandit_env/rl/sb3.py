@@ -21,7 +21,7 @@ from fedbandit_env.rl.common import (
     check_reward,
     draw_episode_length,
     learner_rewards,
-    scale_box,
+    scaled_space,
 )
 from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.type_aliases import Action, AgentID, Observation
@@ -114,11 +114,9 @@ class AgentVecEnv(VecEnv):
         self.message_fn = message_fn
         arm, self._message_dim = arm_space(self.env, first)
         obs_space: Any = flat_box(inner) if flatten else inner
-        self._scale = scale_box(obs_space) if scale and flatten else None
-        if self._scale is not None:
-            low = obs_space.low * self._scale[1] + self._scale[0]
-            high = obs_space.high * self._scale[1] + self._scale[0]
-            obs_space = spaces.Box(low.astype(np.float32), high.astype(np.float32))
+        self._scale = None
+        if scale and flatten:
+            obs_space, self._scale = scaled_space(obs_space)
         self._n = len(self.agents)
         self._actions: np.ndarray = np.zeros(self._n * len(envs), dtype=np.int64)
         self._obs: list[dict[AgentID, Observation]] = [{} for _ in envs]

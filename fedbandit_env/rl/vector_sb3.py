@@ -18,7 +18,7 @@ from fedbandit_env.rl.common import (
     check_episode_lengths,
     check_reward,
     draw_episode_length,
-    scale_box,
+    scaled_space,
 )
 from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.vector.wrappers.flatten import flat_rows
@@ -134,12 +134,10 @@ class VectorAgentVecEnv(VecEnv):
         self.copies = int(venv.num_envs)
         self._public = int(venv.protocol.public_dim) if venv.message_dim else 0
         box = flat_box(agent_space)
-        self._scale = scale_box(box) if scale else None
         obs_space: spaces.Box = box
-        if self._scale is not None:
-            low = box.low * self._scale[1] + self._scale[0]
-            high = box.high * self._scale[1] + self._scale[0]
-            obs_space = spaces.Box(low.astype(np.float32), high.astype(np.float32))
+        self._scale: tuple[np.ndarray, np.ndarray] | None = None
+        if scale:
+            obs_space, self._scale = scaled_space(box)
         self.episode_lengths = self._check_lengths(episode_lengths)
         self._length_rng = np.random.default_rng(0)
         self._length = 0
