@@ -235,6 +235,22 @@ def vector_actions(
     return arms, messages
 
 
+_PER_AGENT_INFO = (
+    "messages_lost",
+    "messages_in_flight",
+    "messages_superseded",
+    "byzantine",
+    "own_regret",
+    "own_cumulative_regret",
+    "crashed",
+    "recovered",
+)
+"""Fault infos the vector env keeps per agent ``(B, N)``."""
+
+_PER_ENV_INFO = ("corrupted", "agents_down")
+"""Fault infos every agent of a PettingZoo env shares, ``(B,)`` in the vector env."""
+
+
 def check_vector_replay(
     scenario: Any,
     needs: Any = None,
@@ -330,9 +346,13 @@ def check_vector_replay(
                     same(f"{where}, env {b}, {key}", infos[key][b], theirs)
                 for key in ("peer_links", "server_links", "comm_cost", "cumulative_comm_cost"):
                     same(f"{where}, env {b}, {key}", infos[key][b], pz_infos[agents[0]][key])
-                for key in ("messages_lost", "messages_in_flight", "messages_superseded"):
+                for key in _PER_AGENT_INFO:
                     if key in pz_infos[agents[0]]:
                         theirs = [pz_infos[a][key] for a in agents]
+                        same(f"{where}, env {b}, {key}", infos[key][b], theirs)
+                for key in _PER_ENV_INFO:
+                    if key in pz_infos[agents[0]]:
+                        theirs = pz_infos[agents[0]][key]
                         same(f"{where}, env {b}, {key}", infos[key][b], theirs)
                 if "epsilon" in pz_infos[agents[0]]:
                     theirs = pz_infos[agents[0]]["epsilon"]

@@ -17,8 +17,8 @@ round an action probability in its last bit differently from a batch of ``N``, w
 changes a sampled arm only when a uniform falls within about 1e-7 of a boundary
 (``tests/rl/test_batched.py`` checks arms and regret equal to the PettingZoo path's).
 
-A stack without a vector form (Byzantine agents, crashes, random delays, other wrappers,
-a protocol whose copies differ by receiver) or a recurrent policy is reported by
+A stack without a vector form (random delays, link failures, the ``Gossip`` wrapper,
+other wrappers, a protocol whose copies differ by receiver) or a recurrent policy is reported by
 :func:`unsupported`, and
 :func:`~fedbandit_env.runner.evaluate.evaluate` then takes the PettingZoo path.
 """
@@ -42,6 +42,9 @@ from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.wrappers.flatten import flat_rows
+from fedbandit_env.wrappers.agent_crash import AgentCrash
+from fedbandit_env.wrappers.byzantine import Byzantine
+from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
 from fedbandit_env.wrappers.held_messages import HeldMessages
 from fedbandit_env.wrappers.horizon_free import HorizonFree
@@ -57,6 +60,9 @@ VECTOR_LAYERS = (
     HorizonFree,
     MessageLoss,
     MessageDelay,
+    Byzantine,
+    AgentCrash,
+    ClipRewards,
 )
 """The wrappers the vector stack has a form of (``MessageDelay`` at a fixed delay)."""
 
@@ -75,13 +81,13 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
 
     Examples:
         >>> from fedbandit_env.scenario.scenario import Scenario
-        >>> from fedbandit_env.wrappers import AgentCrash
+        >>> from fedbandit_env.wrappers import LinkFailures
         >>> scenario = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
         >>> stack = LearnerStack.for_setting("neighbours")
         >>> unsupported(stack.make_env(scenario)) is None
         True
-        >>> unsupported(AgentCrash(stack.make_env(scenario), 0.5))
-        'the wrapper AgentCrash'
+        >>> unsupported(LinkFailures(stack.make_env(scenario), 0.5, 0.5))
+        'the wrapper LinkFailures'
     """
     if model is not None and hasattr(getattr(model, "policy", None), "lstm_actor"):
         return "a recurrent policy (its memory is per trial)"

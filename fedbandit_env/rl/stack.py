@@ -183,7 +183,7 @@ class LearnerStack:
 
         Raises:
             ValueError: If the scenario names a setting other than the stack's, or its
-                stack has a layer without a vector form (a fault).
+                stack has a layer without a vector form.
 
         Examples:
             >>> stack = LearnerStack.for_setting("gossip")

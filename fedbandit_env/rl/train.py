@@ -138,7 +138,7 @@ def train_model(
         venv = VectorAgentVecEnv.for_stack(
             stack, scenario, copies=copies, episode_lengths=episode_lengths
         )
-    else:  # a stack without a vector form (faults): PettingZoo copies
+    else:  # a stack without a vector form (a recurrent policy, a relaying protocol)
         venv = AgentVecEnv(
             [stack.make_env(scenario) for _ in range(copies)],
             reward=stack.reward,

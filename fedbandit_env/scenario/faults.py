@@ -94,6 +94,20 @@ def _vec_loss(venv: Any, p: float) -> Any:
     return VecMessageLoss(venv, p)
 
 
+def _vec_liars(venv: Any, count: int, attack: str) -> Any:
+    """The vector form of the Byzantine layer (imported when first built)."""
+    from fedbandit_env.vector.wrappers.byzantine import VecByzantine
+
+    return VecByzantine(venv, count, attack)
+
+
+def _vec_crash(venv: Any, crash: float, recover: float) -> Any:
+    """The vector form of the crash layer (imported when first built)."""
+    from fedbandit_env.vector.wrappers.agent_crash import VecAgentCrash
+
+    return VecAgentCrash(venv, crash, recover)
+
+
 def _vec_delay(venv: Any, delay: int) -> Any:
     """The vector form of the delay layer (imported when first built)."""
     from fedbandit_env.vector.wrappers.message_delay import VecMessageDelay
@@ -109,7 +123,7 @@ FAULTS: tuple[Fault, ...] = (
         ),
         lambda f: Layer(
             "Byzantine", lambda e: Byzantine(e, int(f["byzantine"]), f["attack"]), True, "",
-            "lie",
+            "lie", vector=lambda v: _vec_liars(v, int(f["byzantine"]), f["attack"]),
         ),
         (FaultField("attack", str, "boost", "--byzantine's lie", _behaviour, BEHAVIOURS),),
         "there are no --byzantine agents",
@@ -122,6 +136,7 @@ FAULTS: tuple[Fault, ...] = (
         lambda f: Layer(
             "AgentCrash", lambda e: AgentCrash(e, float(f["crash"]), float(f["recover"])),
             True, "", "crash",
+            vector=lambda v: _vec_crash(v, float(f["crash"]), float(f["recover"])),
         ),
         (
             FaultField(

@@ -335,7 +335,16 @@ class Scenario:
             layers.append(layer)
         elif needs.bounded_rewards and self.clip is not None and not self.linear:
             lo, hi = self.clip
-            layers.append(Layer("ClipRewards", lambda env: ClipRewards(env, lo, hi), False, "clip"))
+
+            def clip_vector(venv: Any) -> Any:
+                from fedbandit_env.vector.wrappers import VecClipRewards
+
+                return VecClipRewards(venv, lo, hi)
+
+            def clip_env(env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
+                return ClipRewards(env, lo, hi)
+
+            layers.append(Layer("ClipRewards", clip_env, False, "clip", vector=clip_vector))
         if needs.message_dim and has_faults(self._fault_fields()):
             layers += fault_layers(self._fault_fields())
         return StackPlan(tuple(layers))

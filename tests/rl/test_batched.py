@@ -5,7 +5,6 @@ edges, private noise and action draws)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
-from fedbandit_env.wrappers import AgentCrash, MessageDelay, MessageLoss
+from fedbandit_env.wrappers import AgentCrash, Byzantine, LinkFailures, MessageDelay, MessageLoss
 
 SETTINGS = ("local", "neighbours", "gossip", "gossip+private")
 
@@ -183,7 +182,9 @@ def test_stacks_it_does_not_model_are_named() -> None:
     env = stack.make_env(scenario)
     assert unsupported(env) is None
     assert unsupported(MessageLoss(env, 0.5)) is None  # loss has a vector form
-    assert unsupported(AgentCrash(env, 0.5)) == "the wrapper AgentCrash"
+    assert unsupported(AgentCrash(env, 0.5)) is None  # so do crashes and liars
+    assert unsupported(Byzantine(env, 1, "boost")) is None
+    assert unsupported(LinkFailures(env, 0.5, 0.5)) == "the wrapper LinkFailures"
     assert unsupported(MessageDelay(env, 1, max_delay=3)) == "random message delays"
     calls = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="neighbour_gossip")
     assert unsupported(LearnerStack(share_means=True).make_env(calls)) is None  # vector routes it
@@ -199,15 +200,26 @@ def test_stacks_it_does_not_model_are_named() -> None:
 
     assert "recurrent" in str(unsupported(env, Recurrent()))
     Recurrent.policy = None  # type: ignore[assignment]
-    with pytest.raises(ValueError, match="does not model the wrapper AgentCrash"):
-        BatchedModelRollout(Recurrent(), stack, replace(scenario, crash=0.5))
+    with pytest.raises(ValueError, match="does not model the protocol"):
+        BatchedModelRollout(Recurrent(), LearnerStack(share_means=True), relay)
 
 
-@pytest.mark.parametrize("setting", ["neighbours", "gossip+private"])
-def test_a_lossy_late_network_batches_and_matches_the_pettingzoo_path(setting: str) -> None:
-    """Message loss and a fixed delay have vector forms: the batched trials are the
-    PettingZoo trials, regret and cost."""
-    scenario = _scenario(setting, horizon=40, loss=0.3, delay=2)
+@pytest.mark.parametrize(
+    ("setting", "faults"),
+    [
+        ("neighbours", {"loss": 0.3, "delay": 2}),
+        ("gossip+private", {"loss": 0.3, "delay": 2}),
+        ("neighbours", {"byzantine": 1, "crash": 0.1, "recover": 0.3}),
+        ("gossip", {"byzantine": 2, "attack": "random"}),
+    ],
+)
+def test_a_faulty_network_batches_and_matches_the_pettingzoo_path(
+    setting: str, faults: dict[str, Any]
+) -> None:
+    """Every fault the scenario offers has a vector form (message loss, a fixed delay,
+    liars, crashes): the batched trials are the PettingZoo trials, regret (the honest
+    agents' where some lie) and cost."""
+    scenario = _scenario(setting, horizon=40, **faults)
     stack = LearnerStack.for_setting(setting, scenario.epsilon)
     model = _model(stack, scenario)
     interactive, (_, regret, cost, _) = _both(model, stack, scenario, 3, False)

@@ -90,8 +90,8 @@ def test_seed_list_and_seed_offsets_agree() -> None:
 def test_refusals_say_why() -> None:
     with pytest.raises(ValueError, match="different copies"):
         _venv(protocol=LocalProtocol(2))
-    crashing = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours", crash=0.1)
-    with pytest.raises(ValueError, match="AgentCrash"):
+    crashing = Scenario(n_agents=3, n_arms=2, horizon=5, setting="flooding", crash=0.1)
+    with pytest.raises(ValueError, match="VecAgentCrash needs one-hop"):
         make_vec(crashing, 2, Requirements(message_dim=2))
     linear = Scenario(n_agents=3, n_arms=4, horizon=5, instance="dubey", dim=2)
     with pytest.raises(ValueError, match="linear"):

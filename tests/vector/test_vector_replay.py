@@ -148,8 +148,82 @@ def test_power_a_loss_stream_at_another_depth_is_caught(monkeypatch: pytest.Monk
         check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
 
 
-def test_faults_without_a_vector_form_are_named() -> None:
-    for fault, name in ((dict(crash=0.1), "AgentCrash"), (dict(byzantine=1), "Byzantine")):
-        scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=5, **fault)
-        with pytest.raises(ValueError, match=name):
-            check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
+@pytest.mark.parametrize("attack", ["boost", "random", "sign_flip", "constant"])
+@pytest.mark.parametrize("setting", ["neighbours", "gossip", "server+private"])
+def test_byzantine_replay(setting: str, attack: str) -> None:
+    """The same lies (``random`` from each env's stream at the layer's depth, ``boost``
+    at each instance's worst arm), routed alike; liars scored out of the regret as the
+    PettingZoo wrapper scores them (``own_regret`` keeps theirs)."""
+    scenario = _scenario(
+        setting, n_agents=5, n_arms=3, horizon=20, graph="ring", byzantine=2, attack=attack,
+        instances="held_out", loss=0.2,
+    )  # fmt: skip
+    check_vector_replay(scenario, _needs(setting), num_envs=3, seed=4)
+
+
+@pytest.mark.parametrize("recover", [0.0, 0.4])
+@pytest.mark.parametrize("setting", ["neighbours", "gossip+private"])
+def test_agent_crash_replay(setting: str, recover: float) -> None:
+    """The same chains (each env's stream, the wrapper's draw order), the same agents cut
+    off, in crash-stop and crash-recover, under a delay too."""
+    scenario = _scenario(
+        setting, n_agents=6, n_arms=3, horizon=25, graph="ring", crash=0.15, recover=recover,
+        delay=1,
+    )  # fmt: skip
+    check_vector_replay(scenario, _needs(setting), num_envs=3, seed=5)
+
+
+def test_clipped_rewards_replay() -> None:
+    """A policy that privatises its own rewards sees them through ``ClipRewards``: the
+    vector form clips the same values (Gaussian rewards, so clipping bites)."""
+    scenario = Scenario(
+        n_agents=4,
+        n_arms=3,
+        horizon=20,
+        setting="neighbours",
+        noise="gaussian",
+        sigma=1.0,
+        clip=(0.0, 1.0),
+    )
+    needs = Requirements(message_dim=3, bounded_rewards=True)
+    assert scenario.plan(needs).names == ("ClipRewards",)
+    check_vector_replay(scenario, needs, num_envs=3, seed=6)
+
+
+@pytest.mark.parametrize(
+    "fault", [{"byzantine": 2, "attack": "random"}, {"crash": 0.3}], ids=["byzantine", "crash"]
+)
+def test_power_a_fault_stream_at_another_depth_is_caught(
+    monkeypatch: pytest.MonkeyPatch, fault: dict[str, object]
+) -> None:
+    from fedbandit_env.vector.wrappers import base
+
+    original = base.VecWrapper.streams
+
+    def deeper(self, seed, num_envs):  # type: ignore[no-untyped-def]
+        self.depth += 1
+        try:
+            return original(self, seed, num_envs)
+        finally:
+            self.depth -= 1
+
+    monkeypatch.setattr(base.VecWrapper, "streams", deeper)
+    scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=20, **fault)
+    with pytest.raises(AssertionError, match="mask|messages|crashed"):
+        check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
+
+
+def test_power_a_liar_scored_in_the_regret_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedbandit_env.vector.wrappers import byzantine
+
+    original = byzantine.VecByzantine._scored
+
+    def counts_liars(self, infos, reset):  # type: ignore[no-untyped-def]
+        out = original(self, infos, reset)
+        out["regret"] = out["own_regret"]  # the liars' own regret left in the team's
+        return out
+
+    monkeypatch.setattr(byzantine.VecByzantine, "_scored", counts_liars)
+    scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=10, byzantine=1)
+    with pytest.raises(AssertionError, match="regret"):
+        check_vector_replay(scenario, _needs("neighbours"), num_envs=2)

@@ -1,4 +1,4 @@
-"""Vector forms of the learner's wrappers, one file per wrapper (Gymnasium's
+"""Vector forms of the learner's and the network's wrappers, one file per wrapper (Gymnasium's
 ``wrappers/vector/`` pattern), each sharing its array code with the PettingZoo one.
 
 Examples:
@@ -9,7 +9,10 @@ Examples:
     ['arm', 'counts', 'means', 'reward', 'step']
 """
 
+from fedbandit_env.vector.wrappers.agent_crash import VecAgentCrash
 from fedbandit_env.vector.wrappers.base import VecWrapper, vector_depth
+from fedbandit_env.vector.wrappers.byzantine import VecByzantine
+from fedbandit_env.vector.wrappers.clip import VecClipRewards
 from fedbandit_env.vector.wrappers.flatten import flat_rows
 from fedbandit_env.vector.wrappers.held_messages import VecHeldMessages
 from fedbandit_env.vector.wrappers.horizon_free import VecHorizonFree
@@ -19,6 +22,9 @@ from fedbandit_env.vector.wrappers.message_loss import VecMessageLoss
 from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
 
 __all__ = [
+    "VecAgentCrash",
+    "VecByzantine",
+    "VecClipRewards",
     "VecHeldMessages",
     "VecHorizonFree",
     "VecLocalStatistics",

@@ -28,6 +28,42 @@ def vector_depth(env: VectorEnv) -> int:
     return depth
 
 
+def heard_rows(obs: dict[str, np.ndarray], public_dim: int) -> np.ndarray:
+    """The sender-indexed ``messages`` of ``obs`` with what no receiver heard any more
+    zeroed: a sender's whole row where its ``mask`` column is empty, all but the public
+    prefix where only its ``public_mask`` column is not (a fault layer calls it after
+    clearing masks, so the rows show only what someone got, as the env's do).
+
+    Examples:
+        >>> obs = {"messages": np.ones((1, 2, 2), np.float32),
+        ...        "mask": np.array([[[0, 1], [0, 0]]], np.int8)}
+        >>> heard_rows(obs, 0).tolist()
+        [[[0.0, 0.0], [1.0, 1.0]]]
+    """
+    sent = np.asarray(obs["messages"], dtype=np.float32)
+    full: np.ndarray = np.asarray(np.asarray(obs["mask"]).astype(bool).any(axis=1))
+    rows = sent * full[..., None]
+    if public_dim and "public_mask" in obs:
+        public = np.asarray(obs["public_mask"]).astype(bool).any(axis=1)
+        prefix: np.ndarray = np.asarray(public & ~full)
+        rows[..., :public_dim] += sent[..., :public_dim] * prefix[..., None]
+    return np.asarray(rows, dtype=np.float32)
+
+
+def split_actions(actions: Any, messages: Any) -> tuple[Any, Any]:
+    """``(arms, messages)`` from ``step(arms, messages)`` or ``step({"arm", "message"})``.
+
+    Examples:
+        >>> split_actions({"arm": 1, "message": 2}, None)
+        (1, 2)
+    """
+    if isinstance(actions, dict):
+        if messages is not None:
+            raise ValueError("pass the messages in the action dict or as an argument")
+        return actions.get("arm"), actions.get("message")
+    return actions, messages
+
+
 class VecWrapper(VectorWrapper):
     """A layer over :class:`~fedbandit_env.vector.FederatedMABVecEnv` (or another
     layer): forwards ``step(arms, messages)``, the bandit's facts (``n_agents``,
@@ -72,4 +108,4 @@ class VecWrapper(VectorWrapper):
         return [None if s is None else wrapper_generator(int(s), self.depth) for s in seeds]
 
 
-__all__ = ["VecWrapper", "vector_depth"]
+__all__ = ["VecWrapper", "heard_rows", "split_actions", "vector_depth"]

@@ -10,7 +10,7 @@ from gymnasium.vector import VectorEnv
 from numba import njit
 
 from fedbandit_env.rng_kernels import _next64, generator_at, generator_table
-from fedbandit_env.vector.wrappers.base import VecWrapper
+from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
 from fedbandit_env.wrappers.base import check_probability
 
 _DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
@@ -107,16 +107,7 @@ class VecMessageLoss(VecWrapper):
         out = {**obs, "mask": mask}
         if has_public:
             out["public_mask"] = public
-        rows = np.array(obs["messages"], dtype=np.float32)
-        full: np.ndarray = np.asarray(mask.astype(bool).any(axis=1))  # (B, senders): got it all
-        rows *= full[..., None]
-        if has_public:  # the prefix where only that reached someone
-            prefix: np.ndarray = np.asarray(public.astype(bool).any(axis=1)) & ~full
-            p = int(self.protocol.public_dim)
-            rows[..., :p] += (
-                np.asarray(obs["messages"], dtype=np.float32)[..., :p] * prefix[..., None]
-            )
-        out["messages"] = rows
+        out["messages"] = heard_rows(out, int(self.protocol.public_dim))
         return out, rewards, terms, truncs, self._with_losses(infos, lost)
 
     def _with_losses(self, infos: dict[str, Any], lost: np.ndarray) -> dict[str, Any]:

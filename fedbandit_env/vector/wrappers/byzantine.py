@@ -1,0 +1,207 @@
+"""``Byzantine`` in vector form: chosen agents of every env send adversarial messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import VectorEnv
+from numba import njit
+
+from fedbandit_env.rng_kernels import _next64, generator_at, generator_table
+from fedbandit_env.type_aliases import FloatArray
+from fedbandit_env.vector.wrappers.base import VecWrapper, split_actions
+from fedbandit_env.wrappers.byzantine import BEHAVIOURS, _pick_agents
+
+_DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
+
+
+@njit(cache=True, nogil=True)
+def uniform_rows(table: Any, low: float, high: float, out: np.ndarray) -> None:  # pragma: no cover
+    """Fill ``out (B, L, D)`` with env ``b``'s ``rng_b.uniform(low, high, (L, D))``, bit
+    for bit (NumPy's ``low + (high - low) * next_double``, in C order).
+
+    Examples:
+        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
+        >>> out = np.empty((1, 1, 2))
+        >>> uniform_rows(generator_table([rng]), 2.0, 3.0, out)
+        >>> out[0, 0].tolist() == np.random.default_rng(0).uniform(2.0, 3.0, 2).tolist()
+        True
+    """
+    span = high - low
+    n_envs, rows, width = out.shape
+    for b in range(n_envs):
+        rng = generator_at(table, b)
+        for r in range(rows):
+            for k in range(width):
+                u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
+                out[b, r, k] = low + span * u
+
+
+class VecByzantine(VecWrapper):
+    """:class:`~fedbandit_env.wrappers.Byzantine` for ``B`` envs: the messages of the
+    agents ``agents`` (the same in every env) are replaced before the env routes them,
+    by the same behaviours, clipped to the env's ``message_bounds``; ``"random"`` and a
+    function draw from each env's own stream at this layer's depth, in the PettingZoo
+    wrapper's order, so the lies are the same; ``"boost"`` promotes each env's worst arm
+    of its instance (or ``arm``).
+
+    **Regret**: the liars' ``regret`` and ``cumulative_regret`` ``(B, N)`` are replaced by
+    their env's honest agents' mean; every agent's own values are in ``own_regret`` and
+    ``own_cumulative_regret``; ``byzantine`` ``(B, N)`` marks the liars and ``corrupted``
+    ``(B,)`` counts the messages rewritten at the step.
+
+    Args:
+        env: A vector env (or layer) whose actions carry messages.
+        agents: Names, indices, or a count ``b`` for the last ``b`` agents.
+        behaviour: One of :data:`~fedbandit_env.wrappers.byzantine.BEHAVIOURS` or a
+            function ``(message, t, rng) -> message``, called per env and liar.
+        low: Lowest value the ``random`` and ``boost`` adversaries send.
+        high: Highest value the ``random``, ``boost`` and ``constant`` adversaries send.
+        value: The ``constant`` adversary's value (default ``high``).
+        arm: The arm ``boost`` promotes (default: each instance's worst arm).
+
+    Examples:
+        >>> from fedbandit_env.problems import conflicting
+        >>> from fedbandit_env.vector import FederatedMABVecEnv
+        >>> base = FederatedMABVecEnv(conflicting(4, 3, seed=0), horizon=3, message_dim=1,
+        ...                           num_envs=2)
+        >>> venv = VecByzantine(base, ["agent_3"], "constant", value=9.0)
+        >>> _ = venv.reset(seed=0)
+        >>> obs, _, _, _, infos = venv.step(np.zeros((2, 4), int), np.ones((2, 4, 1)))
+        >>> obs["messages"][0, :, 0].tolist(), infos["byzantine"][0].tolist()
+        ([1.0, 1.0, 1.0, 9.0], [False, False, False, True])
+    """
+
+    def __init__(
+        self,
+        env: VectorEnv,
+        agents: Sequence[str | int] | int,
+        behaviour: str | Callable[[FloatArray, int, np.random.Generator], Any],
+        low: float = 0.0,
+        high: float = 1.0,
+        value: float | None = None,
+        arm: int | None = None,
+    ) -> None:
+        super().__init__(env)
+        if not self.message_dim:
+            raise ValueError("VecByzantine needs an env that carries messages")
+        names = [f"agent_{i}" for i in range(self.n_agents)]
+        liars = _pick_agents(agents, names)
+        self.liars = np.array([names.index(a) for a in liars], dtype=np.int64)
+        self.honest = np.array([i for i in range(self.n_agents) if i not in self.liars])
+        if not callable(behaviour) and behaviour not in BEHAVIOURS:
+            raise ValueError(
+                f"behaviour must be one of {list(BEHAVIOURS)} or a function, got {behaviour!r}"
+            )
+        self.behaviour = behaviour
+        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+            raise ValueError(f"low and high must be finite with low <= high, got {low}, {high}")
+        self.low, self.high = float(low), float(high)
+        self.value = self.high if value is None else float(value)
+        m, d = self.n_arms, self.message_dim
+        if behaviour == "boost":
+            if d < m:
+                raise ValueError(
+                    f"behaviour 'boost' needs a block of M = {m} per-arm entries; "
+                    f"the message has {d}"
+                )
+            if arm is not None and not 0 <= int(arm) < m:
+                raise ValueError(f"arm must lie in [0, {m}), got {arm!r}")
+        self.arm = arm
+        lo, hi = env.unwrapped.message_bounds  # type: ignore[attr-defined]
+        self._bounds = (float(lo), float(hi))
+        self._targets = np.zeros(self.num_envs, dtype=np.int64)
+        self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
+        self._table = generator_table(self._rngs)
+        self._t = 0
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
+        """Reset the envs; with a seed, restart each env's stream; pick ``boost``'s
+        targets on the new instances."""
+        obs, infos = self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            for b, rng in enumerate(self.streams(seed, self.num_envs)):
+                if rng is not None:
+                    self._rngs[b] = rng
+            self._table = generator_table(self._rngs)  # addresses: the generators live on
+        self._restart()
+        return obs, self._scored(infos, reset=True)
+
+    def _restart(self) -> None:
+        self._t = 0
+        if self.arm is not None:
+            self._targets[:] = int(self.arm)
+        elif self.behaviour == "boost":
+            self._targets = np.argmax(self.env.unwrapped.core.gaps, axis=1)  # type: ignore[attr-defined]
+
+    def lies(self, sent: FloatArray) -> FloatArray:
+        """The liars' messages ``(B, L, D)`` in place of what they sent (before clipping)."""
+        b = self.behaviour
+        if callable(b):
+            out = np.empty_like(sent)
+            for e in range(sent.shape[0]):
+                for k in range(sent.shape[1]):
+                    lie = np.asarray(b(sent[e, k].copy(), self._t, self._rngs[e]), np.float64)
+                    if lie.shape != sent[e, k].shape:
+                        raise ValueError(
+                            f"the behaviour returned shape {lie.shape}, need {sent[e, k].shape}"
+                        )
+                    out[e, k] = lie
+            return out
+        if b == "constant":
+            return np.full_like(sent, self.value)
+        if b == "sign_flip":
+            return -sent
+        if b == "random":
+            out = np.empty_like(sent)
+            uniform_rows(self._table, self.low, self.high, out)
+            return out
+        m, d = self.n_arms, self.message_dim  # boost
+        head = d % m
+        column = np.arange(d)
+        hit = (column >= head) & ((column - head) % m == self._targets[:, None])  # (B, D)
+        out = np.full_like(sent, self.low)
+        out[..., :head] = sent[..., :head]
+        return np.where(hit[:, None, :], self.high, out)
+
+    def step(self, actions: Any, messages: Any = None) -> Any:
+        """Rewrite the liars' messages, step, and score the honest agents only."""
+        if self.needs_reset:
+            obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
+            self._restart()
+            return obs, rewards, terms, truncs, self._scored(infos, reset=True)
+        arms, sent = split_actions(actions, messages)
+        if sent is None:
+            raise ValueError("VecByzantine needs the agents' messages to corrupt")
+        self._t += 1
+        sent = np.array(sent, dtype=np.float64)
+        if sent.shape != (self.num_envs, self.n_agents, self.message_dim):
+            raise ValueError(
+                f"messages must have shape {(self.num_envs, self.n_agents, self.message_dim)}, "
+                f"got {sent.shape}"
+            )
+        lies = np.clip(self.lies(sent[:, self.liars]), *self._bounds)
+        sent[:, self.liars] = lies.astype(np.float32)  # sent as float32, as the PettingZoo lie
+        obs, rewards, terms, truncs, infos = self.env.step(arms, sent)  # type: ignore[call-arg]
+        return obs, rewards, terms, truncs, self._scored(infos, reset=False)
+
+    def _scored(self, infos: dict[str, Any], reset: bool) -> dict[str, Any]:
+        out = {**infos}
+        flags = np.zeros((self.num_envs, self.n_agents), dtype=bool)
+        flags[:, self.liars] = True
+        out["byzantine"] = flags
+        out["corrupted"] = np.full(self.num_envs, 0 if reset else len(self.liars))
+        for key in ("regret", "cumulative_regret"):
+            own = np.asarray(infos[key], dtype=np.float64)
+            out["own_" + key] = own
+            if reset:
+                continue
+            scored = own.copy()
+            scored[:, self.liars] = own[:, self.honest].mean(axis=1)[:, None]
+            out[key] = scored
+        return out
+
+
+__all__ = ["VecByzantine", "uniform_rows"]
