@@ -151,8 +151,9 @@ class PolicySpec:
     Attributes:
         id: The name ``make`` and ``fedbandit bench --policies`` take (a letter, then
             letters, digits, ``_``, ``.``, ``-``; never ``:``, which marks saved models).
-        entry_point: Callable (or ``"module:attr"``) returning a :class:`Team` or a
-            per-agent :class:`Policy`.
+        entry_point: Callable (or ``"module:attr"``) returning a :class:`Team`, a
+            per-agent :class:`Policy` or a
+            :class:`~fedbandit_env.vector.policy.VectorPolicy`.
         description: One line for listings (``fedbandit list``).
         family: The algorithm family (a folder of ``baselines``, or the user's).
         kwargs: Default constructor arguments (call arguments win).
@@ -280,7 +281,9 @@ class PolicySpec:
 
         A per-agent :class:`~fedbandit_env.policies.Policy` becomes an
         :class:`~fedbandit_env.policies.IndependentTeam` (a new copy per agent at every
-        reset); a :class:`~fedbandit_env.policies.Team` is returned as it is.
+        reset), a :class:`~fedbandit_env.vector.policy.VectorPolicy` a
+        :class:`~fedbandit_env.vector.policy.VectorTeam` (which the runner plays on the
+        vector env); a :class:`~fedbandit_env.policies.Team` is returned as it is.
 
         Raises:
             TypeError: If the entry point returns neither, or rejects the arguments.
@@ -294,8 +297,13 @@ class PolicySpec:
             return made
         if isinstance(made, Policy):
             return IndependentTeam(lambda: factory(**merged), name=self.id)
+        from fedbandit_env.vector.policy import VectorPolicy, VectorTeam
+
+        if isinstance(made, VectorPolicy):
+            return VectorTeam(made, name=self.id)
         raise TypeError(
-            f"entry point of {self.id!r} returned {type(made).__name__}, not a Team or Policy"
+            f"entry point of {self.id!r} returned {type(made).__name__}, not a Team, Policy "
+            "or VectorPolicy"
         )
 
     def fast_runner(self) -> Callable[..., Any]:

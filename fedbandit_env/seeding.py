@@ -18,7 +18,9 @@ team.reset(env, seed=0)`` is safe):
 - agent ``i`` of a team: team seed, key ``(.., 3, i)`` (:func:`team_streams`);
 - a centralized team (the oracle): team seed, key ``(.., 3, 0)`` (:func:`team_streams`);
 - a learned model's action draws (``ModelTeam``, ``LearnerAmong``): team seed, key
-  ``(.., 5)`` (:func:`model_generator`).
+  ``(.., 5)`` (:func:`model_generator`);
+- a :class:`~fedbandit_env.vector.policy.VectorPolicy`'s draws for one env: team seed,
+  key ``(.., 6)`` (:func:`vector_policy_generator`).
 
 (An env reset *without* a seed spawns the next children of its master, keys ``(2,)``,
 ``(3,)``, ...: one entry long, so still distinct from every two-entry key above.) The
@@ -152,6 +154,8 @@ INSTANCE_KEY = 4
 """First spawn-key entry of the instance streams (see the module's table)."""
 MODEL_KEY = 5
 """Spawn-key entry of a learned model's action draws (see the module's table)."""
+VECTOR_POLICY_KEY = 6
+"""Spawn-key entry of a vector policy's draws for one env (see the module's table)."""
 SPLITS: dict[str, int] = {"train": 0, "held_out": 1}
 """Instance splits and their second key entry: train and held-out instance seeds are
 disjoint by construction."""
@@ -230,6 +234,25 @@ def model_generator(seed: SeedLike) -> np.random.Generator:
         return np.random.default_rng()
     root = seed_sequence(seed)
     key = (*root.spawn_key, MODEL_KEY)
+    return np.random.default_rng(
+        np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
+    )
+
+
+def vector_policy_generator(seed: SeedLike) -> np.random.Generator:
+    """A :class:`~fedbandit_env.vector.policy.VectorPolicy`'s generator for the env of the
+    trial whose team seed is ``seed``: key ``(.., 6)`` (fresh OS entropy for ``None``), the
+    same on the vector path and the PettingZoo path.
+
+    Examples:
+        >>> a = vector_policy_generator(0).random()
+        >>> a == vector_policy_generator(0).random() and a != model_generator(0).random()
+        True
+    """
+    if seed is None:
+        return np.random.default_rng()
+    root = seed_sequence(seed)
+    key = (*root.spawn_key, VECTOR_POLICY_KEY)
     return np.random.default_rng(
         np.random.SeedSequence(root.entropy, spawn_key=key, pool_size=root.pool_size)
     )

@@ -111,7 +111,7 @@ def test_bad_entry_points_fail_at_make_naming_the_policy(
 def test_an_entry_point_that_returns_no_policy_is_refused(scratch_ids: list[str]) -> None:
     scratch_ids.append("not_a_policy")
     registry.register("not_a_policy", lambda: 42)
-    with pytest.raises(TypeError, match="returned int, not a Team or Policy"):
+    with pytest.raises(TypeError, match="returned int, not a Team, Policy or VectorPolicy"):
         registry.make("not_a_policy")
 
 

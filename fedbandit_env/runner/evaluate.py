@@ -19,6 +19,7 @@ import numpy as np
 from fedbandit_env import registry
 from fedbandit_env.policies import privacy_curve
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
+from fedbandit_env.runner.vector_trials import run_vector_trials, vector_unsupported
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
 from fedbandit_env.settings import get_setting
@@ -71,14 +72,16 @@ def evaluate(
         record_every: Record every ``k`` steps.
         interactive: Force the PettingZoo path even where a fast path exists (both give
             the same results); for a saved model, even where the batched loop
-            (:mod:`fedbandit_env.rl.batched`) models its stack.
+            (:mod:`fedbandit_env.rl.batched`) models its stack; for a vector policy,
+            even where the vector env does.
         workers: Threads of the fast path (results do not depend on it).
         progress: Show a progress bar.
         label: Name in results (default: ``policy``).
 
     Returns:
         The curves, with ``privacy_spent`` and ``meta["path"]`` (``"fast"``,
-        ``"batched"`` for a saved model's trials advanced together, or
+        ``"batched"`` for a saved model's trials advanced together, ``"vector"`` for a
+        :class:`~fedbandit_env.vector.policy.VectorPolicy`'s trials on the vector env, or
         ``"interactive"``) filled in.
 
     Examples:
@@ -140,7 +143,19 @@ def evaluate(
     fast_ok = fast_ok and scenario.privacy_noise == "seeded"
     if fast_ok and scenario.faults:  # only where the compiled loop models them
         fast_ok = not unmodelled_faults(spec.fast_runner(), scenario)
-    if fast_ok:
+    from fedbandit_env.vector.policy import VectorTeam
+
+    # a vector policy plays on the vector env where it models the stack, else (the same
+    # trials, slower) through its VectorTeam on the PettingZoo env
+    vector = isinstance(team, VectorTeam) and not interactive
+    if vector and vector_unsupported(scenario, needs) is None:
+        assert isinstance(team, VectorTeam)
+        curves = run_vector_trials(
+            team.policy, scenario, needs, trials, seed=seed, first_trial=first_trial,
+            record_every=record_every, progress=progress, label=label or policy,
+        )  # fmt: skip
+        curves.meta["path"] = "vector"
+    elif fast_ok:
         curves = run_fast(
             spec,
             fast_scenario,

@@ -1,0 +1,252 @@
+"""A policy written against arrays: every agent of ``B`` envs in one call.
+
+A :class:`VectorPolicy` reads the vector env's observations (a dict of arrays with leading
+shape ``(B, N)``; messages sender-indexed with the delivery ``mask``, as
+:class:`~fedbandit_env.vector.FederatedMABVecEnv` gives them) and returns every agent's
+arm and message at once::
+
+    arms, messages = policy.act(observations)  # (B, N) ints, (B, N, D) floats or None
+
+It runs on both views of the env: ``fedbandit bench``, ``compare`` and
+:func:`~fedbandit_env.runner.evaluate.evaluate` play it on the vector env (trials in
+batches, ``meta["path"] == "vector"``), and wherever a stack has no vector form (or with
+``interactive=True``) :class:`VectorTeam` plays it on the PettingZoo env with ``B = 1``,
+its per-agent observations gathered into the same arrays. Env ``b`` of a batch is trial
+``b``'s env and ``rngs[b]`` its generator (:func:`~fedbandit_env.seeding.vector_policy_generator`
+of the trial's team seed), so both paths give the same trials, draw for draw.
+
+Register one as any policy: ``registry.register("my_id", MyVectorPolicy)``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from fedbandit_env.policies import AgentSpec, Requirements, Team
+from fedbandit_env.seeding import vector_policy_generator
+from fedbandit_env.type_aliases import (
+    Action,
+    AgentID,
+    Float32Array,
+    FloatArray,
+    IntArray,
+    Observation,
+    SeedLike,
+)
+
+VectorObs = dict[str, np.ndarray]
+"""A batched observation: key -> array with leading shape ``(B, N)``."""
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """What a vector policy may know at reset: the number of envs and each agent's public
+    facts (:class:`~fedbandit_env.policies.AgentSpec`, the same in every env).
+
+    Examples:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> spec = VectorSpec.from_env(federated_mab_v0.parallel_env(n_agents=3), 8)
+        >>> spec.num_envs, spec.n_agents, spec.n_arms, spec.message_dim
+        (8, 3, 5, 0)
+    """
+
+    num_envs: int
+    agents: tuple[AgentSpec, ...]
+
+    @property
+    def n_agents(self) -> int:
+        """``N``."""
+        return len(self.agents)
+
+    @property
+    def n_arms(self) -> int:
+        """``M``."""
+        return self.agents[0].n_arms
+
+    @property
+    def horizon(self) -> int:
+        """``T``."""
+        return self.agents[0].horizon
+
+    @property
+    def message_dim(self) -> int:
+        """``D`` (0: no messages)."""
+        return self.agents[0].message_dim
+
+    @property
+    def reward_bounds(self) -> tuple[float, float]:
+        """The range the ``reward`` observation declares."""
+        return self.agents[0].reward_bounds
+
+    @property
+    def adjacency(self) -> np.ndarray:
+        """The communication graph ``(N, N)`` bool (from each agent's ``neighbors``)."""
+        out = np.zeros((self.n_agents, self.n_agents), dtype=bool)
+        for i, agent in enumerate(self.agents):
+            out[i, list(agent.neighbors)] = True
+        return out
+
+    @classmethod
+    def from_env(cls, env: ParallelEnv[Any, Any, Any], num_envs: int) -> VectorSpec:
+        """The spec of ``num_envs`` copies of the (possibly wrapped) PettingZoo env."""
+        agents = tuple(AgentSpec.from_env(env, a) for a in env.possible_agents)
+        return cls(int(num_envs), agents)
+
+
+class VectorPolicy(ABC):
+    """Every agent of ``B`` envs, on arrays (see the module docstring).
+
+    Examples:
+        >>> class Arm0(VectorPolicy):
+        ...     def reset(self, spec, rngs): self.shape = (spec.num_envs, spec.n_agents)
+        ...     def act(self, observations): return np.zeros(self.shape, np.int64), None
+        >>> from fedbandit_env.registry import PolicySpec
+        >>> team = PolicySpec("arm0", Arm0).make()  # a Team: runs on either path
+        >>> from fedbandit_env import federated_mab_v0
+        >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=3)
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> team.act(obs)
+        {'agent_0': 0, 'agent_1': 0}
+    """
+
+    name: str = "vector"
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """What the env must provide (default: nothing; ask for ``message_dim`` to talk)."""
+        return Requirements()
+
+    @abstractmethod
+    def reset(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> None:
+        """Forget everything; ``rngs[b]`` is env ``b``'s generator for this episode."""
+
+    @abstractmethod
+    def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
+        """Every agent's arm ``(B, N)`` and message ``(B, N, D)`` (``None`` without
+        messages) from the newest observations."""
+
+
+def sender_rows(
+    inboxes: np.ndarray, mask: np.ndarray, public_mask: np.ndarray | None, public_dim: int
+) -> Float32Array:
+    """The sender-indexed messages ``(N, D)`` of one env from its receivers' inboxes
+    ``(N, N, D)`` (the PettingZoo form; :func:`~fedbandit_env.vector.routing.inbox` is the
+    inverse): row ``s`` is what a receiver that heard ``s`` got (its public prefix where only
+    that reached someone), zeros where nobody heard it.
+
+    Raises:
+        ValueError: If two receivers got different copies of one sender's message (a
+            stack that delivers per receiver, such as random delays: no single row).
+
+    Examples:
+        >>> inboxes = np.zeros((2, 2, 1), np.float32); inboxes[0, 1] = 7.0
+        >>> sender_rows(inboxes, np.array([[0, 1], [0, 0]]), None, 0).tolist()
+        [[0.0], [7.0]]
+    """
+    n, _, d = inboxes.shape
+    rows = np.zeros((n, d), dtype=np.float32)
+    full = np.asarray(mask, dtype=bool)
+    _fill(rows, inboxes, full, slice(None))
+    if public_mask is not None and public_dim:
+        anyone: np.ndarray = np.asarray(full.any(axis=0))
+        only = np.asarray(public_mask, dtype=bool) & ~anyone[None, :]
+        _fill(rows, inboxes, only, slice(0, public_dim))
+    return rows
+
+
+def _fill(rows: np.ndarray, inboxes: np.ndarray, heard: np.ndarray, part: slice) -> None:
+    senders = np.flatnonzero(heard.any(axis=0))
+    if not senders.size:
+        return
+    first = heard.argmax(axis=0)[senders]
+    rows[senders, part] = inboxes[first, senders, part]
+    receivers, who = np.nonzero(heard)
+    if not np.array_equal(inboxes[receivers, who, part], rows[who, part]):
+        raise ValueError(
+            "receivers got different copies of one sender's message (a per-receiver "
+            "stack, e.g. random delays); a VectorPolicy reads one message per sender"
+        )
+
+
+class VectorTeam(Team):
+    """A :class:`VectorPolicy` as a :class:`~fedbandit_env.policies.Team` of the
+    PettingZoo env (``B = 1``): each step the agents' observations become the vector
+    env's arrays (the inboxes turned sender-indexed, :func:`sender_rows`) and the arrays
+    it returns become per-agent actions. :meth:`PolicySpec.make
+    <fedbandit_env.registry.PolicySpec.make>` wraps a vector policy in one.
+
+    Args:
+        policy: The vector policy.
+        name: Its name in results.
+
+    Examples:
+        >>> from fedbandit_env import federated_mab_v0
+        >>> class Arm1(VectorPolicy):
+        ...     def reset(self, spec, rngs): self.n = spec.n_agents
+        ...     def act(self, observations): return np.ones((1, self.n), np.int64), None
+        >>> team = VectorTeam(Arm1())
+        >>> env = federated_mab_v0.parallel_env(n_agents=2, n_arms=3, horizon=3)
+        >>> obs, _ = env.reset(seed=0); team.reset(env, seed=0)
+        >>> team.act(obs)
+        {'agent_0': 1, 'agent_1': 1}
+    """
+
+    def __init__(self, policy: VectorPolicy, name: str | None = None) -> None:
+        if not isinstance(policy, VectorPolicy):
+            raise TypeError(f"policy must be a VectorPolicy, got {type(policy).__name__}")
+        self.policy = policy
+        self.name = name or policy.name
+        self._agents: list[AgentID] = []
+        self._public = 0
+        self._message_dim = 0
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """The vector policy's requirements."""
+        return self.policy.requirements(n_agents, n_arms)
+
+    def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
+        """Reset the policy for one env, with the generator the vector path gives it."""
+        protocol = getattr(env.unwrapped, "protocol", None)
+        spec = VectorSpec.from_env(env, 1)
+        if spec.message_dim and protocol is not None and not protocol.per_sender:
+            raise ValueError(
+                f"the protocol {type(protocol).__name__} hands receivers different copies "
+                "of a sender's message; a VectorPolicy reads one message per sender"
+            )
+        self._agents = list(env.possible_agents)
+        self._public = int(getattr(protocol, "public_dim", 0)) if spec.message_dim else 0
+        self._message_dim = spec.message_dim
+        self.policy.reset(spec, [vector_policy_generator(seed)])
+
+    def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
+        """Gather the agents' observations into ``(1, N)`` arrays, act, scatter."""
+        arms, messages = self.policy.act(self.gather(observations))
+        arms = np.asarray(arms).reshape(len(self._agents))
+        if not self._message_dim:
+            return {a: int(arms[i]) for i, a in enumerate(self._agents)}
+        if messages is None:
+            raise ValueError("the env expects messages; the vector policy returned None")
+        rows = np.asarray(messages, dtype=np.float32).reshape(len(self._agents), -1)
+        return {a: {"arm": int(arms[i]), "message": rows[i]} for i, a in enumerate(self._agents)}
+
+    def gather(self, observations: dict[AgentID, Observation]) -> VectorObs:
+        """The vector env's observation ``(1, N, ...)`` from the agents' own."""
+        per_agent = [observations[a] for a in self._agents]
+        out: VectorObs = {}
+        for key in per_agent[0]:
+            out[key] = np.stack([np.asarray(o[key]) for o in per_agent])[None]
+        if "messages" in out:
+            public = out.get("public_mask")
+            out["messages"] = sender_rows(
+                out["messages"][0], out["mask"][0], None if public is None else public[0],
+                self._public,
+            )[None]  # fmt: skip
+        return out
+
+
+__all__ = ["VectorObs", "VectorPolicy", "VectorSpec", "VectorTeam", "sender_rows"]
