@@ -155,7 +155,7 @@ def register_policies() -> None:
         kwargs={"share": "hold"},
         fast_entry_point="baselines.thompson.fast:run_coop_ts",
         settings=coop,
-        tags=("default", "speed"),
+        tags=("default", "speed", "strongest"),
     )
     register(
         "coop_ts_relay",
@@ -165,6 +165,7 @@ def register_policies() -> None:
         kwargs={"share": "relay"},
         fast_entry_point="baselines.thompson.fast:run_coop_ts",
         settings=coop,
+        tags=("strongest",),
     )
     register(
         "private_coop_ts",
@@ -176,6 +177,41 @@ def register_policies() -> None:
         options_entry_point="baselines.thompson:private_ts_options",
         settings=("neighbours+private", "gossip+private"),
         tags=("default",),
+    )
+    register(
+        "index_ts",
+        "baselines.index:IndexPolicy",
+        description="tunable index on the averaged local means (TS/UCB forms; fedbandit tune)",
+        family="index",
+        settings=coop,
+        tags=("tunable",),
+    )
+    register(
+        "index_private_ts",
+        "baselines.index:IndexPolicy",
+        description="tunable index on private rewards (tree noise in its variance)",
+        family="index",
+        kwargs={"epsilon": 1.0},
+        options_entry_point="baselines.thompson:private_ts_options",
+        settings=("neighbours+private", "gossip+private"),
+        tags=("tunable",),
+    )
+    register(
+        "tuned_ts",
+        "baselines.index:tuned_ts",
+        description="index_ts tuned on train instances (fedbandit tune --setting neighbours)",
+        family="index",
+        settings=coop,
+        tags=("default", "strongest"),
+    )
+    register(
+        "tuned_private_ts",
+        "baselines.index:tuned_private_ts",
+        description="index_private_ts tuned on train instances (gossip+private, epsilon 1)",
+        family="index",
+        options_entry_point="baselines.thompson:private_ts_options",
+        settings=("neighbours+private", "gossip+private"),
+        tags=("default", "strongest"),
     )
     consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
         (

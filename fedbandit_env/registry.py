@@ -78,6 +78,10 @@ TAGS: dict[str, str] = {
     "ceiling": "the upper bound every table shows (compare() and bench add it)",
     "local": "the no-communication reference: a lone learner's teammates by default",
     "speed": "measured by fedbandit speed (needs a fast path)",
+    "strongest": "among the strongest references of the settings it runs in: what fedbandit "
+    "train and tune suggest benching a result beside",
+    "tunable": "a vector policy with TUNABLE parameters: what fedbandit tune searches by "
+    "default in the settings it runs in",
 }
 """What a policy's registration can declare about its role (``PolicySpec.tags``); the
 core reads these and names no policy id."""
@@ -526,10 +530,12 @@ def model_label(spec: str) -> str:
         ('ppo:arms_neighbours', 'a2c:best')
         >>> model_label("ppo:model.zip")  # no folder to name it by
         'ppo:model'
+        >>> model_label("tuned:runs/tuned/neighbours.json")  # a tuned policy's file
+        'tuned:neighbours'
     """
     algo, _, path = spec.partition(":")
     file = Path(path)
-    stem = file.name[: -len(".zip")] if file.name.endswith(".zip") else file.name
+    stem = file.stem if file.suffix in (".zip", ".json") else file.name
     folder = file.parent.name
     return f"{algo}:{folder if stem == 'model' and folder else stem}"
 

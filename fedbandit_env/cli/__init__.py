@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fedbandit_env.cli.train",
         "train a learned policy for one information setting, on train instances",
     ),
+    "tune": (
+        "fedbandit_env.cli.tune",
+        "tune a parametric policy for one information setting, on train instances",
+    ),
     "reproduce": (
         "fedbandit_env.cli.reproduce",
         "the papers' figures and tables, measured, with a verdict each: docs/reproduction.md",

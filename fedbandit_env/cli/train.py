@@ -127,7 +127,7 @@ def _policy_options() -> dict[str, str]:
     return {name: opt.flag for name, (opt, _) in registry.declared_options().items()}
 
 
-def refuse_bench_options(args: argparse.Namespace) -> None:
+def refuse_bench_options(args: argparse.Namespace, command: str = "train") -> None:
     """Refuse the options a benchmark reads and training would silently ignore
     (``--policies``, ``--trials``, ..., the policies' own options, and held-out
     instances, which no training run may see).
@@ -148,13 +148,13 @@ def refuse_bench_options(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if value is not None and value is not False:
             raise ValueError(
-                f"fedbandit train does not read {flag} (a fedbandit bench option): "
-                "evaluate the saved model with fedbandit bench"
+                f"fedbandit {command} does not read {flag} (a fedbandit bench option): "
+                "evaluate what it saves with fedbandit bench"
             )
     if args.instances == "held_out":
         raise ValueError(
-            "fedbandit train draws train instances; --held-out (--instances held_out) is "
-            "for evaluating the saved model: fedbandit bench --held-out"
+            f"fedbandit {command} draws train instances; --held-out (--instances held_out) "
+            "is for evaluating what it saves: fedbandit bench --held-out"
         )
 
 
@@ -250,10 +250,16 @@ def run(args: argparse.Namespace) -> None:
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
     bandit = "linear" if linear else "mab"
-    # the local reference and the table's bounds, as registered (tags)
+    # the setting's strongest references, the local one and the table's bounds (tags)
+    strongest = [
+        p
+        for p in registry.tagged("strongest", bandit)
+        if args.setting and registry.spec(p).runs_in(args.setting)
+    ]
     others = ",".join(
         dict.fromkeys(
-            registry.tagged("local", bandit)
+            strongest
+            + registry.tagged("local", bandit)
             + registry.tagged("ceiling", bandit)
             + registry.tagged("floor", bandit)
         )

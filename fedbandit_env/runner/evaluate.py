@@ -29,6 +29,10 @@ class UntrainedConditionsWarning(UserWarning):
     """A saved model is evaluated at a horizon or on instances it was not trained for."""
 
 
+TUNED_PREFIX = "tuned:"
+"""A policy ``"tuned:path.json"`` is the result ``fedbandit tune`` saved there."""
+
+
 def is_model(policy: str) -> bool:
     """Whether ``policy`` names a saved model (``"ppo:path.zip"``) rather than an id.
 
@@ -58,7 +62,8 @@ def evaluate(
     Args:
         policy: A registered policy id (:func:`fedbandit_env.registry.policy_ids`), a
             saved model ``"ppo:path.zip"`` (``a2c:``, ``dqn:``; evaluated through the
-            wrapper stack saved beside it), a :class:`~fedbandit_env.registry.PolicySpec`,
+            wrapper stack saved beside it), a tuned policy ``"tuned:path.json"``
+            (:mod:`~fedbandit_env.runner.tune`), a :class:`~fedbandit_env.registry.PolicySpec`,
             or any factory of a ``Team`` or a per-agent ``Policy`` (a class, a function;
             called with ``options``), registered or not.
         scenario: The setting.
@@ -92,6 +97,13 @@ def evaluate(
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
+    if isinstance(policy, str) and policy.startswith(TUNED_PREFIX):
+        from fedbandit_env.runner.tune import tuned_policy
+
+        if options:
+            raise ValueError(f"a tuned policy takes no options, got {sorted(options)}")
+        policy, tuned_label = tuned_policy(policy[len(TUNED_PREFIX) :], scenario)
+        label = label or tuned_label
     spec = as_spec(policy, label)
     if spec is None:  # a saved model
         assert isinstance(policy, str)
@@ -154,6 +166,8 @@ def evaluate(
             team.policy, scenario, needs, trials, seed=seed, first_trial=first_trial,
             record_every=record_every, progress=progress, label=label or policy,
         )  # fmt: skip
+        curves.privacy_spent = team.privacy_spent(curves.t, scenario.horizon, n, m)
+        curves.privacy_delta = team.privacy_delta(n, m)
         curves.meta["path"] = "vector"
     elif fast_ok:
         curves = run_fast(

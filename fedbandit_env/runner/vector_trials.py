@@ -129,4 +129,43 @@ def run_vector_trials(
     )  # fmt: skip
 
 
-__all__ = ["run_vector_trials", "vector_unsupported"]
+def run_episodes(
+    policy: VectorPolicy, scenario: Any, seeds: list[Any], needs: Requirements | None = None
+) -> np.ndarray:
+    """Play one episode per seed (a trial's seed, split as every path splits it) in one
+    vector env; return each episode's final regret per agent ``(len(seeds),)``, the
+    agents' mean. What :func:`~fedbandit_env.runner.tune.tune` scores candidates by.
+
+    Examples:
+        >>> from fedbandit_env.scenario import Scenario
+        >>> class Arm0(VectorPolicy):
+        ...     def reset(self, spec, rngs): self.shape = (spec.num_envs, spec.n_agents)
+        ...     def act(self, observations): return np.zeros(self.shape, np.int64), None
+        >>> regret = run_episodes(Arm0(), Scenario(n_agents=3, n_arms=2, horizon=6),
+        ...                       spawn(0, 4))
+        >>> regret.shape
+        (4,)
+    """
+    from fedbandit_env.vector import make_vec
+
+    if needs is None:
+        needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, len(seeds), needs)
+    probe = scenario.make_env(needs)
+    agents = VectorSpec.from_env(probe, 1).agents
+    probe.close()
+    env_seeds, rngs = [], []
+    for child in seeds:
+        env_seed, team_seed = split_trial_seed(child)
+        env_seeds.append(int(env_seed))
+        rngs.append(vector_policy_generator(team_seed))
+    obs, infos = venv.reset(seed=env_seeds)
+    policy.reset(VectorSpec(len(seeds), agents), rngs)
+    for _ in range(int(scenario.horizon)):
+        arms, messages = policy.act(obs)
+        obs, _, _, _, infos = venv.step(arms, messages)
+    venv.close()
+    return np.asarray(infos["cumulative_regret"], dtype=np.float64).mean(axis=1)
+
+
+__all__ = ["run_episodes", "run_vector_trials", "vector_unsupported"]

@@ -1,0 +1,74 @@
+"""Tunable index policies: Thompson- and UCB-type indices on the average of the local
+means an agent holds (its own and its neighbours' counts and sums), with four parameters
+that ``fedbandit tune`` searches on the train split.
+
+``policies.py`` holds the policy (a :class:`~fedbandit_env.vector.policy.VectorPolicy`:
+all agents of many envs as arrays); ``tuned/`` the results ``fedbandit tune`` saved for
+the shipped references. ``baselines.registration`` registers ``index_ts`` and
+``index_private_ts`` (the defaults: Thompson sampling on the averaged Gaussian
+posterior) and ``tuned_ts`` and ``tuned_private_ts`` (the tuned parameters), reproduced by
+
+    fedbandit tune --setting neighbours       # tuned/tuned_ts.json
+    fedbandit tune --setting gossip+private   # tuned/tuned_private_ts.json
+
+(the learning default: N = 10, M = 5, ``biased`` train instances, T = 200; seed 0,
+50M agent-steps each).
+
+Examples:
+    >>> from baselines.index import IndexPolicy, tuned_ts
+    >>> IndexPolicy().requirements(n_agents=3, n_arms=2).message_dim
+    4
+    >>> tuned_ts().parameters["prior_strength"] > 0
+    True
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from baselines.index.policies import PARAMETERS, IndexPolicy
+
+TUNED = Path(__file__).with_name("tuned")
+"""The saved tuning results of the shipped references."""
+
+
+def tuned_parameters(name: str) -> dict[str, float]:
+    """The parameters ``fedbandit tune`` saved in ``tuned/<name>.json``.
+
+    Examples:
+        >>> sorted(tuned_parameters("tuned_ts"))
+        ['bonus', 'draw_scale', 'prior_mean', 'prior_strength']
+    """
+    data = json.loads((TUNED / f"{name}.json").read_text())
+    return {k: float(v) for k, v in data["parameters"].items()}
+
+
+def tuned_ts(**kwargs: Any) -> IndexPolicy:
+    """``index_ts`` with the parameters tuned in ``neighbours`` (``kwargs`` override).
+
+    Examples:
+        >>> tuned_ts().epsilon is None
+        True
+    """
+    return IndexPolicy(**{**tuned_parameters("tuned_ts"), **kwargs})
+
+
+def tuned_private_ts(epsilon: float = 1.0, **kwargs: Any) -> IndexPolicy:
+    """``index_private_ts`` with the parameters tuned in ``gossip+private`` at
+    ``epsilon = 1`` (``private_coop_ts``'s privacy).
+
+    Examples:
+        >>> tuned_private_ts(epsilon=2.0).epsilon
+        2.0
+    """
+    return IndexPolicy(**{**tuned_parameters("tuned_private_ts"), **kwargs}, epsilon=epsilon)
+
+
+__all__ = [
+    "PARAMETERS",
+    "TUNED",
+    "IndexPolicy",
+    "tuned_parameters",
+    "tuned_private_ts",
+    "tuned_ts",
+]

@@ -1,0 +1,215 @@
+"""Tunable index policies over exactly a setting's information: each agent's own and
+heard per-arm counts and sums (the ``2 M`` numbers cooperative TS sends).
+
+Every agent sends its own counts and sums, keeps the newest pair heard from each sender,
+and scores arm ``a`` on the average of the local means it holds (the global mean of an
+arm is the average of the local means; ``ALGORITHMS.md`` section 5)::
+
+    m_j = (S_j + alpha * mu0) / (n_j + alpha)            # agent j's local mean, prior (alpha, mu0)
+    v_j = sigma^2 / (n_j + alpha)  [+ extra / (n_j + alpha)^2 with private sums]
+    mean = avg_j m_j,  std = sqrt(sum_j v_j) / K           # over the K rows held
+    index = mean + std * (draw_scale * z + bonus),  z ~ N(0, 1) per agent and arm
+
+and pulls the argmax. ``draw_scale = 1, bonus = 0`` with a flat prior is Thompson
+sampling on the averaged Gaussian posterior (coop_ts's moment-matched form);
+``draw_scale = 0`` makes it a UCB-type index (``bonus`` standard deviations of optimism).
+The four parameters (``prior_strength``, ``prior_mean``, ``draw_scale``, ``bonus``) are
+what ``fedbandit tune`` searches (:data:`PARAMETERS`); ``tuned_ts`` and
+``tuned_private_ts`` ship the values it found.
+
+Private form: under ``PrivateRewards`` the own sums are ``private_means * counts`` (the
+tree's view, as ``private_coop_ts`` reads it) and each sum's tree noise widens its local
+mean's variance by ``extra = private_extra_variance(T, epsilon, sensitivity)``.
+
+The policy is a :class:`~fedbandit_env.vector.policy.VectorPolicy`: every agent of ``B``
+envs in one call, so it runs on the vector env (tuning, ``bench``) and, through
+``VectorTeam``, on the PettingZoo env with the same draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from baselines.thompson.policies import private_extra_variance
+from fedbandit_env.policies import Requirements
+from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec
+
+PARAMETERS: dict[str, tuple[float, float, float]] = {
+    "prior_strength": (0.05, 8.0, 1.0),
+    "prior_mean": (0.0, 1.0, 0.5),
+    "draw_scale": (0.0, 2.0, 1.0),
+    "bonus": (-1.0, 3.0, 0.0),
+}
+"""Each tunable parameter: ``(low, high, default)`` (the search box of ``fedbandit tune``;
+the default is Thompson sampling on the averaged posterior with a weak prior at 1/2)."""
+
+_BLOCK = 64  # steps of normal draws taken from each env's generator at a time
+
+
+class IndexPolicy(VectorPolicy):
+    """The tunable index policy of the module docstring.
+
+    Each of the four parameters is a number or an array with one value per env (how
+    ``fedbandit tune`` plays a generation's candidates side by side).
+
+    Args:
+        prior_strength: ``alpha > 0``, pseudo-pulls of the prior per agent and arm.
+        prior_mean: ``mu0``, the prior's mean reward.
+        draw_scale: Scale of the Gaussian draw (0: no draw, a UCB-type index).
+        bonus: Optimism in standard deviations of the averaged mean.
+        epsilon: Read rewards through ``PrivateRewards(epsilon)`` (``None``: raw).
+        sensitivity: ``PrivateRewards``' clip width.
+        sigma: Sub-Gaussian scale of one reward (default: half the reward range, 1/2
+            for rewards in ``[0, 1]``).
+
+    Examples:
+        >>> from fedbandit_env.policies import AgentSpec
+        >>> spec = VectorSpec(2, tuple(AgentSpec(i, 3, 4, 10, message_dim=8) for i in range(3)))
+        >>> policy = IndexPolicy()
+        >>> policy.reset(spec, [np.random.default_rng(b) for b in range(2)])
+        >>> obs = {"arm": np.zeros((2, 3), int), "reward": np.zeros((2, 3, 1), np.float32),
+        ...        "step": np.zeros((2, 3, 1), np.float32), "messages": np.zeros((2, 3, 8)),
+        ...        "mask": np.zeros((2, 3, 3), np.int8)}
+        >>> arms, messages = policy.act(obs)
+        >>> arms.shape, messages.shape
+        ((2, 3), (2, 3, 8))
+    """
+
+    name = "index_ts"
+    TUNABLE = PARAMETERS
+    """What ``fedbandit tune`` searches (:data:`PARAMETERS`)."""
+
+    def __init__(
+        self,
+        prior_strength: float | FloatArray = PARAMETERS["prior_strength"][2],
+        prior_mean: float | FloatArray = PARAMETERS["prior_mean"][2],
+        draw_scale: float | FloatArray = PARAMETERS["draw_scale"][2],
+        bonus: float | FloatArray = PARAMETERS["bonus"][2],
+        epsilon: float | None = None,
+        sensitivity: float = 1.0,
+        sigma: float | None = None,
+    ) -> None:
+        checks = (
+            ("prior_strength", prior_strength, lambda v: np.all(v > 0), "> 0"),
+            ("prior_mean", prior_mean, lambda v: np.all(np.isfinite(v)), "finite"),
+            ("draw_scale", draw_scale, lambda v: np.all(v >= 0), ">= 0"),
+            ("bonus", bonus, lambda v: np.all(np.isfinite(v)), "finite"),
+        )
+        values = {}
+        for name, value, ok, what in checks:
+            array = np.asarray(value, dtype=np.float64)
+            if array.ndim > 1 or not ok(array) or not np.all(np.isfinite(array)):
+                raise ValueError(f"{name} must be {what} (a number or one per env), got {value!r}")
+            values[name] = array
+        if epsilon is not None and not epsilon > 0:
+            raise ValueError(f"epsilon must be > 0 or None, got {epsilon!r}")
+        if not sensitivity > 0:
+            raise ValueError(f"sensitivity must be > 0, got {sensitivity!r}")
+        if sigma is not None and not sigma > 0:
+            raise ValueError(f"sigma must be > 0, got {sigma!r}")
+        self._values = values
+        self.epsilon, self.sensitivity, self.sigma = epsilon, float(sensitivity), sigma
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The four tunable parameters' values (a number, or one per env)."""
+        return {k: (float(v) if v.ndim == 0 else v.copy()) for k, v in self._values.items()}
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """Messages of ``2 M`` numbers (counts, then sums); private rewards with
+        ``epsilon``."""
+        return Requirements(message_dim=2 * n_arms, epsilon=self.epsilon)
+
+    def reset(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> None:
+        """Empty statistics; env ``b``'s draws from ``rngs[b]``."""
+        b, n, m = spec.num_envs, spec.n_agents, spec.n_arms
+        if len(rngs) != b:
+            raise ValueError(f"need one generator per env ({b}), got {len(rngs)}")
+        self.rngs = list(rngs)
+        self.m = m
+        shaped = {}
+        for name, value in self._values.items():
+            if value.ndim == 1 and value.size != b:
+                raise ValueError(f"{name} has {value.size} values for {b} envs")
+            shaped[name] = value.reshape(-1, 1, 1) if value.ndim == 1 else value
+        self.alpha, self.mu0 = shaped["prior_strength"], shaped["prior_mean"]
+        self.draw_scale, self.bonus = shaped["draw_scale"], shaped["bonus"]
+        lo, hi = spec.reward_bounds
+        if self.sigma is not None:
+            sigma = self.sigma
+        elif self.epsilon is None and np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+            sigma = (hi - lo) / 2.0
+        else:
+            sigma = self.sensitivity / 2.0
+        self.var = sigma * sigma
+        self.extra = (
+            0.0
+            if self.epsilon is None
+            else private_extra_variance(spec.horizon, self.epsilon, self.sensitivity)
+        )
+        self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
+        self.held = np.zeros((b, n, n, 2 * m))  # [env, receiver, sender]: newest heard
+        self.heard = np.zeros((b, n, n), dtype=bool)
+        self.index = np.arange(b)[:, None], np.arange(n)[None, :]
+        self.draws = np.zeros((b, 0, n, m))
+
+    def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
+        """Fold in the last pull and what was heard; pull the best index."""
+        t = int(observations["step"][0, 0, 0])
+        m = self.m
+        if "private_means" in observations:  # the tree's view of the own sums
+            self.counts = np.asarray(observations["counts"], dtype=np.float64)
+            self.sums = np.asarray(observations["private_means"], dtype=np.float64) * self.counts
+        elif t > 0:
+            arm = observations["arm"]
+            self.counts[(*self.index, arm)] += 1.0
+            self.sums[(*self.index, arm)] += observations["reward"][..., 0]
+        if "mask" in observations:
+            mask = np.asarray(observations["mask"], dtype=bool)
+            sent = np.asarray(observations["messages"], dtype=np.float64)[:, None, :, :]
+            self.held = np.where(mask[..., None], sent, self.held)
+            self.heard |= mask
+        n = self.counts.shape[1]
+        eye = np.eye(n, dtype=bool)[None]
+        others = self.heard & ~eye  # own row: always the agent's own, fresh
+        rows = others.sum(axis=2) + 1.0  # K per receiver (B, N)
+        weight = others[..., None].astype(np.float64)
+        n_held, s_held = self.held[..., :m], self.held[..., m:]
+        mean_own, var_own = self._local(self.counts, self.sums)
+        mean_held, var_held = self._local(n_held, s_held)
+        mean = (mean_own + (weight * mean_held).sum(axis=2)) / rows[..., None]
+        std = np.sqrt(var_own + (weight * var_held).sum(axis=2)) / rows[..., None]
+        index = mean + std * self.bonus
+        if np.any(self.draw_scale > 0):
+            index = index + std * self.draw_scale * self._normals(t)
+        arms: IntArray = np.argmax(index, axis=2)
+        messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
+        return arms, messages
+
+    def _local(self, counts: FloatArray, sums: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Each row's local posterior mean and variance, per arm."""
+        extra_axes = (1,) * (counts.ndim - 3)  # the held table's sender axis
+        alpha = self.alpha.reshape(self.alpha.shape + extra_axes) if self.alpha.ndim else self.alpha
+        mu0 = self.mu0.reshape(self.mu0.shape + extra_axes) if self.mu0.ndim else self.mu0
+        pulls = counts + alpha
+        mean = (sums + alpha * mu0) / pulls
+        var = self.var / pulls
+        if self.extra:
+            var = var + self.extra * (counts > 0) / (pulls * pulls)
+        return mean, var
+
+    def _normals(self, t: int) -> FloatArray:
+        """This step's standard normals ``(B, N, M)``: env ``b``'s drawn ``_BLOCK`` steps
+        at a time from ``rngs[b]`` (the same numbers at any batch size)."""
+        k = t % _BLOCK
+        if k == 0 or self.draws.shape[1] == 0:
+            n, m = self.counts.shape[1], self.counts.shape[2]
+            self.draws = np.stack([g.standard_normal((_BLOCK, n, m)) for g in self.rngs])
+        return self.draws[:, k]
+
+
+__all__ = ["PARAMETERS", "IndexPolicy"]
