@@ -22,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p = argparse.ArgumentParser()
         >>> add_arguments(p)
         >>> a = p.parse_args(["runs/refs", "runs/learner", "--markdown"])
-        >>> [str(r) for r in a.results], a.markdown
-        (['runs/refs', 'runs/learner'], True)
+        >>> [str(r) for r in a.results], a.markdown, a.against
+        (['runs/refs', 'runs/learner'], True, None)
     """
     parser.add_argument(
         "results",
@@ -33,6 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--markdown", action="store_true", help="Markdown tables, best first (for docs)"
+    )
+    parser.add_argument(
+        "--against",
+        metavar="ID",
+        default=None,
+        help="also a paired table against this policy (same trials, same instances): the "
+        "mean paired difference, the share of trials lower, IQM and the probability of "
+        "improvement, each with a bootstrap 95%% interval",
     )
 
 
@@ -61,6 +69,15 @@ def run(args: argparse.Namespace) -> None:
         title = ", ".join(x for x in (scenario, setting, f"T = {horizon}", f"{trials} trials") if x)
         print(("\n" if i else "") + (f"**{title}**\n" if args.markdown else title))
         print(markdown_table(group) if args.markdown else format_table(group))
+        if args.against is not None:
+            from fedbandit_env.runner.paired import format_paired, paired_rows
+
+            try:
+                rows = paired_rows(group, args.against)
+            except ValueError as err:
+                raise SystemExit(f"fedbandit table: {err}") from None
+            print(f"\npaired against {args.against} (lower is better):")
+            print(format_paired(rows, markdown=args.markdown))
 
 
 def _instances(config: Path) -> str:
