@@ -176,7 +176,7 @@ def register_policies() -> None:
         fast_entry_point="baselines.thompson.fast:run_coop_ts",
         options_entry_point="baselines.thompson:private_ts_options",
         settings=("neighbours+private", "gossip+private"),
-        tags=("default",),
+        tags=("default", "strongest"),
     )
     register(
         "index_ts",
@@ -212,6 +212,25 @@ def register_policies() -> None:
         options_entry_point="baselines.thompson:private_ts_options",
         settings=("neighbours+private", "gossip+private"),
         tags=("default", "strongest"),
+    )
+    rounds = ("server", "flooding", "hybrid")
+    register(
+        "server_ts",
+        "baselines.index.server:server_ts",
+        description="Thompson sampling on the server's average of local posteriors (rounds)",
+        family="index",
+        settings=rounds,
+        tags=("default", "strongest", "tunable"),
+    )
+    register(
+        "private_server_ts",
+        "baselines.index.server:server_ts",
+        description="server_ts on private rewards (tree noise in its variance)",
+        family="index",
+        kwargs={"epsilon": 1.0},
+        options_entry_point="baselines.thompson:private_ts_options",
+        settings=tuple(f"{r}+private" for r in rounds),
+        tags=("strongest", "tunable"),
     )
     consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
         (

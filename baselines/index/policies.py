@@ -161,13 +161,7 @@ class IndexPolicy(VectorPolicy):
         """Fold in the last pull and what was heard; pull the best index."""
         t = int(observations["step"][0, 0, 0])
         m = self.m
-        if "private_means" in observations:  # the tree's view of the own sums
-            self.counts = np.asarray(observations["counts"], dtype=np.float64)
-            self.sums = np.asarray(observations["private_means"], dtype=np.float64) * self.counts
-        elif t > 0:
-            arm = observations["arm"]
-            self.counts[(*self.index, arm)] += 1.0
-            self.sums[(*self.index, arm)] += observations["reward"][..., 0]
+        self._fold_own(observations, t)
         if "mask" in observations:
             mask = np.asarray(observations["mask"], dtype=bool)
             sent = np.asarray(observations["messages"], dtype=np.float64)[:, None, :, :]
@@ -189,6 +183,17 @@ class IndexPolicy(VectorPolicy):
         arms: IntArray = np.argmax(index, axis=2)
         messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
         return arms, messages
+
+    def _fold_own(self, observations: VectorObs, t: int) -> None:
+        """The own counts and sums: the last pull folded in, or the private view's (the
+        tree's private sums ``private_means * counts``) under ``PrivateRewards``."""
+        if "private_means" in observations:
+            self.counts = np.asarray(observations["counts"], dtype=np.float64)
+            self.sums = np.asarray(observations["private_means"], dtype=np.float64) * self.counts
+        elif t > 0:
+            arm = observations["arm"]
+            self.counts[(*self.index, arm)] += 1.0
+            self.sums[(*self.index, arm)] += observations["reward"][..., 0]
 
     def _local(self, counts: FloatArray, sums: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Each row's local posterior mean and variance, per arm."""
