@@ -146,6 +146,8 @@ class IndexPolicy(VectorPolicy):
         else:
             sigma = self.sensitivity / 2.0
         self.var = sigma * sigma
+        self.bounds = (float(lo), float(hi))
+        self.rejected = np.zeros((b, n), dtype=np.int64)
         self.extra = (
             0.0
             if self.epsilon is None
@@ -164,8 +166,11 @@ class IndexPolicy(VectorPolicy):
         self._fold_own(observations, t)
         if "mask" in observations:
             mask = np.asarray(observations["mask"], dtype=bool)
-            sent = np.asarray(observations["messages"], dtype=np.float64)[:, None, :, :]
-            self.held = np.where(mask[..., None], sent, self.held)
+            rows = np.asarray(observations["messages"], dtype=np.float64)
+            honest = self._honest(rows[..., :m], rows[..., m : 2 * m], t)  # (B, senders)
+            self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
+            mask = mask & honest[:, None, :]
+            self.held = np.where(mask[..., None], rows[:, None, :, :], self.held)
             self.heard |= mask
         n = self.counts.shape[1]
         eye = np.eye(n, dtype=bool)[None]
@@ -183,6 +188,23 @@ class IndexPolicy(VectorPolicy):
         arms: IntArray = np.argmax(index, axis=2)
         messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
         return arms, messages
+
+    def _honest(self, counts: FloatArray, sums: FloatArray, t: int) -> np.ndarray:
+        """Which senders' ``[counts, sums]`` an honest agent can send after ``t`` steps:
+        every number finite, counts non-negative integers adding up to at most ``t``, and
+        with raw rewards in a known range every sum between ``lo n`` and ``hi n`` (up to
+        float32's rounding on the wire); a message that fails is dropped and counted in
+        :attr:`rejected` (as ``coop_ts``'s receivers do)."""
+        ok = np.isfinite(counts).all(axis=-1) & np.isfinite(sums).all(axis=-1)
+        safe = np.where(np.isfinite(counts), counts, -1.0)
+        ok &= (safe >= 0).all(axis=-1) & (safe == np.floor(safe)).all(axis=-1)
+        ok &= safe.sum(axis=-1) <= t
+        lo, hi = self.bounds
+        if self.epsilon is None and np.isfinite(lo) and np.isfinite(hi):
+            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) * np.maximum(safe, 1.0)
+            s = np.where(np.isfinite(sums), sums, 0.0)
+            ok &= ((s >= lo * safe - slack) & (s <= hi * safe + slack)).all(axis=-1)
+        return np.asarray(ok)
 
     def _fold_own(self, observations: VectorObs, t: int) -> None:
         """The own counts and sums: the last pull folded in, or the private view's (the

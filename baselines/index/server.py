@@ -87,6 +87,27 @@ class ServerIndexPolicy(IndexPolicy):
             raise ValueError(f"period must be an int >= 1, got {period!r}")
         self.period = int(period)
 
+    def _honest_payload(self, payload: FloatArray) -> np.ndarray:
+        """Which payloads ``[means (M), variances (M)]`` an honest upload (or average of
+        uploads) can be: finite, variances non-negative and no larger than the prior's
+        (``sigma^2 / alpha`` plus the tree's), and with raw rewards in a known range the
+        means inside it; the rest are dropped and counted in :attr:`rejected`."""
+        m = self.m
+        means, variances = payload[..., :m], payload[..., m : 2 * m]
+        ok = np.isfinite(payload).all(axis=-1)
+        v = np.where(np.isfinite(variances), variances, -1.0)
+        alpha = float(np.min(self.alpha))
+        top = (self.var / alpha + self.extra / (alpha * alpha)) * (1 + 1e-6) + 1e-12
+        ok &= ((v >= 0) & (v <= top)).all(axis=-1)
+        lo, hi = self.bounds
+        if self.epsilon is None and np.isfinite(lo) and np.isfinite(hi):
+            mu = np.where(np.isfinite(means), means, lo)
+            mu0 = float(np.min(self.mu0)), float(np.max(self.mu0))
+            low, high = min(lo, mu0[0]), max(hi, mu0[1])
+            slack = 1e-6 * (abs(low) + abs(high) + 1.0)
+            ok &= ((mu >= low - slack) & (mu <= high + slack)).all(axis=-1)
+        return np.asarray(ok)
+
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """Messages ``[flag, means (M), variances (M)]``; private rewards with ``epsilon``."""
         return Requirements(message_dim=1 + 2 * n_arms, epsilon=self.epsilon)
@@ -111,6 +132,13 @@ class ServerIndexPolicy(IndexPolicy):
         if "server" in observations:
             got = np.asarray(observations["server_mask"], dtype=bool)[..., 0]  # (B, N)
             server = np.asarray(observations["server"], dtype=np.float64)
+            n = server.shape[1]
+            k_raw = server[..., 0]
+            honest = (k_raw >= 1) & (k_raw <= n) & (k_raw == np.floor(k_raw))
+            honest &= self._honest_payload(server[..., 1 : 1 + 2 * m])
+            self.rejected += got & ~honest
+            got = got & honest
+            server = np.where(honest[..., None], server, 0.0)
             k = np.maximum(server[..., :1], 1.0)
             self.global_mean = np.where(got[..., None], server[..., 1 : 1 + m], self.global_mean)
             var = server[..., 1 + m : 1 + 2 * m] / k
@@ -119,7 +147,11 @@ class ServerIndexPolicy(IndexPolicy):
             self.waiting &= ~got
         elif "mask" in observations:  # flooding: every upload, indexed by origin
             mask = np.asarray(observations["mask"], dtype=bool)
-            sent = np.asarray(observations["messages"], dtype=np.float64)[:, None, :, 1:]
+            payload = np.asarray(observations["messages"], dtype=np.float64)[..., 1 : 1 + 2 * m]
+            honest = self._honest_payload(payload)  # (B, origins)
+            self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
+            mask = mask & honest[:, None, :]
+            sent = np.where(honest[..., None], payload, 0.0)[:, None, :, :]
             self.payloads = np.where(mask[..., None], sent, self.payloads)
             self.origins |= mask
             heard = self.origins

@@ -190,7 +190,9 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
         lo, hi = clip_range(scenario.clip, st.reward_bounds, "PrivateRewards")
         tree_scale = tree_levels(scenario.horizon) * float(hi - lo) / eps
         extra = private_extra_variance(scenario.horizon, eps, policy.sensitivity)
-    post = resolve_posterior(policy.posterior, st.reward_bounds, policy.scale, extra)
+    post = resolve_posterior(
+        policy.posterior, st.reward_bounds, policy.scale, extra, policy.share is not None
+    )
     n, m = scenario.n_agents, scenario.n_arms
     code = -1 if share is None else SHARES.index(share)
     if code >= 0:

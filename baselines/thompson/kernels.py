@@ -28,6 +28,14 @@ Posteriors (``family``):
   trials) the relaying form scored 609.6 +- 959.4 per agent, ``[6.9, 1999.8]``, half its
   trials stuck on a 0.8 arm; under the flat prior it is the figure in
   ``docs/references.md``.
+- :data:`MOMENT`: the average of the held rows' Beta posteriors (as :data:`BETA`)
+  replaced by the Gaussian of the same mean and variance: row ``j``'s Beta(1 + s, 1 + n -
+  s) has mean ``mu_j = (1 + s) / (2 + n)`` and variance ``mu_j (1 - mu_j) / (3 + n)``;
+  their average over the ``H`` held rows has mean ``avg mu_j`` and variance ``sum var_j /
+  H^2``, and one standard normal per arm draws it (mapped back to ``[lo, lo + width]``).
+  The average of ``H`` independent Betas is close to Gaussian for large ``H`` (its law is
+  a convolution), and one normal per arm replaces ``H`` Beta draws, each a pair of Gamma
+  draws: the cost no longer grows with the rows held times a Beta draw.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ BETA = 0
 """Posterior code: Beta posteriors of rewards in a known range."""
 GAUSSIAN = 1
 """Posterior code: Gaussian posteriors (unbounded or private rewards)."""
+MOMENT = 2
+"""Posterior code: the Gaussian of the averaged Beta posteriors' mean and variance."""
 
 
 class Posterior(NamedTuple):
@@ -104,6 +114,19 @@ def team_sample(
                 h = 1.0 / known
                 out[k] = h * loc + h * math.sqrt(var) * rng.standard_normal()
         return out
+    if family == MOMENT:
+        for k in range(m):
+            loc = 0.0
+            var = 0.0
+            for c in range(n_rows):
+                j = rows[c]
+                n = counts[j, k]
+                s = min(max((sums[j, k] - lo * n) / width, 0.0), n)
+                mu = (1.0 + s) / (2.0 + n)
+                loc += mu
+                var += mu * (1.0 - mu) / (3.0 + n)
+            out[k] = lo + width * (inv * loc + inv * math.sqrt(var) * rng.standard_normal())
+        return out
     for k in range(m):
         acc = 0.0
         for c in range(n_rows):
@@ -137,10 +160,10 @@ def honest_row(
 ) -> bool:  # pragma: no cover
     """Whether per-arm ``counts`` and ``sums`` are what an honest agent can hold after at
     most ``limit`` pulls: every number finite, every count a non-negative integer, the
-    counts adding up to at most ``limit``, and (:data:`BETA`: rewards in ``[lo, lo +
-    width]``) every sum between ``lo n`` and ``(lo + width) n``, up to float32's rounding
-    on the wire. A :data:`GAUSSIAN` posterior's sums (unbounded or private rewards) need
-    only be finite.
+    counts adding up to at most ``limit``, and (:data:`BETA`, :data:`MOMENT`: rewards in
+    ``[lo, lo + width]``) every sum between ``lo n`` and ``(lo + width) n``, up to
+    float32's rounding on the wire. A :data:`GAUSSIAN` posterior's sums (unbounded or
+    private rewards) need only be finite.
 
     Examples:
         >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
@@ -157,7 +180,7 @@ def honest_row(
         if not (math.isfinite(n) and math.isfinite(sm)) or n < 0.0 or n != math.floor(n):
             return False
         total += n
-        if post.family == BETA:
+        if post.family != GAUSSIAN:  # BETA, MOMENT: rewards in a known range
             lo, hi = post.lo * n, (post.lo + post.width) * n
             slack = 1e-6 * (abs(lo) + abs(hi) + 1.0)
             if sm < min(lo, hi) - slack or sm > max(lo, hi) + slack:
@@ -267,6 +290,7 @@ def held_rows(stamps: FloatArray, me: int, rows: IntArray) -> int:  # pragma: no
 __all__ = [
     "BETA",
     "GAUSSIAN",
+    "MOMENT",
     "Posterior",
     "first_argmax",
     "held_rows",

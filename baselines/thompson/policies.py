@@ -5,6 +5,10 @@ does): an agent sends its own per-arm pull counts and reward sums; a receiver ke
 newest pair it holds of every agent, draws each held agent's *local* mean of every arm
 from its posterior, averages the draws per arm (the global mean of an arm is the average
 of the local means) and pulls the argmax (:func:`~baselines.thompson.kernels.team_sample`).
+For rewards in a finite range the cooperative forms draw that average from the Gaussian
+of its mean and variance (``posterior="moment"``, the default since issue 52: one normal
+per arm instead of a Beta draw per held row and arm; ``posterior="beta"`` keeps the
+exact average of Beta draws; regret equal within intervals, ``docs/references.md``).
 
 On a sparse graph an agent hears only its neighbours, so it has two choices (``share``):
 
@@ -40,6 +44,7 @@ import numpy as np
 from baselines.thompson.kernels import (
     BETA,
     GAUSSIAN,
+    MOMENT,
     Posterior,
     first_argmax,
     held_rows,
@@ -53,8 +58,10 @@ from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray, Obser
 
 SHARES = ("hold", "relay")
 """The cooperative forms: average what is held, or relay every row with its stamp."""
-POSTERIORS = ("auto", "beta", "gaussian")
-"""``auto``: Beta where the env declares rewards in a finite range, Gaussian otherwise."""
+POSTERIORS = ("auto", "beta", "gaussian", "moment")
+"""``auto``: Beta where the env declares rewards in a finite range, Gaussian otherwise;
+``moment``: the Gaussian of the averaged Beta posteriors' mean and variance (one normal
+per arm; rewards in a finite range)."""
 
 
 def private_extra_variance(horizon: int, epsilon: float, sensitivity: float) -> float:
@@ -71,22 +78,36 @@ def private_extra_variance(horizon: int, epsilon: float, sensitivity: float) -> 
 
 
 def resolve_posterior(
-    posterior: str, bounds: tuple[float, float], scale: float, extra: float
+    posterior: str,
+    bounds: tuple[float, float],
+    scale: float,
+    extra: float,
+    cooperative: bool = False,
 ) -> Posterior:
     """The posterior an agent uses (the policy's and the batched loop's one rule).
 
+    ``"auto"``: for rewards in a finite range, :data:`~baselines.thompson.kernels.MOMENT`
+    when the agent averages several rows (``cooperative``; one normal per arm instead of a
+    Beta draw per held row and arm: equal regret within intervals, measured in
+    ``docs/references.md``) and :data:`~baselines.thompson.kernels.BETA` alone;
+    Gaussian for unbounded or private rewards.
+
     Examples:
         >>> resolve_posterior("auto", (0.0, 1.0), 1.0, 0.0).family == BETA
+        True
+        >>> resolve_posterior("auto", (0.0, 1.0), 1.0, 0.0, cooperative=True).family == MOMENT
         True
         >>> resolve_posterior("auto", (-np.inf, np.inf), 2.0, 0.0).scale
         2.0
     """
     lo, hi = bounds
     finite = bool(np.isfinite(lo) and np.isfinite(hi) and hi > lo)
-    if posterior == "beta" and not finite:
-        raise ValueError(f"a Beta posterior needs rewards in a finite range, got {bounds}")
+    if posterior in ("beta", "moment") and not finite:
+        raise ValueError(f"a {posterior} posterior needs rewards in a finite range, got {bounds}")
     if extra > 0 or posterior == "gaussian" or (posterior == "auto" and not finite):
         return Posterior(GAUSSIAN, 0.0, 1.0, float(scale), float(extra))
+    if posterior == "moment" or (posterior == "auto" and cooperative):
+        return Posterior(MOMENT, float(lo), float(hi - lo), float(scale), 0.0)
     return Posterior(BETA, float(lo), float(hi - lo), float(scale), 0.0)
 
 
@@ -97,7 +118,8 @@ class CooperativeTS(Policy):
         share: ``"hold"`` (send its own counts and sums; average what is held),
             ``"relay"`` (forward every row with its stamp), or ``None``: no messages
             (:class:`LocalTS`).
-        posterior: ``"auto"``, ``"beta"`` or ``"gaussian"`` (:data:`POSTERIORS`).
+        posterior: ``"auto"``, ``"beta"``, ``"gaussian"`` or ``"moment"``
+            (:data:`POSTERIORS`; :func:`resolve_posterior` says what ``"auto"`` picks).
         scale: Noise scale of the Gaussian posterior (the rewards' sub-Gaussian
             ``sigma``); with privacy, default half the sensitivity.
         epsilon: See rewards only through ``PrivateRewards(epsilon)`` and widen the
@@ -134,7 +156,7 @@ class CooperativeTS(Policy):
             raise ValueError(f"epsilon must be a finite number > 0 or None, got {epsilon!r}")
         if not (sensitivity > 0 and np.isfinite(sensitivity)):
             raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
-        if epsilon is not None and posterior == "beta":
+        if epsilon is not None and posterior in ("beta", "moment"):
             raise ValueError("the private form's posterior is Gaussian (the tree's noise)")
         self.share = share
         self.posterior = posterior
@@ -179,7 +201,9 @@ class CooperativeTS(Policy):
         extra = 0.0
         if self.epsilon is not None:
             extra = private_extra_variance(spec.horizon, self.epsilon, self.sensitivity)
-        self.post = resolve_posterior(self.posterior, spec.reward_bounds, self.scale, extra)
+        self.post = resolve_posterior(
+            self.posterior, spec.reward_bounds, self.scale, extra, self.share is not None
+        )
         self.rng = np.random.default_rng(seed)
         self.counts, self.sums = np.zeros((n, m)), np.zeros((n, m))
         self.stamps = np.zeros(n)

@@ -209,6 +209,11 @@ class VectorTeam(Team):
         """The vector policy's requirements."""
         return self.policy.requirements(n_agents, n_arms)
 
+    def rejected_messages(self) -> int:
+        """Messages the policy's receivers dropped this episode (its ``rejected``
+        attribute, added up; 0 for a policy that does not validate)."""
+        return int(np.sum(getattr(self.policy, "rejected", 0)))
+
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
         """Reset the policy for one env, with the generator the vector path gives it."""
         protocol = getattr(env.unwrapped, "protocol", None)

@@ -30,6 +30,8 @@ REPLAYS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("coop_ts", {"graph": "ring", "protocol": "broadcast"}, {}),
     ("coop_ts", {"graph": "complete"}, {}),
     ("coop_ts", {"graph": "star", "protocol": "neighbour_gossip"}, {"posterior": "gaussian"}),
+    ("coop_ts", {"graph": "ring", "protocol": "broadcast"}, {"posterior": "beta"}),
+    ("coop_ts_relay", {"graph": "path", "protocol": "broadcast"}, {"posterior": "beta"}),
     ("coop_ts_relay", {"graph": "path", "protocol": "broadcast"}, {}),
     ("coop_ts_relay", {"graph": "ring", "noise": "gaussian", "sigma": 0.7}, {}),
     ("coop_ts_relay", {"graph": "star", "protocol": "neighbour_gossip"}, {"scale": 0.5}),
