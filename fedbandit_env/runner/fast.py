@@ -20,6 +20,8 @@ The reference families' runners live in ``baselines/<family>/fast.py``.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import sys
 import threading
 import time
@@ -58,6 +60,76 @@ NOTICE_AFTER_S = 2.0
 
 _ANNOUNCED: set[Path] = set()
 """Family folders whose compile notice this process has printed (once each)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_sources() -> list[Path]:
+    """Every module of the package and of ``baselines`` that defines compiled kernels
+    (a loop may inline any of them)."""
+    roots = [Path(__file__).resolve().parents[1]]
+    spec = importlib.util.find_spec("baselines")
+    if spec is not None and spec.origin is not None:
+        roots.append(Path(spec.origin).parent)
+    return [
+        path
+        for root in roots
+        for path in root.rglob("*.py")
+        if "@njit" in path.read_text(encoding="utf-8")
+    ]
+
+
+def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[Path]:
+    """The numba cache files (``.nbi``/``.nbc`` in ``caches``) of the compiled modules in
+    ``folder`` that are older than the newest of ``sources``.
+
+    numba keys a function's disk cache by its own source file's time, but a compiled loop
+    inlines the kernels it calls from *other* modules: after an edit of only those, numba
+    would load the loop compiled against the old kernels (the fast path then silently
+    disagrees with the PettingZoo path). Such caches are what this returns.
+
+    Examples:
+        >>> import os, tempfile
+        >>> d = Path(tempfile.mkdtemp()); (d / "c").mkdir()
+        >>> cache = d / "c" / "loop.f-1.py311.nbi"
+        >>> _ = (d / "loop.py").write_text("@njit"); _ = cache.write_text("")
+        >>> os.utime(cache, (0, 0))  # older than every source
+        >>> [p.name for p in stale_caches(d, [d / "loop.py"], [d / "c"])]
+        ['loop.f-1.py311.nbi']
+    """
+    if not sources:
+        return []
+    newest = max(p.stat().st_mtime for p in sources if p.exists())
+    out = []
+    for path in folder.glob("*.py"):
+        if "@njit" not in path.read_text(encoding="utf-8"):
+            continue
+        for cache in caches:
+            for suffix in ("nbi", "nbc"):
+                out += [c for c in cache.glob(f"{path.stem}.*.{suffix}")
+                        if c.stat().st_mtime < newest]  # fmt: skip
+    return out
+
+
+def purge_stale_caches(runner: Callable[..., Any]) -> int:
+    """Remove :func:`stale_caches` of ``runner``'s family (numba then compiles it again,
+    against the kernels as they are); returns how many files went.
+
+    Examples:
+        >>> purge_stale_caches(print)  # a builtin: nothing compiled
+        0
+    """
+    source = getattr(sys.modules.get(getattr(runner, "__module__", "") or ""), "__file__", None)
+    if source is None or not source.endswith(".py"):
+        return 0
+    folder = Path(source).parent
+    gone = 0
+    for path in stale_caches(folder, _compiled_sources(), _cache_folders(folder)):
+        try:
+            path.unlink()
+            gone += 1
+        except OSError:  # another process removed it, or a read-only install: numba copes
+            pass
+    return gone
 
 
 def needs_compiling(runner: Callable[..., Any]) -> bool:
@@ -237,6 +309,7 @@ def run_fast(
 
     notice = threading.Timer(NOTICE_AFTER_S, announce)
     notice.daemon = True
+    purge_stale_caches(runner)  # a loop compiled against kernels edited since
     compiling = needs_compiling(runner)
     if compiling:
         notice.start()
