@@ -49,6 +49,20 @@ def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
     return None
 
 
+def _start(venv: Any, policy: VectorPolicy, seeds: list[Any], agents: Any) -> Any:
+    """Reset env ``b`` of ``venv`` with trial ``b``'s env seed and ``policy`` with each
+    trial's generator (the trial seeds split as every path splits them); the first
+    observations."""
+    env_seeds, rngs = [], []
+    for child in seeds:
+        env_seed, team_seed = split_trial_seed(child)
+        env_seeds.append(int(env_seed))
+        rngs.append(vector_policy_generator(team_seed))
+    obs, _ = venv.reset(seed=env_seeds)
+    policy.reset(VectorSpec(len(seeds), agents), rngs)
+    return obs
+
+
 def run_vector_trials(
     policy: VectorPolicy,
     scenario: Any,
@@ -103,13 +117,7 @@ def run_vector_trials(
             k = len(chunk)
             begin = time.perf_counter()
             venv = make_vec(scenario, k, needs)
-            env_seeds, rngs = [], []
-            for child in chunk:
-                env_seed, team_seed = split_trial_seed(child)
-                env_seeds.append(int(env_seed))
-                rngs.append(vector_policy_generator(team_seed))
-            obs, _ = venv.reset(seed=env_seeds)
-            policy.reset(VectorSpec(k, agents), rngs)
+            obs = _start(venv, policy, chunk, agents)
             r, shown = 0, 0
             for t in range(1, horizon + 1):
                 arms, messages = policy.act(obs)
@@ -154,13 +162,8 @@ def run_episodes(
     probe = scenario.make_env(needs)
     agents = VectorSpec.from_env(probe, 1).agents
     probe.close()
-    env_seeds, rngs = [], []
-    for child in seeds:
-        env_seed, team_seed = split_trial_seed(child)
-        env_seeds.append(int(env_seed))
-        rngs.append(vector_policy_generator(team_seed))
-    obs, infos = venv.reset(seed=env_seeds)
-    policy.reset(VectorSpec(len(seeds), agents), rngs)
+    obs = _start(venv, policy, seeds, agents)
+    infos: dict[str, Any] = {}
     for _ in range(int(scenario.horizon)):
         arms, messages = policy.act(obs)
         obs, _, _, _, infos = venv.step(arms, messages)

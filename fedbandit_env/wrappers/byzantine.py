@@ -93,15 +93,8 @@ class Byzantine(NetworkWrapper):
         require_messages(env, "Byzantine")
         names = list(env.possible_agents)
         self.liars = _pick_agents(agents, names)
-        if not callable(behaviour) and behaviour not in BEHAVIOURS:
-            raise ValueError(
-                f"behaviour must be one of {list(BEHAVIOURS)} or a function, got {behaviour!r}"
-            )
         self.behaviour = behaviour
-        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-            raise ValueError(f"low and high must be finite with low <= high, got {low}, {high}")
-        self.low, self.high = float(low), float(high)
-        self.value = self.high if value is None else float(value)
+        self.low, self.high, self.value = check_attack(behaviour, low, high, value)
         base = env.unwrapped
         space = env.action_space(names[0])
         if not (isinstance(space, spaces.Dict) and "message" in space.spaces):
@@ -189,6 +182,28 @@ class Byzantine(NetworkWrapper):
         return f"Byzantine({self.env!r}, agents={self.liars}, behaviour={b!r})"
 
 
+def check_attack(
+    behaviour: Any, low: float, high: float, value: float | None
+) -> tuple[float, float, float]:
+    """An attack's checked ``(low, high, value)`` (``value`` defaults to ``high``), for
+    :class:`Byzantine` and its vector form.
+
+    Raises:
+        ValueError: For an unknown behaviour or a range that is not finite and ordered.
+
+    Examples:
+        >>> check_attack("constant", 0.0, 1.0, None)
+        (0.0, 1.0, 1.0)
+    """
+    if not callable(behaviour) and behaviour not in BEHAVIOURS:
+        raise ValueError(
+            f"behaviour must be one of {list(BEHAVIOURS)} or a function, got {behaviour!r}"
+        )
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise ValueError(f"low and high must be finite with low <= high, got {low}, {high}")
+    return float(low), float(high), float(high) if value is None else float(value)
+
+
 def _pick_agents(agents: Sequence[AgentID | int] | int, names: list[AgentID]) -> list[AgentID]:
     """The Byzantine agents' names, checked."""
     n = len(names)
@@ -209,4 +224,4 @@ def _pick_agents(agents: Sequence[AgentID | int] | int, names: list[AgentID]) ->
     return sorted(out, key=names.index)
 
 
-__all__ = ["BEHAVIOURS", "Byzantine"]
+__all__ = ["BEHAVIOURS", "Byzantine", "check_attack"]

@@ -12,6 +12,23 @@ from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper
 
 
+def check_clip(low: Any, high: Any, owner: str) -> tuple[float, float]:
+    """A clipping range checked: two floats, finite, ``low < high`` (``owner`` names the
+    wrapper in the error).
+
+    Examples:
+        >>> check_clip(0, 1.0, "ClipRewards")
+        (0.0, 1.0)
+    """
+    for name, value in (("low", low), ("high", high)):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+            raise TypeError(f"{name} must be a float, got {type(value).__name__} {value!r}")
+    lo, hi = float(low), float(high)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"{owner} needs finite low < high, got [{low!r}, {high!r}]")
+    return lo, hi
+
+
 class ClipRewards(ParallelWrapper):
     """Rewards clipped to ``[low, high]``, in the observation and in what ``step`` returns.
 
@@ -45,13 +62,7 @@ class ClipRewards(ParallelWrapper):
         self, env: ParallelEnv[AgentID, Observation, Action], low: float, high: float
     ) -> None:
         super().__init__(env)
-        for name, value in (("low", low), ("high", high)):
-            if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
-                raise TypeError(f"{name} must be a float, got {type(value).__name__} {value!r}")
-        lo, hi = float(low), float(high)
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"ClipRewards needs finite low < high, got [{low!r}, {high!r}]")
-        self.low, self.high = lo, hi
+        self.low, self.high = lo, hi = check_clip(low, high, "ClipRewards")
         box = spaces.Box(lo, hi, shape=(1,), dtype=np.float32)
         self._spaces = {}
         for agent in env.possible_agents:
@@ -80,3 +91,6 @@ class ClipRewards(ParallelWrapper):
     def _clip_obs(self, o: Observation) -> Observation:
         value = min(max(float(o["reward"][0]), self.low), self.high)
         return {**o, "reward": np.array([value], dtype=np.float32)}
+
+
+__all__ = ["ClipRewards", "check_clip"]

@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at, generator_table
+from fedbandit_env.rng_kernels import _next64, generator_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
 from fedbandit_env.wrappers.base import agent_name, check_probability
 from fedbandit_env.wrappers.link_failures import ONE_HOP
@@ -28,6 +28,7 @@ def move_chains(
     :class:`~fedbandit_env.wrappers.AgentCrash` makes from the same stream).
 
     Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
         >>> down = np.zeros((1, 2), np.bool_)
         >>> move_chains(generator_table([rng]), np.array([1]), 1.0, 0.0, down)
@@ -94,17 +95,12 @@ class VecAgentCrash(VecWrapper):
         self.may = np.array(sorted({names.index(a) for a in chosen}), dtype=np.int64)
         self.down = np.zeros((self.num_envs, self.n_agents), dtype=np.bool_)
         """Which agents are down after the last step ``(B, N)``."""
-        self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
-        self._table = generator_table(self._rngs)
+        self.restart_streams(None)
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the envs, every agent up; with a seed, restart each env's stream."""
         obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            for b, rng in enumerate(self.streams(seed, self.num_envs)):
-                if rng is not None:
-                    self._rngs[b] = rng
-            self._table = generator_table(self._rngs)  # addresses: the generators live on
+        self.restart_streams(seed)
         self.down[:] = False
         return obs, self._with_state(infos, self.down)
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import wrapper_generator
 
 
@@ -96,6 +97,21 @@ class VecWrapper(VectorWrapper):
     def step(self, actions: Any, messages: Any = None) -> Any:
         """Step the layer below with the same arms and messages."""
         return self.env.step(actions, messages)  # type: ignore[call-arg]
+
+    def restart_streams(self, seed: Any) -> None:
+        """After ``reset(seed=seed)``: with a seed, each env's generator of this layer
+        restarts from :meth:`streams` (``None`` keeps an env's generator going); the
+        generator table the kernels draw from follows. A layer that draws keeps its
+        generators in ``self._rngs`` and its table in ``self._table``."""
+        rngs: list[np.random.Generator] = self.__dict__.get("_rngs") or [
+            np.random.default_rng() for _ in range(self.num_envs)
+        ]
+        if seed is not None:
+            for b, rng in enumerate(self.streams(seed, self.num_envs)):
+                if rng is not None:
+                    rngs[b] = rng
+        self._rngs = rngs
+        self._table = generator_table(rngs)  # addresses: the generators live on in _rngs
 
     def streams(
         self, seed: int | list[int | None], num_envs: int

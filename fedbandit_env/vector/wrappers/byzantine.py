@@ -9,10 +9,10 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at, generator_table
+from fedbandit_env.rng_kernels import _next64, generator_at
 from fedbandit_env.type_aliases import FloatArray
 from fedbandit_env.vector.wrappers.base import VecWrapper, split_actions
-from fedbandit_env.wrappers.byzantine import BEHAVIOURS, _pick_agents
+from fedbandit_env.wrappers.byzantine import _pick_agents, check_attack
 
 _DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
 
@@ -23,6 +23,7 @@ def uniform_rows(table: Any, low: float, high: float, out: np.ndarray) -> None: 
     for bit (NumPy's ``low + (high - low) * next_double``, in C order).
 
     Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
         >>> out = np.empty((1, 1, 2))
         >>> uniform_rows(generator_table([rng]), 2.0, 3.0, out)
@@ -91,15 +92,8 @@ class VecByzantine(VecWrapper):
         liars = _pick_agents(agents, names)
         self.liars = np.array([names.index(a) for a in liars], dtype=np.int64)
         self.honest = np.array([i for i in range(self.n_agents) if i not in self.liars])
-        if not callable(behaviour) and behaviour not in BEHAVIOURS:
-            raise ValueError(
-                f"behaviour must be one of {list(BEHAVIOURS)} or a function, got {behaviour!r}"
-            )
         self.behaviour = behaviour
-        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-            raise ValueError(f"low and high must be finite with low <= high, got {low}, {high}")
-        self.low, self.high = float(low), float(high)
-        self.value = self.high if value is None else float(value)
+        self.low, self.high, self.value = check_attack(behaviour, low, high, value)
         m, d = self.n_arms, self.message_dim
         if behaviour == "boost":
             if d < m:
@@ -113,19 +107,14 @@ class VecByzantine(VecWrapper):
         lo, hi = env.unwrapped.message_bounds  # type: ignore[attr-defined]
         self._bounds = (float(lo), float(hi))
         self._targets = np.zeros(self.num_envs, dtype=np.int64)
-        self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
-        self._table = generator_table(self._rngs)
+        self.restart_streams(None)
         self._t = 0
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the envs; with a seed, restart each env's stream; pick ``boost``'s
         targets on the new instances."""
         obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            for b, rng in enumerate(self.streams(seed, self.num_envs)):
-                if rng is not None:
-                    self._rngs[b] = rng
-            self._table = generator_table(self._rngs)  # addresses: the generators live on
+        self.restart_streams(seed)
         self._restart()
         return obs, self._scored(infos, reset=True)
 

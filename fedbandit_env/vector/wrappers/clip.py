@@ -10,6 +10,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.vector.wrappers.base import VecWrapper
+from fedbandit_env.wrappers.clip import check_clip
 
 
 class VecClipRewards(VecWrapper):
@@ -38,13 +39,7 @@ class VecClipRewards(VecWrapper):
 
     def __init__(self, env: VectorEnv, low: float, high: float) -> None:
         super().__init__(env)
-        for name, value in (("low", low), ("high", high)):
-            if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
-                raise TypeError(f"{name} must be a float, got {type(value).__name__} {value!r}")
-        lo, hi = float(low), float(high)
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ValueError(f"VecClipRewards needs finite low < high, got [{low!r}, {high!r}]")
-        self.low, self.high = lo, hi
+        self.low, self.high = lo, hi = check_clip(low, high, "VecClipRewards")
         single = env.single_observation_space
         if not isinstance(single, spaces.Dict) or "reward" not in single.spaces:
             raise ValueError("VecClipRewards needs dict observations with a 'reward'")

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at, generator_table
+from fedbandit_env.rng_kernels import _next64, generator_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
 from fedbandit_env.wrappers.base import check_probability
 
@@ -27,6 +27,7 @@ def lose_messages(
     makes for that env from the same stream.
 
     Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
         >>> reached = np.ones((1, 2, 2), np.bool_)
         >>> mask, public = np.ones((1, 2, 2), np.int8), np.zeros((1, 2, 2), np.int8)
@@ -73,17 +74,12 @@ class VecMessageLoss(VecWrapper):
         self.p = check_probability("p", p)
         if not self.message_dim:
             raise ValueError("VecMessageLoss needs an env that carries messages")
-        self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
-        self._table = generator_table(self._rngs)
+        self.restart_streams(None)
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
         """Reset the envs; with a seed, restart each env's loss stream."""
         obs, infos = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            for b, rng in enumerate(self.streams(seed, self.num_envs)):
-                if rng is not None:
-                    self._rngs[b] = rng
-            self._table = generator_table(self._rngs)  # addresses: the generators live on
+        self.restart_streams(seed)
         return obs, self._with_losses(infos, np.zeros((self.num_envs, self.n_agents), int))
 
     def step(self, actions: Any, messages: Any = None) -> Any:
