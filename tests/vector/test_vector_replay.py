@@ -130,7 +130,8 @@ def test_loss_and_delay_replay(setting: str, fault: dict[str, float]) -> None:
     check_vector_replay(scenario, _needs(setting), num_envs=3, seed=2)
 
 
-def test_power_a_loss_stream_at_another_depth_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+def _streams_one_layer_deeper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every vector layer draws from the stream of the depth above its own."""
     from fedbandit_env.vector.wrappers import base
 
     original = base.VecWrapper.streams
@@ -143,6 +144,10 @@ def test_power_a_loss_stream_at_another_depth_is_caught(monkeypatch: pytest.Monk
             self.depth -= 1
 
     monkeypatch.setattr(base.VecWrapper, "streams", deeper)
+
+
+def test_power_a_loss_stream_at_another_depth_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    _streams_one_layer_deeper(monkeypatch)
     scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=20, loss=0.3)
     with pytest.raises(AssertionError, match="mask|messages"):
         check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
@@ -196,18 +201,7 @@ def test_clipped_rewards_replay() -> None:
 def test_power_a_fault_stream_at_another_depth_is_caught(
     monkeypatch: pytest.MonkeyPatch, fault: dict[str, object]
 ) -> None:
-    from fedbandit_env.vector.wrappers import base
-
-    original = base.VecWrapper.streams
-
-    def deeper(self, seed, num_envs):  # type: ignore[no-untyped-def]
-        self.depth += 1
-        try:
-            return original(self, seed, num_envs)
-        finally:
-            self.depth -= 1
-
-    monkeypatch.setattr(base.VecWrapper, "streams", deeper)
+    _streams_one_layer_deeper(monkeypatch)
     scenario = _scenario("neighbours", n_agents=5, n_arms=3, horizon=20, **fault)
     with pytest.raises(AssertionError, match="mask|messages|crashed"):
         check_vector_replay(scenario, _needs("neighbours"), num_envs=2)
