@@ -28,7 +28,7 @@ from baselines.thompson.kernels import (
     Posterior,
     first_argmax,
     held_rows,
-    merge_held,
+    honest_row,
     merge_relayed,
     team_sample,
 )
@@ -109,8 +109,12 @@ def _ts_trial(
     cum_cost = 0.0
     n_edges = edges.shape[0]
     r = 0
+    honest = np.zeros(n, dtype=np.bool_)  # hold: each sender's message checked once a step
     for s in range(1, horizon + 1):
         done = s - 1
+        if share == 0 and done > 0:  # every receiver checks it alike (merge_held's check)
+            for j in range(n):
+                honest[j] = honest_row(wire[j, 0, :m], wire[j, 0, m : 2 * m], done, post)
         for i in range(n):
             if done > 0:  # CooperativeTS.absorb, then .listen (senders in order)
                 a = arms[i]
@@ -124,7 +128,11 @@ def _ts_trial(
                     for j in range(n):
                         if partners[i, j]:
                             if share == 0:
-                                merge_held(counts[i], sums[i], stamps[i], j, wire[j, 0], done, post)
+                                if honest[j]:  # merge_held's copy, its check done above
+                                    for k in range(m):
+                                        counts[i, j, k] = wire[j, 0, k]
+                                        sums[i, j, k] = wire[j, 0, m + k]
+                                    stamps[i, j] = done
                             else:
                                 merge_relayed(counts[i], sums[i], stamps[i], wire[j], i, done, post)
             n_rows = held_rows(stamps[i], i, rows)

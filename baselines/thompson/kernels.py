@@ -96,36 +96,38 @@ def team_sample(
     family, lo, width, scale, extra = post
     m = out.size
     inv = 1.0 / n_rows
-    if family == GAUSSIAN:
-        for k in range(m):
-            loc = 0.0
-            var = 0.0
-            known = 0
-            for c in range(n_rows):
-                j = rows[c]
-                n = counts[j, k]
-                if n > 0.0:
-                    loc += sums[j, k] / n
-                    var += scale * scale / n + extra / (n * n)
-                    known += 1
-            if known == 0:  # nobody held has pulled it: pull it (no draw)
+    if family in (GAUSSIAN, MOMENT):
+        # rows outer, arms inner (each row read along its arms); every arm's sum still
+        # runs over the rows in order, so the numbers are those of arm-by-arm sums
+        locs = np.zeros(m)
+        variances = np.zeros(m)
+        known = np.zeros(m, dtype=np.int64)
+        for c in range(n_rows):
+            j = rows[c]
+            row_n, row_s = counts[j], sums[j]
+            if family == GAUSSIAN:
+                for k in range(m):
+                    n = row_n[k]
+                    if n > 0.0:
+                        locs[k] += row_s[k] / n
+                        variances[k] += scale * scale / n + extra / (n * n)
+                        known[k] += 1
+            else:
+                for k in range(m):
+                    n = row_n[k]
+                    s = min(max((row_s[k] - lo * n) / width, 0.0), n)
+                    mu = (1.0 + s) / (2.0 + n)
+                    locs[k] += mu
+                    variances[k] += mu * (1.0 - mu) / (3.0 + n)
+        for k in range(m):  # draws arm by arm, as before
+            if family == MOMENT:
+                z = rng.standard_normal()
+                out[k] = lo + width * (inv * locs[k] + inv * math.sqrt(variances[k]) * z)
+            elif known[k] == 0:  # nobody held has pulled it: pull it (no draw)
                 out[k] = math.inf
             else:
-                h = 1.0 / known
-                out[k] = h * loc + h * math.sqrt(var) * rng.standard_normal()
-        return out
-    if family == MOMENT:
-        for k in range(m):
-            loc = 0.0
-            var = 0.0
-            for c in range(n_rows):
-                j = rows[c]
-                n = counts[j, k]
-                s = min(max((sums[j, k] - lo * n) / width, 0.0), n)
-                mu = (1.0 + s) / (2.0 + n)
-                loc += mu
-                var += mu * (1.0 - mu) / (3.0 + n)
-            out[k] = lo + width * (inv * loc + inv * math.sqrt(var) * rng.standard_normal())
+                h = 1.0 / known[k]
+                out[k] = h * locs[k] + h * math.sqrt(variances[k]) * rng.standard_normal()
         return out
     for k in range(m):
         acc = 0.0
