@@ -51,6 +51,9 @@ MIN_GAP = PolicyOption(
     high=1.0,
     low_open=True,
 )
+PERIOD = PolicyOption(
+    "period", int, 1, "steps between a server index's uploads (1: a round every step)", low=1
+)
 PARTICIPATION = PolicyOption(
     "participation",
     float,
@@ -221,6 +224,7 @@ def register_policies() -> None:
         family="index",
         settings=rounds,
         tags=("default", "strongest", "tunable"),
+        cli_options=(PERIOD,),
     )
     register(
         "private_server_ts",
@@ -228,9 +232,10 @@ def register_policies() -> None:
         description="server_ts on private rewards (tree noise in its variance)",
         family="index",
         kwargs={"epsilon": 1.0},
-        options_entry_point="baselines.thompson:private_ts_options",
+        options_entry_point="baselines.index:private_server_options",
         settings=tuple(f"{r}+private" for r in rounds),
         tags=("strongest", "tunable"),
+        cli_options=(PERIOD,),
     )
     consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
         (

@@ -32,6 +32,17 @@ TUNED = Path(__file__).with_name("tuned")
 """The saved tuning results of the shipped references."""
 
 
+def private_server_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """``private_server_ts``'s constructor arguments from the setting options: the
+    setting's ``epsilon`` and the upload ``period``.
+
+    Examples:
+        >>> private_server_options({"epsilon": 2.0, "period": 5}, None)
+        {'epsilon': 2.0, 'period': 5}
+    """
+    return {"epsilon": options.get("epsilon", 1.0), "period": options.get("period", 1)}
+
+
 def tuned_parameters(name: str) -> dict[str, float]:
     """The parameters ``fedbandit tune`` saved in ``tuned/<name>.json``.
 
@@ -68,6 +79,7 @@ __all__ = [
     "PARAMETERS",
     "TUNED",
     "IndexPolicy",
+    "private_server_options",
     "tuned_parameters",
     "tuned_private_ts",
     "tuned_ts",

@@ -68,3 +68,22 @@ def test_on_li_and_songs_instance_it_beats_their_elimination_and_silence() -> No
         rng = np.random.default_rng(0)
         means = diff[rng.integers(diff.size, size=(4000, diff.size))].mean(axis=1)
         assert np.quantile(means, 0.975) < 0, (other, diff.mean())
+
+
+def test_the_command_line_sets_the_period(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``--period`` is a declared option of the server indexes: a round every 10 steps
+    costs a tenth (private form included, through its options hook)."""
+    from fedbandit_env.cli import main
+    from fedbandit_env.runner.results import read_csv
+
+    costs = {}
+    for setting, policy, period in (("server", "server_ts", "1"), ("server", "server_ts", "10"),
+                                    ("server+private", "private_server_ts", "10")):  # fmt: skip
+        out = tmp_path / f"{policy}{period}"
+        main(["bench", "--setting", setting, "--policies", policy, "--period", period,
+              "--horizon", "100", "--trials", "1", "--agents", "4", "--no-plot",
+              "--no-progress", "--out", str(out)])  # fmt: skip
+        (curves,) = read_csv(out / "regret.csv")
+        costs[(policy, period)] = float(curves.comm_cost[0, -1])
+    assert costs[("server_ts", "1")] == 25.0 * 4 * 100
+    assert costs[("server_ts", "10")] == costs[("private_server_ts", "10")] == 25.0 * 4 * 10
