@@ -160,3 +160,13 @@ def test_wrapper_speed_example_prints_every_stack_over_the_bare_step(
     out = capsys.readouterr().out
     assert out.count("x the bare") == len(mod["STACKS"])
     assert out.count("of the dict floor") == 2 and ratios["env with messages / floor N=3"] > 0
+
+
+def test_coop_ts_speed_prints_its_ratios(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["coop_ts_speed.py", "--agents", "4", "--arms", "3", "--horizon", "50", "--trials", "1"]
+    monkeypatch.setattr("sys.argv", argv)
+    runpy.run_path(str(EXAMPLES / "coop_ts_speed.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "x gossip_ucb" in out and "coop_ts (beta)" in out

@@ -26,6 +26,7 @@ def test_probability_of_improvement_counts_pairs_and_ties() -> None:
     assert probability_of_improvement(np.zeros(3), np.ones(4)) == 1.0
 
 
+@pytest.mark.slow
 def test_the_paired_interval_covers_a_zero_difference_at_its_level() -> None:
     """200 null experiments (paired data, equal means, n = 60): the 95% interval holds 0
     in a share within 3 binomial standard deviations of 0.95 (a percentile bootstrap
