@@ -24,7 +24,7 @@ from baselines.common.kernels import (
     tie_pick,
 )
 from baselines.common.trial import agent_rngs, record_step
-from baselines.ucb.kernels import kl_ucb_index, oracle_index, ucb1_index
+from baselines.ucb.kernels import kl_ucb_choice, oracle_index, ucb1_index
 from baselines.ucb.policies import kl_range
 from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
@@ -73,7 +73,7 @@ def _local_index_trial(
             k = first_unpulled(counts[i])
             if k < 0:
                 if kl:
-                    kl_ucb_index(sums[i], counts[i], log_t, c, lo, width, scale, index)
+                    kl_ucb_choice(sums[i], counts[i], log_t, c, lo, width, scale, index)
                 else:
                     ucb1_index(sums[i], counts[i], log_t, scale, index)
                 k, ties = argmax_count(index)

@@ -13,7 +13,7 @@ from abc import abstractmethod
 import numpy as np
 
 from baselines.common.kernels import argmax_random_tie, first_unpulled, log_time
-from baselines.ucb.kernels import kl_ucb_index, ucb1_index
+from baselines.ucb.kernels import kl_ucb_choice, kl_ucb_index, ucb1_index
 from fedbandit_env.policies import AgentSpec, Policy
 from fedbandit_env.type_aliases import FloatArray, Observation, SeedLike
 
@@ -70,7 +70,20 @@ class IndexPolicy(Policy):
         first = first_unpulled(self.counts)
         if first >= 0:
             return int(first)
-        return argmax_random_tie(self.index(), self.rng)
+        return argmax_random_tie(self.choice_index(), self.rng)
+
+    def choice_index(self) -> FloatArray:
+        """What :meth:`act` takes the argmax of: :meth:`index`, unless a subclass has a
+        cheaper array with the same largest value and the same ties.
+
+        Examples:
+            >>> pol = LocalUCB1()
+            >>> pol.reset(AgentSpec(index=0, n_agents=1, n_arms=2, horizon=9), seed=0)
+            >>> pol.counts[:], pol.sums[:], pol.t = [2.0, 3.0], [1.0, 2.0], 5
+            >>> bool(np.all(pol.choice_index() == pol.index()))
+            True
+        """
+        return self.index()
 
     @abstractmethod
     def index(self) -> FloatArray:
@@ -165,6 +178,29 @@ class LocalKLUCB(IndexPolicy):
     def index(self) -> FloatArray:
         """KL-UCB index of every arm."""
         return kl_ucb_index(
+            self.sums,
+            self.counts,
+            log_time(self.t),
+            self.c,
+            self.lo,
+            self.width,
+            self.scale,
+            np.empty(self.counts.size),
+        )
+
+    def choice_index(self) -> FloatArray:
+        """The index where it can change the choice, a smaller value elsewhere
+        (:func:`~baselines.ucb.kernels.kl_ucb_choice`): the same arm, ties included.
+
+        Examples:
+            >>> pol = LocalKLUCB()
+            >>> pol.reset(AgentSpec(index=0, n_agents=1, n_arms=3, horizon=99,
+            ...                     reward_bounds=(0.0, 1.0)), seed=0)
+            >>> pol.counts[:], pol.sums[:], pol.t = [40.0, 5.0, 5.0], [30.0, 1.0, 1.0], 50
+            >>> int(pol.choice_index().argmax()) == int(pol.index().argmax())
+            True
+        """
+        return kl_ucb_choice(
             self.sums,
             self.counts,
             log_time(self.t),

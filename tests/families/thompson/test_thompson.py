@@ -17,7 +17,7 @@ from baselines.thompson.kernels import (
     team_sample,
 )
 from baselines.thompson.policies import CooperativeTS, private_extra_variance
-from baselines.ucb.kernels import kl_bernoulli, kl_ucb_index, kl_upper
+from baselines.ucb.kernels import kl_bernoulli, kl_ucb_choice, kl_ucb_index, kl_upper
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_replay
@@ -116,6 +116,35 @@ def test_kl_ucb_bound_is_the_largest_q_within_the_divergence() -> None:
     # Gaussian kl (unbounded rewards): UCB with scale sqrt(2 log t / n)
     out = kl_ucb_index(np.array([3.0]), np.array([4.0]), 2.0, 0.0, 0.0, 0.0, 0.5, np.empty(1))
     assert out[0] == pytest.approx(0.75 + 0.5 * np.sqrt(2 * 2.0 / 4))
+
+
+def test_kl_ucb_choice_keeps_the_argmax_and_its_ties() -> None:
+    """The pruned index has the exact index's largest value and the same tying arms, on
+    states a run visits (many pulls, few pulls, duplicated arms: exact ties), and it solves
+    fewer roots: some arm keeps its rescaled mean, below its index."""
+    rng = np.random.default_rng(1)
+    pruned = 0
+    for case in range(2000):
+        m = int(rng.integers(2, 9))
+        counts = rng.integers(1, 10 ** int(rng.integers(1, 5)), m).astype(float)
+        sums = np.floor(counts * rng.random(m))
+        if case % 4 == 0:  # a duplicated arm: an exact tie
+            counts[-1], sums[-1] = counts[0], sums[0]
+        lo, width = (0.0, 1.0) if case % 2 else (-1.0, 2.0)
+        sums = sums * width + lo * counts
+        log_t = float(np.log(counts.sum()))
+        c = 0.0 if case % 3 else 3.0
+        exact = kl_ucb_index(sums, counts, log_t, c, lo, width, 1.0, np.empty(m))
+        fast = kl_ucb_choice(sums, counts, log_t, c, lo, width, 1.0, np.empty(m))
+        top = exact.max()
+        assert fast.max() == top
+        assert np.flatnonzero(fast == top).tolist() == np.flatnonzero(exact == top).tolist()
+        assert np.all(fast <= exact)
+        pruned += int(np.any(fast < exact))
+    assert pruned > 500  # it prunes (else it is kl_ucb_index again)
+    # Gaussian kl (unbounded rewards): the index itself
+    args = (np.array([3.0, 1.0]), np.array([4.0, 2.0]), 2.0, 0.0, 0.0, 0.0, 0.5)
+    assert kl_ucb_choice(*args, np.empty(2)).tolist() == kl_ucb_index(*args, np.empty(2)).tolist()
 
 
 def test_message_lengths_and_bad_options_are_refused() -> None:
