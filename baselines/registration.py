@@ -24,7 +24,7 @@ Examples:
     >>> from fedbandit_env import registry
     >>> register_policies()
     >>> [p for p in registry.policy_ids() if registry.spec(p).family == "elimination"]
-    ['cdp_mab', 'ddp_mab', 'hdp_mab']
+    ['cdp_mab', 'ddp_mab', 'fed1_ucb', 'hdp_mab']
     >>> registry.make("local_ucb").name
     'local_ucb'
 """
@@ -53,6 +53,13 @@ MIN_GAP = PolicyOption(
 )
 PERIOD = PolicyOption(
     "period", int, 1, "steps between a server index's uploads (1: a round every step)", low=1
+)
+KAPPA = PolicyOption(
+    "kappa", float, 10.0, "f(p) = floor(kappa log T) pulls of each arm a phase", low=0.0,
+    low_open=True,
+)  # fmt: skip
+WIDTH_C = PolicyOption(
+    "c", float, 4.0, "elimination width sqrt(c sigma^2 log T / (K n))", low=0.0, low_open=True
 )
 PARTICIPATION = PolicyOption(
     "participation",
@@ -236,6 +243,15 @@ def register_policies() -> None:
         settings=tuple(f"{r}+private" for r in rounds),
         tags=("strongest", "tunable"),
         cli_options=(PERIOD,),
+    )
+    register(
+        "fed1_ucb",
+        "baselines.elimination.fed1_ucb:fed1_ucb",
+        description="Shi & Shen 2021, Fed1-UCB (exact model): phased elimination on the "
+        "server's average of local means",
+        family="elimination",
+        settings=rounds,
+        cli_options=(KAPPA, WIDTH_C),
     )
     consensus: tuple[tuple[str, str, dict[str, object], tuple[str, ...]], ...] = (
         (
