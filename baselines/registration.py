@@ -245,6 +245,24 @@ def register_policies() -> None:
         cli_options=(PERIOD,),
     )
     register(
+        "epoch_private_ts",
+        "baselines.index.epoch:EpochIndexPolicy",
+        description="index_ts on epoch-private releases: doubling epochs, fresh Laplace "
+        "noise each (its own epsilon-DP mechanism, additive cost)",
+        family="index",
+        options_entry_point="baselines.index.epoch:epoch_options",
+        settings=coop,  # it privatises what it sends itself
+    )
+    register(
+        "epoch_private_server_ts",
+        "baselines.index.epoch:EpochServerPolicy",
+        description="server_ts on epoch-private releases (its own epsilon-DP mechanism)",
+        family="index",
+        options_entry_point="baselines.index.epoch:epoch_server_options",
+        settings=rounds,
+        cli_options=(PERIOD,),
+    )
+    register(
         "fed1_ucb",
         "baselines.elimination.fed1_ucb:fed1_ucb",
         description="Shi & Shen 2021, Fed1-UCB (exact model): phased elimination on the "

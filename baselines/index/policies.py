@@ -113,6 +113,7 @@ class IndexPolicy(VectorPolicy):
             raise ValueError(f"sigma must be > 0, got {sigma!r}")
         self._values = values
         self.epsilon, self.sensitivity, self.sigma = epsilon, float(sensitivity), sigma
+        self.noisy_sums = epsilon is not None  # sums that may leave the reward range
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -200,7 +201,7 @@ class IndexPolicy(VectorPolicy):
         ok &= (safe >= 0).all(axis=-1) & (safe == np.floor(safe)).all(axis=-1)
         ok &= safe.sum(axis=-1) <= t
         lo, hi = self.bounds
-        if self.epsilon is None and np.isfinite(lo) and np.isfinite(hi):
+        if not self.noisy_sums and np.isfinite(lo) and np.isfinite(hi):
             slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) * np.maximum(safe, 1.0)
             s = np.where(np.isfinite(sums), sums, 0.0)
             ok &= ((s >= lo * safe - slack) & (s <= hi * safe + slack)).all(axis=-1)

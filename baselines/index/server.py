@@ -100,7 +100,7 @@ class ServerIndexPolicy(IndexPolicy):
         top = (self.var / alpha + self.extra / (alpha * alpha)) * (1 + 1e-6) + 1e-12
         ok &= ((v >= 0) & (v <= top)).all(axis=-1)
         lo, hi = self.bounds
-        if self.epsilon is None and np.isfinite(lo) and np.isfinite(hi):
+        if not self.noisy_sums and np.isfinite(lo) and np.isfinite(hi):
             mu = np.where(np.isfinite(means), means, lo)
             mu0 = float(np.min(self.mu0)), float(np.max(self.mu0))
             low, high = min(lo, mu0[0]), max(hi, mu0[1])

@@ -121,6 +121,25 @@ class VectorPolicy(ABC):
         """What the env must provide (default: nothing; ask for ``message_dim`` to talk)."""
         return Requirements()
 
+    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
+        """The epsilon-DP guarantee of what the policy privatises itself, per agent and
+        episode, or ``None`` without a mechanism of its own (default; as
+        :meth:`Policy.privacy_epsilon <fedbandit_env.policies.Policy.privacy_epsilon>`).
+
+        Examples:
+            >>> class Arm0(VectorPolicy):
+            ...     def reset(self, spec, rngs): pass
+            ...     def act(self, observations): return np.zeros((1, 1), np.int64), None
+            >>> Arm0().privacy_epsilon(4, 3) is None, Arm0().noise_source() is None
+            (True, True)
+        """
+        return None
+
+    def noise_source(self) -> str | None:
+        """Where the noise of that mechanism comes from (``"seeded"``, ``"secure"``;
+        ``None`` without one; default ``None``)."""
+        return None
+
     @abstractmethod
     def reset(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> None:
         """Forget everything; ``rngs[b]`` is env ``b``'s generator for this episode."""
@@ -208,6 +227,14 @@ class VectorTeam(Team):
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """The vector policy's requirements."""
         return self.policy.requirements(n_agents, n_arms)
+
+    def own_privacy(self, n_agents: int, n_arms: int) -> float | None:
+        """The vector policy's own mechanism's epsilon (:meth:`VectorPolicy.privacy_epsilon`)."""
+        return self.policy.privacy_epsilon(n_agents, n_arms)
+
+    def noise_source(self) -> str | None:
+        """The vector policy's noise source (:meth:`VectorPolicy.noise_source`)."""
+        return self.policy.noise_source()
 
     def rejected_messages(self) -> int:
         """Messages the policy's receivers dropped this episode (its ``rejected``
