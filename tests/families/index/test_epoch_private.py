@@ -8,6 +8,7 @@ caught), and forged rows dropped.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from baselines.index.epoch import EpochIndexPolicy
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network
 from fedbandit_env.policies import AgentSpec
+from fedbandit_env.privacy import mechanisms
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.scenario.scenario import Scenario
@@ -150,3 +152,35 @@ def test_forged_rows_are_dropped() -> None:
     assert policy.rejected[0].tolist() == [2, 0]  # the 2-pull row and the huge sum
     assert policy.heard[0, 0, 1]
     np.testing.assert_array_equal(policy.held[0, 0, 1], [3, 1, 1.0, -0.5])
+
+
+@pytest.fixture
+def entropy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """OS entropy from a source no run seed gives; counts the generators drawn."""
+    source = np.random.SeedSequence(5252)
+    calls: list[int] = []
+
+    def fresh() -> np.random.Generator:
+        calls.append(1)
+        return np.random.default_rng(source.spawn(1)[0])
+
+    monkeypatch.setattr(mechanisms, "fresh_generator", fresh)
+    return calls
+
+
+@pytest.mark.parametrize("where", ["option", "scenario"])
+def test_secure_noise_is_fresh_on_the_vector_path(where: str, entropy: list[int]) -> None:
+    """Seeded noise replays; secure noise (the policy's option or the scenario's
+    ``privacy_noise``, one setting) draws one fresh generator per env and differs from
+    run to run and from the seeded run."""
+    scenario = Scenario(n_agents=5, n_arms=3, horizon=200, setting="neighbours")
+    seeded = [evaluate("epoch_private_ts", scenario, trials=3).regret for _ in "ab"]
+    np.testing.assert_array_equal(*seeded)
+    assert not entropy
+    options = {"noise": "secure"} if where == "option" else {}
+    secure_scenario = replace(scenario, privacy_noise="secure" if where == "scenario" else "seeded")
+    secure = [evaluate("epoch_private_ts", secure_scenario, options, trials=3) for _ in "ab"]
+    assert all(c.meta["path"] == "vector" for c in secure)
+    assert len(entropy) == 2 * 3  # one per env (trial), each run
+    assert not np.array_equal(secure[0].regret, secure[1].regret)
+    assert not np.array_equal(secure[0].regret, seeded[0])
