@@ -50,6 +50,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fedbandit_env.cli.reproduce",
         "the papers' figures and tables, measured, with a verdict each: docs/reproduction.md",
     ),
+    "yardstick": (
+        "fedbandit_env.cli.yardstick",
+        "every reference in every setting, regret beside what it sends: docs/yardstick.md",
+    ),
     "list": ("fedbandit_env.cli.listing", "the registered policies"),
 }
 """Subcommand -> (module, one-line help). A new subcommand is a module and a line here."""
