@@ -49,6 +49,7 @@ from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
+from fedbandit_env.type_aliases import IntArray
 
 PROTOCOL_CODES = {"broadcast": 0, "random_edge_gossip": 1, "neighbour_gossip": 2}
 """The delivery rules the loop implements, by the scenario's protocol name."""
@@ -62,6 +63,8 @@ class ThompsonParams(NamedTuple):
     post: Posterior
     private: bool
     tree: PrivateRewardsParams
+    members: IntArray  # (N, S): the senders agent i holds rows of, increasing (-1: none)
+    own: IntArray  # (N,): agent i's own row among them
 
 
 class ThompsonStreams(NamedTuple):
@@ -86,21 +89,22 @@ def _ts_trial(
 ) -> None:  # pragma: no cover
     mu, noise, sigma, gaps = problem
     protocol, _, edges, neighbors, degrees, adjacency, peer_cost = network
-    share, post, private, tree_params = params
+    share, post, private, tree_params, members, own = params
     reward_rng, protocol_rng, privacy_rng, agents = generators
     horizon, steps, out, t_arms, t_rewards, cost_out = rec
     n, m = mu.shape
     seen_mean = np.zeros(n, dtype=np.float32)  # private mean of the pulled arm
-    counts = np.zeros((n, n, m))  # agent i's table: row j is what it holds of agent j
-    sums = np.zeros((n, n, m))
-    stamps = np.zeros((n, n))
+    width = members.shape[1]  # N relaying; degree + 1 holding; 1 alone
+    counts = np.zeros((n, width, m))  # agent i's table: row r is what it holds of members[i, r]
+    sums = np.zeros((n, width, m))
+    stamps = np.zeros((n, width))
     wide = 2 * m + 1
     wire = np.zeros((n, n if share == 1 else 1, wide))  # what each agent sent last step
     partners = np.zeros((n, n), dtype=np.bool_)  # who heard whom last step
     if protocol == 0:
         partners[:] = adjacency
     pair_u, pair_v = -1, -1
-    rows = np.zeros(n, dtype=np.int64)
+    rows = np.zeros(width, dtype=np.int64)
     draws = np.zeros(m)
     arms = np.zeros(n, dtype=np.int64)
     rewards = np.zeros(n)
@@ -116,26 +120,28 @@ def _ts_trial(
             for j in range(n):
                 honest[j] = honest_row(wire[j, 0, :m], wire[j, 0, m : 2 * m], done, post)
         for i in range(n):
+            me = own[i]
             if done > 0:  # CooperativeTS.absorb, then .listen (senders in order)
                 a = arms[i]
-                counts[i, i, a] += 1.0
+                counts[i, me, a] += 1.0
                 if private:  # the private prefix sum, private_means[arm] * counts[arm]
-                    sums[i, i, a] = float(seen_mean[i]) * counts[i, i, a]
+                    sums[i, me, a] = float(seen_mean[i]) * counts[i, me, a]
                 else:
-                    sums[i, i, a] += float(seen[i])
-                stamps[i, i] = done
-                if share >= 0:
+                    sums[i, me, a] += float(seen[i])
+                stamps[i, me] = done
+                if share == 0:  # its neighbours' rows only (degree x M)
+                    for row in range(width):
+                        j = members[i, row]
+                        if j >= 0 and j != i and partners[i, j] and honest[j]:
+                            for k in range(m):  # merge_held's copy, its check done above
+                                counts[i, row, k] = wire[j, 0, k]
+                                sums[i, row, k] = wire[j, 0, m + k]
+                            stamps[i, row] = done
+                elif share == 1:  # every agent's rows (row j is agent j's)
                     for j in range(n):
                         if partners[i, j]:
-                            if share == 0:
-                                if honest[j]:  # merge_held's copy, its check done above
-                                    for k in range(m):
-                                        counts[i, j, k] = wire[j, 0, k]
-                                        sums[i, j, k] = wire[j, 0, m + k]
-                                    stamps[i, j] = done
-                            else:
-                                merge_relayed(counts[i], sums[i], stamps[i], wire[j], i, done, post)
-            n_rows = held_rows(stamps[i], i, rows)
+                            merge_relayed(counts[i], sums[i], stamps[i], wire[j], i, done, post)
+            n_rows = held_rows(stamps[i], me, rows)
             team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
             arms[i] = first_argmax(draws)
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
@@ -151,8 +157,8 @@ def _ts_trial(
             for j in range(n):
                 if share == 0:
                     for k in range(m):
-                        wire[j, 0, k] = counts[j, j, k]
-                        wire[j, 0, m + k] = float(np.float32(sums[j, j, k]))
+                        wire[j, 0, k] = counts[j, own[j], k]
+                        wire[j, 0, m + k] = float(np.float32(sums[j, own[j], k]))
                 else:
                     for row in range(n):
                         for k in range(m):
@@ -182,6 +188,35 @@ def _ts_trial(
             cum[i] += gaps[arms[i]]
         if due or t_arms.shape[0]:
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
+
+
+def held_members(network: Any, n: int, code: int) -> tuple[IntArray, IntArray]:
+    """The rows each agent's table holds, as :class:`CooperativeTS` lays them out: every
+    agent's when relaying (``code`` 1), its own and its neighbours' when holding (0;
+    ``degree + 1`` rows, not ``N``: the protocols of the fast path deliver along the
+    graph's edges only), its own alone (-1); in increasing sender order, so the draws
+    add up in the same order as over a full table. Returns ``(members (N, S), own
+    (N,))`` (``-1`` pads a shorter row).
+
+    Examples:
+        >>> from fedbandit_env.network import Network
+        >>> members, own = held_members(Network.ring(4), 4, 0)
+        >>> members.tolist(), own.tolist()
+        ([[0, 1, 3], [0, 1, 2], [1, 2, 3], [0, 2, 3]], [0, 1, 1, 2])
+    """
+    if code == 1:
+        return np.tile(np.arange(n, dtype=np.int64), (n, 1)), np.arange(n, dtype=np.int64)
+    if code == -1:
+        return np.arange(n, dtype=np.int64)[:, None], np.zeros(n, dtype=np.int64)
+    adjacency = np.asarray(network.adjacency, dtype=bool)
+    held = [np.flatnonzero(adjacency[i] | (np.arange(n) == i)).astype(np.int64) for i in range(n)]
+    width = max(h.size for h in held)
+    members = np.full((n, width), -1, dtype=np.int64)
+    own = np.zeros(n, dtype=np.int64)
+    for i, h in enumerate(held):
+        members[i, : h.size] = h
+        own[i] = int(np.searchsorted(h, i))
+    return members, own
 
 
 def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResult:
@@ -218,6 +253,7 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
         network = NetworkArrays(
             -1, False, none, none, np.zeros(0, np.int64), np.zeros((0, 0), np.bool_), 0.0
         )
+    members, own = held_members(scenario.network() if code == 0 else None, n, code)
     cost = np.zeros(st.steps.size)
     _ts_trial(
         problem_arrays(st),
@@ -227,6 +263,8 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
             post,
             private,
             PrivateRewardsParams(lo, hi, tree_scale, scenario.estimator == "honaker"),
+            members,
+            own,
         ),
         ThompsonStreams(
             reward_rng,
@@ -254,4 +292,4 @@ def run_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     return _run(st, seeds, None if share is None else str(share))
 
 
-__all__ = ["PROTOCOL_CODES", "ThompsonParams", "run_coop_ts", "run_local_ts"]
+__all__ = ["PROTOCOL_CODES", "ThompsonParams", "held_members", "run_coop_ts", "run_local_ts"]

@@ -205,15 +205,38 @@ class CooperativeTS(Policy):
             self.posterior, spec.reward_bounds, self.scale, extra, self.share is not None
         )
         self.rng = np.random.default_rng(seed)
-        self.counts, self.sums = np.zeros((n, m)), np.zeros((n, m))
-        self.stamps = np.zeros(n)
-        self.rows = np.zeros(n, dtype=np.int64)
+        # the rows it may hold, in increasing sender order: every agent's when relaying;
+        # when holding its own and its neighbours' (degree x M: a sender heard outside
+        # the graph, under another protocol, gets a row when first heard); alone its own
+        me = spec.index
+        if self.share == "relay":
+            self.members = np.arange(n, dtype=np.int64)
+        elif self.share == "hold":
+            self.members = np.unique(np.array([me, *spec.neighbors], dtype=np.int64))
+        else:
+            self.members = np.array([me], dtype=np.int64)
+        rows = self.members.size
+        self.counts, self.sums = np.zeros((rows, m)), np.zeros((rows, m))
+        self.stamps = np.zeros(rows)
+        self.rows = np.zeros(rows, dtype=np.int64)
         self.draws = np.zeros(m)
         self.rejected = 0
 
+    def _slot(self, sender: int) -> int:
+        """The table row of ``sender``, made (in sender order) if it has none yet."""
+        at = int(np.searchsorted(self.members, sender))
+        if at < self.members.size and self.members[at] == sender:
+            return at
+        self.members = np.insert(self.members, at, sender)
+        self.counts = np.insert(self.counts, at, 0.0, axis=0)
+        self.sums = np.insert(self.sums, at, 0.0, axis=0)
+        self.stamps = np.insert(self.stamps, at, 0.0)
+        self.rows = np.zeros(self.members.size, dtype=np.int64)
+        return at
+
     def absorb(self, observation: Observation, done: int) -> None:
         """Record the agent's own last pull (raw reward, or the private prefix sum)."""
-        me, arm = self.spec.index, int(observation["arm"])
+        me, arm = self._slot(self.spec.index), int(observation["arm"])
         self.counts[me, arm] += 1.0
         if self.epsilon is None:
             self.sums[me, arm] += float(observation["reward"][0])
@@ -231,7 +254,8 @@ class CooperativeTS(Policy):
         for j in np.flatnonzero(observation["mask"]):
             sent = messages[j].astype(np.float64)
             if self.share == "hold":
-                bad = merge_held(self.counts, self.sums, self.stamps, int(j), sent, done, self.post)
+                row = self._slot(int(j))
+                bad = merge_held(self.counts, self.sums, self.stamps, row, sent, done, self.post)
             else:
                 table = sent[: self.spec.n_agents * (2 * m + 1)].reshape(self.spec.n_agents, -1)
                 bad = merge_relayed(self.counts, self.sums, self.stamps, table, me, done, self.post)
@@ -239,7 +263,7 @@ class CooperativeTS(Policy):
 
     def message(self) -> Float32Array:
         """What it sends: its own row, or its whole table with stamps (float32)."""
-        me = self.spec.index
+        me = self._slot(self.spec.index)
         if self.share == "hold":
             row = np.concatenate([self.counts[me], self.sums[me]])
         else:
@@ -255,7 +279,7 @@ class CooperativeTS(Policy):
             self.absorb(observation, done)
             if self.share is not None:
                 self.listen(observation, done)
-        n_rows = held_rows(self.stamps, self.spec.index, self.rows)
+        n_rows = held_rows(self.stamps, self._slot(self.spec.index), self.rows)
         team_sample(self.counts, self.sums, self.rows, n_rows, self.post, self.rng, self.draws)
         arm = int(first_argmax(self.draws))
         if self.share is None:

@@ -18,6 +18,7 @@ from baselines.thompson.kernels import (
 )
 from baselines.thompson.policies import CooperativeTS, private_extra_variance
 from baselines.ucb.kernels import kl_bernoulli, kl_ucb_choice, kl_ucb_index, kl_upper
+from fedbandit_env.policies import AgentSpec
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.testing import check_replay
@@ -188,3 +189,27 @@ def test_the_private_id_never_runs_without_noise() -> None:
     with pytest.raises(ValueError, match="needs an epsilon"):
         make("private_coop_ts", epsilon=None)
     assert make("private_coop_ts").requirements(3, 2).epsilon == 1.0
+
+
+def test_a_holding_agent_keeps_rows_of_its_neighbours_only() -> None:
+    """degree + 1 rows, not N (issue 52): on a ring of 6 each agent holds 3 rows, on
+    both paths; a sender heard from outside the graph (another protocol) gets a row in
+    sender order, so the draws add up as over a full table."""
+    from baselines.thompson.fast import held_members
+    from fedbandit_env.network import Network
+
+    members, own = held_members(Network.ring(6), 6, 0)
+    assert members.shape == (6, 3) and members[0].tolist() == [0, 1, 5] and own[0] == 0
+    assert held_members(Network.ring(6), 6, 1)[0].shape == (6, 6)  # relaying: every row
+    policy = CooperativeTS("hold")
+    policy.reset(AgentSpec(2, 6, 3, 50, neighbors=(1, 3), message_dim=6,
+                           reward_bounds=(0.0, 1.0)), seed=0)  # fmt: skip
+    assert policy.counts.shape == (3, 3) and policy.members.tolist() == [1, 2, 3]
+    heard = np.zeros((6, 6), np.float32)
+    heard[5, :3] = [1, 0, 0]  # agent 5, not a neighbour, sent one pull of arm 0
+    mask = np.zeros(6, np.int8)
+    mask[5] = 1
+    policy.act({"arm": 0, "reward": np.zeros(1), "step": np.ones(1), "messages": heard,
+                "mask": mask})  # fmt: skip
+    assert policy.members.tolist() == [1, 2, 3, 5] and policy.counts[3].tolist() == [1, 0, 0]
+    assert policy.counts[1].tolist() == [1, 0, 0]  # its own pull, in its own row
