@@ -25,11 +25,14 @@ from baselines.common.bundles import (
 )
 from baselines.common.trial import agent_generators, record_step
 from baselines.thompson.kernels import (
+    MOMENT,
     Posterior,
     first_argmax,
     held_rows,
     honest_row,
     merge_relayed,
+    moment_cell,
+    moment_sample,
     team_sample,
 )
 from baselines.thompson.policies import (
@@ -98,6 +101,17 @@ def _ts_trial(
     counts = np.zeros((n, width, m))  # agent i's table: row r is what it holds of members[i, r]
     sums = np.zeros((n, width, m))
     stamps = np.zeros((n, width))
+    # holding with the moment sampler: each held row's terms kept beside the table and
+    # refreshed where the row changes (moment_sample), not recomputed every step
+    cached = share == 0 and post[0] == MOMENT
+    lo_r, width_r = post[1], post[2]
+    shape = (n, width, m) if cached else (1, 1, 1)
+    mom_mu = np.zeros(shape)
+    mom_var = np.zeros(shape)
+    if cached:
+        mu0, var0 = moment_cell(0.0, 0.0, lo_r, width_r)
+        mom_mu[:] = mu0
+        mom_var[:] = var0
     wide = 2 * m + 1
     wire = np.zeros((n, n if share == 1 else 1, wide))  # what each agent sent last step
     partners = np.zeros((n, n), dtype=np.bool_)  # who heard whom last step
@@ -129,6 +143,10 @@ def _ts_trial(
                 else:
                     sums[i, me, a] += float(seen[i])
                 stamps[i, me] = done
+                if cached:
+                    mom_mu[i, me, a], mom_var[i, me, a] = moment_cell(
+                        counts[i, me, a], sums[i, me, a], lo_r, width_r
+                    )
                 if share == 0:  # its neighbours' rows only (degree x M)
                     for row in range(width):
                         j = members[i, row]
@@ -136,13 +154,20 @@ def _ts_trial(
                             for k in range(m):  # merge_held's copy, its check done above
                                 counts[i, row, k] = wire[j, 0, k]
                                 sums[i, row, k] = wire[j, 0, m + k]
+                                if cached:
+                                    mom_mu[i, row, k], mom_var[i, row, k] = moment_cell(
+                                        counts[i, row, k], sums[i, row, k], lo_r, width_r
+                                    )
                             stamps[i, row] = done
                 elif share == 1:  # every agent's rows (row j is agent j's)
                     for j in range(n):
                         if partners[i, j]:
                             merge_relayed(counts[i], sums[i], stamps[i], wire[j], i, done, post)
             n_rows = held_rows(stamps[i], me, rows)
-            team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
+            if cached:
+                moment_sample(mom_mu[i], mom_var[i], rows, n_rows, post, agents[i], draws)
+            else:
+                team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
             arms[i] = first_argmax(draws)
         sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
         if private:  # PrivateRewards: the private mean, and (traced) the increment
