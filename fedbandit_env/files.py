@@ -149,10 +149,30 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+def measured_line() -> str:
+    """A generated page's conditions line: when (UTC), the cores, Python and the
+    packages' versions.
+
+    Examples:
+        >>> measured_line().startswith("- measured: ")
+        True
+    """
+    import datetime
+    import platform
+
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(package_versions().items()))
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"- measured: {when}; {os.cpu_count() or 1} cores; Python "
+        f"{platform.python_version()}; {versions}"
+    )
+
+
 __all__ = [
     "PACKAGES",
     "atomic_path",
     "check_writable",
+    "measured_line",
     "package_versions",
     "strict_json",
     "write_text_atomic",

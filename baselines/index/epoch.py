@@ -77,8 +77,6 @@ class _EpochReleases:
     index: tuple[Any, Any]
     var: float
     extra: float
-    alpha: Any
-    mu0: Any
 
     def _epoch_init(
         self, epsilon: float | None, clip: tuple[float, float] | None, noise: Noise
@@ -127,19 +125,12 @@ class _EpochReleases:
         self.batch_sums[full] = 0.0
         self.epoch_size[full] *= 2.0
 
-    def _local(self, counts: FloatArray, sums: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Each row's local posterior: the private sum's ``r = log2(n + 1)`` Laplace
-        draws widen the variance by ``2 r (w / epsilon)^2 / (n + alpha)^2``."""
-        extra_axes = (1,) * (counts.ndim - 3)  # the held table's sender axis
-        alpha = self.alpha.reshape(self.alpha.shape + extra_axes) if self.alpha.ndim else self.alpha
-        mu0 = self.mu0.reshape(self.mu0.shape + extra_axes) if self.mu0.ndim else self.mu0
-        pulls = counts + alpha
-        mean = (sums + alpha * mu0) / pulls
-        var = self.var / pulls
-        if self.scale > 0:
-            epochs = np.log2(np.maximum(counts, 0.0) + 1.0)
-            var = var + 2.0 * self.scale**2 * epochs / (pulls * pulls)
-        return mean, var
+    def _noise_variance(self, counts: FloatArray) -> FloatArray | float:
+        """A private sum's ``r = log2(n + 1)`` Laplace draws: variance ``2 r (w /
+        epsilon)^2`` (0 without noise)."""
+        if self.scale <= 0:
+            return 0.0
+        return 2.0 * self.scale**2 * np.log2(np.maximum(counts, 0.0) + 1.0)
 
     def _epoch_honest(self, counts: FloatArray, sums: FloatArray) -> Any:
         """Rows an honest releaser can send: counts of the form ``2^r - 1`` (whole

@@ -225,10 +225,14 @@ class IndexPolicy(VectorPolicy):
         mu0 = self.mu0.reshape(self.mu0.shape + extra_axes) if self.mu0.ndim else self.mu0
         pulls = counts + alpha
         mean = (sums + alpha * mu0) / pulls
-        var = self.var / pulls
-        if self.extra:
-            var = var + self.extra * (counts > 0) / (pulls * pulls)
-        return mean, var
+        return mean, self.var / pulls + self._noise_variance(counts) / (pulls * pulls)
+
+    def _noise_variance(self, counts: FloatArray) -> FloatArray | float:
+        """The variance of the noise in a row's sums (the tree's, with private sums; 0
+        with raw ones), per arm."""
+        if not self.extra:
+            return 0.0
+        return np.asarray(self.extra * (counts > 0), dtype=np.float64)
 
     def _normals(self, t: int) -> FloatArray:
         """This step's standard normals ``(B, N, M)``: env ``b``'s drawn ``_BLOCK`` steps

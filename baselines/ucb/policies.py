@@ -9,6 +9,7 @@ generator.
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import Any
 
 import numpy as np
 
@@ -177,16 +178,7 @@ class LocalKLUCB(IndexPolicy):
 
     def index(self) -> FloatArray:
         """KL-UCB index of every arm."""
-        return kl_ucb_index(
-            self.sums,
-            self.counts,
-            log_time(self.t),
-            self.c,
-            self.lo,
-            self.width,
-            self.scale,
-            np.empty(self.counts.size),
-        )
+        return self._kl(kl_ucb_index)
 
     def choice_index(self) -> FloatArray:
         """The index where it can change the choice, a smaller value elsewhere
@@ -200,16 +192,15 @@ class LocalKLUCB(IndexPolicy):
             >>> int(pol.choice_index().argmax()) == int(pol.index().argmax())
             True
         """
-        return kl_ucb_choice(
-            self.sums,
-            self.counts,
-            log_time(self.t),
-            self.c,
-            self.lo,
-            self.width,
-            self.scale,
-            np.empty(self.counts.size),
+        return self._kl(kl_ucb_choice)
+
+    def _kl(self, kernel: Any) -> FloatArray:
+        """``kernel`` (the index or the choice) on the agent's statistics."""
+        t, n = log_time(self.t), self.counts.size
+        out: FloatArray = kernel(
+            self.sums, self.counts, t, self.c, self.lo, self.width, self.scale, np.empty(n)
         )
+        return out
 
 
 class RandomPolicy(Policy):

@@ -21,9 +21,6 @@ registered tomorrow appears in the next regeneration without a line here.
 
 from __future__ import annotations
 
-import datetime
-import os
-import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -177,10 +174,8 @@ def markdown(rows: Sequence[YardstickRow], conditions: str, command: str) -> str
         >>> "| `random` | 10.0 [9.0, 11.0] | 12.0 | 0 | 0.00 | 0.00 | 0.00 |" in page
         True
     """
-    from fedbandit_env.files import package_versions
+    from fedbandit_env.files import measured_line
 
-    versions = ", ".join(f"{k} {v}" for k, v in sorted(package_versions().items()))
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# The yardstick: regret against communication",
         "",
@@ -199,8 +194,7 @@ def markdown(rows: Sequence[YardstickRow], conditions: str, command: str) -> str
         "[Policies](reference/policies.md) and [the strongest references](references.md).",
         "",
         f"- conditions: {conditions}",
-        f"- measured: {when}; {os.cpu_count() or 1} cores; Python {platform.python_version()};"
-        f" {versions}",
+        measured_line(),
         "",
     ]
     for setting in dict.fromkeys(r.setting for r in rows):

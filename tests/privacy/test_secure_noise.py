@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 
 from fedbandit_env.cli import main
-from fedbandit_env.privacy import mechanisms
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.scenario.scenario import Scenario
@@ -40,20 +39,6 @@ OWN_NOISE: dict[str, dict[str, Any]] = {
     "private_dec_fedlin_ucb": _LINEAR,
     "fedlin_ucb_dp": _LINEAR,
 }
-
-
-@pytest.fixture
-def entropy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """OS entropy from a source no run seed gives; counts the generators drawn."""
-    source = np.random.SeedSequence(4949)
-    calls: list[int] = []
-
-    def fresh() -> np.random.Generator:
-        calls.append(1)
-        return np.random.default_rng(source.spawn(1)[0])
-
-    monkeypatch.setattr(mechanisms, "fresh_generator", fresh)
-    return calls
 
 
 class _Tap(ParallelWrapper):

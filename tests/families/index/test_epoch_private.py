@@ -18,7 +18,6 @@ from baselines.index.epoch import EpochIndexPolicy
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network
 from fedbandit_env.policies import AgentSpec
-from fedbandit_env.privacy import mechanisms
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.scenario.scenario import Scenario
@@ -152,20 +151,6 @@ def test_forged_rows_are_dropped() -> None:
     assert policy.rejected[0].tolist() == [2, 0]  # the 2-pull row and the huge sum
     assert policy.heard[0, 0, 1]
     np.testing.assert_array_equal(policy.held[0, 0, 1], [3, 1, 1.0, -0.5])
-
-
-@pytest.fixture
-def entropy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """OS entropy from a source no run seed gives; counts the generators drawn."""
-    source = np.random.SeedSequence(5252)
-    calls: list[int] = []
-
-    def fresh() -> np.random.Generator:
-        calls.append(1)
-        return np.random.default_rng(source.spawn(1)[0])
-
-    monkeypatch.setattr(mechanisms, "fresh_generator", fresh)
-    return calls
 
 
 @pytest.mark.parametrize("where", ["option", "scenario"])
