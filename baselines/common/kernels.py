@@ -61,22 +61,6 @@ def tie_pick(
 
 
 @njit(cache=True)
-def argmax_tie(values: FloatArray, rng: np.random.Generator) -> int:  # pragma: no cover
-    """Index of the largest value; ties broken uniformly with one ``rng.integers`` draw
-    (no draw without a tie). Batched kernels call its two halves, :func:`argmax_count`
-    and :func:`tie_pick`, so that they touch an agent's generator only on a tie.
-
-    Examples:
-        >>> argmax_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))
-        1
-    """
-    arg, count = argmax_count(values)
-    if count == 1:
-        return arg
-    return tie_pick(values, count, rng)
-
-
-@njit(cache=True)
 def log_time(t: int) -> float:  # pragma: no cover
     """``log(max(t, 1))``: the ``log t`` of every confidence bound, computed once per step.
 
@@ -116,8 +100,10 @@ def mean_of(values: FloatArray) -> float:  # pragma: no cover
 
 
 def argmax_random_tie(values: FloatArray, rng: np.random.Generator) -> int:
-    """Index of the largest value, ties broken uniformly: :func:`argmax_tie`'s two halves,
-    handing the generator to compiled code only on a tie (that costs ~10 us a call).
+    """Index of the largest value, ties broken uniformly with one ``rng.integers`` draw
+    (none without a tie): :func:`argmax_count`, then :func:`tie_pick` on a tie, which
+    hands the generator to compiled code only then (that costs ~10 us a call). Batched
+    kernels call the two halves themselves.
 
     Examples:
         >>> argmax_random_tie(np.array([0.1, 0.7, 0.3]), np.random.default_rng(0))

@@ -149,7 +149,7 @@ def _main(argv: list[str]) -> int:
             rest.remove(args.command)
             args = parser.parse_args([args.command, *config_args(args.config), *rest])
         module.run(args)
-    except (ValueError, TypeError, MissingExtra) as err:
+    except (ValueError, MissingExtra) as err:  # a TypeError is a bug: its traceback shows
         parser.exit(2, f"fedbandit: error: {err}\n")
     return 0
 
