@@ -20,6 +20,7 @@ from pettingzoo.utils.env import AECEnv
 from fedbandit_env.envs.federated_linear import FederatedLinearEnv, LinearSampler
 from fedbandit_env.network.graph import Network, make_network
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
+from fedbandit_env.protocols import make_protocol
 from fedbandit_env.protocols.base import Protocol
 
 raw_env = FederatedLinearEnv
@@ -28,7 +29,7 @@ raw_env = FederatedLinearEnv
 def parallel_env(
     problem: LinearProblem | LinearSampler | None = None,
     network: Network | nx.Graph | str | None = None,
-    protocol: Protocol | None = None,
+    protocol: Protocol | str | None = None,
     horizon: int = 1000,
     message_dim: int = 0,
     *,
@@ -44,7 +45,9 @@ def parallel_env(
     Args:
         problem: A problem or a sampler ``rng -> LinearProblem``.
         network: A :class:`Network`, a networkx graph, a graph kind name or ``None``.
-        protocol: Delivery rule (default broadcast to neighbours).
+        protocol: A :class:`Protocol`, a protocol name (``"broadcast"``,
+            ``"random_edge_gossip"``, ...: :data:`~fedbandit_env.protocols.PROTOCOLS`) or
+            ``None`` for broadcast to neighbours.
         horizon: Steps per episode.
         message_dim: Message length per agent and step (0: no messages).
         n_agents: Agents of the default problem.
@@ -62,6 +65,8 @@ def parallel_env(
     if isinstance(network, str):
         n = problem.n_agents if isinstance(problem, LinearProblem) else n_agents
         network = make_network(network, n, seed=seed)
+    if isinstance(protocol, str):
+        protocol = make_protocol(protocol)
     return FederatedLinearEnv(problem, network, protocol, horizon, message_dim, **kwargs)
 
 

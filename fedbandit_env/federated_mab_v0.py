@@ -21,6 +21,7 @@ from pettingzoo.utils.env import AECEnv
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_network
 from fedbandit_env.problems.mab import MABProblem, conflicting
+from fedbandit_env.protocols import make_protocol
 from fedbandit_env.protocols.base import Protocol
 
 raw_env = FederatedMABEnv
@@ -29,7 +30,7 @@ raw_env = FederatedMABEnv
 def parallel_env(
     problem: MABProblem | None = None,
     network: Network | nx.Graph | str | None = None,
-    protocol: Protocol | None = None,
+    protocol: Protocol | str | None = None,
     horizon: int = 1000,
     message_dim: int = 0,
     *,
@@ -44,7 +45,9 @@ def parallel_env(
         problem: The reward model; default ``conflicting(n_agents, n_arms, seed=seed)``.
         network: A :class:`Network`, a networkx graph, a graph kind name
             (``"ring"``, ``"erdos_renyi"``, ...) or ``None`` for the complete graph.
-        protocol: Delivery rule (default broadcast to neighbours).
+        protocol: A :class:`Protocol`, a protocol name (``"broadcast"``,
+            ``"random_edge_gossip"``, ...: :data:`~fedbandit_env.protocols.PROTOCOLS`) or
+            ``None`` for broadcast to neighbours.
         horizon: Steps per episode.
         message_dim: Message length per agent and step (0: no messages).
         n_agents: Agents of the default problem (ignored when ``problem`` is given).
@@ -57,11 +60,15 @@ def parallel_env(
     Examples:
         >>> parallel_env(n_agents=2, n_arms=3, network="path").network.n_edges
         1
+        >>> parallel_env(n_agents=3, protocol="random_edge_gossip", message_dim=2).protocol
+        RandomEdgeGossip(public_dim=0)
     """
     if problem is None:
         problem = conflicting(n_agents, n_arms, seed=seed)
     if isinstance(network, str):
         network = make_network(network, problem.n_agents, seed=seed)
+    if isinstance(protocol, str):
+        protocol = make_protocol(protocol)
     return FederatedMABEnv(problem, network, protocol, horizon, message_dim, **kwargs)
 
 

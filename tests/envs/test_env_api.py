@@ -154,3 +154,16 @@ def test_state_is_the_agents_joint_view_inside_its_space() -> None:
         assert env.state_space.contains(state)
     per_agent = state[:-1].reshape(4, 4)
     assert per_agent[:, 2].tolist() == [1.0] * 4 and state[-1] == 5.0
+
+
+def test_parallel_env_takes_a_protocol_by_name_as_it_takes_a_graph() -> None:
+    """``protocol="broadcast"`` raised TypeError while ``network="ring"`` worked."""
+    from fedbandit_env import federated_linear_v0, federated_mab_v0
+    from fedbandit_env.protocols import RandomEdgeGossip
+
+    env = federated_mab_v0.parallel_env(n_agents=3, protocol="random_edge_gossip", message_dim=2)
+    assert isinstance(env.protocol, RandomEdgeGossip)
+    linear = federated_linear_v0.parallel_env(n_agents=2, dim=2, protocol="broadcast")
+    assert type(linear.protocol).__name__ == "Broadcast"
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        federated_mab_v0.parallel_env(n_agents=3, protocol="shout")
