@@ -101,8 +101,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--copies", type=int, default=1, help="env copies per batch (more instances per update)"
     )
-    # given or not: a benchmark's options have no default here, so run() can refuse them
-    parser.set_defaults(**dict.fromkeys([*BENCH_ONLY, *_policy_options()]))
+    hide_bench_options(parser)
+
+
+def hide_bench_options(parser: argparse.ArgumentParser) -> None:
+    """A benchmark's options on a training command: no default (so
+    :func:`refuse_bench_options` can tell them given, and say where they belong) and
+    left out of ``--help`` (which lists what the command reads).
+
+    Examples:
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)  # calls it
+        >>> "--trials" in p.format_help(), p.parse_args(["ppo", "--trials", "3"]).trials
+        (False, 3)
+    """
+    hidden = {*BENCH_ONLY, *_policy_options()}
+    parser.set_defaults(**dict.fromkeys(hidden))
+    for action in parser._actions:
+        if action.dest in hidden:
+            action.help = argparse.SUPPRESS
+    parser._action_groups = [  # a group left with nothing to show goes too
+        g
+        for g in parser._action_groups
+        if any(a.help != argparse.SUPPRESS for a in g._group_actions) or not g._group_actions
+    ]
 
 
 def _length_range(text: str) -> tuple[int, int]:
@@ -274,4 +296,4 @@ def run(args: argparse.Namespace) -> None:
     )
 
 
-__all__ = ["BENCH_ONLY", "add_arguments", "refuse_bench_options", "run"]
+__all__ = ["BENCH_ONLY", "add_arguments", "hide_bench_options", "refuse_bench_options", "run"]

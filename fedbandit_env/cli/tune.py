@@ -16,7 +16,7 @@ from typing import Any
 
 from fedbandit_env import registry
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
-from fedbandit_env.cli.train import refuse_bench_options
+from fedbandit_env.cli.train import hide_bench_options, refuse_bench_options
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 TUNE_OUT = Path("runs/tuned")
@@ -62,12 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--elite", type=float, default=0.2, help="share of a generation the search moves to"
     )
-    parser.set_defaults(
-        **dict.fromkeys(
-            ["policies", "trials", "record_every", "no_plot"]
-            + [name for name in registry.declared_options()]
-        )
-    )
+    hide_bench_options(parser)
 
 
 def _default_policy(setting: str) -> str:

@@ -246,3 +246,18 @@ def test_table_merges_benches_of_one_scenario_and_keeps_horizons_apart(
     assert capsys.readouterr().out.count("T = ") == 2
     with pytest.raises(SystemExit, match="kl_ucb twice"):
         main(["table", str(tmp_path / "mine"), str(tmp_path / "mine")])
+
+
+def test_train_and_tune_help_list_only_what_they_read(capsys: pytest.CaptureFixture[str]) -> None:
+    """A benchmark's options (--trials, the policies' own) are not in their help; given,
+    they are refused with where they belong."""
+    for command in ("train", "tune"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        for flag in ("--trials", "--record-every", "--no-plot", "--kappa", "--period"):
+            assert flag not in text, (command, flag)
+        assert "--horizon" in text
+    with pytest.raises(SystemExit):
+        main(["train", "ppo", "--kappa", "2"])
+    assert "does not read --kappa" in capsys.readouterr().err
