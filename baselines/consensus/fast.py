@@ -55,9 +55,27 @@ def _consensus_trial(
     reward_rng: np.random.Generator,
     rec: Recording,
 ) -> None:  # pragma: no cover
-    mu, noise, sigma, gaps = problem
-    neighbours, degrees, weight, eps_c, variant, stage, a, b, width2, link_cost, alias = params
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    neighbours = params.neighbours
+    degrees = params.degrees
+    weight = params.weight
+    eps_c = params.eps_c
+    variant = params.variant
+    stage = params.stage
+    a = params.a
+    b = params.b
+    width2 = params.width2
+    link_cost = params.link_cost
+    alias = params.code_alias
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
     n, m = mu.shape
     size = 2 * m
     y = np.zeros((n, size))  # DDUCB's beta under consensus; coop-UCB2's x + e

@@ -80,10 +80,31 @@ def _elimination_trial(
     observed reward is clipped to ``[seen_lo, seen_hi]`` as ``ClipRewards`` does (the
     scenario's clip range), then to ``[lo, hi]`` as the policy does, whose width
     calibrates the noise (all infinite without privacy: no clipping)."""
-    mu, noise, sigma, gaps = problem
-    kind, n_up, epsilon, lo, hi, seen_lo, seen_hi, rounds, min_gap = params
-    sched_peer, sched_server, component, n_components, c1, c2 = schedule
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    kind = params.kind
+    n_up = params.n_up
+    epsilon = params.epsilon
+    lo = params.lo
+    hi = params.hi
+    seen_lo = params.seen_lo
+    seen_hi = params.seen_hi
+    rounds = params.rounds
+    min_gap = params.min_gap
+    sched_peer = schedule.sched_peer
+    sched_server = schedule.sched_server
+    component = schedule.component
+    n_components = schedule.n_components
+    c1 = schedule.c1
+    c2 = schedule.c2
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
     n, m = mu.shape
     private = np.isfinite(epsilon)
     counts = np.zeros((n, m))

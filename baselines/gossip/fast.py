@@ -92,12 +92,39 @@ def _gossip_trial(
 ) -> None:  # pragma: no cover
     """Gossip_UCB, or Fed_UCB (``fed_index``, eq. 12) with ``PrivateRewards`` (``private``;
     the wrapper stream of ``generators`` is its noise)."""
-    mu, noise, sigma, gaps = problem
-    protocol, public, edges, neighbors, degrees, adjacency, peer_cost = network
-    (alpha_1, fed_index, private, epsilon, calibrated, c_privacy, sensitivity,
-     clip_lo, clip_hi, tree_scale, honaker, alpha_1_inside) = params  # fmt: skip
-    reward_rng, protocol_rng, privacy_rng, agent_table = generators
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    protocol = network.protocol
+    public = network.public
+    edges = network.edges
+    neighbors = network.neighbors
+    degrees = network.degrees
+    adjacency = network.adjacency
+    peer_cost = network.peer_cost
+    alpha_1 = params.alpha_1
+    fed_index = params.fed_index
+    private = params.private
+    epsilon = params.epsilon
+    calibrated = params.calibrated
+    c_privacy = params.c_privacy
+    sensitivity = params.sensitivity
+    clip_lo = params.clip_lo
+    clip_hi = params.clip_hi
+    tree_scale = params.tree_scale
+    honaker = params.honaker
+    alpha_1_inside = params.alpha_1_inside
+    reward_rng = generators.reward
+    protocol_rng = generators.protocol
+    privacy_rng = generators.wrapper
+    agent_table = generators.agents
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))

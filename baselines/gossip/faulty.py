@@ -73,11 +73,30 @@ def _faulty_trial(
     """Gossip_UCB (Algorithm 1) with each message ``delay`` steps late, then lost with
     probability ``loss``; protocol 0 broadcast, 1 random edge, 2 neighbour calls. The
     wrapper stream of ``streams`` is ``MessageLoss``'s."""
-    mu, noise, sigma, gaps = problem
-    protocol, public, edges, neighbors, degrees, adjacency, peer_cost = network
-    alpha_1, loss, delay = params
-    reward_rng, protocol_rng, loss_rng, agent_table = streams
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    protocol = network.protocol
+    public = network.public
+    edges = network.edges
+    neighbors = network.neighbors
+    degrees = network.degrees
+    adjacency = network.adjacency
+    peer_cost = network.peer_cost
+    alpha_1 = params.alpha_1
+    loss = params.loss
+    delay = params.delay
+    reward_rng = streams.reward
+    protocol_rng = streams.protocol
+    loss_rng = streams.wrapper
+    agent_table = streams.agents
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))

@@ -367,7 +367,16 @@ class UcbParams(NamedTuple):
 @njit(cache=True, nogil=True, inline="always")
 def ucb_width(ucb: UcbParams, count: float, log_t: float) -> float:  # pragma: no cover
     """One arm's confidence width: the square root of eq. (11) or eq. (12)."""
-    fed, n, epsilon, alpha_1, calibrated, c_privacy, levels, b, log_h2, inside = ucb
+    fed = ucb.fed
+    n = ucb.n
+    epsilon = ucb.epsilon
+    alpha_1 = ucb.alpha_1
+    calibrated = ucb.calibrated
+    c_privacy = ucb.c_privacy
+    levels = ucb.levels
+    b = ucb.b
+    log_h2 = ucb.log_h2
+    inside = ucb.inside
     if fed:
         return fed_ucb_width(
             count, log_t, n, epsilon, calibrated, c_privacy, levels, b, log_h2, alpha_1, inside

@@ -73,11 +73,36 @@ def local_loop(
 ) -> None:  # pragma: no cover
     """One trial; ``hops[u, v]`` the hop distance (0: not delivered), ``rngs`` each
     agent's noise generator (used only with privacy)."""
-    features, local_means, global_means, n_best, set_size, noise, sigma = problem
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
-    lam, sig, alpha, norm_bound, fixed_beta, threshold, step_cost = fp[:7]
-    fixed, batch, rounds, private, levels, noise_std, feature_bound = fp[7:14]
-    gram_bound, vec_bound, joint = fp[14:]
+    features = problem.features
+    local_means = problem.local_means
+    global_means = problem.global_means
+    draw_code = problem.draw_code
+    set_size = problem.set_size
+    noise = problem.noise
+    sigma = problem.sigma
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
+    lam = fp.lam
+    sig = fp.sigma
+    alpha = fp.alpha
+    norm_bound = fp.norm_bound
+    fixed_beta = fp.fixed_beta
+    threshold = fp.threshold
+    step_cost = fp.step_cost
+    fixed = fp.fixed
+    batch = fp.batch
+    rounds = fp.rounds
+    private = fp.private
+    levels = fp.levels
+    noise_std = fp.noise_std
+    feature_bound = fp.feature_bound
+    gram_bound = fp.gram_bound
+    vec_bound = fp.vec_bound
+    joint = fp.joint
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
@@ -114,7 +139,7 @@ def local_loop(
     last_x, last_g = np.zeros((n, d)), np.zeros(n, dtype=np.int64)
     work, theta, z = np.zeros(d), np.zeros(d), np.zeros(e)
     sets = np.zeros((n, set_size), dtype=np.int64)
-    draw_sets(n_best, features.shape[0], sets_rng, sets)
+    draw_sets(draw_code, features.shape[0], sets_rng, sets)
     arms, rows = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
     cost, r = 0.0, 0
@@ -222,4 +247,4 @@ def local_loop(
             cost_out[r] = cost
             r += 1
         if step < horizon:
-            draw_sets(n_best, features.shape[0], sets_rng, sets)
+            draw_sets(draw_code, features.shape[0], sets_rng, sets)

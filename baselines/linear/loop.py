@@ -117,11 +117,41 @@ def linear_loop(
     rngs: Any,
     scorer: Any,
 ) -> None:  # pragma: no cover
-    features, local_means, global_means, n_best, set_size, noise, sigma = problem
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
-    (lam, sig, alpha, norm_bound, fixed_beta, threshold, rho_min, rho_max, shift, kappa,
-     extra, noise_std, feature_bound, c1, n_rho) = fp  # fmt: skip
-    federated, private, adaptive, batch, rounds, levels, pooled = ip
+    features = problem.features
+    local_means = problem.local_means
+    global_means = problem.global_means
+    draw_code = problem.draw_code
+    set_size = problem.set_size
+    noise = problem.noise
+    sigma = problem.sigma
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
+    lam = fp.lam
+    sig = fp.sigma
+    alpha = fp.alpha
+    norm_bound = fp.norm_bound
+    fixed_beta = fp.fixed_beta
+    threshold = fp.threshold
+    rho_min = fp.rho_min
+    rho_max = fp.rho_max
+    shift = fp.shift
+    kappa = fp.kappa
+    extra = fp.extra
+    noise_std = fp.noise_std
+    feature_bound = fp.feature_bound
+    c1 = fp.c1
+    n_rho = fp.n_rho
+    federated = ip.federated
+    private = ip.private
+    adaptive = ip.adaptive
+    batch = ip.batch
+    rounds = ip.rounds
+    levels = ip.levels
+    pooled = ip.pooled
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
@@ -148,7 +178,7 @@ def linear_loop(
                 inv[i, a, a] = 1.0 / lam
             ld[i] = d * math.log(lam)
     sets = np.zeros((n, set_size), dtype=np.int64)
-    draw_sets(n_best, features.shape[0], sets_rng, sets)
+    draw_sets(draw_code, features.shape[0], sets_rng, sets)
     arms, rows = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     flags = np.zeros(n, dtype=np.bool_)
     rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
@@ -257,4 +287,4 @@ def linear_loop(
             cost_out[r] = cost
             r += 1
         if step < horizon:
-            draw_sets(n_best, features.shape[0], sets_rng, sets)
+            draw_sets(draw_code, features.shape[0], sets_rng, sets)

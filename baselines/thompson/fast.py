@@ -90,11 +90,32 @@ def _ts_trial(
     tree: PrivateRewardsState,
     rec: Recording,
 ) -> None:  # pragma: no cover
-    mu, noise, sigma, gaps = problem
-    protocol, _, edges, neighbors, degrees, adjacency, peer_cost = network
-    share, post, private, tree_params, members, own = params
-    reward_rng, protocol_rng, privacy_rng, agents = generators
-    horizon, steps, out, t_arms, t_rewards, cost_out = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    protocol = network.protocol
+    edges = network.edges
+    neighbors = network.neighbors
+    degrees = network.degrees
+    adjacency = network.adjacency
+    peer_cost = network.peer_cost
+    share = params.share
+    post = params.post
+    private = params.private
+    tree_params = params.tree
+    members = params.members
+    own = params.own
+    reward_rng = generators.reward
+    protocol_rng = generators.protocol
+    privacy_rng = generators.privacy
+    agents = generators.agents
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
+    cost_out = rec.cost_out
     n, m = mu.shape
     seen_mean = np.zeros(n, dtype=np.float32)  # private mean of the pulled arm
     width = members.shape[1]  # N relaying; degree + 1 holding; 1 alone

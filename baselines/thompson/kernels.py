@@ -116,7 +116,8 @@ def moment_sample(
         >>> a.tolist() == b.tolist()
         True
     """
-    _, lo, width, _, _ = post
+    lo = post.lo
+    width = post.width
     m = out.size
     inv = 1.0 / n_rows
     locs = np.zeros(m)
@@ -153,7 +154,11 @@ def team_sample(
         ...             np.array([0, 1]), 2, post, np.random.default_rng(0), np.empty(2)).tolist()
         [0.5, inf]
     """
-    family, lo, width, scale, extra = post
+    family = post.family
+    lo = post.lo
+    width = post.width
+    scale = post.scale
+    extra = post.extra
     m = out.size
     inv = 1.0 / n_rows
     if family in (GAUSSIAN, MOMENT):

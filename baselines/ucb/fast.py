@@ -52,9 +52,20 @@ def _local_index_trial(
     reward_rng: np.random.Generator,
     agent_table: npt.NDArray[np.uint64],
 ) -> None:  # pragma: no cover
-    mu, noise, sigma, gaps = problem
-    kl, scale, c, lo, width = which
-    horizon, steps, out, t_arms, t_rewards, _ = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    kl = which.kl
+    scale = which.scale
+    c = which.c
+    lo = which.lo
+    width = which.width
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
     n, m = mu.shape
     counts = np.zeros((n, m))
     sums = np.zeros((n, m))
@@ -129,8 +140,15 @@ def _oracle_trial(
     reward_rng: np.random.Generator,
     team_rng: np.random.Generator,
 ) -> None:  # pragma: no cover
-    mu, noise, sigma, gaps = problem
-    horizon, steps, out, t_arms, t_rewards, _ = rec
+    mu = problem.mu
+    noise = problem.noise
+    sigma = problem.sigma
+    gaps = problem.gaps
+    horizon = rec.horizon
+    steps = rec.steps
+    out = rec.out
+    t_arms = rec.t_arms
+    t_rewards = rec.t_rewards
     n, m = mu.shape
     counts = np.zeros(m)
     sums = np.zeros(m)

@@ -358,9 +358,23 @@ def private_rewards_step(
         >>> round(float(mean[0]), 6), round(float(inc[0]), 6)
         (0.5, 0.5)
     """
-    (acc, seen, node, var, touched, n_touched, live, n_live, counts, streams, values,
-     previous, current) = state  # fmt: skip
-    clip_lo, clip_hi, scale, honaker = params
+    acc = state.acc
+    seen = state.seen
+    node = state.node
+    var = state.var
+    touched = state.touched
+    n_touched = state.n_touched
+    live = state.live
+    n_live = state.n_live
+    counts = state.counts
+    streams = state.streams
+    values = state.values
+    previous = state.previous
+    current = state.current
+    clip_lo = params.clip_lo
+    clip_hi = params.clip_hi
+    scale = params.scale
+    honaker = params.honaker
     n, m = counts.shape
     for i in range(n):
         a = arms[i]
