@@ -139,19 +139,25 @@ def register_policies() -> None:
         settings=("gossip+private", "neighbours+private"),
         tags=("default", "speed"),
     )
-    for pid, cls, what, setting in (
-        ("cdp_mab", "CDPMAB", "master-worker rounds with partial participation", "server"),
-        ("ddp_mab", "DDPMAB", "decentralized GIS flooding", "flooding"),
-        ("hdp_mab", "HDPMAB", "hybrid: components with sinks", "hybrid"),
-    ):
+    for pid, entry, fast, what, setting in (
+        ("cdp_mab", "baselines.elimination:CDPMAB", "baselines.elimination.fast:run_cdp_mab",
+         "master-worker rounds with partial participation", "server"),
+        ("ddp_mab", "baselines.elimination:DDPMAB", "baselines.elimination.fast:run_ddp_mab",
+         "decentralized GIS flooding", "flooding"),
+        ("hdp_mab", "baselines.elimination:HDPMAB", "baselines.elimination.fast:run_hdp_mab",
+         "hybrid: components with sinks", "hybrid"),
+    ):  # fmt: skip
         register(
             pid,
-            f"baselines.elimination:{cls}",
+            entry,
             description=f"Li & Song, private arm elimination: {what}",
             family="elimination",
-            fast_entry_point=f"baselines.elimination.fast:run_{pid}",
-            options_entry_point="baselines.elimination:"
-            + ("cdp_mab_options" if pid == "cdp_mab" else "elimination_options"),
+            fast_entry_point=fast,
+            options_entry_point=(
+                "baselines.elimination:cdp_mab_options"
+                if pid == "cdp_mab"
+                else "baselines.elimination:elimination_options"
+            ),
             settings=(setting,),  # they privatise what they send themselves
             tags=("default",),
             cli_options=(PARTICIPATION, ROUNDS, MIN_GAP) if pid == "cdp_mab" else (ROUNDS, MIN_GAP),
@@ -347,41 +353,51 @@ def register_policies() -> None:
         fast_entry_point="baselines.ucb.fast:run_random",
         tags=("default", "floor"),
     )
-    linear: tuple[tuple[str, str, str, dict[str, object]], ...] = (
-        ("lin_ucb", "LinUCB", "OFUL on the agent's own data, no communication", {}),
+    linear: tuple[tuple[str, str, str, str, dict[str, object]], ...] = (
+        (
+            "lin_ucb",
+            "baselines.linear:LinUCB",
+            "baselines.linear.fast:run_lin_ucb",
+            "OFUL on the agent's own data, no communication",
+            {},
+        ),
         (
             "fedlin_ucb",
-            "FedLinUCB",
+            "baselines.linear:FedLinUCB",
+            "baselines.linear.fast:run_fedlin_ucb",
             "Dubey & Pentland, Alg. 1 without PRIVATIZER (adaptive sync; ablation)",
             {"sync": "adaptive"},
         ),
         (
             "fedlin_ucb_fixed",
-            "FedLinUCB",
+            "baselines.linear:FedLinUCB",
+            "baselines.linear.fast:run_fedlin_ucb_fixed",
             "FedUCB with a fixed sync schedule, no noise (ablation)",
             {"sync": "fixed"},
         ),
         (
             "fedlin_ucb_dp",
-            "FedLinUCB",
+            "baselines.linear:FedLinUCB",
+            "baselines.linear.fast:run_fedlin_ucb_dp",
             "Dubey & Pentland, Alg. 1 + 2 as published: NOT private (adaptive sync leaks)",
             {"sync": "adaptive", "epsilon": 1.0, "calibration": "published"},
         ),
         (
             "private_fedlin_ucb",
-            "FedLinUCB",
+            "baselines.linear:FedLinUCB",
+            "baselines.linear.fast:run_private_fedlin_ucb",
             "corrected private FedUCB: fixed schedule, tree over rounds, exact GDP noise",
             {"sync": "fixed", "epsilon": 1.0, "calibration": "gdp"},
         ),
     )
-    for pid, cls, what, kwargs in linear:
+    for pid, entry, fast, what, kwargs in linear:
         register(
             pid,
-            f"baselines.linear:{cls}",
+            entry,
             description=what,
             family="linear",
             kwargs=kwargs,
-            fast_entry_point=f"baselines.linear.fast:run_{pid}",
+            fast_entry_point=fast,
             options_entry_point=(
                 "baselines.linear:private_options" if "epsilon" in kwargs else None
             ),

@@ -195,3 +195,16 @@ def test_no_test_folder_shadows_a_package() -> None:
         if p.is_dir() and p.name in {"baselines", "fedbandit_env"}
     )
     assert shadows == []
+
+
+def test_every_entry_point_is_written_out_where_it_is_registered() -> None:
+    """A search for ``run_cdp_mab`` finds its registration: no entry point is built
+    with an f-string (issue 53, item 8)."""
+    text = (ROOT / "baselines" / "registration.py").read_text()
+    for pid in registry.policy_ids():
+        spec = registry.spec(pid)
+        if not str(spec.entry_point).startswith("baselines."):
+            continue
+        for entry in (spec.entry_point, spec.fast_entry_point, spec.options_entry_point):
+            if isinstance(entry, str):
+                assert f'"{entry}"' in text, (pid, entry)
