@@ -18,7 +18,7 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 install: $(BIN)/.installed
 
 bench: $(BIN)/.installed
-	$(BIN)/fedbandit bench $(ARGS)
+	$(BIN)/fedbandit bench --overwrite $(ARGS)
 
 test: $(BIN)/.installed
 	$(BIN)/ruff check .

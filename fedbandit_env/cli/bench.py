@@ -73,6 +73,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.cpu_count() or 1,
         help="threads for fast-path trials (results do not depend on it)",
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the results of an earlier bench in --out (default: refuse)",
+    )
+
+
+def check_fresh_out(out: Path, overwrite: bool) -> None:
+    """Refuse to replace an earlier bench's results without ``--overwrite``.
+
+    Raises:
+        ValueError: Naming the folder and the two ways on.
+
+    Examples:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> check_fresh_out(folder, overwrite=False)  # empty: fine
+        >>> _ = (folder / "regret.csv").write_text("x")
+        >>> check_fresh_out(folder, overwrite=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: --out ... holds an earlier bench's results (regret.csv); pass --overwrite ...
+    """
+    if not overwrite and (Path(out) / "regret.csv").exists():
+        raise ValueError(
+            f"--out {out} holds an earlier bench's results (regret.csv); pass --overwrite "
+            "to replace them, or --out another folder"
+        )
 
 
 def bench(args: argparse.Namespace) -> list[RegretCurves]:
@@ -94,6 +122,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
+    check_fresh_out(args.out, getattr(args, "overwrite", False))
     preflight(args, ids)
     components = scenario.components
     problem = scenario.problem()
@@ -197,4 +226,4 @@ def run(args: argparse.Namespace) -> None:
     bench(args)
 
 
-__all__ = ["add_arguments", "bench", "run"]
+__all__ = ["add_arguments", "bench", "check_fresh_out", "run"]

@@ -261,3 +261,16 @@ def test_train_and_tune_help_list_only_what_they_read(capsys: pytest.CaptureFixt
     with pytest.raises(SystemExit):
         main(["train", "ppo", "--kappa", "2"])
     assert "does not read --kappa" in capsys.readouterr().err
+
+
+def test_a_second_bench_does_not_replace_the_first_without_a_word(tmp_path: Path) -> None:
+    """Issue 53, item 3: the same --out twice replaced the first results in silence."""
+    argv = ["bench", "--policies", "random", "--horizon", "10", "--trials", "2", "--no-plot",
+            "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    first = (tmp_path / "regret.csv").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        main([*argv[:-4], "--horizon", "12", *argv[-3:]])
+    assert stop.value.code == 2
+    assert (tmp_path / "regret.csv").read_bytes() == first  # kept
+    assert main([*argv, "--overwrite"]) == 0

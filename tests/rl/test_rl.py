@@ -136,7 +136,7 @@ def test_bench_evaluates_a_saved_model_through_its_stack(
     assert main([*argv, "--policies", f"ppo:{path},local_ucb"]) == 0
     assert "ppo:tiny" in capsys.readouterr().out
     with pytest.raises(SystemExit):  # 4 arms: not the setting it was trained for
-        main([*argv[:4], "4", *argv[5:], "--policies", f"ppo:{path}"])
+        main([*argv[:4], "4", *argv[5:], "--policies", f"ppo:{path}", "--overwrite"])
     assert "evaluate it on the setting it was trained for" in capsys.readouterr().err
 
 
