@@ -107,6 +107,10 @@ class PolicyOption:
         >>> o = PolicyOption("rate", float, 1.0, "share", low=0.0, high=1.0, low_open=True)
         >>> o.flag, o.check(0.5)
         ('--rate', 0.5)
+        >>> PolicyOption("kappa", float, 10.0, "pulls", low=0.0, low_open=True).check(0.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: --kappa (kappa) must lie in (0, inf), got 0.0
     """
 
     name: str
@@ -141,9 +145,11 @@ class PolicyOption:
             self.low is not None and (value < self.low or (self.low_open and value == self.low))
         ) or (self.high is not None and value > self.high)
         if bad or value != value:  # nan is never in range
-            lo = "(" if self.low_open else "["
+            lo = "(" if self.low_open or self.low is None else "["
+            low = "-inf" if self.low is None else f"{self.low:g}"
+            high = "inf)" if self.high is None else f"{self.high:g}]"
             raise ValueError(
-                f"{self.flag} ({self.name}) must lie in {lo}{self.low}, {self.high}], got {value!r}"
+                f"{self.flag} ({self.name}) must lie in {lo}{low}, {high}, got {value!r}"
             )
         return value
 

@@ -311,7 +311,47 @@ CLI_CASES: dict[str, tuple[list[str], str]] = {
         ["--policies", "ppo:a/best.zip,ppo:b/best.zip"],
         r"would share the label\(s\) \['ppo:best'\]",
     ),
+    # issue 52's new policies and options (this session)
+    "fed1_ucb kappa 0": (
+        ["--setting", "server", "--policies", "fed1_ucb", "--kappa", "0"],
+        r"--kappa \(kappa\) must lie in \(0, inf\), got 0.0",
+    ),
+    "fed1_ucb c negative": (
+        ["--setting", "server", "--policies", "fed1_ucb", "--c", "-1"],
+        r"--c \(c\) must lie in \(0, inf\), got -1.0",
+    ),
+    "epoch_private_ts epsilon 0": (
+        ["--setting", "neighbours", "--policies", "epoch_private_ts", "--epsilon", "0"],
+        "epsilon must be > 0",
+    ),
+    "epoch_private_ts on unbounded rewards": (
+        ["--setting", "neighbours", "--policies", "epoch_private_ts", "--noise", "gaussian"],
+        "privatises rewards, so they need a finite range",
+    ),
+    "epoch_private_server_ts period 0": (
+        ["--setting", "server", "--policies", "epoch_private_server_ts", "--period", "0"],
+        r"--period \(period\) must lie in \[1, inf\), got 0",
+    ),
 }
+
+
+def test_the_yardstick_and_a_second_bench_refuse_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 53's catalogue, grown by this session's commands: an unknown setting, too
+    few trials, an --out holding a bench's results."""
+    (tmp_path / "regret.csv").write_text("kept")
+    for argv, match in (
+        (["yardstick", "--settings", "local,nowhere"], "settings must be among"),
+        (["yardstick", "--trials", "1"], "must each be >= 2"),
+        (["bench", "--policies", "random", "--out", str(tmp_path)], "pass --overwrite"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and re.search(match, err.splitlines()[-1]), err
+    assert (tmp_path / "regret.csv").read_text() == "kept"
 
 
 @pytest.mark.parametrize("name", sorted(CLI_CASES))
