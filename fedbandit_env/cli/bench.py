@@ -7,6 +7,7 @@ Writes a table to the terminal, and under ``--out`` the raw per-agent curves
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -40,6 +41,7 @@ from fedbandit_env.runner.evaluate import evaluate, is_model
 from fedbandit_env.runner.results import format_table, summary_rows, write_config, write_csv
 from fedbandit_env.runner.rollout import RegretCurves
 from fedbandit_env.scenario.instances import instance_names
+from fedbandit_env.scenario.scenario import Scenario
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 USES_CONFIG = True
@@ -55,6 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         True
     """
     add_setting_options(parser, out=Path("results/bench"))
+    parser.set_defaults(instance=None)  # given, or the saved models' kind (resolve_instance)
+    for action in parser._actions:
+        if action.dest == "instance":
+            action.help = (
+                "problem generator (the instance table: the package's kinds and the ones "
+                "families register); default: the kind the listed saved models were trained "
+                f"on, else {Scenario.instance}"
+            )
     parser.add_argument(
         "--interactive",
         action="store_true",
@@ -78,6 +88,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace the results of an earlier bench in --out (default: refuse)",
     )
+
+
+def trained_instance_kinds(policies: str | None) -> set[str]:
+    """The instance kinds the saved models and tuned files among ``policies`` were
+    trained or tuned on (from the stack saved beside a model, or the tuned file's
+    scenario); unreadable ones are left to the run to report.
+
+    Examples:
+        >>> import json, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "model.fedbandit.json").write_text(
+        ...     json.dumps({"distribution": "biased(N=3,M=3)"}))
+        >>> trained_instance_kinds(f"ppo:{folder},local_ucb")
+        {'biased'}
+    """
+    kinds: set[str] = set()
+    for entry in (p.strip() for p in (policies or "").split(",")):
+        kind, sep, path = entry.partition(":")
+        if not sep or not path:
+            continue
+        try:
+            if kind == "tuned":
+                data = json.loads(Path(path).read_text())
+                name = str(data.get("scenario", {}).get("instance", ""))
+            else:
+                file = Path(path) / "model.zip" if Path(path).is_dir() else Path(path)
+                stem = file.name[: -len(".zip")] if file.name.endswith(".zip") else file.name
+                data = json.loads(file.with_name(stem + ".fedbandit.json").read_text())
+                name = str(data.get("distribution", "")).split("(")[0]
+        except (OSError, ValueError, AttributeError):
+            continue
+        if name:
+            kinds.add(name)
+    return kinds
+
+
+def resolve_instance(args: argparse.Namespace) -> str | None:
+    """``--instance`` as given; else the kind the listed saved models were trained on
+    (when they agree: a model benched with the defaults plays the instances it learned
+    on, not another kind), else the scenario's default. Returns the note to print when
+    the models chose it.
+
+    Examples:
+        >>> ns = argparse.Namespace(instance=None, policies="local_ucb")
+        >>> resolve_instance(ns), ns.instance
+        (None, 'conflicting')
+    """
+    if args.instance is not None:
+        return None
+    kinds = trained_instance_kinds(args.policies)
+    if len(kinds) == 1:
+        args.instance = kinds.pop()
+        return (
+            f"fedbandit: instances of kind {args.instance!r}, the saved policies' training "
+            "kind (--instance to choose another)"
+        )
+    args.instance = Scenario.instance
+    return None
 
 
 def check_fresh_out(out: Path, overwrite: bool) -> None:
@@ -116,6 +184,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         ['random']
     """
     import_modules(args.imports)
+    note = resolve_instance(args)
+    if note:
+        print(note, file=sys.stderr)
     ids = parse_policies(
         args.policies, args.setting, args.instance in instance_names(linear=True), args.instance
     )

@@ -62,6 +62,30 @@ def test_a_model_is_evaluated_in_its_setting_on_held_out_instances(
     assert "trained in the 'local' setting" in capsys.readouterr().err
 
 
+def test_a_model_benched_with_the_defaults_plays_the_kind_it_was_trained_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 53, item 5: train defaults to ``biased``, bench to ``conflicting``; a model
+    trained and benched with the defaults was evaluated on the other kind (warned). Now
+    bench takes the listed models' kind unless --instance says otherwise."""
+    import warnings
+
+    from fedbandit_env.runner.evaluate import UntrainedConditionsWarning
+
+    path = _train(tmp_path / "m", "--setting", "local")
+    argv = ["bench", "--policies", f"a2c:{path},random", *SMALL, "--trials", "1",
+            "--setting", "local", "--held-out", "--no-plot"]  # fmt: skip
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UntrainedConditionsWarning)
+        assert main([*argv, "--out", str(tmp_path / "b")]) == 0
+    assert "the saved policies' training kind" in capsys.readouterr().err
+    config = json.loads((tmp_path / "b" / "config.json").read_text())
+    assert config["scenario"]["instance"] == "biased"
+    with pytest.warns(UntrainedConditionsWarning, match="trained on biased"):  # asked for
+        main([*argv, "--instance", "conflicting", "--out", str(tmp_path / "c")])
+
+
 def test_a_privileged_reward_is_recorded_and_marked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
