@@ -129,7 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
-        print("fedbandit: interrupted", file=sys.stderr)
+        args = list(sys.argv[1:] if argv is None else argv)
+        hint = ""
+        if args[:1] == ["bench"] and "--resume" not in args:
+            hint = " (rerun with --resume to go on: finished policies are kept)"
+        print(f"fedbandit: interrupted{hint}", file=sys.stderr)
         return 130
 
 

@@ -88,6 +88,76 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace the results of an earlier bench in --out (default: refuse)",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with an interrupted bench to the same --out: each policy it finished "
+        "(with the same options, scenario, trials and seed) is read back, not run again",
+    )
+
+
+PARTIAL = ".partial"
+"""The folder in ``--out`` where a bench keeps each policy's finished trials until the
+whole bench is written (what ``--resume`` reads back)."""
+
+
+def run_key(pid: str, kwargs: dict[str, Any], scenario: Scenario, args: argparse.Namespace) -> str:
+    """The digest of everything a policy's trials depend on: its id (a saved model's
+    bytes too), options, the scenario, trials, seed, recording and path.
+
+    Examples:
+        >>> ns = argparse.Namespace(trials=2, seed=0, record_every=0, interactive=False,
+        ...                         greedy=False)
+        >>> a = run_key("random", {}, Scenario(horizon=10), ns)
+        >>> a == run_key("random", {}, Scenario(horizon=10), ns), a == run_key(
+        ...     "random", {}, Scenario(horizon=11), ns)
+        (True, False)
+    """
+    import hashlib
+
+    model = ""
+    if is_model(pid):
+        from fedbandit_env.runner.sweep import _file_digest
+
+        model = _file_digest(pid.partition(":")[2])
+    record = {
+        "policy": pid, "model": model, "kwargs": kwargs, "scenario": scenario.to_dict(),
+        "trials": args.trials, "seed": args.seed, "record_every": args.record_every,
+        "interactive": args.interactive, "greedy": args.greedy,
+    }  # fmt: skip
+    text = json.dumps(record, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def save_partial(curves: RegretCurves, folder: Path, key: str) -> None:
+    """Keep one policy's finished trials (and their labels) for ``--resume``."""
+    from fedbandit_env.runner.sweep import save_run
+
+    save_run(curves, folder / f"{key}.npz")
+    meta = {k: v for k, v in curves.meta.items() if isinstance(v, int | float | str)}
+    record = {"policy": curves.policy, "setting": curves.setting, "seeds": curves.seeds.tolist(),
+              "meta": meta}  # fmt: skip
+    (folder / f"{key}.json").write_text(json.dumps(record))
+
+
+def load_partial(folder: Path, key: str) -> RegretCurves | None:
+    """What :func:`save_partial` kept under ``key`` (``None`` if nothing whole is)."""
+    data_path, meta_path = folder / f"{key}.npz", folder / f"{key}.json"
+    if not (data_path.is_file() and meta_path.is_file()):
+        return None
+    try:
+        record = json.loads(meta_path.read_text())
+        with np.load(data_path) as data:
+            curves = RegretCurves(
+                record["policy"], data["t"], data["regret"], data["seconds"],
+                comm_cost=data["comm_cost"], privacy_spent=data["privacy_spent"],
+                privacy_delta=float(data["privacy_delta"]), seeds=np.array(record["seeds"]),
+                setting=record["setting"],
+            )  # fmt: skip
+    except (OSError, ValueError, KeyError):
+        return None  # damaged: run it again
+    curves.meta.update(record["meta"])
+    return curves
 
 
 def trained_instance_kinds(policies: str | None) -> set[str]:
@@ -193,7 +263,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
-    check_fresh_out(args.out, getattr(args, "overwrite", False))
+    check_fresh_out(args.out, getattr(args, "overwrite", False) or getattr(args, "resume", False))
     preflight(args, ids)
     components = scenario.components
     problem = scenario.problem()
@@ -218,22 +288,31 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
         print(f"fedbandit: warning: {warning}", file=sys.stderr)
     curves = []
     start = time.perf_counter()
+    partial = Path(args.out) / PARTIAL
+    partial.mkdir(parents=True, exist_ok=True)
     for pid in ids:
         if is_model(pid):
             kwargs: dict[str, Any] = {"deterministic": True} if args.greedy else {}
         else:
             kwargs = policy_kwargs(pid, args, problem)
-        c = evaluate(
-            pid,
-            scenario,
-            kwargs,
-            trials=args.trials,
-            seed=args.seed,
-            record_every=record_every,
-            interactive=args.interactive,
-            workers=args.workers,
-            progress=not args.no_progress,
-        )
+        key = run_key(pid, kwargs, scenario, args)
+        kept = load_partial(partial, key) if getattr(args, "resume", False) else None
+        if kept is not None:
+            print(f"fedbandit: {pid}: read back from the interrupted bench", file=sys.stderr)
+            c = kept
+        else:
+            c = evaluate(
+                pid,
+                scenario,
+                kwargs,
+                trials=args.trials,
+                seed=args.seed,
+                record_every=record_every,
+                interactive=args.interactive,
+                workers=args.workers,
+                progress=not args.no_progress,
+            )
+            save_partial(c, partial, key)
         c.meta["lambda_2"] = lambda_2
         c.scenario = scenario.label  # rows that say what they are (two benches concatenated)
         if "rejected_messages" in c.meta:  # dropped as no honest sender's, all trials
@@ -283,6 +362,9 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
             written.append("regret.png")
         except MissingExtra as err:  # the results are written; the picture needs an extra
             print(f"fedbandit: no plot: {err}", file=sys.stderr)
+    import shutil
+
+    shutil.rmtree(partial, ignore_errors=True)  # the bench is whole: nothing to resume
     print(f"wrote {', '.join(str(out / w) for w in written)} in {elapsed:.1f}s")
     if any(np.isfinite(c.privacy_spent[-1]) and c.privacy_spent[-1] > 0 for c in curves):
         print(
@@ -297,4 +379,13 @@ def run(args: argparse.Namespace) -> None:
     bench(args)
 
 
-__all__ = ["add_arguments", "bench", "check_fresh_out", "run"]
+__all__ = [
+    "PARTIAL",
+    "add_arguments",
+    "bench",
+    "check_fresh_out",
+    "load_partial",
+    "run",
+    "run_key",
+    "save_partial",
+]

@@ -274,3 +274,38 @@ def test_a_second_bench_does_not_replace_the_first_without_a_word(tmp_path: Path
     assert stop.value.code == 2
     assert (tmp_path / "regret.csv").read_bytes() == first  # kept
     assert main([*argv, "--overwrite"]) == 0
+
+
+def test_an_interrupted_bench_resumes_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 53, items 3-4: bench could not resume after Ctrl-C (sweep could). The
+    policies it finished are read back, the rest run, and the results equal a bench that
+    was never interrupted."""
+    import fedbandit_env.cli.bench as bench_cli
+
+    argv = ["bench", "--policies", "local_ucb,random", "--horizon", "30", "--trials", "2",
+            "--no-plot", "--no-progress"]  # fmt: skip
+    assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
+    real = bench_cli.evaluate
+    calls: list[str] = []
+
+    def interrupted(pid: str, *a: object, **k: object) -> object:
+        calls.append(pid)
+        if pid == "random":
+            raise KeyboardInterrupt
+        return real(pid, *a, **k)
+
+    monkeypatch.setattr(bench_cli, "evaluate", interrupted)
+    out = tmp_path / "cut"
+    assert main([*argv, "--out", str(out)]) == 130
+    assert "rerun with --resume" in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(
+        bench_cli, "evaluate", lambda pid, *a, **k: (calls.append(pid), real(pid, *a, **k))[1]
+    )
+    assert main([*argv, "--out", str(out), "--resume"]) == 0
+    assert calls == ["random"]  # local_ucb was read back
+    assert "local_ucb: read back" in capsys.readouterr().err
+    assert (out / "regret.csv").read_bytes() == (tmp_path / "whole" / "regret.csv").read_bytes()
+    assert not (out / bench_cli.PARTIAL).exists()  # whole: nothing left to resume
