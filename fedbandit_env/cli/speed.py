@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train",
         action="store_true",
-        help="instead: PPO's training throughput through AgentVecEnv vs constant envs",
+        help="instead: PPO's training throughput through AgentVecEnv vs constant envs, and "
+        "the batched PPO loop against SB3's",
     )
 
 
@@ -58,6 +59,16 @@ def run(args: argparse.Namespace) -> None:
                 f"constant env {r['plain']:8.0f} | the env's share of training time "
                 f"{100 * r['env_share']:5.1f}%"
             )
+        from fedbandit_env.rl.throughput import batched_speedup
+
+        steps = 20_000 if args.quick else 200_000
+        print(f"PPO with the arms net, neighbours, 10 agents, 5 arms, T=200, {steps} agent-steps")
+        b = batched_speedup("neighbours", steps)
+        print(
+            f"SB3 PPO (1 copy, as fedbandit train) {b['sb3']:8.0f} agent-steps/s | SB3 PPO "
+            f"(64 copies) {b['sb3_64']:8.0f} | batched PPO (64 copies) {b['batched']:8.0f} | "
+            f"batched/SB3 {b['vs_sb3']:5.1f}x, batched/SB3-64 {b['vs_sb3_64']:5.1f}x"
+        )
         return
     from fedbandit_env.runner.speed import run as run_speed
 

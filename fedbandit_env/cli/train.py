@@ -99,7 +99,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cooperative UCB do) where the setting carries messages",
     )
     parser.add_argument(
-        "--copies", type=int, default=1, help="env copies per batch (more instances per update)"
+        "--copies",
+        type=int,
+        default=None,
+        help="env copies per batch (more instances per update; default 1, 64 with --batched)",
+    )
+    parser.add_argument(
+        "--batched",
+        action="store_true",
+        help="ppo: train on the vector env with a batched PPO loop (fedbandit_env.rl."
+        "batched_ppo) instead of SB3's; the same policies and saved model",
     )
     hide_bench_options(parser)
 
@@ -265,8 +274,9 @@ def run(args: argparse.Namespace) -> None:
         args.out,
         seed=args.seed,
         threads=args.threads,
-        copies=args.copies,
+        copies=args.copies if args.copies is not None else (64 if args.batched else 1),
         net=args.net,
+        batched=args.batched,
         progress=not args.no_progress,
         episode_lengths=args.episode_lengths,
     )

@@ -97,4 +97,47 @@ def training_throughput(
     return rates
 
 
-__all__ = ["ConstantEnv", "training_throughput"]
+def batched_speedup(
+    setting: str = "neighbours",
+    timesteps: int = 100_000,
+    n_agents: int = 10,
+    n_arms: int = 5,
+    horizon: int = 200,
+    net: str = "arms",
+) -> dict[str, float]:
+    """Agent-steps per second of PPO trained three ways on the same setting, one torch
+    thread each, in one run: SB3's PPO as ``fedbandit train`` runs it (one env copy),
+    SB3's PPO on 64 copies of the vector env, and the batched loop
+    (:mod:`fedbandit_env.rl.batched_ppo`, 64 copies). Returns the three rates and the
+    batched loop's ratios to the other two.
+
+    Examples:
+        >>> r = batched_speedup("local", timesteps=400, n_agents=2, n_arms=3, horizon=10)
+        >>> sorted(r)
+        ['batched', 'sb3', 'sb3_64', 'vs_sb3', 'vs_sb3_64']
+    """
+    import tempfile
+
+    from fedbandit_env.rl.train import train_model
+    from fedbandit_env.settings import get_setting
+
+    epsilon = 1.0 if get_setting(setting).private else None
+    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
+                        instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
+    stack = LearnerStack.for_setting(setting, epsilon)
+    import json
+    from pathlib import Path
+
+    rates = {}
+    for name, copies, batched in (("sb3", 1, False), ("sb3_64", 64, False), ("batched", 64, True)):
+        with tempfile.TemporaryDirectory() as out:  # rates of the training loops themselves
+            train_model("ppo", scenario, stack, timesteps, out, copies=copies, net=net,
+                        batched=batched)  # fmt: skip
+            record = json.loads((Path(out) / "train.json").read_text())
+            rates[name] = float(record["agent_steps_per_s"])
+    rates["vs_sb3"] = rates["batched"] / rates["sb3"]
+    rates["vs_sb3_64"] = rates["batched"] / rates["sb3_64"]
+    return rates
+
+
+__all__ = ["ConstantEnv", "batched_speedup", "training_throughput"]

@@ -57,6 +57,7 @@ def train_model(
     copies: int = 1,
     net: str = "mlp",
     episode_lengths: tuple[int, int] | None = None,
+    batched: bool = False,
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -85,6 +86,10 @@ def train_model(
             each episode), with ``high`` the scenario's horizon; recorded as the stack's
             ``min_horizon`` and ``horizon``. Pair it with ``stack.horizon_free``: a model
             that reads the step scaled by the horizon learns nothing general from it.
+        batched: PPO only: train with :mod:`fedbandit_env.rl.batched_ppo` (every agent of
+            ``copies`` envs in one forward pass a step, a whole episode per rollout, four
+            epochs of four minibatches) instead of SB3's loop; the same policy classes and
+            saved model. Needs the stack's vector form and whole episodes.
 
     Returns:
         The saved model's path.
@@ -133,7 +138,19 @@ def train_model(
         raise ValueError(
             f"net='arms' is an actor-critic on the agent's statistics: ppo or a2c, not {algo!r}"
         )
+    if batched and (algo != "ppo" or episode_lengths is not None):
+        raise ValueError(
+            "batched training is PPO on whole episodes: not "
+            + (algo if algo != "ppo" else "with episode_lengths")
+        )
     venv: Any
+    if batched:
+        why = unsupported(stack.make_env(scenario))
+        if why is not None:
+            raise ValueError(f"batched training runs on the vector env, which {why}")
+        venv = VectorAgentVecEnv.for_stack(stack, scenario, copies=copies)
+        return _train_batched(algo, scenario, stack, venv, timesteps, out, seed, used, copies,
+                              net, progress)  # fmt: skip
     if unsupported(stack.make_env(scenario)) is None:  # the vector env: envs in lockstep
         venv = VectorAgentVecEnv.for_stack(
             stack, scenario, copies=copies, episode_lengths=episode_lengths
@@ -176,13 +193,69 @@ def train_model(
         "episode_lengths": list(episode_lengths) if episode_lengths else None,
         "torch_threads": used,
         "seconds": seconds,
-        "agent_steps_per_s": timesteps / seconds if seconds > 0 else float("nan"),
+        "agent_steps": int(model.num_timesteps),  # whole rollouts: at least timesteps
+        "agent_steps_per_s": model.num_timesteps / seconds if seconds > 0 else float("nan"),
         "last_episode_returns_mean": sum(returns) / len(returns) if returns else None,
         "last_episodes": stats.summary(),
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
     record["versions"] = package_versions()
+    write_text_atomic(folder / "train.json", strict_json(record, indent=2) + "\n")
+    return path
+
+
+def _train_batched(
+    algo: str,
+    scenario: Scenario,
+    stack: LearnerStack,
+    venv: Any,
+    timesteps: int,
+    out: str | Path,
+    seed: int,
+    threads: int,
+    copies: int,
+    net: str,
+    progress: bool,
+) -> Path:
+    """:func:`train_model` with ``batched=True`` (its arguments checked there)."""
+    import stable_baselines3 as sb3
+
+    from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
+    from fedbandit_env.rl.batched_ppo import BatchedPPOConfig, train_batched
+
+    kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
+    kwargs |= {"n_steps": scenario.horizon, "batch_size": scenario.horizon * venv.num_envs // 4}
+    policy: Any = "MlpPolicy"
+    if net == "arms":
+        policy = ArmScoringPolicy
+        kwargs["policy_kwargs"] = arm_policy_kwargs(venv)
+    model = sb3.PPO(policy, venv, **kwargs)
+    config = BatchedPPOConfig()
+    result = train_batched(model, venv, timesteps, config, seed=seed, progress=progress)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.zip"
+    model.save(path)
+    stack.save(path)
+    record = {
+        "algo": algo,
+        "batched": True,
+        "timesteps": timesteps,
+        "agent_steps": result["agent_steps"],
+        "seed": seed,
+        "copies": copies,
+        "net": net,
+        "episode_lengths": None,
+        "torch_threads": threads,
+        "seconds": result["seconds"],
+        "agent_steps_per_s": result["agent_steps_per_s"],
+        "last_episode_regret": result["last_episode_regret"],
+        "config": asdict(config),
+        "scenario": scenario.to_dict(),
+        "stack": asdict(stack),
+        "versions": package_versions(),
+    }
     write_text_atomic(folder / "train.json", strict_json(record, indent=2) + "\n")
     return path
 

@@ -1,0 +1,74 @@
+"""The batched PPO loop (``fedbandit train ppo --batched``): GAE as defined, a saved model
+that ``bench`` evaluates like any, refusals, and (slow) that it learns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedbandit_env.rl import LearnerStack
+from fedbandit_env.rl.batched_ppo import BatchedPPOConfig, gae
+from fedbandit_env.rl.train import train_model
+from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.scenario.scenario import Scenario
+
+
+def test_gae_is_the_discounted_sum_of_td_errors() -> None:
+    """A_t = sum_k (gamma lambda)^k delta_{t+k}, delta_t = r_t + gamma V_{t+1} - V_t, the
+    episode ending after the last step (V_T = 0); returns = A + V."""
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=(7, 3)), rng.normal(size=(7, 3))
+    gamma, lam = 0.9, 0.8
+    adv, ret = gae(rewards, values, gamma, lam)
+    nxt = np.vstack([values[1:], np.zeros((1, 3))])
+    delta = rewards + gamma * nxt - values
+    for t in range(7):
+        expect = sum((gamma * lam) ** k * delta[t + k] for k in range(7 - t))
+        np.testing.assert_allclose(adv[t], expect, rtol=1e-12)
+    np.testing.assert_allclose(ret, adv + values)
+
+
+def test_a_batched_model_is_saved_and_benched_like_any(tmp_path: Path) -> None:
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", setting="neighbours")
+    stack = LearnerStack.for_setting("neighbours")
+    path = train_model("ppo", scenario, stack, 500, tmp_path, copies=4, net="arms", batched=True)
+    record = json.loads((tmp_path / "train.json").read_text())
+    assert record["batched"] and record["agent_steps"] == 5 * 10 * 4 * 3  # whole rollouts
+    assert record["config"] == BatchedPPOConfig().__dict__
+    held = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", instances="held_out",
+                    setting="neighbours")  # fmt: skip
+    curves = evaluate(f"ppo:{path}", held, trials=3)
+    assert curves.regret.shape == (3, 3, 10) and np.isfinite(curves.regret).all()
+
+
+def test_batched_training_refuses_what_it_does_not_run(tmp_path: Path) -> None:
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", setting="local")
+    stack = LearnerStack.for_setting("local")
+    with pytest.raises(ValueError, match="batched training is PPO on whole episodes: not a2c"):
+        train_model("a2c", scenario, stack, 100, tmp_path, batched=True)
+    with pytest.raises(ValueError, match="with episode_lengths"):
+        train_model("ppo", scenario, stack, 100, tmp_path, batched=True, episode_lengths=(5, 10))
+    with pytest.raises(ValueError, match="epochs and minibatches must be >= 1"):
+        BatchedPPOConfig(epochs=0)
+
+
+@pytest.mark.slow
+def test_batched_ppo_learns_to_beat_a_lone_learner_in_neighbours(tmp_path: Path) -> None:
+    """1.3M agent-steps on train instances (``neighbours``, N = 10, M = 5, T = 200): on
+    100 held-out instances the model's regret is below local Thompson sampling's (which
+    cannot see the global means) on average, by more than the paired interval."""
+    scenario = Scenario(n_agents=10, n_arms=5, horizon=200, instance="biased",
+                        setting="neighbours")  # fmt: skip
+    stack = LearnerStack.for_setting("neighbours")
+    path = train_model("ppo", scenario, stack, 1_280_000, tmp_path, copies=64, net="arms",
+                       batched=True, seed=0)  # fmt: skip
+    held = Scenario(n_agents=10, n_arms=5, horizon=200, instance="biased",
+                    instances="held_out", setting="neighbours")  # fmt: skip
+    ours = evaluate(f"ppo:{path}", held, trials=100).final_per_agent
+    lone = evaluate("local_ts", held, trials=100).final_per_agent
+    diff = ours - lone
+    half = 1.96 * diff.std(ddof=1) / np.sqrt(diff.size)
+    assert diff.mean() + half < 0, (ours.mean(), lone.mean())
