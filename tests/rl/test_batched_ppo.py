@@ -34,9 +34,9 @@ def test_gae_is_the_discounted_sum_of_td_errors() -> None:
 def test_a_batched_model_is_saved_and_benched_like_any(tmp_path: Path) -> None:
     scenario = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", setting="neighbours")
     stack = LearnerStack.for_setting("neighbours")
-    path = train_model("ppo", scenario, stack, 500, tmp_path, copies=4, net="arms", batched=True)
+    path = train_model("ppo", scenario, stack, 1400, tmp_path, copies=4, net="arms", batched=True)
     record = json.loads((tmp_path / "train.json").read_text())
-    assert record["batched"] and record["agent_steps"] == 5 * 10 * 4 * 3  # whole rollouts
+    assert record["batched"] and record["agent_steps"] == 5 * 25 * 4 * 3  # whole rollouts
     assert record["config"] == BatchedPPOConfig().__dict__
     held = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", instances="held_out",
                     setting="neighbours")  # fmt: skip
@@ -57,12 +57,13 @@ def test_batched_training_refuses_what_it_does_not_run(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_batched_ppo_learns_to_beat_a_lone_learner_in_neighbours(tmp_path: Path) -> None:
-    """1.3M agent-steps on train instances (``neighbours``, N = 10, M = 5, T = 200): on
-    100 held-out instances the model's regret is below local Thompson sampling's (which
-    cannot see the global means) on average, by more than the paired interval."""
+    """1.28M agent-steps on train instances (``neighbours``, N = 10, M = 5, T = 200, the
+    honest cooperative reward ``team_value``): on 100 held-out instances the model's
+    regret is below local Thompson sampling's (which cannot see the global means) by
+    more than the paired interval (measured: 9.1 against 16.4 on 300)."""
     scenario = Scenario(n_agents=10, n_arms=5, horizon=200, instance="biased",
                         setting="neighbours")  # fmt: skip
-    stack = LearnerStack.for_setting("neighbours")
+    stack = LearnerStack.for_setting("neighbours", reward="team_value")
     path = train_model("ppo", scenario, stack, 1_280_000, tmp_path, copies=64, net="arms",
                        batched=True, seed=0)  # fmt: skip
     held = Scenario(n_agents=10, n_arms=5, horizon=200, instance="biased",
