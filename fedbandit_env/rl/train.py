@@ -179,11 +179,6 @@ def train_model(
     model.learn(total_timesteps=timesteps, callback=[_progress(timesteps, algo, progress), stats])
     seconds = time.perf_counter() - start
     returns = [float(e["r"]) for e in model.ep_info_buffer]  # the last 100 agent-episodes
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "model.zip"
-    model.save(path)
-    stack.save(path)
     record = {
         "algo": algo,
         "timesteps": timesteps,
@@ -200,7 +195,24 @@ def train_model(
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
-    record["versions"] = package_versions()
+    return save_trained(model, stack, out, record)
+
+
+def save_trained(model: Any, stack: LearnerStack, out: str | Path, record: dict[str, Any]) -> Path:
+    """Save ``out/model.zip``, its stack beside it, and ``out/train.json`` (``record``
+    with the packages' versions); returns the model's path.
+
+    Examples:
+        >>> import inspect  # train_model and the batched trainer both end here
+        >>> list(inspect.signature(save_trained).parameters)
+        ['model', 'stack', 'out', 'record']
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.zip"
+    model.save(path)
+    stack.save(path)
+    record = {**record, "versions": package_versions()}
     write_text_atomic(folder / "train.json", strict_json(record, indent=2) + "\n")
     return path
 
@@ -233,11 +245,6 @@ def _train_batched(
     model = sb3.PPO(policy, venv, **kwargs)
     config = BatchedPPOConfig()
     result = train_batched(model, venv, timesteps, config, seed=seed, progress=progress)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "model.zip"
-    model.save(path)
-    stack.save(path)
     record = {
         "algo": algo,
         "batched": True,
@@ -254,10 +261,8 @@ def _train_batched(
         "config": asdict(config),
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
-        "versions": package_versions(),
     }
-    write_text_atomic(folder / "train.json", strict_json(record, indent=2) + "\n")
-    return path
+    return save_trained(model, stack, out, record)
 
 
 def episode_stats(window: int = 100) -> Any:
@@ -334,4 +339,4 @@ def _progress(total: int, label: str, show: bool) -> Any:
     return Progress()
 
 
-__all__ = ["episode_stats", "set_torch_threads", "train_model"]
+__all__ = ["episode_stats", "save_trained", "set_torch_threads", "train_model"]
