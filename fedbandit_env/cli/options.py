@@ -295,6 +295,8 @@ def scenario_from_args(args: argparse.Namespace) -> Scenario:
         (6, (2, 2, 2), 'star')
     """
     components = args.components
+    if args.instance is None:  # bench's "the saved models' kind, else the default"
+        args.instance = Scenario.instance
     linear = args.instance in instance_names(linear=True)
     dim = (args.dim or 10) if linear else args.dim
     arms = args.arms if args.arms is not None else (dim * dim if linear else Scenario.n_arms)
