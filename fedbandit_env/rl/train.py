@@ -241,7 +241,7 @@ def _train_batched(
     policy: Any = "MlpPolicy"
     if net == "arms":
         policy = ArmScoringPolicy
-        kwargs["policy_kwargs"] = arm_policy_kwargs(venv)
+        kwargs["policy_kwargs"] = arm_policy_kwargs(venv, hidden=32)  # batched_ppo's reading
     model = sb3.PPO(policy, venv, **kwargs)
     config = BatchedPPOConfig()
     result = train_batched(model, venv, timesteps, config, seed=seed, progress=progress)
