@@ -125,6 +125,7 @@ def _audit(policy: type[EpochIndexPolicy], runs: int) -> Any:
     return audit_env(make_env, 0.0, 1.0, team, observe, runs=runs, seed=5)
 
 
+@pytest.mark.slow  # 12,000 runs per input: about 30 s each (CI runs it)
 @pytest.mark.parametrize(("policy", "caught"), [(EpochIndexPolicy, False), (HalfNoise, True)])
 def test_another_agents_view_audit(policy: type[EpochIndexPolicy], caught: bool) -> None:
     r = _audit(policy, 12_000)
