@@ -159,7 +159,7 @@ class Requirements:
             means), so it needs them in a known finite range: a scenario with a clip
             range clips them (:class:`~fedbandit_env.wrappers.ClipRewards`) before the
             policy sees them.
-        gamma: Hops a message travels under the ``"local"`` protocol.
+        gamma: Hops a message travels under the ``"gamma_hops"`` protocol.
 
     Examples:
         >>> both = Requirements(message_dim=4, public_dim=2).merge(Requirements(epsilon=1.0))
@@ -174,6 +174,12 @@ class Requirements:
     participation: float = 1.0
     bounded_rewards: bool = False
     gamma: int = 1
+
+    def __post_init__(self) -> None:
+        from fedbandit_env.protocols import protocol_name
+
+        if self.protocol is not None:  # a former name (a plugin's, a saved one) reads on
+            object.__setattr__(self, "protocol", protocol_name(self.protocol))
 
     def merge(self, other: Requirements) -> Requirements:
         """The requirements of running both (longest messages, smallest epsilon).

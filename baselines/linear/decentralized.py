@@ -1,5 +1,5 @@
 """Decentralized FedUCB (Dubey & Pentland, Sec. 4.2) over the LOCAL protocol
-(:class:`~fedbandit_env.protocols.LocalProtocol`: a message travels ``gamma`` hops, one
+(:class:`~fedbandit_env.protocols.GammaHops`: a message travels ``gamma`` hops, one
 a step), without privacy, with PRIVATIZER as published, or privately corrected.
 
 Our copy of the paper has the section's text but not the appendix's pseudo-code; the
@@ -86,7 +86,7 @@ class DecFedLinUCB(TreePrivateLinUCB):
     Examples:
         >>> pol = DecFedLinUCB(gamma=2)
         >>> pol.requirements(4, 9).protocol, pol.requirements(4, 9).gamma
-        ('local', 2)
+        ('gamma_hops', 2)
         >>> private = DecFedLinUCB(gamma=2, sync="fixed", epsilon=1.0, calibration="gdp")
         >>> private.privacy_epsilon(4, 9)
         1.0
@@ -100,7 +100,7 @@ class DecFedLinUCB(TreePrivateLinUCB):
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """A header of 3 (the linear env adds the statistic) over LOCAL with ``gamma``."""
-        return Requirements(message_dim=HEADER, protocol="local", gamma=self.gamma)
+        return Requirements(message_dim=HEADER, protocol="gamma_hops", gamma=self.gamma)
 
     def reset(self, spec: AgentSpec, seed: SeedLike = None) -> None:
         """``gamma`` empty estimators, and a tree (with its first noise) for each."""

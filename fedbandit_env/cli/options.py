@@ -18,6 +18,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from fedbandit_env import registry
 from fedbandit_env.network.graph import GRAPH_KINDS
 from fedbandit_env.problems.mab import NOISE_KINDS
-from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.protocols import PROTOCOL_ALIASES, PROTOCOLS
 from fedbandit_env.registry import model_label
 from fedbandit_env.runner.evaluate import is_model
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, FAULTS
@@ -155,6 +156,7 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
+        type=renamed_protocol,
         default=d.protocol,
         help="delivery rule for policies that talk",
     )
@@ -229,6 +231,24 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
             choices=option.choices,
             help=f"{option.help} ({', '.join(ids)})",
         )
+
+
+def renamed_protocol(text: str) -> str:
+    """``--protocol``'s value under its current name: a former name
+    (:data:`~fedbandit_env.protocols.PROTOCOL_ALIASES`) is read as the new one, with a
+    line on stderr saying so.
+
+    Examples:
+        >>> renamed_protocol("server")
+        'server'
+        >>> renamed_protocol("local")  # prints the renaming on stderr
+        'gamma_hops'
+    """
+    if text in PROTOCOL_ALIASES:
+        new = PROTOCOL_ALIASES[text]
+        print(f"fedbandit: --protocol {text} is now called {new}", file=sys.stderr)
+        return new
+    return text
 
 
 def parse_clip(text: str) -> tuple[float, float]:

@@ -10,13 +10,14 @@ Example::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from fedbandit_env import registry
 from fedbandit_env.cli.options import add_setting_options, scenario_from_args
 from fedbandit_env.extras import require
-from fedbandit_env.rl.common import REWARDS
+from fedbandit_env.rl.common import REWARD_ALIASES, REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
 from fedbandit_env.scenario.instances import instance_names
 
@@ -42,6 +43,21 @@ BENCH_ONLY: dict[str, str] = {
 ``fedbandit train`` refuses them, and the registered policies' options, by name."""
 
 
+def renamed_reward(text: str) -> str:
+    """``--reward``'s value under its current name (``local`` is now ``own``: see
+    :data:`~fedbandit_env.rl.common.REWARD_ALIASES`), saying so on stderr.
+
+    Examples:
+        >>> renamed_reward("team_value")
+        'team_value'
+    """
+    if text in REWARD_ALIASES:
+        new = REWARD_ALIASES[text]
+        print(f"fedbandit: --reward {text} is now called {new}", file=sys.stderr)
+        return new
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The algorithm, the setting options, ``--timesteps``, ``--reward``, ``--threads``.
 
@@ -50,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> add_arguments(p)
         >>> a = p.parse_args(["ppo", "--timesteps", "1000"])
         >>> a.algo, a.timesteps, a.horizon, a.setting, a.reward
-        ('ppo', 1000, 200, 'local', 'local')
+        ('ppo', 1000, 200, 'local', 'own')
     """
     parser.add_argument(
         "algo",
@@ -63,8 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reward",
         choices=REWARDS,
-        default="local",
-        help="local: the agent's own reward (what it observes); team_value: the team's "
+        type=renamed_reward,
+        default="own",
+        help="own: the agent's own reward (what it observes); team_value: the team's "
         "estimate of the pulled arm's global mean from the agent's own means and those "
         "it hears (honest, cooperative); neg_regret: minus the agent's regret against the "
         "global means; team: minus the agents' mean regret (these two privileged: "

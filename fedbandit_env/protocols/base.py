@@ -81,7 +81,7 @@ class Protocol(ABC):
     per_sender: bool = True
     """Whether every receiver of a sender gets the same content in a step (what the
     batched core's sender-indexed messages need; ``False`` for relays whose copies
-    differ by receiver, such as :class:`~fedbandit_env.protocols.LocalProtocol`)."""
+    differ by receiver, such as :class:`~fedbandit_env.protocols.GammaHops`)."""
 
     has_server: bool = False
     """Whether a server sends agents messages (the env then adds ``server`` and

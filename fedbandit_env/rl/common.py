@@ -4,6 +4,7 @@ arm space and the packing of arms into env actions are
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,14 +13,18 @@ from gymnasium import spaces
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.flatten import flatten_batch
 
-REWARDS = ("local", "team_value", "neg_regret", "team")
+REWARDS = ("own", "team_value", "neg_regret", "team")
 PRIVILEGED_REWARDS = ("neg_regret", "team")
+REWARD_ALIASES = {"local": "own"}
+"""Former reward names, still read (saved stacks, old scripts): ``"local"`` is now
+``"own"``, so that "local" means one thing (the setting without messages)."""
 
 
 def check_reward(reward: str) -> str:
     """Validate the learner's reward signal:
 
-    - ``"local"``: the env's reward, what the agent observes (the default);
+    - ``"own"``: the env's reward, what the agent observes (the default; formerly
+      ``"local"``, still read with a ``DeprecationWarning``);
     - ``"team_value"`` (honest, cooperative): the team's estimate of the global mean of
       the arm the agent pulled, from what the agent observes only
       (:func:`team_value`): its own mean of that arm and the means its neighbours sent.
@@ -37,9 +42,15 @@ def check_reward(reward: str) -> str:
       best arm - exactly the bias the federation exists to overcome.
 
     Examples:
-        >>> check_reward("local")
-        'local'
+        >>> check_reward("own")
+        'own'
     """
+    if reward in REWARD_ALIASES:
+        new = REWARD_ALIASES[reward]
+        warnings.warn(
+            f"the reward {reward!r} is now called {new!r}", DeprecationWarning, stacklevel=2
+        )
+        reward = new
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
     return reward
@@ -104,7 +115,7 @@ def learner_rewards(
         >>> learner_rewards("team", {"a": 1.0, "b": 0.0}, infos, ["a"])
         [-0.5]
     """
-    if reward == "local":
+    if reward == "own":
         return [float(rewards[a]) for a in agents]
     if reward == "team_value":
         if observations is None:

@@ -46,7 +46,7 @@ class AgentVecEnv(VecEnv):
     Args:
         env: A parallel env, or a sequence of copies (same spaces and agents), with any
             stack of wrappers; all agents must share spaces.
-        reward: ``"local"``, ``"neg_regret"`` or ``"team"``
+        reward: ``"own"``, ``"neg_regret"`` or ``"team"``
             (:func:`~fedbandit_env.rl.common.check_reward`).
         flatten: Present observations as one float32 ``Box``.
         message_fn: Each learner's message when the env carries messages (default zeros).
@@ -79,7 +79,7 @@ class AgentVecEnv(VecEnv):
     def __init__(
         self,
         env: ParallelEnv[Any, Any, Any] | Sequence[ParallelEnv[Any, Any, Any]],
-        reward: str = "local",
+        reward: str = "own",
         flatten: bool = True,
         message_fn: MessageFn | None = None,
         scale: bool = False,

@@ -31,7 +31,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
             only for the other agents' actions (its member for the learner stays idle),
             unless ``speak="team"``.
         agent: The learner.
-        reward: ``"local"`` (the learner's own reward), ``"neg_regret"`` (minus its
+        reward: ``"own"`` (the learner's own reward), ``"neg_regret"`` (minus its
             pseudo-regret) or ``"team"`` (minus the agents' mean pseudo-regret): the last
             two are privileged information, for training signals only
             (:func:`~fedbandit_env.rl.common.check_reward`).
@@ -65,7 +65,7 @@ class SingleAgentEnv(gym.Env[Any, np.int64]):
         env: ParallelEnv[Any, Any, Any],
         others: Team,
         agent: AgentID = "agent_0",
-        reward: str = "local",
+        reward: str = "own",
         flatten: bool = True,
         message_fn: MessageFn | None = None,
         speak: str = "own",
@@ -155,7 +155,7 @@ def make_single_agent(
     setting: str = "local",
     epsilon: float | None = None,
     instances: str = "train",
-    reward: str = "local",
+    reward: str = "own",
     **scenario: Any,
 ) -> SingleAgentEnv:
     """The single-agent view as Gymnasium makes it: ``agent_0`` learns in an information

@@ -19,7 +19,7 @@ from pettingzoo import ParallelEnv
 
 from fedbandit_env.files import write_text_atomic
 from fedbandit_env.policies import Requirements
-from fedbandit_env.rl.common import PRIVILEGED_REWARDS
+from fedbandit_env.rl.common import PRIVILEGED_REWARDS, REWARD_ALIASES
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.type_aliases import AgentID, Observation
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
@@ -39,7 +39,7 @@ class LearnerStack:
             means arrive in ``messages`` through the scenario's protocol.
         setting: The information setting the model was trained in (``None``: none
             named); evaluating it in another fails with a clear message.
-        reward: What it was trained on: ``"local"`` (its own reward, what the agent
+        reward: What it was trained on: ``"own"`` (its own reward, what the agent
             observes), ``"team_value"`` (honest: the team's estimate of the pulled
             arm's global mean from the agent's own means and the ones it hears),
             ``"neg_regret"`` or ``"team"`` (privileged: the agent's or the team's regret
@@ -76,7 +76,7 @@ class LearnerStack:
     epsilon: float | None = None
     share_means: bool = False
     setting: str | None = None
-    reward: str = "local"
+    reward: str = "own"
     distribution: str = ""
     scale: bool = False
     statistics: bool = True
@@ -87,6 +87,8 @@ class LearnerStack:
     share_counts: bool = False
 
     def __post_init__(self) -> None:
+        if self.reward in REWARD_ALIASES:  # a stack saved under the former name
+            object.__setattr__(self, "reward", REWARD_ALIASES[self.reward])
         if self.share_counts and not self.share_means:
             raise ValueError("share_counts adds pull shares to the means a learner sends")
         if self.horizon_free and not self.statistics and self.epsilon is None:

@@ -41,7 +41,7 @@ def vector_learner_rewards(
         >>> vector_learner_rewards("team", np.zeros((1, 2)), infos, {}).tolist()
         [[-0.5, -0.5]]
     """
-    if reward == "local":
+    if reward == "own":
         return np.asarray(rewards, dtype=np.float64)
     if reward == "neg_regret":
         return -np.asarray(infos["regret"], dtype=np.float64)
@@ -89,7 +89,7 @@ class VectorAgentVecEnv(VecEnv):
         venv: The vector env with the learner's stack in vector form
             (:meth:`LearnerStack.make_vec <fedbandit_env.rl.LearnerStack.make_vec>`).
         agent_space: One agent's PettingZoo observation space (the flat layout).
-        reward: ``"local"``, ``"neg_regret"``, ``"team"`` or ``"team_value"``.
+        reward: ``"own"``, ``"neg_regret"``, ``"team"`` or ``"team_value"``.
         message_fn: Every agent's message (``obs -> (B, N, D)``; default zeros).
         scale: Map every bounded entry of the flat observation onto ``[-1, 1]``.
         torch_threads: torch's intra-op threads (default 1; ``None``: leave as is).
@@ -115,7 +115,7 @@ class VectorAgentVecEnv(VecEnv):
         self,
         venv: Any,
         agent_space: spaces.Dict,
-        reward: str = "local",
+        reward: str = "own",
         message_fn: VectorMessageFn | None = None,
         scale: bool = False,
         torch_threads: int | None = 1,

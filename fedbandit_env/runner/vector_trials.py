@@ -33,9 +33,9 @@ def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
         >>> from fedbandit_env.scenario import Scenario
         >>> vector_unsupported(Scenario(n_agents=3, n_arms=2, horizon=5), None) is None
         True
-        >>> vector_unsupported(Scenario(n_agents=3, n_arms=2, horizon=5, protocol="local"),
+        >>> vector_unsupported(Scenario(n_agents=3, n_arms=2, horizon=5, protocol="gamma_hops"),
         ...                    Requirements(message_dim=2))
-        'the protocol local (its copies differ by receiver)'
+        'the protocol gamma_hops (its copies differ by receiver)'
     """
     if scenario.linear:
         return "a linear bandit"

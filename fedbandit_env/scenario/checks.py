@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from fedbandit_env.network.graph import check_graph
 from fedbandit_env.privacy.mechanisms import NOISES, clip_range
 from fedbandit_env.problems.mab import NOISE_KINDS
-from fedbandit_env.protocols import PROTOCOLS
+from fedbandit_env.protocols import PROTOCOLS, protocol_name
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, check_faults
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int
@@ -61,7 +61,9 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         check_int(name, getattr(s, name), minimum)
     _choice("instance", s.instance, instance_names())
     _choice("noise", s.noise, NOISE_KINDS)
-    _choice("protocol", s.protocol, list(PROTOCOLS))
+    if s.protocol != protocol_name(s.protocol):
+        fixed["protocol"] = protocol_name(s.protocol)
+    _choice("protocol", fixed.get("protocol", s.protocol), list(PROTOCOLS))
     _choice("estimator", s.estimator, ESTIMATORS)
     _choice("privacy_noise", s.privacy_noise, NOISES)
     _choice("instances", s.instances, INSTANCE_SPLITS)

@@ -155,7 +155,7 @@ def test_train_with_the_arms_net_saves_loads_and_benches(
 
 
 def test_the_team_reward_is_minus_the_agents_mean_regret() -> None:
-    local = AgentVecEnv(_env("local")[1], reward="local")
+    local = AgentVecEnv(_env("local")[1], reward="own")
     team = AgentVecEnv(_env("local")[1], reward="team")
     mine = AgentVecEnv(_env("local")[1], reward="neg_regret")
     for venv in (local, team, mine):

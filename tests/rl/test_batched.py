@@ -188,8 +188,8 @@ def test_stacks_it_does_not_model_are_named() -> None:
     assert unsupported(MessageDelay(env, 1, max_delay=3)) == "random message delays"
     calls = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="neighbour_gossip")
     assert unsupported(LearnerStack(share_means=True).make_env(calls)) is None  # vector routes it
-    relay = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="local")
-    assert "LocalProtocol" in str(unsupported(LearnerStack(share_means=True).make_env(relay)))
+    relay = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="gamma_hops")
+    assert "GammaHops" in str(unsupported(LearnerStack(share_means=True).make_env(relay)))
 
     class Recurrent:
         class policy:  # what sb3-contrib's RecurrentPPO carries

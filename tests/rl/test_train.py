@@ -29,7 +29,7 @@ def test_train_saves_the_setting_the_instances_and_an_honest_reward(tmp_path: Pa
     stack = LearnerStack.load(path)
     assert (stack.setting, stack.reward, stack.share_means, stack.scale) == (
         "neighbours",
-        "local",
+        "own",
         True,
         True,
     )
@@ -224,3 +224,36 @@ def test_a_model_off_its_training_horizon_or_instances_is_flagged(tmp_path: Path
         evaluate(spec, Scenario(**{**trained.to_dict(), "horizon": 40}), trials=1)
     with pytest.warns(UntrainedConditionsWarning, match="instances conflicting"):
         evaluate(spec, Scenario(**{**trained.to_dict(), "instance": "conflicting"}), trials=1)
+
+
+def test_former_names_read_as_the_new_ones(tmp_path: Path) -> None:
+    """``--reward local`` and ``--protocol local`` were renamed (``own``, ``gamma_hops``)
+    so that "local" names one thing; saved stacks and old commands still read."""
+    import warnings
+
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.protocols import GammaHops, make_protocol
+    from fedbandit_env.rl.common import check_reward
+    from fedbandit_env.scenario.scenario import Scenario
+
+    with pytest.warns(DeprecationWarning, match="own"):
+        assert check_reward("local") == "own"
+    with pytest.warns(DeprecationWarning, match="gamma_hops"):
+        assert isinstance(make_protocol("local", gamma=2), GammaHops)
+    with pytest.warns(DeprecationWarning):
+        assert Scenario(n_agents=3, n_arms=2, protocol="local").protocol == "gamma_hops"
+    with pytest.warns(DeprecationWarning):
+        assert Requirements(protocol="local").protocol == "gamma_hops"
+    with pytest.warns(DeprecationWarning):
+        from fedbandit_env.protocols import LocalProtocol  # the class's former name
+    assert LocalProtocol is GammaHops
+    from fedbandit_env.rl.stack import sidecar
+
+    path = _train(tmp_path / "m", "--setting", "neighbours", "--reward", "local")
+    side = sidecar(path)
+    fields = json.loads(side.read_text())
+    fields["reward"] = "local"  # a stack saved before the renaming
+    side.write_text(json.dumps(fields))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reading our own old file is not the user's fault
+        assert LearnerStack.load(path).reward == "own"

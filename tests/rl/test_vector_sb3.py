@@ -27,7 +27,7 @@ def _pair(setting: str, reward: str, copies: int = 3, **kw: Any) -> tuple[Any, A
 
 
 @pytest.mark.parametrize("setting", ["local", "neighbours", "gossip", "gossip+private"])
-@pytest.mark.parametrize("reward", ["local", "neg_regret", "team", "team_value"])
+@pytest.mark.parametrize("reward", ["own", "neg_regret", "team", "team_value"])
 def test_the_vector_env_shows_sb3_what_the_copies_show(setting: str, reward: str) -> None:
     old, new = _pair(setting, reward, horizon_free=setting == "gossip", share_counts=True)
     assert old.observation_space == new.observation_space and old.num_envs == new.num_envs
@@ -57,7 +57,7 @@ def test_the_vector_env_shows_sb3_what_the_copies_show(setting: str, reward: str
 
 
 def test_ppo_trains_on_the_vector_env() -> None:
-    _, venv = _pair("neighbours", "local", copies=4)
+    _, venv = _pair("neighbours", "own", copies=4)
     model = sb3.PPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
     model.learn(total_timesteps=2 * 16 * venv.num_envs)
     assert model.num_timesteps >= 2 * 16 * venv.num_envs

@@ -8,7 +8,7 @@ from gymnasium.vector import AutoresetMode
 
 from fedbandit_env.policies import Requirements
 from fedbandit_env.problems import conflicting
-from fedbandit_env.protocols import Broadcast, LocalProtocol, RandomEdgeGossip, ServerRounds
+from fedbandit_env.protocols import Broadcast, GammaHops, RandomEdgeGossip, ServerRounds
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.vector import FederatedMABVecEnv, make_vec
 
@@ -89,7 +89,7 @@ def test_seed_list_and_seed_offsets_agree() -> None:
 
 def test_refusals_say_why() -> None:
     with pytest.raises(ValueError, match="different copies"):
-        _venv(protocol=LocalProtocol(2))
+        _venv(protocol=GammaHops(2))
     crashing = Scenario(n_agents=3, n_arms=2, horizon=5, setting="flooding", crash=0.1)
     with pytest.raises(ValueError, match="VecAgentCrash needs one-hop"):
         make_vec(crashing, 2, Requirements(message_dim=2))

@@ -104,7 +104,7 @@ def test_compare_and_the_registry_take_a_vector_policy() -> None:
 def test_a_stack_without_a_vector_form_plays_on_pettingzoo() -> None:
     """A relaying protocol hands receivers different copies: no vector env, and the
     PettingZoo view refuses to flatten them into one row per sender."""
-    scenario = Scenario(n_agents=4, n_arms=3, horizon=10, protocol="local")
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=10, protocol="gamma_hops")
     assert "differ by receiver" in str(
         vector_trials.vector_unsupported(scenario, Requirements(message_dim=6))
     )

@@ -9,7 +9,7 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.policies import FixedArm, IndependentTeam
-from fedbandit_env.protocols import Flooding, LocalProtocol, RandomEdgeGossip
+from fedbandit_env.protocols import Flooding, GammaHops, RandomEdgeGossip
 from fedbandit_env.testing import check_determinism, check_parallel_env
 from fedbandit_env.wrappers import LinkFailures, MessageDelay, MessageLoss, PrivateRewards
 from fedbandit_env.wrappers.audit import play
@@ -75,7 +75,7 @@ def test_the_long_run_share_of_down_edges_is_fail_over_fail_plus_repair() -> Non
 
 @pytest.mark.parametrize(
     ("protocol", "match"),
-    [(LocalProtocol(2), "one-hop delivery"), (Flooding(), "one-hop delivery")],
+    [(GammaHops(2), "one-hop delivery"), (Flooding(), "one-hop delivery")],
 )
 def test_multi_hop_protocols_are_refused(protocol: Any, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -24,7 +24,7 @@ from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.privacy.audit import AuditResult
 from fedbandit_env.privacy.gaussian import gdp_epsilon, gdp_mu
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
-from fedbandit_env.protocols import LocalProtocol
+from fedbandit_env.protocols import GammaHops
 from fedbandit_env.wrappers.audit import Episode, ReplaceContexts, ReplaceReward, audit_env
 
 CLAIM, DELTA = 1.0, 0.1
@@ -140,7 +140,7 @@ def _local_env(problem: LinearProblem, horizon: int, gamma: int = 1) -> Any:
     return FederatedLinearEnv(
         problem,
         network=network,
-        protocol=LocalProtocol(gamma),
+        protocol=GammaHops(gamma),
         horizon=horizon,
         message_dim=HEADER + (problem.dim + 1) ** 2,
     )

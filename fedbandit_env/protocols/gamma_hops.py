@@ -11,7 +11,7 @@ its *origin* ``v`` in ``messages``/``mask``. The paper: agent ``v`` "receives me
 Cost (a reading: the paper does not price links): as for ``Broadcast``, a link is an
 edge used in a step; every agent sends every step, so every edge carries messages (new
 ones and forwarded ones) every step: ``|E|`` peer links a step, whatever ``gamma``. What
-grows with ``gamma`` is the volume: :attr:`LocalProtocol.message_hops` counts the
+grows with ``gamma`` is the volume: :attr:`GammaHops.message_hops` counts the
 (message, edge) pairs of a step, ``sum_v sum_{u: d(u, v) < gamma} deg(u)``. With
 ``gamma = 1`` the protocol is ``Broadcast``, delivery and cost alike (tested).
 """
@@ -25,14 +25,14 @@ from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.type_aliases import FloatArray
 
 
-class LocalProtocol(Protocol):
+class GammaHops(Protocol):
     """Messages travel ``gamma`` hops, one hop per step, then are dropped.
 
     Args:
         gamma: The time-to-live in hops (``>= 1``).
 
     Examples:
-        >>> proto = LocalProtocol(gamma=2)
+        >>> proto = GammaHops(gamma=2)
         >>> proto.reset(Network.path(3), np.random.default_rng(0))
         >>> first = proto.route(np.array([[1.0], [2.0], [3.0]]), t=1)
         >>> first.mask.astype(int).tolist()   # neighbours, in the step it was sent
@@ -44,7 +44,7 @@ class LocalProtocol(Protocol):
 
     per_sender = False  # a receiver d hops away gets the origin's message of d - 1 steps ago
 
-    name = "local"
+    name = "gamma_hops"
     requires_connected = False
 
     def __init__(self, gamma: int = 1) -> None:
@@ -87,4 +87,4 @@ class LocalProtocol(Protocol):
         return Delivery(inbox, mask, peer_links=self.network.n_edges)
 
     def __repr__(self) -> str:
-        return f"LocalProtocol(gamma={self.gamma})"
+        return f"GammaHops(gamma={self.gamma})"

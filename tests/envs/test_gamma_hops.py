@@ -8,7 +8,7 @@ import pytest
 
 from fedbandit_env import federated_mab_v0
 from fedbandit_env.network import Network
-from fedbandit_env.protocols import Broadcast, LocalProtocol
+from fedbandit_env.protocols import Broadcast, GammaHops
 from fedbandit_env.testing import check_determinism, check_parallel_env
 
 
@@ -17,7 +17,7 @@ def test_a_message_reaches_hop_h_after_h_minus_1_steps_and_no_further_than_gamma
     gamma: int,
 ) -> None:
     net = Network.path(6)
-    proto = LocalProtocol(gamma)
+    proto = GammaHops(gamma)
     proto.reset(net, np.random.default_rng(0))
     first = np.arange(1.0, 7.0).reshape(6, 1)  # agent v sends v + 1 at step 1, then 0s
     seen = np.zeros((8, 6, 6))  # [step, receiver, origin]: what arrived from the origin
@@ -36,7 +36,7 @@ def test_a_message_reaches_hop_h_after_h_minus_1_steps_and_no_further_than_gamma
 
 def test_gamma_one_is_broadcast() -> None:
     net, rng = Network.ring(5), np.random.default_rng(1)
-    local, plain = LocalProtocol(1), Broadcast()
+    local, plain = GammaHops(1), Broadcast()
     local.reset(net, rng)
     plain.reset(net, rng)
     for t in range(1, 6):
@@ -50,7 +50,7 @@ def test_gamma_one_is_broadcast() -> None:
 def test_message_volume_grows_with_gamma() -> None:
     volumes = []
     for gamma in (1, 2, 3):
-        proto = LocalProtocol(gamma)
+        proto = GammaHops(gamma)
         proto.reset(Network.path(4), np.random.default_rng(0))
         volumes.append(proto.message_hops)
     # path 0-1-2-3, degrees 1 2 2 1: sum over origins of the degrees of the agents that
@@ -61,7 +61,7 @@ def test_message_volume_grows_with_gamma() -> None:
 def test_local_env_passes_api_and_determinism() -> None:
     def make() -> object:
         return federated_mab_v0.parallel_env(
-            horizon=20, message_dim=2, network="ring", protocol=LocalProtocol(2)
+            horizon=20, message_dim=2, network="ring", protocol=GammaHops(2)
         )
 
     check_parallel_env(make, num_cycles=30)  # type: ignore[arg-type]
@@ -71,4 +71,4 @@ def test_local_env_passes_api_and_determinism() -> None:
 @pytest.mark.parametrize("gamma", [0, -1, 1.5, True])
 def test_gamma_must_be_a_positive_int(gamma: object) -> None:
     with pytest.raises(ValueError, match="gamma must be an int >= 1"):
-        LocalProtocol(gamma)  # type: ignore[arg-type]
+        GammaHops(gamma)  # type: ignore[arg-type]
