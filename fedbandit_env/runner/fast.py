@@ -21,6 +21,7 @@ The reference families' runners live in ``baselines/<family>/fast.py``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import sys
 import threading
@@ -58,9 +59,6 @@ def _cache_folders(folder: Path) -> list[Path]:
 NOTICE_AFTER_S = 2.0
 """How long the first trial of a family may take before the compile notice shows."""
 
-_ANNOUNCED: set[Path] = set()
-"""Family folders whose compile notice this process has printed (once each)."""
-
 
 @functools.lru_cache(maxsize=1)
 def _compiled_sources() -> list[Path]:
@@ -78,41 +76,85 @@ def _compiled_sources() -> list[Path]:
     ]
 
 
-def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[Path]:
-    """The numba cache files (``.nbi``/``.nbc`` in ``caches``) of the compiled modules in
-    ``folder`` that are older than the newest of ``sources``.
+STAMP = "fedbandit-kernels.stamp"
+"""The file, in a family's numba cache folder, that holds :func:`kernels_fingerprint` of
+the kernels its caches were compiled against."""
 
-    numba keys a function's disk cache by its own source file's time, but a compiled loop
-    inlines the kernels it calls from *other* modules: after an edit of only those, numba
-    would load the loop compiled against the old kernels (the fast path then silently
-    disagrees with the PettingZoo path). Such caches are what this returns.
+
+def kernels_fingerprint(sources: list[Path]) -> str:
+    """A digest of every compiled source's path, modification time and size: what numba
+    compares (equality, not order) to decide that a cached function is out of date.
 
     Examples:
-        >>> import os, tempfile
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp()); _ = (d / "k.py").write_text("@njit")
+        >>> a = kernels_fingerprint([d / "k.py"]); _ = (d / "k.py").write_text("@njit  # edited")
+        >>> a == kernels_fingerprint([d / "k.py"]), len(a)
+        (False, 64)
+    """
+    digest = hashlib.sha256()
+    for path in sorted(sources):
+        if path.exists():
+            st = path.stat()
+            digest.update(f"{path}|{st.st_mtime_ns}|{st.st_size}\n".encode())
+    return digest.hexdigest()
+
+
+def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[Path]:
+    """The numba cache files (``.nbi``/``.nbc`` in ``caches``) of the compiled modules in
+    ``folder`` when the kernels changed since they were written: a cache folder whose
+    :data:`STAMP` is missing or differs from :func:`kernels_fingerprint` of ``sources``.
+
+    numba keys a function's disk cache by its own source file's time and size, but a
+    compiled loop inlines the kernels it calls from *other* modules: after an edit of only
+    those, numba would load the loop compiled against the old kernels (the fast path then
+    silently disagrees with the PettingZoo path). Such caches are what this returns. The
+    rule compares fingerprints, as numba compares stamps, not times: a source dated in the
+    future (a clock skew, an unpacked archive) once made every run purge and compile again.
+
+    Examples:
+        >>> import tempfile
         >>> d = Path(tempfile.mkdtemp()); (d / "c").mkdir()
-        >>> cache = d / "c" / "loop.f-1.py311.nbi"
-        >>> _ = (d / "loop.py").write_text("@njit"); _ = cache.write_text("")
-        >>> os.utime(cache, (0, 0))  # older than every source
-        >>> [p.name for p in stale_caches(d, [d / "loop.py"], [d / "c"])]
+        >>> _ = (d / "loop.py").write_text("@njit")
+        >>> _ = (d / "c" / "loop.f-1.py311.nbi").write_text("")
+        >>> [p.name for p in stale_caches(d, [d / "loop.py"], [d / "c"])]  # no stamp yet
         ['loop.f-1.py311.nbi']
+        >>> write_stamps([d / "c"], [d / "loop.py"])
+        >>> stale_caches(d, [d / "loop.py"], [d / "c"])
+        []
     """
     if not sources:
         return []
-    newest = max(p.stat().st_mtime for p in sources if p.exists())
+    fingerprint = kernels_fingerprint(sources)
     out = []
-    for path in folder.glob("*.py"):
-        if "@njit" not in path.read_text(encoding="utf-8"):
+    for cache in caches:
+        stamp = cache / STAMP
+        if stamp.exists() and stamp.read_text(encoding="utf-8").strip() == fingerprint:
             continue
-        for cache in caches:
+        for path in folder.glob("*.py"):
+            if "@njit" not in path.read_text(encoding="utf-8"):
+                continue
             for suffix in ("nbi", "nbc"):
-                out += [c for c in cache.glob(f"{path.stem}.*.{suffix}")
-                        if c.stat().st_mtime < newest]  # fmt: skip
+                out += sorted(cache.glob(f"{path.stem}.*.{suffix}"))
     return out
+
+
+def write_stamps(caches: list[Path], sources: list[Path]) -> None:
+    """Record in each cache folder the kernels its caches are compiled against from now
+    on (:data:`STAMP`); a folder that cannot be written (a read-only install) is left."""
+    fingerprint = kernels_fingerprint(sources)
+    for cache in caches:
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            (cache / STAMP).write_text(fingerprint + "\n", encoding="utf-8")
+        except OSError:
+            pass
 
 
 def purge_stale_caches(runner: Callable[..., Any]) -> int:
     """Remove :func:`stale_caches` of ``runner``'s family (numba then compiles it again,
-    against the kernels as they are); returns how many files went.
+    against the kernels as they are) and stamp its cache folders; returns how many files
+    went.
 
     Examples:
         >>> purge_stale_caches(print)  # a builtin: nothing compiled
@@ -122,42 +164,104 @@ def purge_stale_caches(runner: Callable[..., Any]) -> int:
     if source is None or not source.endswith(".py"):
         return 0
     folder = Path(source).parent
+    caches, sources = _cache_folders(folder), _compiled_sources()
     gone = 0
-    for path in stale_caches(folder, _compiled_sources(), _cache_folders(folder)):
+    stale = stale_caches(folder, sources, caches)
+    for path in stale:
         try:
             path.unlink()
             gone += 1
         except OSError:  # another process removed it, or a read-only install: numba copes
             pass
+    if stale or any(not (c / STAMP).exists() for c in caches):
+        write_stamps(caches, sources)
     return gone
 
 
-def needs_compiling(runner: Callable[..., Any]) -> bool:
-    """Whether a compiled module of ``runner``'s family (the ``.py`` files beside its
-    module that use ``@njit``) has no numba cache newer than its source, i.e. the first
-    trial will compile (numba keys its disk cache by the source file's time). Looks
-    where numba does (beside the sources, or under ``NUMBA_CACHE_DIR``); ``False`` once
-    the process has said it for this family (the notice comes once per command).
+class CompileNotice:
+    """Says on stderr that the fast path of a policy is compiling, when numba compiles
+    (a cache miss: its ``numba:compile`` event) and the first trial has not come
+    :data:`NOTICE_AFTER_S` seconds later; then how long it took. A warm cache compiles
+    nothing, so it says nothing, however long the first trial runs.
+
+    Numba compiles only what a run calls, so a family's module that this run does not use
+    (Gossip_UCB's faulty-network loop in a run without faults) has no cache file; an
+    earlier check that read the cache folder took that for "will compile" and printed the
+    notice on every run whose first trial was slow, though nothing compiled.
 
     Examples:
-        >>> needs_compiling(print)  # a builtin: nothing to compile
+        >>> with CompileNotice("my_policy") as notice:
+        ...     notice.first_result()  # nothing compiled: nothing said
+        >>> notice.compiled
         False
     """
-    source = getattr(sys.modules.get(getattr(runner, "__module__", "") or ""), "__file__", None)
-    if source is None or not source.endswith(".py"):
-        return False
-    folder = Path(source).parent
-    if folder in _ANNOUNCED:
-        return False
-    caches = _cache_folders(folder)
-    for path in folder.glob("*.py"):
-        if "@njit" not in path.read_text(encoding="utf-8"):
-            continue
-        cache = [c for d in caches for c in d.glob(f"{path.stem}.*.nbi")]
-        if not any(c.stat().st_mtime >= path.stat().st_mtime for c in cache):
-            _ANNOUNCED.add(folder)
-            return True
-    return False
+
+    def __init__(self, policy_id: str) -> None:
+        self.policy_id = policy_id
+        self.compiled = False
+        """Whether numba compiled anything while the notice was installed."""
+        self._said = False
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._start = time.perf_counter()
+        self._listener: Any = None
+
+    def _announce(self) -> None:
+        self._said = True
+        print(
+            f"fedbandit: compiling the fast path of {self.policy_id} (first run after "
+            "installing or editing it; cached afterwards)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _on_compile(self) -> None:
+        with self._lock:
+            self.compiled = True
+            if self._timer is None and not self._done:
+                left = max(0.0, NOTICE_AFTER_S - (time.perf_counter() - self._start))
+                self._timer = threading.Timer(left, self._announce)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def first_result(self) -> None:
+        """The first trial is in: cancel a pending notice, or say how long compiling took."""
+        with self._lock:
+            timer, self._timer, self._done = self._timer, None, True
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+        if self._said:
+            took = time.perf_counter() - self._start
+            print(f"fedbandit: compiled in {took:.0f} s", file=sys.stderr, flush=True)
+            self._said = False
+
+    def __enter__(self) -> CompileNotice:
+        from numba.core import event
+
+        notice = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev: Any) -> None:
+                notice._on_compile()
+
+            def on_end(self, ev: Any) -> None:
+                pass
+
+        self._listener = _Listener()
+        self._start = time.perf_counter()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
 
 
 def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[str]:
@@ -294,38 +398,17 @@ def run_fast(
         res = runner(setup, s)
         return res, time.perf_counter() - start
 
-    # Say so once, and only when the first trial is slow to come (it would otherwise look
-    # like a hang): a warm cache the check cannot see never prints a notice.
-    said: list[bool] = []
-
-    def announce() -> None:
-        said.append(True)
-        print(
-            f"fedbandit: compiling the fast path of {policy_id} (first run after installing "
-            "or editing it; cached afterwards)...",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    notice = threading.Timer(NOTICE_AFTER_S, announce)
-    notice.daemon = True
     purge_stale_caches(runner)  # a loop compiled against kernels edited since
-    compiling = needs_compiling(runner)
-    if compiling:
-        notice.start()
     bar = tqdm(
         total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
     )
     results: list[tuple[TrialResult, float]] = []
-    start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    # Say so only when numba compiles and the first trial is slow to come (it would
+    # otherwise look like a hang): a warm cache compiles nothing and says nothing.
+    with CompileNotice(policy_id) as notice, ThreadPoolExecutor(max_workers=workers) as pool:
         for res in pool.map(one, seeds):
-            if compiling and not results:
-                notice.cancel()
-                notice.join()
-                if said:
-                    took = time.perf_counter() - start
-                    print(f"fedbandit: compiled in {took:.0f} s", file=sys.stderr, flush=True)
+            if not results:
+                notice.first_result()
             results.append(res)
             bar.update()
     bar.close()
