@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test docs install clean clean-kernels
+.PHONY: bench test docs docs-numbers install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,10 +30,20 @@ test: $(BIN)/.installed
 docs: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
+# The default bench's table in README.md, docs/index.md and the benchmarks guide is
+# generated: run the bench, then write its table into the pages' generated blocks.
+DEFAULT_BENCH_PAGES := README.md docs/index.md docs/guides/benchmarks.md
+docs-numbers: $(BIN)/.installed
+	$(BIN)/fedbandit bench --overwrite --no-progress --out results/bench
+	$(BIN)/fedbandit table results/bench --block default-bench \
+		$(foreach page,$(DEFAULT_BENCH_PAGES),--into $(page))
+
 # Numba's disk cache is keyed by the source file of each compiled function, not by
-# the files it calls into: after editing a kernel module, drop the compiled kernels.
+# the files it calls into; the fast path drops caches compiled against other kernels
+# by itself (runner.fast.stale_caches). This drops every compiled kernel by hand.
 clean-kernels:
-	find fedbandit_env baselines -name '*.nbi' -delete -o -name '*.nbc' -delete
+	find fedbandit_env baselines -name '*.nbi' -delete -o -name '*.nbc' -delete \
+		-o -name 'fedbandit-kernels.stamp' -delete
 
 clean: clean-kernels
 	rm -rf $(VENV) results site .pytest_cache .mypy_cache .ruff_cache *.egg-info

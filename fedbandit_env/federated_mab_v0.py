@@ -20,7 +20,7 @@ from pettingzoo.utils.env import AECEnv
 
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_network
-from fedbandit_env.problems.mab import MABProblem, conflicting
+from fedbandit_env.problems.mab import MABProblem, biased
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.protocols.base import Protocol
 
@@ -39,10 +39,12 @@ def parallel_env(
     seed: int | None = 0,
     **kwargs: Any,
 ) -> FederatedMABEnv:
-    """Make the parallel env; without ``problem``, a seeded conflicting instance.
+    """Make the parallel env; without ``problem``, a seeded biased instance (the default
+    kind everywhere: ``Scenario``, ``fedbandit bench`` and ``fedbandit train``).
 
     Args:
-        problem: The reward model; default ``conflicting(n_agents, n_arms, seed=seed)``.
+        problem: The reward model; default ``biased(n_agents, n_arms, seed=seed)``
+            (:func:`~fedbandit_env.problems.biased`).
         network: A :class:`Network`, a networkx graph, a graph kind name
             (``"ring"``, ``"erdos_renyi"``, ...) or ``None`` for the complete graph.
         protocol: A :class:`Protocol`, a protocol name (``"broadcast"``,
@@ -64,7 +66,7 @@ def parallel_env(
         RandomEdgeGossip(public_dim=0)
     """
     if problem is None:
-        problem = conflicting(n_agents, n_arms, seed=seed)
+        problem = biased(n_agents, n_arms, seed=seed)
     if isinstance(network, str):
         network = make_network(network, problem.n_agents, seed=seed)
     if isinstance(protocol, str):

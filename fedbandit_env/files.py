@@ -168,12 +168,74 @@ def measured_line() -> str:
     )
 
 
+def block_markers(name: str) -> tuple[str, str]:
+    """The two comment lines around a generated block of a Markdown page.
+
+    Examples:
+        >>> block_markers("default-bench")[0]
+        '<!-- generated: default-bench (make docs-numbers); edit the command, not the text -->'
+    """
+    return (
+        f"<!-- generated: {name} (make docs-numbers); edit the command, not the text -->",
+        f"<!-- end generated: {name} -->",
+    )
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    r"""``text`` with the lines between ``name``'s :func:`block_markers` replaced by
+    ``body``; the markers stay, so the block can be generated again.
+
+    Raises:
+        ValueError: If the page does not hold the block exactly once.
+
+    Examples:
+        >>> start, end = block_markers("b")
+        >>> page = f"intro\n{start}\nold\n{end}\nafter\n"
+        >>> replace_block(page, "b", "new").splitlines()[2]
+        'new'
+    """
+    start, end = block_markers(name)
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == start]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError(
+            f"the page must hold the generated block {name!r} once, between the lines "
+            f"{start!r} and {end!r}"
+        )
+    body = body if body.endswith("\n") else body + "\n"
+    return "".join(lines[: starts[0] + 1]) + body + "".join(lines[ends[0] :])
+
+
+def read_block(text: str, name: str) -> str:
+    r"""The text of ``name``'s generated block in ``text`` (without its markers).
+
+    Raises:
+        ValueError: If the page does not hold the block exactly once.
+
+    Examples:
+        >>> start, end = block_markers("b")
+        >>> read_block(f"{start}\n| a |\n{end}\n", "b")
+        '| a |\n'
+    """
+    start, end = block_markers(name)
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == start]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError(f"the page must hold the generated block {name!r} once")
+    return "".join(lines[starts[0] + 1 : ends[0]])
+
+
 __all__ = [
     "PACKAGES",
     "atomic_path",
+    "block_markers",
     "check_writable",
     "measured_line",
     "package_versions",
+    "read_block",
+    "replace_block",
     "strict_json",
     "write_text_atomic",
 ]

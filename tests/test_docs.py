@@ -65,3 +65,58 @@ def test_the_tour_runs_as_written(
     finally:
         for new in set(registry.policy_ids()) - before:  # the page registers a policy
             registry.deregister(new)
+
+
+DEFAULT_BENCH_PAGES = ("README.md", "docs/index.md", "docs/guides/benchmarks.md")
+
+
+def test_the_default_bench_tables_are_generated_for_todays_defaults() -> None:
+    """Issue 53 item 7: the pages' default-bench tables are one generated block
+    (``make docs-numbers``), the same on every page, for the scenario the defaults build
+    now (its label hashes every field: a changed default fails here until the block is
+    generated again) and the policies a bench runs by default."""
+    from fedbandit_env.cli.options import default_policies
+    from fedbandit_env.files import read_block
+    from fedbandit_env.scenario.scenario import Scenario
+
+    blocks = [read_block((ROOT / p).read_text(encoding="utf-8"), "default-bench")
+              for p in DEFAULT_BENCH_PAGES]  # fmt: skip
+    assert all(b == blocks[0] for b in blocks[1:]), "the pages' tables differ"
+    lines = blocks[0].splitlines()
+    assert lines[0] == "```" and lines[-1] == "```"
+    assert lines[1].startswith(Scenario().label + ","), (lines[1], Scenario().label)
+    rows = [line.split()[0] for line in lines[4:-1] if line.strip()]
+    assert [r.rstrip("*") for r in rows] == default_policies()
+
+
+def test_table_writes_into_a_pages_generated_block_and_refuses_a_page_without_one(
+    tmp_path: Path,
+) -> None:
+    from fedbandit_env.cli import main
+    from fedbandit_env.files import block_markers, read_block
+
+    out = tmp_path / "b"
+    argv = ["bench", "--policies", "random", "--agents", "3", "--arms", "2", "--horizon", "20",
+            "--trials", "2", "--no-plot", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    start, end = block_markers("t")
+    page = tmp_path / "page.md"
+    page.write_text(f"# Page\n\n{start}\nold\n{end}\n\nafter\n", encoding="utf-8")
+    import json
+
+    config = json.loads((out / "config.json").read_text())
+    config["summary"][0]["seconds_per_trial"] = 1.5  # the CSV keeps no times: the config does
+    (out / "config.json").write_text(json.dumps(config))
+    assert main(["table", str(out), "--into", str(page), "--block", "t"]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert text.splitlines()[-5].rstrip().endswith("1.50"), text  # random's s/trial
+    block = read_block(text, "t")
+    assert block.startswith("```\n") and "random" in block and "old" not in block
+    assert text.startswith("# Page\n") and text.endswith(f"{end}\n\nafter\n")
+    bare = tmp_path / "bare.md"
+    bare.write_text("# No block\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="bare.md.*generated block 't' once"):
+        main(["table", str(out), "--into", str(bare), "--block", "t"])
+    with pytest.raises(SystemExit, match="--into and --block go together"):
+        main(["table", str(out), "--into", str(page)])
+    assert bare.read_text(encoding="utf-8") == "# No block\n"

@@ -203,7 +203,7 @@ def resolve_instance(args: argparse.Namespace) -> str | None:
     Examples:
         >>> ns = argparse.Namespace(instance=None, policies="local_ucb")
         >>> resolve_instance(ns), ns.instance
-        (None, 'conflicting')
+        (None, 'biased')
     """
     if args.instance is not None:
         return None

@@ -17,7 +17,7 @@ def describe_instances(scenario: Scenario, problem: Any) -> str:
     Examples:
         >>> s = Scenario(n_agents=4, n_arms=3, instances="held_out")
         >>> describe_instances(s, s.problem())
-        'held-out instances of conflicting(N=4,M=3)'
+        'held-out instances of biased(N=4,M=3)'
     """
     if scenario.instances != "fixed":
         split = scenario.instances.replace("_", "-")
@@ -99,7 +99,7 @@ def instance_record(scenario: Scenario, seed: int, trials: int) -> dict[str, Any
         {'split': 'fixed', 'seed': 0}
         >>> rec = instance_record(Scenario(n_agents=4, n_arms=3, instances="held_out"), 0, 3)
         >>> rec["distribution"], len(rec["ids"])
-        ('conflicting(N=4,M=3)', 3)
+        ('biased(N=4,M=3)', 3)
     """
     if scenario.instances == "fixed":
         return {"split": "fixed", "seed": scenario.seed}

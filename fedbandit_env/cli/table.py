@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
 
 
@@ -42,6 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "mean paired difference, the share of trials lower, IQM and the probability of "
         "improvement, each with a bootstrap 95%% interval",
     )
+    parser.add_argument(
+        "--into",
+        type=Path,
+        action="append",
+        metavar="PAGE",
+        help="write the table into this Markdown page's generated block (--block) instead "
+        "of printing it; repeat for several pages (how the docs' tables are made: "
+        "make docs-numbers)",
+    )
+    parser.add_argument(
+        "--block", metavar="NAME", default=None, help="the generated block --into replaces"
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -50,11 +64,27 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.runner.plot import find_table
     from fedbandit_env.runner.results import format_table, markdown_table, read_csv
 
+    if (args.into is None) != (args.block is None):
+        raise SystemExit("fedbandit table: --into and --block go together")
+    pages = []
+    if args.into:
+        from fedbandit_env.files import read_block
+
+        for page in args.into:  # refuse before any work, naming the page
+            try:
+                read_block(page.read_text(encoding="utf-8"), args.block)
+            except (OSError, ValueError) as err:
+                raise SystemExit(f"fedbandit table: {page}: {err}") from None
+            pages.append(page)
+    out: list[str] = []
     groups: dict[tuple[str, str, int], list[Any]] = {}
     for results in args.results:
         table = find_table(results)
         where = _instances(table.parent / "config.json")
+        timings = _timings(table.parent / "config.json")
         for c in read_csv(table):
+            if c.policy in timings and not np.any(c.seconds):  # the table keeps no times
+                c.seconds = np.full(c.regret.shape[0], timings[c.policy])
             groups.setdefault((c.scenario or where, c.setting, int(c.t[-1])), []).append(c)
     for i, ((scenario, setting, horizon), group) in enumerate(groups.items()):
         names = [c.policy for c in group]
@@ -67,8 +97,8 @@ def run(args: argparse.Namespace) -> None:
             )
         trials = max(c.n_trials for c in group)
         title = ", ".join(x for x in (scenario, setting, f"T = {horizon}", f"{trials} trials") if x)
-        print(("\n" if i else "") + (f"**{title}**\n" if args.markdown else title))
-        print(markdown_table(group) if args.markdown else format_table(group))
+        out.append(("\n" if i else "") + (f"**{title}**\n" if args.markdown else title))
+        out.append(markdown_table(group) if args.markdown else format_table(group))
         if args.against is not None:
             from fedbandit_env.runner.paired import format_paired, paired_rows
 
@@ -76,8 +106,33 @@ def run(args: argparse.Namespace) -> None:
                 rows = paired_rows(group, args.against)
             except ValueError as err:
                 raise SystemExit(f"fedbandit table: {err}") from None
-            print(f"\npaired against {args.against} (lower is better):")
-            print(format_paired(rows, markdown=args.markdown))
+            out.append(f"\npaired against {args.against} (lower is better):")
+            out.append(format_paired(rows, markdown=args.markdown))
+    text = "\n".join(out) + "\n"
+    if not pages:
+        print(text, end="")
+        return
+    from fedbandit_env.files import replace_block, write_text_atomic
+
+    body = text if args.markdown else f"```\n{text}```\n"
+    for page in pages:
+        write_text_atomic(page, replace_block(page.read_text(encoding="utf-8"), args.block, body))
+        print(f"wrote the block {args.block!r} of {page}")
+
+
+def _timings(config: Path) -> dict[str, float]:
+    """Seconds per trial of each policy, from a bench's ``config.json`` summary (the
+    tidy table keeps no times); empty if it does not say."""
+    if not config.is_file():
+        return {}
+    summary = json.loads(config.read_text()).get("summary")
+    if not isinstance(summary, list):
+        return {}
+    return {
+        str(row["policy"]): float(row["seconds_per_trial"])
+        for row in summary
+        if isinstance(row, dict) and "policy" in row and "seconds_per_trial" in row
+    }
 
 
 def _instances(config: Path) -> str:

@@ -86,7 +86,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array"],
         "name": "federated_linear_v0",
         "is_parallelizable": True,
     }
@@ -237,6 +237,8 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         self._cum_regret = np.zeros(self.n_agents)
         self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
         self._last_rewards = np.zeros(self.n_agents)
+        self._last_regret = np.zeros(self.n_agents)
+        self._last_heard: np.ndarray | None = None
         self._sets = self.problem.draw_sets(self._rngs[2])
         return self._observations(None), reset_infos(self.agents, self._instance)
 
@@ -250,8 +252,9 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         regret = self.problem.gaps(self._sets, rows)
         self._t += 1
         self._cum_regret += regret
-        self._last_arms, self._last_rewards = arms, rewards
+        self._last_arms, self._last_rewards, self._last_regret = arms, rewards, regret
         delivery = self.protocol.route(messages, self._t) if self.message_dim else None
+        self._last_heard = None if delivery is None else np.asarray(delivery.mask, dtype=bool)
         peer = delivery.peer_links if delivery else 0
         server = delivery.server_links if delivery else 0
         cost = self.link_costs[0] * server + self.link_costs[1] * peer
@@ -268,10 +271,31 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
             self.agents = []
         return observations, rew, dict.fromkeys(agents, False), dict.fromkeys(agents, done), infos
 
-    def render(self) -> str | None:
-        """``"ansi"``: the step, each agent's last choice, reward and cumulative regret."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the step, each agent's last choice, reward and cumulative regret;
+        ``"rgb_array"``: a picture of it (:func:`~fedbandit_env.envs.render.render_network`:
+        the graph, each agent coloured by the index it chose in its decision set and
+        ringed when that was its set's best, an arrow for every message heard).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> env = FederatedLinearEnv(dubey_synthetic(3, set_size=4, dim=2, seed=0),
+            ...                          horizon=3, render_mode="rgb_array")
+            >>> _ = env.reset(seed=0); _ = env.step({a: 0 for a in env.agents})
+            >>> env.render().shape
+            (480, 480, 3)
+        """
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            from fedbandit_env.envs.render import render_network
+
+            best = self._last_regret <= 1e-12 if self._t else np.zeros(self.n_agents, bool)
+            heard = self._last_heard
+            if heard is not None and heard.shape != (self.n_agents, self.n_agents):
+                heard = None  # a server round: no peer arrows
+            return render_network(self.network, self._last_arms, heard, self._t, self.horizon,
+                                  best)  # fmt: skip
         last = (self._last_arms, self._last_rewards, self._cum_regret)
         rows = zip(self.possible_agents, *last, strict=True)
         lines = [f"step {self._t}/{self.horizon}"]

@@ -1,4 +1,5 @@
-"""The text view of a bandit env's last step (``render_mode="ansi"`` or ``"human"``)."""
+"""The views of a bandit env's last step: text (``render_mode="ansi"`` or ``"human"``)
+and a picture (``"rgb_array"``)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def render_network(
     heard: np.ndarray | None,
     t: int,
     horizon: int,
-    best_arm: int,
+    best_arm: int | np.ndarray,
     size: tuple[int, int] = (480, 480),
 ) -> np.ndarray:
     """The picture of one step (``render_mode="rgb_array"``): the communication graph,
@@ -51,7 +52,8 @@ def render_network(
             an env without messages).
         t: The step.
         horizon: The horizon.
-        best_arm: The global best arm.
+        best_arm: The global best arm; or ``(N,)`` bool, which agents chose the best
+            action they had (a linear env: each agent's decision set has its own best).
         size: ``(width, height)`` in pixels.
 
     Returns:
@@ -94,13 +96,19 @@ def render_network(
                 ax.annotate("", xy=xy[r] * 0.92, xytext=xy[s] * 0.92, arrowprops=arrow, zorder=2)
     palette = matplotlib.colormaps["tab10"]
     colours = [palette(int(a) % 10) for a in arms]
-    edges = ["black" if int(a) == best_arm else "white" for a in arms]
+    if isinstance(best_arm, np.ndarray):
+        best = np.asarray(best_arm, dtype=bool).reshape(n)
+        title = "colour: choice in its set   ringed: its set's best"
+    else:
+        best = np.asarray(arms).astype(int) == int(best_arm)
+        title = f"colour: arm   ringed: best arm {best_arm}"
+    edges = ["black" if b else "white" for b in best]
     ax.scatter(xy[:, 0], xy[:, 1], s=max(30, 2400 / max(n, 1)), c=colours, edgecolors=edges,
                linewidths=2, zorder=3)  # fmt: skip
     if n <= 30:
         for i in range(n):
             ax.text(*(xy[i] * 1.17), str(i), ha="center", va="center", fontsize=7)
-    fig.suptitle(f"step {t}/{horizon}   colour: arm   ringed: best arm {best_arm}", fontsize=9)
+    fig.suptitle(f"step {t}/{horizon}   {title}", fontsize=9)
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 

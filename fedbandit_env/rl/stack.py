@@ -262,11 +262,12 @@ class LearnerStack:
             >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200,
             ...                                     instance="biased"))
             []
-            >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200))
+            >>> stack.untrained_conditions(Scenario(n_agents=3, n_arms=3, horizon=200,
+            ...                                     instance="conflicting"))
             ['the fixed instance conflicting(N=3,M=3) (trained on biased(N=3,M=3))']
-            >>> for what in stack.untrained_conditions(
-            ...     Scenario(n_agents=3, n_arms=3, horizon=2000, instances="held_out")
-            ... ):
+            >>> for what in stack.untrained_conditions(Scenario(
+            ...     n_agents=3, n_arms=3, horizon=2000, instances="held_out", instance="conflicting"
+            ... )):
             ...     print(what)
             horizon T=2000 (trained at T=200)
             instances conflicting(N=3,M=3) (trained on biased(N=3,M=3))

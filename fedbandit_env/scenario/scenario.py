@@ -56,8 +56,11 @@ class Scenario:
     Attributes:
         n_agents: Agents ``N``.
         n_arms: Arms ``M``.
-        instance: ``"conflicting"`` (:func:`~fedbandit_env.problems.conflicting`),
-            ``"zhu"`` (:func:`~fedbandit_env.problems.zhu_synthetic`),
+        instance: ``"biased"`` (the default, :func:`~fedbandit_env.problems.biased`:
+            zero-sum agent biases, no one-agent shortcut; what ``fedbandit train``
+            learns on), ``"conflicting"`` (:func:`~fedbandit_env.problems.conflicting`:
+            a misled share of agents, while the others' own best arm is the global
+            best), ``"zhu"`` (:func:`~fedbandit_env.problems.zhu_synthetic`),
             ``"homogeneous"``, ``"diabetes"`` (Zhu et al.'s real data,
             :func:`~fedbandit_env.problems.diabetes.diabetes`: 5 arms, Bernoulli; the
             records cut in file order into ``n_agents`` hospitals, or split at random
@@ -126,7 +129,7 @@ class Scenario:
 
     n_agents: int = 10
     n_arms: int = 5
-    instance: str = "conflicting"
+    instance: str = "biased"
     conflict_fraction: float = 0.5
     gap: float = 0.1
     noise: NoiseKind = "bernoulli"
@@ -357,7 +360,7 @@ class Scenario:
 
         Examples:
             >>> Scenario(n_agents=3, n_arms=2, horizon=10).label  # doctest: +ELLIPSIS
-            'conflicting N=3 M=2 complete T=10 #...'
+            'biased N=3 M=2 complete T=10 #...'
             >>> Scenario(horizon=10).label == Scenario(horizon=10).label
             True
         """

@@ -58,7 +58,7 @@ def _stepped(actions: Callable[[Any], Any]) -> Callable[[], Any]:
 
 CASES: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     # ---------------------------------------------------------------- the env
-    "env n_agents 1": (lambda: _env(n_agents=1), ValueError, "at least 2 agents"),
+    "env n_agents 1": (lambda: _env(n_agents=1), ValueError, "n_agents must be >= 2, got 1"),
     "env n_arms 0": (lambda: _env(n_arms=0), ValueError, "n_arms must be >= 2"),
     "env horizon 0": (
         lambda: federated_mab_v0.parallel_env(horizon=0),
@@ -345,6 +345,7 @@ def test_the_yardstick_and_a_second_bench_refuse_in_one_line(
         (["yardstick", "--settings", "local,nowhere"], "settings must be among"),
         (["yardstick", "--trials", "1"], "must each be >= 2"),
         (["bench", "--policies", "random", "--out", str(tmp_path)], "pass --overwrite"),
+        (["bench", "--protocol", "nowhere"], "invalid choice: 'nowhere'"),
     ):
         with pytest.raises(SystemExit) as stop:
             main(argv)
@@ -352,6 +353,18 @@ def test_the_yardstick_and_a_second_bench_refuse_in_one_line(
         err = capsys.readouterr().err
         assert "Traceback" not in err and re.search(match, err.splitlines()[-1]), err
     assert (tmp_path / "regret.csv").read_text() == "kept"
+
+
+def test_a_former_name_reads_as_the_new_one_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--protocol local`` (now ``gamma_hops``) still runs, and says so in one line."""
+    argv = ["bench", "--policies", "random", "--protocol", "local", "--horizon", "5",
+            "--trials", "1", "--no-plot", "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "fedbandit: --protocol local is now called gamma_hops" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize("name", sorted(CLI_CASES))
@@ -476,7 +489,7 @@ def test_speed_refuses_a_page_it_cannot_write(
 
 
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
-    n = len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + len(SPEED_CASES) + 3 + 5
+    n = len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + len(SPEED_CASES) + 4 + 5
     assert n >= 60
 
 

@@ -135,7 +135,7 @@ def test_bench_held_out_records_the_instances_it_played(tmp_path: Path) -> None:
     expected = [
         int(instance_seed(e, "held_out").generate_state(1)[0]) for e, _ in trial_seeds(0, 3)
     ]
-    assert record == {"split": "held_out", "distribution": "conflicting(N=4,M=3)", "ids": expected}
+    assert record == {"split": "held_out", "distribution": "biased(N=4,M=3)", "ids": expected}
     # the env reports the same id at reset
     env = Scenario(n_agents=4, n_arms=3, instances="held_out").make_env()
     _, infos = env.reset(seed=trial_seeds(0, 3)[1][0])

@@ -45,3 +45,28 @@ def test_the_picture_holds_no_reward_so_a_private_stack_shows_it() -> None:
     )
     private = PrivateRewards(_env(message_dim=2, protocol=Broadcast()), epsilon=1.0)
     assert isinstance(_step(private, [0, 1, 2, 0, 1, 2]), np.ndarray)
+
+
+def test_the_linear_env_draws_choices_and_rings_each_agents_best() -> None:
+    """The linear env's picture: each agent's decision set has its own best vector, so the
+    ring marks the agents whose choice had no regret this step."""
+    from fedbandit_env import federated_linear_v0
+    from fedbandit_env.envs.render import render_network
+    from fedbandit_env.problems.linear import dubey_synthetic
+
+    env = federated_linear_v0.parallel_env(
+        problem=dubey_synthetic(4, dim=2, set_size=3, seed=0), horizon=3,
+        network=Network.ring(4), protocol=Broadcast(), message_dim=1, render_mode="rgb_array",
+    )  # fmt: skip
+    env.reset(seed=0)
+    msg = np.zeros(1, dtype=np.float32)
+    _, _, _, _, infos = env.step({a: {"arm": 0, "message": msg} for a in env.agents})
+    picture = env.render()
+    assert picture.shape == (480, 480, 3) and picture.dtype == np.uint8
+    best = np.array([infos[a]["regret"] <= 1e-12 for a in env.possible_agents])
+    heard = np.asarray(Network.ring(4).adjacency, dtype=bool)
+    expected = render_network(Network.ring(4), np.zeros(4, int), heard, 1, 3, best)
+    assert np.array_equal(picture, expected)
+    assert not np.array_equal(  # the rings are part of the picture
+        picture, render_network(Network.ring(4), np.zeros(4, int), heard, 1, 3, ~best)
+    )

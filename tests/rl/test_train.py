@@ -54,7 +54,7 @@ def test_a_model_is_evaluated_in_its_setting_on_held_out_instances(
     config = json.loads((tmp_path / "b" / "config.json").read_text())
     assert config["instances"]["split"] == "held_out"
     row = config["summary"][0]
-    assert row["setting"] == "local" and row["reward"] == "local" and "privileged" not in row
+    assert row["setting"] == "local" and row["reward"] == "own" and "privileged" not in row
     capsys.readouterr()
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--setting", "gossip", "--no-plot", "--out", str(tmp_path / "c")])

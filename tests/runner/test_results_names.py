@@ -26,9 +26,7 @@ def test_two_benches_rows_name_their_scenario_and_setting(tmp_path: Path) -> Non
     assert main(["bench", *SMALL, "--gap", "0.05", "--out", str(tmp_path / "b")]) == 0
     a, b = _rows(tmp_path / "a" / "regret.csv"), _rows(tmp_path / "b" / "regret.csv")
     names = {r["scenario"] for r in a} | {r["scenario"] for r in b}
-    assert len(names) == 2 and all(
-        n.startswith("conflicting N=3 M=2 complete T=20 #") for n in names
-    )
+    assert len(names) == 2 and all(n.startswith("biased N=3 M=2 complete T=20 #") for n in names)
     assert {r["setting"] for r in a + b} == {"own"}
     label = Scenario(n_agents=3, n_arms=2, horizon=20).label
     assert {r["scenario"] for r in a} == {label}

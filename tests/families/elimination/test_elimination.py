@@ -209,7 +209,7 @@ def test_hdp_with_one_agent_per_component_is_cdp() -> None:
 
 
 def test_federation_beats_local_ucb_on_a_heterogeneous_instance() -> None:
-    scenario = Scenario(n_agents=10, n_arms=5, horizon=20000)
+    scenario = Scenario(n_agents=10, n_arms=5, horizon=20000, instance="conflicting")
     local = run_fast("local_ucb", scenario, 2, record_every=20000, progress=False)
     for pid in ("cdp_mab", "ddp_mab", "hdp_mab"):
         c = run_fast(pid, scenario, 2, record_every=20000, progress=False, epsilon=1.0)

@@ -112,7 +112,9 @@ def test_it_learns_the_global_best_arm_with_log_rounds() -> None:
     """Conflicting instances (local rules mislead): after the phases, every agent pulls
     the global best arm, paying a round per phase (c1 = 25 per uploader), far fewer than
     the steps."""
-    scenario = Scenario(n_agents=5, n_arms=3, horizon=4000, setting="server")
+    scenario = Scenario(
+        n_agents=5, n_arms=3, horizon=4000, setting="server", instance="conflicting"
+    )
     curves = evaluate("fed1_ucb", scenario, {"kappa": 2.0}, trials=3, seed=1)
     group = curves.regret.sum(axis=1)  # (trials, recorded steps)
     late = group[:, -1] - group[:, len(curves.t) // 2]

@@ -28,7 +28,9 @@ from fedbandit_env.runner import RegretCurves, run_trials
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.wrappers import PrivateRewards
 
-SCENARIO = Scenario(n_agents=4, n_arms=3, horizon=8000, gap=0.2, conflict_fraction=0.5)
+SCENARIO = Scenario(
+    n_agents=4, n_arms=3, horizon=8000, gap=0.2, conflict_fraction=0.5, instance="conflicting"
+)
 
 
 def _run(team_factory: Any, scenario: Scenario, trials: int = 3, seed: int = 1) -> RegretCurves:
