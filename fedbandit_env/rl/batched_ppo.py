@@ -14,7 +14,11 @@ PPO"):
   episode's end is the horizon, which the agent observes (its step or ``log(1 + t)``), so
   it is terminal, not bootstrapped, and a rollout that ends inside an episode is
   bootstrapped from the value of the observation after it (:func:`gae`): many short
-  rollouts of many envs, as massively parallel PPO runs them;
+  rollouts of many envs, as massively parallel PPO runs them. Episodes cut at sampled
+  lengths (the venv's ``episode_lengths``, all envs at once) end there too: *a reading*
+  (CleanRL's), since a horizon-free agent cannot see the cut, the value of its last
+  steps is biased low; the alternative, bootstrapping through the cut, needs the
+  observation the cut hides;
 - rewards scaled by ``reward_scale`` (0.1) so that the returns stay of order 1: with a
   critic that shares the actor's arm embedding and gradients clipped to norm 0.5, large
   returns let the value loss's gradient take the whole norm and the policy never moved

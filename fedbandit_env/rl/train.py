@@ -138,19 +138,18 @@ def train_model(
         raise ValueError(
             f"net='arms' is an actor-critic on the agent's statistics: ppo or a2c, not {algo!r}"
         )
-    if batched and (algo != "ppo" or episode_lengths is not None):
-        raise ValueError(
-            "batched training is PPO on whole episodes: not "
-            + (algo if algo != "ppo" else "with episode_lengths")
-        )
+    if batched and algo != "ppo":
+        raise ValueError(f"batched training is PPO: not {algo}")
     venv: Any
     if batched:
         why = unsupported(stack.make_env(scenario))
         if why is not None:
             raise ValueError(f"batched training runs on the vector env, which {why}")
-        venv = VectorAgentVecEnv.for_stack(stack, scenario, copies=copies)
+        venv = VectorAgentVecEnv.for_stack(
+            stack, scenario, copies=copies, episode_lengths=episode_lengths
+        )
         return _train_batched(algo, scenario, stack, venv, timesteps, out, seed, used, copies,
-                              net, progress)  # fmt: skip
+                              net, progress, episode_lengths)  # fmt: skip
     if unsupported(stack.make_env(scenario)) is None:  # the vector env: envs in lockstep
         venv = VectorAgentVecEnv.for_stack(
             stack, scenario, copies=copies, episode_lengths=episode_lengths
@@ -229,6 +228,7 @@ def _train_batched(
     copies: int,
     net: str,
     progress: bool,
+    episode_lengths: tuple[int, int] | None = None,
 ) -> Path:
     """:func:`train_model` with ``batched=True`` (its arguments checked there)."""
     import stable_baselines3 as sb3
@@ -253,7 +253,7 @@ def _train_batched(
         "seed": seed,
         "copies": copies,
         "net": net,
-        "episode_lengths": None,
+        "episode_lengths": list(episode_lengths) if episode_lengths else None,
         "torch_threads": threads,
         "seconds": result["seconds"],
         "agent_steps_per_s": result["agent_steps_per_s"],

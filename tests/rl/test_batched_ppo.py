@@ -47,12 +47,35 @@ def test_a_batched_model_is_saved_and_benched_like_any(tmp_path: Path) -> None:
 def test_batched_training_refuses_what_it_does_not_run(tmp_path: Path) -> None:
     scenario = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", setting="local")
     stack = LearnerStack.for_setting("local")
-    with pytest.raises(ValueError, match="batched training is PPO on whole episodes: not a2c"):
+    with pytest.raises(ValueError, match="batched training is PPO: not a2c"):
         train_model("a2c", scenario, stack, 100, tmp_path, batched=True)
-    with pytest.raises(ValueError, match="with episode_lengths"):
-        train_model("ppo", scenario, stack, 100, tmp_path, batched=True, episode_lengths=(5, 10))
     with pytest.raises(ValueError, match="epochs and minibatches must be >= 1"):
         BatchedPPOConfig(epochs=0)
+
+
+def test_batched_training_over_sampled_episode_lengths_records_them(tmp_path: Path) -> None:
+    """Episodes cut at lengths drawn from (low, high), all envs at once: the model records
+    the range, so it warns only outside it."""
+    scenario = Scenario(n_agents=3, n_arms=3, horizon=12, instance="biased", setting="local")
+    stack = LearnerStack.for_setting("local", horizon_free=True)
+    lengths: list[int] = []
+    from fedbandit_env.rl import vector_sb3
+
+    real = vector_sb3.VectorAgentVecEnv._draw_length
+
+    def spy(self: vector_sb3.VectorAgentVecEnv) -> int:
+        lengths.append(real(self))
+        return lengths[-1]
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(vector_sb3.VectorAgentVecEnv, "_draw_length", spy):
+        path = train_model("ppo", scenario, stack, 2000, tmp_path, batched=True, copies=4,
+                           episode_lengths=(4, 12))  # fmt: skip
+    saved = LearnerStack.load(path)
+    assert (saved.min_horizon, saved.horizon) == (4, 12)
+    assert json.loads((tmp_path / "train.json").read_text())["episode_lengths"] == [4, 12]
+    assert len(set(lengths)) > 1 and all(4 <= n <= 12 for n in lengths)
 
 
 @pytest.mark.slow
