@@ -17,7 +17,7 @@ better than the Gossip_UCB agent in its seat, and does the team cope with more l
 
 The learner's default signal is ``neg_regret`` (minus its regret against the global
 means): privileged in training only - it acts on what its seat observes. ``--reward
-local`` trains it on its own reward instead.
+own`` trains it on its own reward instead.
 
 Run: ``.venv/bin/python examples/learner_among_gossip.py --timesteps 300000 --trials 100``
 (10-15 minutes on two shared cores); ``--timesteps 2000 --trials 3`` for a quick look;
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--horizon", type=int, default=200)
     parser.add_argument("--timesteps", type=int, default=300_000)
     parser.add_argument("--trials", type=int, default=100, help="held-out instances")
-    parser.add_argument("--reward", default="neg_regret", choices=("local", "neg_regret", "team"))
+    parser.add_argument("--reward", default="neg_regret", choices=("own", "neg_regret", "team"))
     parser.add_argument("--seats", default="0,1,2,5,10", help="learner counts to evaluate")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/learner_among_gossip"))
@@ -72,7 +72,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seats = sorted({int(k) for k in args.seats.split(",")})
     if seats[0] < 0 or seats[-1] > args.agents:
         raise SystemExit(f"--seats must lie in 0..{args.agents}, got {args.seats}")
-    shape = {"n_agents": args.agents, "n_arms": args.arms, "horizon": args.horizon}
+    shape = {
+        "n_agents": args.agents,
+        "n_arms": args.arms,
+        "horizon": args.horizon,
+        "instance": "conflicting",
+    }  # the kind the learned guide's numbers were measured on
     set_torch_threads(1)
 
     env = gym.make(

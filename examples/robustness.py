@@ -68,6 +68,7 @@ def _point(policy: str, panel: str, value: float, scale: dict[str, Any]) -> dict
         n_arms=N_ARMS,
         horizon=scale["T"],
         seed=0,
+        instance="conflicting",  # the kind the figure and the wrappers guide were made on
         setting=setting,
         epsilon=options.get("epsilon") if setting.endswith("+private") else None,
         **{panel: value},

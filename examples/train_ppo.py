@@ -3,7 +3,7 @@ reference policies on held-out instances of the same distribution, in the same s
 
 What the learner sees is what every policy in the table sees: the setting's stack
 (``local``: its own arm, reward, counts and means; ``neighbours``: also every
-neighbour's means, sent as messages each step). It is trained on its *local* reward
+neighbour's means, sent as messages each step). It is trained on its *own* reward
 (what the agent observes; ``--reward neg_regret`` or ``team`` for the privileged
 signals), on a fresh instance of the distribution every episode
 (``Scenario(instances="train")``, four env copies per batch), and evaluated on held-out
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[RegretCurves]]:
     parser.add_argument(
         "--net", default="arms", choices=("arms", "mlp"), help="arms: one network per arm"
     )
-    parser.add_argument("--reward", default="local", choices=("local", "neg_regret", "team"))
+    parser.add_argument("--reward", default="own", choices=("own", "neg_regret", "team"))
     parser.add_argument("--out", type=Path, default=Path("results/train_ppo"))
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
