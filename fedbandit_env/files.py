@@ -181,6 +181,19 @@ def block_markers(name: str) -> tuple[str, str]:
     )
 
 
+def _block_span(lines: list[str], name: str) -> tuple[int, int]:
+    """The line numbers of ``name``'s two markers in ``lines``."""
+    start, end = block_markers(name)
+    starts = [i for i, line in enumerate(lines) if line.strip() == start]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError(
+            f"the page must hold the generated block {name!r} once, between the lines "
+            f"{start!r} and {end!r}"
+        )
+    return starts[0], ends[0]
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     r"""``text`` with the lines between ``name``'s :func:`block_markers` replaced by
     ``body``; the markers stay, so the block can be generated again.
@@ -194,17 +207,10 @@ def replace_block(text: str, name: str, body: str) -> str:
         >>> replace_block(page, "b", "new").splitlines()[2]
         'new'
     """
-    start, end = block_markers(name)
     lines = text.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if line.strip() == start]
-    ends = [i for i, line in enumerate(lines) if line.strip() == end]
-    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
-        raise ValueError(
-            f"the page must hold the generated block {name!r} once, between the lines "
-            f"{start!r} and {end!r}"
-        )
+    first, last = _block_span(lines, name)
     body = body if body.endswith("\n") else body + "\n"
-    return "".join(lines[: starts[0] + 1]) + body + "".join(lines[ends[0] :])
+    return "".join(lines[: first + 1]) + body + "".join(lines[last:])
 
 
 def read_block(text: str, name: str) -> str:
@@ -218,13 +224,9 @@ def read_block(text: str, name: str) -> str:
         >>> read_block(f"{start}\n| a |\n{end}\n", "b")
         '| a |\n'
     """
-    start, end = block_markers(name)
     lines = text.splitlines(keepends=True)
-    starts = [i for i, line in enumerate(lines) if line.strip() == start]
-    ends = [i for i, line in enumerate(lines) if line.strip() == end]
-    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
-        raise ValueError(f"the page must hold the generated block {name!r} once")
-    return "".join(lines[starts[0] + 1 : ends[0]])
+    first, last = _block_span(lines, name)
+    return "".join(lines[first + 1 : last])
 
 
 __all__ = [

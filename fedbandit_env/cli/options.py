@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,7 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
-        type=renamed_protocol,
+        type=renamed("--protocol", PROTOCOL_ALIASES),
         default=d.protocol,
         help="delivery rule for policies that talk",
     )
@@ -233,22 +234,26 @@ def add_policy_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def renamed_protocol(text: str) -> str:
-    """``--protocol``'s value under its current name: a former name
-    (:data:`~fedbandit_env.protocols.PROTOCOL_ALIASES`) is read as the new one, with a
-    line on stderr saying so.
+def renamed(option: str, aliases: dict[str, str]) -> Callable[[str], str]:
+    """An argparse ``type`` for ``option`` that reads a former name (a key of
+    ``aliases``) as its new one, with a line on stderr saying so.
 
     Examples:
-        >>> renamed_protocol("server")
+        >>> from fedbandit_env.protocols import PROTOCOL_ALIASES
+        >>> read = renamed("--protocol", PROTOCOL_ALIASES)
+        >>> read("server")
         'server'
-        >>> renamed_protocol("local")  # prints the renaming on stderr
+        >>> read("local")  # prints the renaming on stderr
         'gamma_hops'
     """
-    if text in PROTOCOL_ALIASES:
-        new = PROTOCOL_ALIASES[text]
-        print(f"fedbandit: --protocol {text} is now called {new}", file=sys.stderr)
-        return new
-    return text
+
+    def read(text: str) -> str:
+        if text in aliases:
+            print(f"fedbandit: {option} {text} is now called {aliases[text]}", file=sys.stderr)
+            return aliases[text]
+        return text
+
+    return read
 
 
 def parse_clip(text: str) -> tuple[float, float]:

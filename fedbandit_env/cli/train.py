@@ -10,12 +10,11 @@ Example::
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from fedbandit_env import registry
-from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+from fedbandit_env.cli.options import add_setting_options, renamed, scenario_from_args
 from fedbandit_env.extras import require
 from fedbandit_env.rl.common import REWARD_ALIASES, REWARDS
 from fedbandit_env.rl.stack import SB3_ALGOS
@@ -43,21 +42,6 @@ BENCH_ONLY: dict[str, str] = {
 ``fedbandit train`` refuses them, and the registered policies' options, by name."""
 
 
-def renamed_reward(text: str) -> str:
-    """``--reward``'s value under its current name (``local`` is now ``own``: see
-    :data:`~fedbandit_env.rl.common.REWARD_ALIASES`), saying so on stderr.
-
-    Examples:
-        >>> renamed_reward("team_value")
-        'team_value'
-    """
-    if text in REWARD_ALIASES:
-        new = REWARD_ALIASES[text]
-        print(f"fedbandit: --reward {text} is now called {new}", file=sys.stderr)
-        return new
-    return text
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The algorithm, the setting options, ``--timesteps``, ``--reward``, ``--threads``.
 
@@ -79,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reward",
         choices=REWARDS,
-        type=renamed_reward,
+        type=renamed("--reward", REWARD_ALIASES),
         default="own",
         help="own: the agent's own reward (what it observes); team_value: the team's "
         "estimate of the pulled arm's global mean from the agent's own means and those "
