@@ -54,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "fedbandit_env.cli.yardstick",
         "every reference in every setting, regret beside what it sends: docs/yardstick.md",
     ),
+    "learned": (
+        "fedbandit_env.cli.learned",
+        "every reference and every learner (tuned, batched PPO, SB3) on the learning "
+        "default, at T = 200 and 2e4: docs/learned-measured.md",
+    ),
     "list": ("fedbandit_env.cli.listing", "the registered policies"),
 }
 """Subcommand -> (module, one-line help). A new subcommand is a module and a line here."""

@@ -345,6 +345,9 @@ def test_the_yardstick_and_a_second_bench_refuse_in_one_line(
         (["yardstick", "--settings", "local,nowhere"], "settings must be among"),
         (["yardstick", "--trials", "1"], "must each be >= 2"),
         (["bench", "--policies", "random", "--out", str(tmp_path)], "pass --overwrite"),
+        (["learned", "--settings", "server"], "settings must be among"),
+        (["learned", "--seeds", "x"], "a comma list of integers"),
+        (["learned", "--horizons", "200", "--trials", "300,10"], "one trial count per horizon"),
         (["bench", "--protocol", "nowhere"], "invalid choice: 'nowhere'"),
     ):
         with pytest.raises(SystemExit) as stop:
@@ -489,7 +492,7 @@ def test_speed_refuses_a_page_it_cannot_write(
 
 
 def test_the_catalogue_is_at_least_sixty_cases() -> None:
-    n = len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + len(SPEED_CASES) + 4 + 5
+    n = len(CASES) + len(CLI_CASES) + len(TRAIN_CASES) + len(SPEED_CASES) + 7 + 5
     assert n >= 60
 
 
