@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--models", type=Path, default=Path("runs/learned"),
                         help="where the learners are saved; ones trained for the same plan "
                         "are reused")  # fmt: skip
+    parser.add_argument("--render-only", action="store_true",
+                        help="write the page (--docs or --markdown) from the last run's "
+                        "MODELS/rows.json, without measuring")  # fmt: skip
     parser.add_argument("--quick", action="store_true",
                         help="a few minutes: small budgets and few trials (not for "
                         "the page)")  # fmt: skip
@@ -66,14 +69,26 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.extras import require
 
     require("stable_baselines3", "rl", "fedbandit learned trains learners")
-    from fedbandit_env.files import write_text_atomic
+    from fedbandit_env.files import measured_line, write_text_atomic
     from fedbandit_env.runner.learned import (
         LEARNED_SETTINGS,
         LearnedPlan,
         format_row,
         learned_table,
+        load_rows,
         markdown,
+        save_rows,
     )
+
+    command = "fedbandit learned" + (" --docs" if args.markdown == DOCS_PAGE else "")
+    saved = args.models / "rows.json"
+    if args.render_only:
+        if args.markdown is None:
+            raise SystemExit("fedbandit learned: --render-only writes a page: add --docs")
+        rows, plan, seconds, measured = load_rows(saved)
+        write_text_atomic(args.markdown, markdown(rows, plan, command, seconds, measured))
+        print(f"wrote {args.markdown} from {saved}")
+        return
 
     settings = LEARNED_SETTINGS
     if args.settings is not None:
@@ -94,10 +109,12 @@ def run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     seconds = time.perf_counter() - start
     print(f"{len(rows)} rows in {seconds / 60:.1f} min", file=sys.stderr)
+    measured = measured_line()
+    save_rows(rows, plan, seconds, saved, measured)
+    print(f"wrote {saved}")
     if args.markdown is not None:
-        command = "fedbandit learned" + (" --docs" if args.markdown == DOCS_PAGE else "")
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.markdown, markdown(rows, plan, command, seconds))
+        write_text_atomic(args.markdown, markdown(rows, plan, command, seconds, measured))
         print(f"wrote {args.markdown}")
 
 

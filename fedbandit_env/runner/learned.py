@@ -380,9 +380,62 @@ def summary(rows: Sequence[LearnedRow]) -> list[str]:
     return out
 
 
-def markdown(rows: Sequence[LearnedRow], plan: LearnedPlan, command: str, seconds: float) -> str:
+def save_rows(
+    rows: Sequence[LearnedRow], plan: LearnedPlan, seconds: float, path: Path, measured: str
+) -> Path:
+    """Write what a run measured (its rows, plan, duration and conditions line) as JSON,
+    so that the page can be written again without measuring (``fedbandit learned
+    --render-only``).
+
+    Examples:
+        >>> import tempfile
+        >>> row = LearnedRow("local", 20, "random", "reference", 9.0, 8.0, 10.0, 11.0,
+        ...                  0.5, 0.0, 3, paired=(1.0, 0.5, 1.5), against="local_ts")
+        >>> path = save_rows([row], LearnedPlan(), 60.0, Path(tempfile.mkdtemp()) / "r.json",
+        ...                  "- measured: then")
+        >>> load_rows(path)[0] == [row]
+        True
+    """
+    from fedbandit_env.files import strict_json, write_text_atomic
+
+    plan_fields = {**asdict(plan), "models": str(plan.models)}
+    record = {"plan": plan_fields, "seconds": seconds, "measured": measured,
+              "rows": [asdict(r) for r in rows]}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_text_atomic(path, strict_json(record, indent=1) + "\n")
+
+
+def load_rows(path: Path) -> tuple[list[LearnedRow], LearnedPlan, float, str]:
+    """What :func:`save_rows` wrote: ``(rows, plan, seconds, measured line)``.
+
+    Raises:
+        ValueError: If the file holds no saved run.
+    """
+    try:
+        record = json.loads(Path(path).read_text())
+        plan_fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in record["plan"].items()
+        }
+        plan_fields["models"] = Path(plan_fields["models"])
+        plan = LearnedPlan(**plan_fields)
+        rows = []
+        for r in record["rows"]:
+            paired = tuple(r["paired"]) if r.get("paired") is not None else None
+            rows.append(LearnedRow(**{**r, "paired": paired}))
+        return rows, plan, float(record["seconds"]), str(record["measured"])
+    except (OSError, KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{path}: not a saved run of fedbandit learned ({err})") from None
+
+
+def markdown(
+    rows: Sequence[LearnedRow],
+    plan: LearnedPlan,
+    command: str,
+    seconds: float,
+    measured: str | None = None,
+) -> str:
     """The committed page: the conditions, the findings, one table per setting and
-    horizon, best first.
+    horizon, best first; ``measured``: the conditions line of the run (default: now).
 
     Examples:
         >>> rows = [LearnedRow("local", 200, "random", "reference", 48.0, 47.0, 49.0, 50.0,
@@ -422,7 +475,7 @@ def markdown(rows: Sequence[LearnedRow], plan: LearnedPlan, command: str, second
         f"{plan.deep_timesteps:,} agent-steps each; SB3 learner: "
         + (f"{plan.sb3_timesteps:,} agent-steps" if plan.sb3_timesteps else "none")
         + f"; the whole run {seconds / 60:.0f} min",
-        measured_line(),
+        measured if measured is not None else measured_line(),
         "",
         "## Findings",
         "",
@@ -464,7 +517,9 @@ __all__ = [
     "format_row",
     "learned_table",
     "learner_stack",
+    "load_rows",
     "markdown",
+    "save_rows",
     "summary",
     "train_learners",
 ]

@@ -83,3 +83,30 @@ def test_the_committed_page_is_generated() -> None:
     for setting in learned.LEARNED_SETTINGS:
         for horizon in LearnedPlan().horizons:
             assert f"## `{setting}`, T = {horizon}\n" in text
+
+
+def test_a_run_saves_its_rows_and_the_page_is_written_again_without_measuring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fedbandit_env.cli import main
+
+    models, page = tmp_path / "models", tmp_path / "page.md"
+    argv = ["learned", "--settings", "local", "--horizons", "20", "--trials", "3",
+            "--seeds", "0", "--deep-timesteps", "640", "--sb3-timesteps", "0",
+            "--models", str(models)]  # fmt: skip
+    assert main([*argv, "--markdown", str(page)]) == 0
+    first = page.read_text()
+    assert (models / "rows.json").is_file()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(learned, "learned_table", refuse)
+    page.unlink()
+    assert main(["learned", "--models", str(models), "--render-only", "--markdown",
+                 str(page)]) == 0  # fmt: skip
+    assert page.read_text() == first  # the same page, its measured line included
+    with pytest.raises(SystemExit, match="--render-only writes a page"):
+        main(["learned", "--models", str(models), "--render-only"])
+    with pytest.raises(ValueError, match="not a saved run of fedbandit learned"):
+        learned.load_rows(page)
