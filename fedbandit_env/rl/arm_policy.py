@@ -133,6 +133,29 @@ def arm_policy_kwargs(env: Any, hidden: int = 64) -> dict[str, Any]:
     return {"layout": layout, "hidden": hidden}
 
 
+class Tanh(nn.Tanh):
+    """``tanh``, computed as ``2 sigmoid(2 x) - 1`` when no gradient is taken.
+
+    On one thread torch's ``tanh`` costs about six times its ``sigmoid`` (1.34 against
+    0.22 ms on a 16,000 x 32 batch here), and the rollouts and evaluations of the arms
+    network are forward passes without gradients: there the identity is used (the two
+    agree to 2e-7); with gradients (PPO's update) torch's own ``tanh``, whose backward pass
+    is the cheaper. A subclass of ``nn.Tanh``, so models saved with either load alike.
+
+    Examples:
+        >>> x = th.linspace(-4, 4, 9)
+        >>> with th.no_grad():
+        ...     fast = Tanh()(x)
+        >>> bool(th.allclose(fast, th.tanh(x), atol=1e-6))
+        True
+    """
+
+    def forward(self, x: th.Tensor) -> th.Tensor:
+        if th.is_grad_enabled():
+            return th.tanh(x)
+        return th.sigmoid(2.0 * x).mul_(2.0).sub_(1.0)
+
+
 class ArmFeatures(BaseFeaturesExtractor):
     """Per-arm features and their shared embedding: ``(batch, n_arms * hidden)``.
 
@@ -160,8 +183,8 @@ class ArmFeatures(BaseFeaturesExtractor):
         self.register_buffer("offset", th.tensor(layout["offset"], dtype=th.float32))
         self.register_buffer("factor", th.tensor(layout["factor"], dtype=th.float32))
         n_in = 7 + 4 * self.channels + (1 if "reward" in layout["slices"] else 0)
-        self.embed = nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden))
-        self.mix = nn.Sequential(nn.Tanh(), nn.Linear(2 * hidden, hidden), nn.Tanh())
+        self.embed = nn.Sequential(nn.Linear(n_in, hidden), Tanh(), nn.Linear(hidden, hidden))
+        self.mix = nn.Sequential(Tanh(), nn.Linear(2 * hidden, hidden), Tanh())
         self.n_in = n_in
 
     def _take(self, raw: th.Tensor, key: str) -> th.Tensor:
@@ -241,7 +264,7 @@ class _PooledValue(nn.Module):
     def __init__(self, hidden: int) -> None:
         super().__init__()
         self.hidden = hidden
-        self.net = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.net = nn.Sequential(nn.Linear(hidden, hidden), Tanh(), nn.Linear(hidden, 1))
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
         return self.net(latent.reshape(latent.shape[0], -1, self.hidden).mean(dim=1))
