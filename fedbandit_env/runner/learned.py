@@ -68,8 +68,8 @@ class LearnedPlan:
     Examples:
         >>> LearnedPlan().horizons, LearnedPlan().trials
         ((200, 20000), (300, 10))
-        >>> LearnedPlan().quick().deep_timesteps
-        6400
+        >>> LearnedPlan().quick().deep_timesteps, LearnedPlan().quick().trials
+        (6400, (20, 3))
     """
 
     settings: tuple[str, ...] = LEARNED_SETTINGS
@@ -100,10 +100,17 @@ class LearnedPlan:
             raise ValueError("deep_timesteps >= 1, sb3_timesteps >= 0 and a seed, please")
 
     def quick(self) -> LearnedPlan:
-        """A few minutes' version (small budgets, few trials, the short horizon only and
-        a tenth of the long one): for trying the command, not for the page."""
+        """A few minutes' version (small budgets, few trials, the short horizon and a
+        tenth of the long one), its learners under ``models/quick`` so that they never
+        replace the page's: for trying the command, not for the page.
+
+        Examples:
+            >>> LearnedPlan().quick().models.as_posix()
+            'runs/learned/quick'
+        """
         return replace(
             self,
+            models=self.models / "quick",
             horizons=(self.train_horizon, self.horizons[-1] // 10),
             trials=(20, 3),
             seeds=self.seeds[:2],

@@ -110,3 +110,11 @@ def test_a_run_saves_its_rows_and_the_page_is_written_again_without_measuring(
         main(["learned", "--models", str(models), "--render-only"])
     with pytest.raises(ValueError, match="not a saved run of fedbandit learned"):
         learned.load_rows(page)
+
+
+def test_a_quick_run_never_replaces_the_pages_learners(tmp_path: Path) -> None:
+    """``--quick`` trains tiny learners: in ``models/quick``, not over the saved ones."""
+    plan = LearnedPlan(models=tmp_path / "models")
+    quick = plan.quick()
+    assert quick.models == plan.models / "quick"
+    assert quick.deep_timesteps < plan.deep_timesteps and quick.horizons[0] == 200
