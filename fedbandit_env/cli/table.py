@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> None:
     groups: dict[tuple[str, str, int], list[Any]] = {}
     for results in args.results:
         table = find_table(results)
-        where = _instances(table.parent / "config.json")
-        timings = _timings(table.parent / "config.json")
+        config = _config(table.parent / "config.json")
+        where, timings = _instances(config), _timings(config)
         for c in read_csv(table):
             if c.policy in timings and not np.any(c.seconds):  # the table keeps no times
                 c.seconds = np.full(c.regret.shape[0], timings[c.policy])
@@ -120,12 +120,18 @@ def run(args: argparse.Namespace) -> None:
         print(f"wrote the block {args.block!r} of {page}")
 
 
-def _timings(config: Path) -> dict[str, float]:
-    """Seconds per trial of each policy, from a bench's ``config.json`` summary (the
-    tidy table keeps no times); empty if it does not say."""
-    if not config.is_file():
+def _config(path: Path) -> dict[str, Any]:
+    """A bench's ``config.json`` beside its table (``{}`` without one)."""
+    if not path.is_file():
         return {}
-    summary = json.loads(config.read_text()).get("summary")
+    config = json.loads(path.read_text())
+    return config if isinstance(config, dict) else {}
+
+
+def _timings(config: dict[str, Any]) -> dict[str, float]:
+    """Seconds per trial of each policy, from a bench's config summary (the tidy table
+    keeps no times); empty if it does not say."""
+    summary = config.get("summary")
     if not isinstance(summary, list):
         return {}
     return {
@@ -135,11 +141,9 @@ def _timings(config: Path) -> dict[str, float]:
     }
 
 
-def _instances(config: Path) -> str:
-    """The instances a bench ran on, from its ``config.json`` ("" if it does not say)."""
-    if not config.is_file():
-        return ""
-    instances = json.loads(config.read_text()).get("instances")
+def _instances(config: dict[str, Any]) -> str:
+    """The instances a bench ran on, from its config ("" if it does not say)."""
+    instances = config.get("instances")
     return str(instances.get("distribution", "")) if isinstance(instances, dict) else ""
 
 

@@ -100,7 +100,9 @@ def kernels_fingerprint(sources: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[Path]:
+def stale_caches(
+    folder: Path, sources: list[Path], caches: list[Path], fingerprint: str | None = None
+) -> list[Path]:
     """The numba cache files (``.nbi``/``.nbc`` in ``caches``) of the compiled modules in
     ``folder`` when the kernels changed since they were written: a cache folder whose
     :data:`STAMP` is missing or differs from :func:`kernels_fingerprint` of ``sources``.
@@ -119,13 +121,13 @@ def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[
         >>> _ = (d / "c" / "loop.f-1.py311.nbi").write_text("")
         >>> [p.name for p in stale_caches(d, [d / "loop.py"], [d / "c"])]  # no stamp yet
         ['loop.f-1.py311.nbi']
-        >>> write_stamps([d / "c"], [d / "loop.py"])
+        >>> write_stamps([d / "c"], kernels_fingerprint([d / "loop.py"]))
         >>> stale_caches(d, [d / "loop.py"], [d / "c"])
         []
     """
     if not sources:
         return []
-    fingerprint = kernels_fingerprint(sources)
+    fingerprint = fingerprint or kernels_fingerprint(sources)
     out = []
     for cache in caches:
         stamp = cache / STAMP
@@ -139,10 +141,10 @@ def stale_caches(folder: Path, sources: list[Path], caches: list[Path]) -> list[
     return out
 
 
-def write_stamps(caches: list[Path], sources: list[Path]) -> None:
+def write_stamps(caches: list[Path], fingerprint: str) -> None:
     """Record in each cache folder the kernels its caches are compiled against from now
-    on (:data:`STAMP`); a folder that cannot be written (a read-only install) is left."""
-    fingerprint = kernels_fingerprint(sources)
+    on (:data:`STAMP`, :func:`kernels_fingerprint`); a folder that cannot be written (a
+    read-only install) is left."""
     for cache in caches:
         try:
             cache.mkdir(parents=True, exist_ok=True)
@@ -165,8 +167,9 @@ def purge_stale_caches(runner: Callable[..., Any]) -> int:
         return 0
     folder = Path(source).parent
     caches, sources = _cache_folders(folder), _compiled_sources()
+    fingerprint = kernels_fingerprint(sources)
     gone = 0
-    stale = stale_caches(folder, sources, caches)
+    stale = stale_caches(folder, sources, caches, fingerprint)
     for path in stale:
         try:
             path.unlink()
@@ -174,7 +177,7 @@ def purge_stale_caches(runner: Callable[..., Any]) -> int:
         except OSError:  # another process removed it, or a read-only install: numba copes
             pass
     if stale or any(not (c / STAMP).exists() for c in caches):
-        write_stamps(caches, sources)
+        write_stamps(caches, fingerprint)
     return gone
 
 

@@ -232,6 +232,13 @@ def train_learners(
     return out
 
 
+def _message_dim(model: Path, n_arms: int) -> int:
+    """Numbers a saved learner sends a step (its stack's message length)."""
+    from fedbandit_env.rl.stack import LearnerStack  # the [rl] extra: only with a learner
+
+    return int(LearnerStack.load(model).requirements(n_arms).message_dim)
+
+
 def _row(
     setting: str, horizon: int, label: str, kind: str, curves: RegretCurves, sends: float,
     random_mean: float, privileged: bool, record: dict[str, Any] | None = None,
@@ -282,13 +289,11 @@ def learned_table(
                 dim = spec.make(**kwargs).requirements(plan.n_agents, plan.n_arms).message_dim
                 measured.append((pid, "reference", curves, dim, spec.privileged, {}))
             for label, kind, path, record in learners:
-                from fedbandit_env.rl.stack import LearnerStack
-
                 with warnings.catch_warnings():  # past its training horizon: on the page
                     warnings.simplefilter("ignore")
                     curves = evaluate(f"ppo:{path}", scenario, trials=trials,
                                       record_every=horizon, label=label)  # fmt: skip
-                dim = LearnerStack.load(path).requirements(plan.n_arms).message_dim
+                dim = _message_dim(path, plan.n_arms)
                 measured.append((label, kind, curves, dim, False, record))
             floor = [c for _, kind, c, _, _, _ in measured if kind == "reference"]
             random_mean = next(

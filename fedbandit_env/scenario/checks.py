@@ -61,9 +61,10 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         check_int(name, getattr(s, name), minimum)
     _choice("instance", s.instance, instance_names())
     _choice("noise", s.noise, NOISE_KINDS)
-    if s.protocol != protocol_name(s.protocol):
-        fixed["protocol"] = protocol_name(s.protocol)
-    _choice("protocol", fixed.get("protocol", s.protocol), list(PROTOCOLS))
+    protocol = protocol_name(s.protocol)  # a former name: read as the new one (it warns once)
+    if protocol != s.protocol:
+        fixed["protocol"] = protocol
+    _choice("protocol", protocol, list(PROTOCOLS))
     _choice("estimator", s.estimator, ESTIMATORS)
     _choice("privacy_noise", s.privacy_noise, NOISES)
     _choice("instances", s.instances, INSTANCE_SPLITS)

@@ -240,8 +240,9 @@ def test_former_names_read_as_the_new_ones(tmp_path: Path) -> None:
         assert check_reward("local") == "own"
     with pytest.warns(DeprecationWarning, match="gamma_hops"):
         assert isinstance(make_protocol("local", gamma=2), GammaHops)
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning) as said:
         assert Scenario(n_agents=3, n_arms=2, protocol="local").protocol == "gamma_hops"
+    assert len([w for w in said if "gamma_hops" in str(w.message)]) == 1  # said once
     with pytest.warns(DeprecationWarning):
         assert Requirements(protocol="local").protocol == "gamma_hops"
     with pytest.warns(DeprecationWarning):

@@ -21,6 +21,7 @@ def _plan(tmp_path: Path) -> LearnedPlan:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_every_reference_and_learner_plays_the_same_instances_and_learners_are_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
