@@ -43,9 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trials", type=_ints, default=(300, 10),
                         help="held-out instances per row, one count per horizon")  # fmt: skip
     parser.add_argument("--seeds", type=_ints, default=(0, 1, 2),
-                        help="training seeds of the deep learner")  # fmt: skip
+                        help="training seeds of the deep and recurrent learners")  # fmt: skip
     parser.add_argument("--deep-timesteps", type=int, default=3_840_000,
                         help="agent-steps of each deep learner (batched PPO)")  # fmt: skip
+    parser.add_argument("--recurrent-timesteps", type=int, default=3_840_000,
+                        help="agent-steps per seed of the recurrent learner (0: none)")  # fmt: skip
     parser.add_argument("--sb3-timesteps", type=int, default=200_000,
                         help="agent-steps of the SB3 learner (0: none)")  # fmt: skip
     parser.add_argument("--models", type=Path, default=Path("runs/learned"),
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> None:
     plan = LearnedPlan(
         settings=settings, horizons=args.horizons, trials=args.trials, seeds=args.seeds,
         deep_timesteps=args.deep_timesteps, sb3_timesteps=args.sb3_timesteps,
+        recurrent_timesteps=args.recurrent_timesteps,
         models=args.models,
     )  # fmt: skip
     if args.quick:

@@ -69,6 +69,16 @@ def run(args: argparse.Namespace) -> None:
             f"(64 copies) {b['sb3_64']:8.0f} | batched PPO (64 copies) {b['batched']:8.0f} | "
             f"batched/SB3 {b['vs_sb3']:5.1f}x, batched/SB3-64 {b['vs_sb3_64']:5.1f}x"
         )
+        from fedbandit_env.rl.throughput import recurrent_speedup
+
+        print(f"the recurrent learner, neighbours, the same scenario, {steps} agent-steps")
+        r = recurrent_speedup("neighbours", steps)
+        print(
+            f"SB3 PPO (arms net, 1 copy) {r['sb3']:8.0f} agent-steps/s | sb3-contrib "
+            f"RecurrentPPO (1 copy) {r['sb3_recurrent']:8.0f} | batched recurrent arms net "
+            f"(64 copies) {r['batched']:8.0f} | batched/SB3 {r['vs_sb3']:5.1f}x, "
+            f"batched/RecurrentPPO {r['vs_sb3_recurrent']:5.1f}x"
+        )
         return
     from fedbandit_env.runner.speed import run as run_speed
 

@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("mlp", "arms"),
         default="mlp",
         help="mlp: SB3's MlpPolicy on the flat observation; arms: one shared network "
-        "scores every arm from its statistics (permutation-equivariant; ppo, a2c)",
+        "scores every arm from its statistics (permutation-equivariant; ppo, a2c, and "
+        "recurrent_ppo --batched: the arms net with a memory per arm, RL^2-style)",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument(
@@ -108,8 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batched",
         action="store_true",
-        help="ppo: train on the vector env with a batched PPO loop (fedbandit_env.rl."
-        "batched_ppo) instead of SB3's; the same policies and saved model",
+        help="ppo, recurrent_ppo: train on the vector env with a batched PPO loop "
+        "(fedbandit_env.rl.batched_ppo) instead of SB3's; the same policies and saved "
+        "model (recurrent: truncated backpropagation through 25-step rollouts)",
     )
     hide_bench_options(parser)
 

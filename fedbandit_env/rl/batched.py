@@ -10,7 +10,9 @@ batch, and the network run once per step for all of them. There is no env code h
 the vector env replays each trial's PettingZoo env (env ``k`` reset with trial ``k``'s
 env seed: the same instance, rewards, messages and private noise), and the model's
 action uniforms come from each trial's model stream in blocks (``random((B, N))`` gives
-the numbers of ``B`` calls of ``random(N)``).
+the numbers of ``B`` calls of ``random(N)``). A recurrent model's memory is one row per
+agent of every trial, zeroed at the trials' start, as each trial's
+:class:`~fedbandit_env.rl.team.ModelTeam` starts it.
 
 The one difference is floating point inside the network: a batch of ``K N`` rows may
 round an action probability in its last bit differently from a batch of ``N``, which
@@ -18,7 +20,7 @@ changes a sampled arm only when a uniform falls within about 1e-7 of a boundary
 (``tests/rl/test_batched.py`` checks arms and regret equal to the PettingZoo path's).
 
 A stack without a vector form (random delays, link failures, the ``Gossip`` wrapper,
-other wrappers, a protocol whose copies differ by receiver) or a recurrent policy is reported by
+other wrappers, a protocol whose copies differ by receiver) is reported by
 :func:`unsupported`, and
 :func:`~fedbandit_env.runner.evaluate.evaluate` then takes the PettingZoo path.
 """
@@ -37,7 +39,13 @@ from tqdm.auto import tqdm
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.rl.common import scale_box
 from fedbandit_env.rl.stack import LearnerStack
-from fedbandit_env.rl.team import Predictor, action_probabilities, draw_arms
+from fedbandit_env.rl.team import (
+    Predictor,
+    action_probabilities,
+    draw_arms,
+    is_recurrent,
+    recurrent_probabilities,
+)
 from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
@@ -76,8 +84,9 @@ def _layers(env: ParallelEnv[Any, Any, Any]) -> tuple[list[Any], Any]:
     return layers, env
 
 
-def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | None:
-    """Why the batched loop cannot play ``env`` (and ``model``), or ``None`` if it can.
+def unsupported(env: ParallelEnv[Any, Any, Any]) -> str | None:
+    """Why the batched loop cannot play ``env``, or ``None`` if it can (every model runs on
+    it, recurrent ones too).
 
     Examples:
         >>> from fedbandit_env.scenario.scenario import Scenario
@@ -89,8 +98,6 @@ def unsupported(env: ParallelEnv[Any, Any, Any], model: Any = None) -> str | Non
         >>> unsupported(LinkFailures(stack.make_env(scenario), 0.5, 0.5))
         'the wrapper LinkFailures'
     """
-    if model is not None and hasattr(getattr(model, "policy", None), "lstm_actor"):
-        return "a recurrent policy (its memory is per trial)"
     layers, base = _layers(env)
     if type(base) is not FederatedMABEnv:
         return f"the env {type(base).__name__}"
@@ -149,7 +156,7 @@ class BatchedModelRollout:
         self.deterministic = deterministic
         self.block = max(1, int(block))
         probe = stack.make_env(scenario)
-        reason = unsupported(probe, model)
+        reason = unsupported(probe)
         if reason is not None:
             raise ValueError(f"the batched loop does not model {reason}")
         agent = probe.possible_agents[0]
@@ -180,6 +187,7 @@ class BatchedModelRollout:
             env_seeds.append(int(env_seed))
             model_rngs.append(model_generator(team_seed))
         obs, _ = venv.reset(seed=env_seeds)
+        self._memory: Any = None  # a recurrent model's, every agent of every trial
         public = int(venv.protocol.public_dim) if venv.message_dim else 0
         raw = np.zeros((k_trials * n, self.layout.width), dtype=np.float32)
         x = np.zeros_like(raw)
@@ -212,6 +220,11 @@ class BatchedModelRollout:
         return steps, out, cost_out
 
     def _arms(self, batch: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
+        if is_recurrent(self.model):
+            step, self._memory = recurrent_probabilities(self.model, batch, self._memory)
+            if uniforms is None:
+                return np.asarray(step.argmax(axis=1), dtype=np.int64)
+            return draw_arms(step, uniforms.reshape(-1))
         if uniforms is not None:
             probs = action_probabilities(self.model, batch)
             if probs is not None:

@@ -117,6 +117,105 @@ def gae(
     return adv, adv + values
 
 
+class Memory:
+    """A recurrent policy's memory in :func:`train_batched`: every agent's LSTM state
+    carried across steps and rollouts, zeroed when an episode ends (all envs at once:
+    they run in lockstep), the state at each rollout's first step kept for the update's
+    truncated backpropagation through the rollout, and where in the rollout episodes
+    started (sb3-contrib's ``episode_starts``: the state is zeroed there).
+
+    Examples:
+        >>> from fedbandit_env.rl.arm_policy import arm_layout
+        >>> from fedbandit_env.rl.recurrent_arm import RecurrentArmPolicy
+        >>> from fedbandit_env.wrappers.flatten import flat_box
+        >>> from gymnasium import spaces
+        >>> import torch as th
+        >>> sp = spaces.Dict({"arm": spaces.Discrete(2), "counts": spaces.Box(0, 9, (2,)),
+        ...                   "means": spaces.Box(0, 1, (2,)), "step": spaces.Box(0, 9, (1,))})
+        >>> policy = RecurrentArmPolicy(flat_box(sp), spaces.Discrete(2), lambda _: 1e-3,
+        ...                             layout=arm_layout(sp, scale=False), hidden=4)
+        >>> memory = Memory.of(policy, width=3, length=2)
+        >>> first = memory.start_rollout()
+        >>> with th.no_grad():
+        ...     actions, values, logp = memory.act(th.zeros(3, 7), 0)
+        >>> memory.episode_ended(0)
+        >>> with th.no_grad():
+        ...     _ = memory.act(th.zeros(3, 7), 1)
+        >>> memory.starts.tolist()  # the second step started an episode
+        [0.0, 1.0]
+        >>> Memory.of(object(), 3, 2) is None  # a feedforward policy has none
+        True
+    """
+
+    def __init__(self, policy: Any, width: int, length: int) -> None:
+        import torch as th
+        from sb3_contrib.common.recurrent.type_aliases import RNNStates
+
+        self.policy, self.width, self.length = policy, int(width), int(length)
+        size = int(policy.lstm_hidden_state_shape[-1])
+        layers = int(policy.lstm_hidden_state_shape[0])
+        self._zeros = lambda: th.zeros((layers, self.width, size))
+        self._states = RNNStates
+        self.state = self._fresh()
+        self.starts = th.zeros(self.length)
+        self._reset_next = False
+        self._none = th.zeros(self.width)
+
+    def _fresh(self) -> Any:
+        """Zero memory for every agent (actor's and critic's)."""
+        return self._states((self._zeros(), self._zeros()), (self._zeros(), self._zeros()))
+
+    @classmethod
+    def of(cls, policy: Any, width: int, length: int) -> Memory | None:
+        """The memory of ``policy``, or ``None`` when it has none (no ``lstm_actor``)."""
+        return cls(policy, width, length) if hasattr(policy, "lstm_actor") else None
+
+    def _zero_if_ended(self, t: int) -> None:
+        if self._reset_next:
+            self.state = self._fresh()
+            self._reset_next = False
+            if t > 0:
+                self.starts[t] = 1.0
+
+    def start_rollout(self) -> Any:
+        """Begin a rollout; returns the state its first step starts from."""
+        self.starts.zero_()
+        self._zero_if_ended(0)
+        return self.state
+
+    def act(self, obs: Any, t: int) -> tuple[Any, Any, Any]:
+        """Actions, values and log-probabilities at the rollout's step ``t``."""
+        self._zero_if_ended(t)
+        actions, values, logp, self.state = self.policy(obs, self.state, self._none)
+        return actions, values, logp
+
+    def episode_ended(self, t: int) -> None:
+        """The episodes ended after step ``t``: the next step starts from zeros."""
+        self._reset_next = True
+
+    def values(self, obs: Any) -> Any:
+        """The critic's value of the observation after the rollout."""
+        state = self.state.vf if not self._reset_next else (self._zeros(), self._zeros())
+        return self.policy.predict_values(obs, state, self._none)
+
+    def sequence_order(self, columns: Any, length: int) -> Any:
+        """Indices into the ``(length * width)`` rollout rows, whole sequences: for every
+        env column of ``columns`` its ``length`` steps in order."""
+        import torch as th
+
+        steps = th.arange(length) * self.width
+        return (columns.reshape(-1, 1) + steps.reshape(1, -1)).reshape(-1)
+
+    def evaluate(self, first: Any, obs: Any, actions: Any, idx: Any) -> tuple[Any, Any, Any]:
+        """The policy's values, log-probabilities and entropies of the sequences ``idx``
+        (:meth:`sequence_order`), from the states they started at (``first``)."""
+        columns = idx[:: self.length] % self.width
+        pick = lambda pair: (pair[0][:, columns], pair[1][:, columns])  # noqa: E731
+        states = self._states(pick(first.pi), pick(first.vf))
+        starts = self.starts.repeat(len(columns))
+        return self.policy.evaluate_actions(obs, actions, states, starts)
+
+
 def train_batched(
     model: Any,
     venv: Any,
@@ -168,13 +267,18 @@ def train_batched(
     bar = tqdm(total=updates * per_update, desc="train ppo (batched)", unit="step",
                disable=not progress)  # fmt: skip
     episode_regret = []
+    memory = Memory.of(policy, width, length)  # None for a feedforward policy
     obs = venv.reset()
     for update in range(updates):
         policy.set_training_mode(False)
+        first = memory.start_rollout() if memory is not None else None
         for t in range(length):
             obs_t = th.as_tensor(obs, dtype=th.float32).reshape(width, obs_dim)
             with th.no_grad():
-                actions, values, logp = policy(obs_t)
+                if memory is None:
+                    actions, values, logp = policy(obs_t)
+                else:
+                    actions, values, logp = memory.act(obs_t, t)
             obs_buf[t] = obs_t
             act_buf[t] = actions
             logp_buf[t] = logp
@@ -184,9 +288,14 @@ def train_batched(
             ended[t] = bool(dones[0])  # the envs run in lockstep
             if dones[0]:
                 episode_regret.append(float(np.mean([i["cumulative_regret"] for i in infos])))
+                if memory is not None:
+                    memory.episode_ended(t)
         with th.no_grad():  # the bootstrap of episodes that go on past the rollout
             next_obs = th.as_tensor(obs, dtype=th.float32).reshape(width, obs_dim)
-            last_values = policy.predict_values(next_obs).reshape(-1).numpy()
+            if memory is None:
+                last_values = policy.predict_values(next_obs).reshape(-1).numpy()
+            else:
+                last_values = memory.values(next_obs).reshape(-1).numpy()
         adv, ret = gae(rew_buf, val_buf, config.gamma, config.gae_lambda, ended, last_values)
         b_obs = obs_buf.reshape(per_update, obs_dim)
         b_act = act_buf.reshape(-1)
@@ -195,13 +304,24 @@ def train_batched(
         b_ret = th.as_tensor(ret.reshape(-1), dtype=th.float32)
         policy.set_training_mode(True)
         size = per_update // config.minibatches
-        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0}
+        if memory is not None:  # whole env columns a minibatch
+            size = -(-width // config.minibatches) * length
+        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0,
+                 "approx_kl": 0.0}  # fmt: skip
         for _ in range(config.epochs):
             order = th.randperm(per_update, generator=gen)
+            if memory is not None:  # whole sequences: minibatches of env columns
+                order = memory.sequence_order(th.randperm(width, generator=gen), length)
             for k in range(config.minibatches):
                 idx = order[k * size : (k + 1) * size]
-                values, logp, entropy = policy.evaluate_actions(b_obs[idx], b_act[idx])
-                ratio = th.exp(logp - b_logp[idx])
+                if len(idx) == 0:  # fewer env columns than minibatches
+                    continue
+                if memory is None:
+                    values, logp, entropy = policy.evaluate_actions(b_obs[idx], b_act[idx])
+                else:
+                    values, logp, entropy = memory.evaluate(first, b_obs[idx], b_act[idx], idx)
+                log_ratio = logp - b_logp[idx]
+                ratio = th.exp(log_ratio)
                 a = b_adv[idx]
                 a = (a - a.mean()) / (a.std() + 1e-8)
                 surrogate = th.max(
@@ -219,6 +339,7 @@ def train_batched(
                 stats["policy_loss"] += float(policy_loss.detach()) / n
                 stats["value_loss"] += float(value_loss.detach()) / n
                 stats["entropy"] += float(ent.detach()) / n
+                stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean().detach()) / n
                 stats["clip_fraction"] += (
                     float(((ratio - 1).abs() > config.clip).float().mean()) / n
                 )
@@ -238,4 +359,4 @@ def train_batched(
     }
 
 
-__all__ = ["BatchedPPOConfig", "gae", "train_batched"]
+__all__ = ["BatchedPPOConfig", "Memory", "gae", "train_batched"]

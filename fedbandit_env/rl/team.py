@@ -113,6 +113,49 @@ def _run_mlp(layers: list[tuple[str, Any]], batch: np.ndarray) -> np.ndarray:
     return logits
 
 
+def is_recurrent(model: Any) -> bool:
+    """Whether ``model`` carries a memory between steps (sb3-contrib's ``RecurrentPPO``,
+    whose policy has an ``lstm_actor``).
+
+    Examples:
+        >>> is_recurrent(object())
+        False
+    """
+    return hasattr(getattr(model, "policy", None), "lstm_actor")
+
+
+def recurrent_probabilities(model: Any, batch: Any, state: Any) -> tuple[np.ndarray, Any]:
+    """A recurrent model's probability of every arm for each row of ``batch`` (float64)
+    and its memory after the step; ``state`` is the memory before it (``None``: zeros,
+    an episode's start). Both evaluation paths call this and draw with
+    :func:`draw_arms` from the trial's model stream, as they do for feedforward models.
+
+    Examples:
+        >>> from fedbandit_env.rl.recurrent_arm import RecurrentArmPolicy
+        >>> from fedbandit_env.rl.arm_policy import arm_layout
+        >>> from fedbandit_env.wrappers.flatten import flat_box
+        >>> sp = spaces.Dict({"arm": spaces.Discrete(2), "counts": spaces.Box(0, 9, (2,)),
+        ...                   "means": spaces.Box(0, 1, (2,)), "step": spaces.Box(0, 9, (1,))})
+        >>> class Model:
+        ...     policy = RecurrentArmPolicy(flat_box(sp), spaces.Discrete(2), lambda _: 1e-3,
+        ...                                 layout=arm_layout(sp, scale=False), hidden=4)
+        >>> probs, (h, c) = recurrent_probabilities(Model(), np.zeros((3, 7)), None)
+        >>> probs.shape, h.shape
+        ((3, 2), torch.Size([1, 3, 8]))
+    """
+    import torch as th
+
+    policy = model.policy
+    obs, _ = policy.obs_to_tensor(batch)
+    rows = int(obs.shape[0])
+    if state is None:
+        layers, _, size = policy.lstm_hidden_state_shape
+        state = (th.zeros((layers, rows, size)), th.zeros((layers, rows, size)))
+    with th.no_grad():
+        distribution, state = policy.get_distribution(obs, state, th.zeros(rows))
+    return np.asarray(distribution.distribution.probs.cpu().numpy(), dtype=np.float64), state
+
+
 def draw_arms(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One arm per row of ``probs`` by inversion of its CDF at ``u`` (uniforms in
     ``[0, 1)``, one per row; the CDF's last entry stands for 1, so rows need not sum to
@@ -196,26 +239,19 @@ class ModelTeam(Team):
         self.deterministic, self.flatten, self.message_fn = deterministic, flatten, message_fn
         self.scale = scale
         # an LSTM policy (sb3-contrib's RecurrentPPO) carries its state between steps
-        self._recurrent = hasattr(getattr(model, "policy", None), "lstm_actor")
+        self._recurrent = is_recurrent(model)
         self._scaling: tuple[np.ndarray, np.ndarray] | None = None
         self._inner: spaces.Space[Any] | None = None
         self._message_dim = 0
         self._rng = np.random.default_rng()
 
     def reset(self, env: ParallelEnv[Any, Any, Any], seed: SeedLike = None) -> None:
-        """Read the env's spaces and seed the action draws (the model keeps no episode
-        state). A recurrent model samples inside sb3-contrib's ``predict``, through
-        torch's global generator: that generator is seeded here from the same stream, so
-        its trials replay too."""
+        """Read the env's spaces and seed the action draws; a recurrent model's memory
+        starts at zeros."""
         self._rng = model_generator(seed)
-        if self._recurrent and not self.deterministic and seed is not None:
-            import torch as th
-
-            th.manual_seed(int(self._rng.integers(2**62)))
         first = env.possible_agents[0]
         self._inner = env.observation_space(first)
         self._state: Any = None  # a recurrent model's memory, per agent
-        self._starts = np.ones(len(env.possible_agents), dtype=bool)
         if self.scale and self.flatten:
             self._scaling = scale_box(flat_box(self._inner))
         _, self._message_dim = arm_space(env, first)
@@ -226,15 +262,13 @@ class ModelTeam(Team):
             raise RuntimeError("act() before reset(env)")
         agents = list(observations)
         batch = batch_observations(self._inner, observations, agents, self.flatten, self._scaling)
-        if self._recurrent:
-            recurrent: Any = self.model  # sb3-contrib's predict also takes the memory
-            arms, self._state = recurrent.predict(
-                batch,
-                state=self._state,
-                episode_start=self._starts,
-                deterministic=self.deterministic,
+        if self._recurrent:  # the memory's step, then the same draw as any model's
+            probs, self._state = recurrent_probabilities(self.model, batch, self._state)
+            arms = (
+                probs.argmax(axis=1)
+                if self.deterministic
+                else draw_arms(probs, self._rng.random(len(probs)))
             )
-            self._starts = np.zeros(len(agents), dtype=bool)
         else:
             arms = model_arms(self.model, batch, self.deterministic, self._rng)
         arms = np.asarray(arms).reshape(-1)

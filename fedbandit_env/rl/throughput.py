@@ -140,4 +140,51 @@ def batched_speedup(
     return rates
 
 
-__all__ = ["ConstantEnv", "batched_speedup", "training_throughput"]
+def recurrent_speedup(
+    setting: str = "neighbours",
+    timesteps: int = 100_000,
+    n_agents: int = 10,
+    n_arms: int = 5,
+    horizon: int = 200,
+) -> dict[str, float]:
+    """Agent-steps per second of the recurrent learner trained three ways, one torch
+    thread each, in one run: SB3's PPO with the (feedforward) arms net as ``fedbandit
+    train`` runs it (one env copy), sb3-contrib's ``RecurrentPPO`` (its LSTM policy, one
+    copy: the SB3 family's recurrent trainer) and the batched loop with the recurrent arms
+    net (:mod:`fedbandit_env.rl.recurrent_arm`, 64 copies). Returns the three rates and the
+    batched loop's ratios to the other two.
+
+    Examples:
+        >>> r = recurrent_speedup("local", timesteps=400, n_agents=2, n_arms=3, horizon=10)
+        >>> sorted(r)
+        ['batched', 'sb3', 'sb3_recurrent', 'vs_sb3', 'vs_sb3_recurrent']
+    """
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from fedbandit_env.rl.train import train_model
+    from fedbandit_env.settings import get_setting
+
+    epsilon = 1.0 if get_setting(setting).private else None
+    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
+                        instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
+    stack = LearnerStack.for_setting(setting, epsilon)
+    runs = (
+        ("sb3", "ppo", "arms", 1, False),
+        ("sb3_recurrent", "recurrent_ppo", "mlp", 1, False),
+        ("batched", "recurrent_ppo", "arms", 64, True),
+    )
+    rates = {}
+    for name, algo, net, copies, batched in runs:
+        with tempfile.TemporaryDirectory() as out:
+            train_model(algo, scenario, stack, timesteps, out, copies=copies, net=net,
+                        batched=batched)  # fmt: skip
+            record = json.loads((Path(out) / "train.json").read_text())
+            rates[name] = float(record["agent_steps_per_s"])
+    rates["vs_sb3"] = rates["batched"] / rates["sb3"]
+    rates["vs_sb3_recurrent"] = rates["batched"] / rates["sb3_recurrent"]
+    return rates
+
+
+__all__ = ["ConstantEnv", "batched_speedup", "recurrent_speedup", "training_throughput"]

@@ -128,18 +128,26 @@ def train_model(
         horizon=scenario.horizon,
         min_horizon=low if low < scenario.horizon else 0,
     )
-    if algo == "recurrent_ppo" and (stack.epsilon is not None or not stack.share_means):
+    recurrent_arms = algo == "recurrent_ppo" and net == "arms"  # the arms net's memory
+    if (
+        algo == "recurrent_ppo"
+        and not recurrent_arms
+        and (stack.epsilon is not None or not stack.share_means)
+    ):
         stack = replace(stack, statistics=False)  # raw observations: the LSTM remembers
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError(f"copies must be an int >= 1, got {copies!r}")
     if net not in POLICIES:
         raise ValueError(f"net must be one of {POLICIES}, got {net!r}")
-    if net == "arms" and (algo not in ("ppo", "a2c") or not stack.statistics):
+    if net == "arms" and (algo not in ("ppo", "a2c", "recurrent_ppo") or not stack.statistics):
         raise ValueError(
-            f"net='arms' is an actor-critic on the agent's statistics: ppo or a2c, not {algo!r}"
+            f"net='arms' is an actor-critic on the agent's statistics: ppo, a2c or "
+            f"recurrent_ppo, not {algo!r}"
         )
-    if batched and algo != "ppo":
-        raise ValueError(f"batched training is PPO: not {algo}")
+    if batched and algo not in ("ppo", "recurrent_ppo"):
+        raise ValueError(f"batched training is PPO (or recurrent_ppo): not {algo}")
+    if recurrent_arms and not batched:
+        raise ValueError("recurrent_ppo with net='arms' trains on the batched loop: batched=True")
     venv: Any
     if batched:
         why = unsupported(stack.make_env(scenario))
@@ -231,18 +239,24 @@ def _train_batched(
     episode_lengths: tuple[int, int] | None = None,
 ) -> Path:
     """:func:`train_model` with ``batched=True`` (its arguments checked there)."""
-    import stable_baselines3 as sb3
-
     from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
     from fedbandit_env.rl.batched_ppo import BatchedPPOConfig, train_batched
 
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
     kwargs |= {"n_steps": scenario.horizon, "batch_size": scenario.horizon * venv.num_envs // 4}
-    policy: Any = "MlpPolicy"
+    policy: Any = "MlpPolicy" if algo == "ppo" else "MlpLstmPolicy"
     if net == "arms":
         policy = ArmScoringPolicy
         kwargs["policy_kwargs"] = arm_policy_kwargs(venv, hidden=32)  # batched_ppo's reading
-    model = sb3.PPO(policy, venv, **kwargs)
+    if algo == "recurrent_ppo":
+        # the trainer keeps its own buffers: SB3's rollout buffer (a memory state per
+        # agent and step) is built for the model's n_steps, so keep that small
+        kwargs |= {"n_steps": 2, "batch_size": 2 * venv.num_envs}
+        if net == "arms":
+            from fedbandit_env.rl.recurrent_arm import RecurrentArmPolicy
+
+            policy = RecurrentArmPolicy
+    model = algorithm(algo)(policy, venv, **kwargs)
     config = BatchedPPOConfig()
     result = train_batched(model, venv, timesteps, config, seed=seed, progress=progress)
     record = {

@@ -318,7 +318,7 @@ def _evaluate_model(
         )
     from fedbandit_env.rl.batched import batched_trials, unsupported
 
-    if not interactive and unsupported(probe, model) is None:
+    if not interactive and unsupported(probe) is None:
         children = spawn(seed, first_trial + trials)[first_trial:]
         t, regret, cost, seconds = batched_trials(
             model, stack, scenario, children, record_every, deterministic, progress=progress,

@@ -15,6 +15,10 @@ setting of :data:`LEARNED_SETTINGS` it
      (:class:`~fedbandit_env.wrappers.HorizonFree`, so the same model runs at any T)
      that sends what the references send (means and pull shares, ``--share-counts``),
      paid ``team_value`` (honest and cooperative; its own reward in ``local``);
+   - the **recurrent** learner, one per seed: ``fedbandit train recurrent_ppo --batched
+     --net arms`` (:mod:`~fedbandit_env.rl.recurrent_arm`: the same network with a memory
+     per arm, RL^2-style, trained by truncated backpropagation through 25-step rollouts)
+     on the same stack and reward;
    - the **SB3** learner: the same stack and network trained by stable-baselines3's
      PPO (four env copies, one seed): the floor the batched loop is measured against;
 
@@ -83,6 +87,8 @@ class LearnedPlan:
     seeds: tuple[int, ...] = (0, 1, 2)
     """Training seeds of the deep learner."""
     deep_timesteps: int = 3_840_000
+    recurrent_timesteps: int = 3_840_000
+    """The recurrent learner's budget per seed (0: no recurrent rows)."""
     sb3_timesteps: int = 200_000
     """The SB3 learner's budget (0: no SB3 row)."""
     epsilon: float = 1.0
@@ -96,8 +102,10 @@ class LearnedPlan:
             raise ValueError("one trial count per horizon")
         if min(self.trials) < 2:
             raise ValueError(f"trials must be >= 2 (an interval needs two), got {self.trials}")
-        if self.deep_timesteps < 1 or self.sb3_timesteps < 0 or not self.seeds:
-            raise ValueError("deep_timesteps >= 1, sb3_timesteps >= 0 and a seed, please")
+        if self.deep_timesteps < 1 or min(self.sb3_timesteps, self.recurrent_timesteps) < 0:
+            raise ValueError("deep_timesteps >= 1, sb3/recurrent_timesteps >= 0, please")
+        if not self.seeds:
+            raise ValueError("at least one training seed, please")
 
     def quick(self) -> LearnedPlan:
         """A few minutes' version (small budgets, few trials, the short horizon and a
@@ -115,6 +123,7 @@ class LearnedPlan:
             trials=(20, 3),
             seeds=self.seeds[:2],
             deep_timesteps=6_400,
+            recurrent_timesteps=min(self.recurrent_timesteps, 6_400),
             sb3_timesteps=min(self.sb3_timesteps, 2_000),
         )
 
@@ -134,7 +143,8 @@ class LearnedRow:
     horizon: int
     policy: str
     kind: str
-    """``"reference"``, ``"deep"`` (batched PPO) or ``"sb3"`` (SB3's PPO)."""
+    """``"reference"``, ``"deep"`` (batched PPO), ``"recurrent"`` (batched PPO with the
+    recurrent arms net) or ``"sb3"`` (SB3's PPO)."""
     mean: float
     lo: float
     hi: float
@@ -209,19 +219,23 @@ def train_learners(
     wanted_stack = asdict(
         replace(stack, distribution=scenario.distribution_name, horizon=plan.train_horizon)
     )
-    jobs = [(f"bppo_s{seed}", "deep", seed, plan.deep_timesteps, True) for seed in plan.seeds]
+    jobs = [(f"bppo_s{seed}", "deep", "ppo", seed, plan.deep_timesteps, True)
+            for seed in plan.seeds]  # fmt: skip
+    if plan.recurrent_timesteps:
+        jobs += [(f"rppo_s{seed}", "recurrent", "recurrent_ppo", seed, plan.recurrent_timesteps,
+                  True) for seed in plan.seeds]  # fmt: skip
     if plan.sb3_timesteps:
-        jobs.append(("sb3_ppo_s0", "sb3", 0, plan.sb3_timesteps, False))
+        jobs.append(("sb3_ppo_s0", "sb3", "ppo", 0, plan.sb3_timesteps, False))
     out = []
-    for name, kind, seed, timesteps, batched in jobs:
+    for name, kind, algo, seed, timesteps, batched in jobs:
         folder = plan.models / setting.replace("+", "_") / name
-        want = {"timesteps": timesteps, "seed": seed, "stack": wanted_stack,
+        want = {"algo": algo, "timesteps": timesteps, "seed": seed, "stack": wanted_stack,
                 "batched": batched}  # fmt: skip
         record = _saved(folder, want)
         if record is None:
             say(f"  training {name} in {setting} ({timesteps:,} agent-steps)")
             path = train_model(
-                "ppo", scenario, stack, timesteps, folder, seed=seed, net="arms",
+                algo, scenario, stack, timesteps, folder, seed=seed, net="arms",
                 copies=64 if batched else 4, batched=batched, progress=False,
             )  # fmt: skip
             record = json.loads((folder / "train.json").read_text())
@@ -291,8 +305,8 @@ def learned_table(
             for label, kind, path, record in learners:
                 with warnings.catch_warnings():  # past its training horizon: on the page
                     warnings.simplefilter("ignore")
-                    curves = evaluate(f"ppo:{path}", scenario, trials=trials,
-                                      record_every=horizon, label=label)  # fmt: skip
+                    curves = evaluate(f"{record.get('algo', 'ppo')}:{path}", scenario,
+                                      trials=trials, record_every=horizon, label=label)  # fmt: skip
                 dim = _message_dim(path, plan.n_arms)
                 measured.append((label, kind, curves, dim, False, record))
             floor = [c for _, kind, c, _, _, _ in measured if kind == "reference"]
@@ -362,16 +376,19 @@ def summary(rows: Sequence[LearnedRow]) -> list[str]:
     for setting, horizon in keys:
         here = [r for r in rows if (r.setting, r.horizon) == (setting, horizon)]
         refs = [r for r in here if r.kind == "reference" and not r.privileged]
-        deep = [r for r in here if r.kind == "deep"]
         if not refs:
             continue
         best = min(refs, key=lambda r: r.mean)
         line = f"- `{setting}`, T = {horizon}: best reference `{best.policy}` {best.mean:.1f}"
-        if deep:
-            d = min(deep, key=lambda r: r.mean)
+        for kind in ("deep", "recurrent"):
+            learners = [r for r in here if r.kind == kind]
+            if not learners:
+                continue
+            d = min(learners, key=lambda r: r.mean)
             against = next((r for r in here if r.policy == d.against), best)
             ratio = d.mean / against.mean if against.mean > 0 else float("inf")
-            line += f"; best deep seed `{d.policy}` {d.mean:.1f} ({ratio:.1f}x `{against.policy}`"
+            line += (f"; best {kind} seed `{d.policy}` {d.mean:.1f} "
+                     f"({ratio:.1f}x `{against.policy}`")  # fmt: skip
             if d.paired is not None:
                 line += f", paired {d.paired[0]:+.1f} [{d.paired[1]:+.1f}, {d.paired[2]:+.1f}]"
             line += ")"
@@ -381,14 +398,18 @@ def summary(rows: Sequence[LearnedRow]) -> list[str]:
         here = [r for r in rows if (r.setting, r.horizon) == (setting, first)]
         rates = {kind: [r.train_steps / r.train_seconds for r in here
                         if r.kind == kind and r.train_seconds > 0]
-                 for kind in ("deep", "sb3")}  # fmt: skip
+                 for kind in ("deep", "recurrent", "sb3")}  # fmt: skip
         if rates["deep"] and rates["sb3"]:
             fast, slow = float(np.mean(rates["deep"])), float(np.mean(rates["sb3"]))
-            out.append(
+            line = (
                 f"- training speed in `{setting}` (this run, this machine): batched PPO "
                 f"{fast:,.0f} agent-steps/s (mean over seeds), SB3's PPO {slow:,.0f}: "
-                f"{fast / slow:.1f}x."
+                f"{fast / slow:.1f}x"
             )
+            if rates["recurrent"]:
+                rec = float(np.mean(rates["recurrent"]))
+                line += f"; the recurrent learner {rec:,.0f}: {rec / slow:.1f}x SB3's PPO"
+            out.append(line + ".")
     return out
 
 
@@ -467,8 +488,10 @@ def markdown(
         "instances of the learning default (trial `j` plays instance `j` in every row).",
         "`kind`: `reference` (registered; `tuned_*` are the index policies `fedbandit tune`",
         "tuned on train instances), `deep` (`fedbandit train ppo --batched --net arms",
-        "--horizon-free --share-counts`, one row per training seed), `sb3` (the same",
-        "stack and network trained by stable-baselines3's PPO). `sends`: numbers sent per",
+        "--horizon-free --share-counts`, one row per training seed), `recurrent` (the same",
+        "network with a memory per arm, RL^2-style: `fedbandit train recurrent_ppo",
+        "--batched --net arms`, one row per seed), `sb3` (the same stack and network",
+        "trained by stable-baselines3's PPO). `sends`: numbers sent per"
         "agent-step. `worse than random`: share of instances above random's mean.",
         "`paired`: the mean paired difference against the best reference measured there",
         "(the registered, non-privileged policy of lowest mean regret on these instances)",
@@ -484,7 +507,13 @@ def markdown(
         f" `+private` settings; instances per row: "
         + ", ".join(f"{n} at T = {h}" for h, n in zip(plan.horizons, plan.trials, strict=True))
         + f"; deep learners: seeds {', '.join(map(str, plan.seeds))}; "
-        f"{plan.deep_timesteps:,} agent-steps each; SB3 learner: "
+        f"{plan.deep_timesteps:,} agent-steps each; recurrent learners: "
+        + (
+            f"the same seeds, {plan.recurrent_timesteps:,} agent-steps each"
+            if plan.recurrent_timesteps
+            else "none"
+        )
+        + "; SB3 learner: "
         + (f"{plan.sb3_timesteps:,} agent-steps" if plan.sb3_timesteps else "none")
         + f"; the whole run {seconds / 60:.0f} min",
         measured if measured is not None else measured_line(),

@@ -151,7 +151,7 @@ def test_train_with_the_arms_net_saves_loads_and_benches(
     capsys.readouterr()
     with pytest.raises(SystemExit):
         main(["train", "dqn", *small, "--timesteps", "10", "--net", "arms", "--out", str(out)])
-    assert "ppo or a2c" in capsys.readouterr().err
+    assert "ppo, a2c or recurrent_ppo" in capsys.readouterr().err
 
 
 def test_the_team_reward_is_minus_the_agents_mean_regret() -> None:

@@ -42,6 +42,16 @@ def _model(stack: LearnerStack, scenario: Scenario, algo: str = "ppo") -> Any:
         return sb3.PPO(ArmScoringPolicy, venv, seed=0, device="cpu", policy_kwargs=kwargs)
     if algo == "dqn":
         return sb3.DQN("MlpPolicy", venv, seed=0, device="cpu", learning_starts=0)
+    if algo in ("recurrent_arms", "lstm"):
+        from sb3_contrib import RecurrentPPO
+
+        from fedbandit_env.rl.recurrent_arm import RecurrentArmPolicy
+
+        if algo == "lstm":
+            return RecurrentPPO("MlpLstmPolicy", venv, seed=0, device="cpu", n_steps=4)
+        kwargs = arm_policy_kwargs(venv, hidden=8)
+        return RecurrentPPO(RecurrentArmPolicy, venv, seed=0, device="cpu", n_steps=4,
+                            policy_kwargs=kwargs)  # fmt: skip
     return sb3.PPO("MlpPolicy", venv, seed=0, device="cpu")
 
 
@@ -83,12 +93,20 @@ def test_batched_trials_are_the_pettingzoo_trials(setting: str, deterministic: b
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("algo", ["arms", "dqn"])
+@pytest.mark.parametrize("algo", ["arms", "dqn", "recurrent_arms", "lstm"])
 def test_other_policies_batch_too(algo: str) -> None:
-    """A custom policy (its own get_distribution) and DQN (its greedy predict)."""
+    """A custom policy (its own get_distribution), DQN (its greedy predict) and recurrent
+    policies (a memory per agent of every trial: the recurrent arms net, sb3-contrib's
+    LSTM)."""
     scenario = _scenario("neighbours", noise="gaussian", sigma=0.3, graph="ring")
     stack = LearnerStack.for_setting("neighbours")
     model = _model(stack, scenario, algo)
+    if algo in ("recurrent_arms", "lstm"):  # sharp arm choices that follow the memory
+        import torch as th
+
+        with th.no_grad():
+            for weight in model.policy.action_net.parameters():
+                weight.mul_(300.0)
     interactive, (_, regret, cost, _) = _both(model, stack, scenario, 3, False)
     np.testing.assert_array_equal(regret, interactive.regret)
     np.testing.assert_array_equal(cost, interactive.comm_cost)
@@ -191,17 +209,12 @@ def test_stacks_it_does_not_model_are_named() -> None:
     relay = Scenario(n_agents=3, n_arms=2, horizon=5, protocol="gamma_hops")
     assert "GammaHops" in str(unsupported(LearnerStack(share_means=True).make_env(relay)))
 
-    class Recurrent:
-        class policy:  # what sb3-contrib's RecurrentPPO carries
-            lstm_actor = None
-
+    class Fixed:
         def predict(self, obs: Any, deterministic: bool = True) -> Any:
             return np.zeros(len(obs), dtype=int), None
 
-    assert "recurrent" in str(unsupported(env, Recurrent()))
-    Recurrent.policy = None  # type: ignore[assignment]
     with pytest.raises(ValueError, match="does not model the protocol"):
-        BatchedModelRollout(Recurrent(), LearnerStack(share_means=True), relay)
+        BatchedModelRollout(Fixed(), LearnerStack(share_means=True), relay)
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ def test_a_batched_model_is_saved_and_benched_like_any(tmp_path: Path) -> None:
 def test_batched_training_refuses_what_it_does_not_run(tmp_path: Path) -> None:
     scenario = Scenario(n_agents=3, n_arms=3, horizon=10, instance="biased", setting="local")
     stack = LearnerStack.for_setting("local")
-    with pytest.raises(ValueError, match="batched training is PPO: not a2c"):
+    with pytest.raises(ValueError, match="batched training is PPO \\(or recurrent_ppo\\): not a2c"):
         train_model("a2c", scenario, stack, 100, tmp_path, batched=True)
     with pytest.raises(ValueError, match="epochs and minibatches must be >= 1"):
         BatchedPPOConfig(epochs=0)

@@ -17,7 +17,7 @@ def _plan(tmp_path: Path) -> LearnedPlan:
     return LearnedPlan(
         settings=("local", "neighbours"), n_agents=3, n_arms=3, train_horizon=20,
         horizons=(20, 40), trials=(4, 2), seeds=(0,), deep_timesteps=640,
-        sb3_timesteps=64, models=tmp_path / "models",
+        recurrent_timesteps=640, sb3_timesteps=64, models=tmp_path / "models",
     )  # fmt: skip
 
 
@@ -31,8 +31,9 @@ def test_every_reference_and_learner_plays_the_same_instances_and_learners_are_r
     assert keys == {(s, h) for s in plan.settings for h in plan.horizons}
     for setting, horizon in keys:
         here = {r.policy: r for r in rows if (r.setting, r.horizon) == (setting, horizon)}
-        assert {"bppo_s0", "sb3_ppo_s0", "random", "oracle_ucb"} <= set(here)
+        assert {"bppo_s0", "rppo_s0", "sb3_ppo_s0", "random", "oracle_ucb"} <= set(here)
         assert here["bppo_s0"].kind == "deep" and here["sb3_ppo_s0"].kind == "sb3"
+        assert here["rppo_s0"].kind == "recurrent" and here["rppo_s0"].train_steps >= 640
         assert here["bppo_s0"].train_steps >= 640 and here["bppo_s0"].train_seconds > 0
         fair = [r for r in here.values() if r.kind == "reference" and not r.privileged]
         against = min(fair, key=lambda r: r.mean).policy  # the best reference measured
@@ -58,7 +59,8 @@ def test_every_reference_and_learner_plays_the_same_instances_and_learners_are_r
 
 def test_the_page_has_the_findings_and_one_table_per_setting_and_horizon(tmp_path: Path) -> None:
     plan = LearnedPlan(settings=("local",), n_agents=3, n_arms=3, horizons=(20,), trials=(3,),
-                       seeds=(0,), deep_timesteps=1, sb3_timesteps=0)  # fmt: skip
+                       seeds=(0,), deep_timesteps=1, recurrent_timesteps=0,
+                       sb3_timesteps=0)  # fmt: skip
     rows = learned_table(plan, say=lambda s: None, train=lambda *a, **k: [])
     page = markdown(rows, plan, "fedbandit learned --docs", 30.0)
     assert page.count("\n## `local`, T = 20\n") == 1
@@ -94,6 +96,7 @@ def test_a_run_saves_its_rows_and_the_page_is_written_again_without_measuring(
     models, page = tmp_path / "models", tmp_path / "page.md"
     argv = ["learned", "--settings", "local", "--horizons", "20", "--trials", "3",
             "--seeds", "0", "--deep-timesteps", "640", "--sb3-timesteps", "0",
+            "--recurrent-timesteps", "0",
             "--models", str(models)]  # fmt: skip
     assert main([*argv, "--markdown", str(page)]) == 0
     first = page.read_text()
@@ -119,3 +122,4 @@ def test_a_quick_run_never_replaces_the_pages_learners(tmp_path: Path) -> None:
     quick = plan.quick()
     assert quick.models == plan.models / "quick"
     assert quick.deep_timesteps < plan.deep_timesteps and quick.horizons[0] == 200
+    assert quick.recurrent_timesteps < plan.recurrent_timesteps
