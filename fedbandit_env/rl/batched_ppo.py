@@ -29,6 +29,13 @@ PPO"):
   (4) large minibatches at learning rate 6e-4; gradients clipped; Adam (the policy's own
   optimizer); with the arms net, an embedding of 32 (``fedbandit train`` passes it).
 
+A recurrent policy (:mod:`fedbandit_env.rl.recurrent_arm`, or sb3-contrib's
+``MlpLstmPolicy``) trains in the same loop, as CleanRL's ``ppo_atari_lstm.py`` does: the
+memory of every agent is carried from step to step and rollout to rollout, zeroed when
+the episodes end, and the update recomputes each minibatch's sequences (whole 25-step
+rollouts of a quarter of the agents) from the memory they started with: truncated
+backpropagation through time.
+
 Readings chosen: SB3's PPO defaults for gamma (0.99), GAE lambda (0.95), clip (0.2),
 value coefficient (0.5) and gradient norm (0.5); the rest as above, from a few trials on
 train instances (not on held-out ones). One epoch of a 32-wide net learns as much per
@@ -225,10 +232,12 @@ def train_batched(
     progress: bool = False,
     log: Any = None,
 ) -> dict[str, float]:
-    """Train ``model.policy`` (an SB3 PPO's) on ``venv`` (a
+    """Train ``model.policy`` (an SB3 PPO's, or an sb3-contrib ``RecurrentPPO``'s: then its
+    memory is carried by :class:`Memory` and every minibatch is whole rollouts of some
+    envs' agents) on ``venv`` (a
     :class:`~fedbandit_env.rl.vector_sb3.VectorAgentVecEnv`) for ``timesteps`` agent-steps
-    (whole episodes: rounded up). ``log`` is called with each update's statistics.
-    Returns the run's totals.
+    (whole rollouts: rounded up). ``log`` is called with each update's statistics (the
+    losses, entropy, clip fraction and CleanRL's ``approx_kl``). Returns the run's totals.
 
     Examples:
         >>> import stable_baselines3 as sb3
