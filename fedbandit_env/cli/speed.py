@@ -71,8 +71,12 @@ def run(args: argparse.Namespace) -> None:
         )
         from fedbandit_env.rl.throughput import recurrent_speedup
 
-        print(f"the recurrent learner, neighbours, the same scenario, {steps} agent-steps")
-        r = recurrent_speedup("neighbours", steps)
+        slow = max(steps // 10, 8_000)
+        print(
+            f"the recurrent learner, neighbours, the same scenario, {steps} agent-steps "
+            f"(sb3-contrib's RecurrentPPO: {slow}, its rate)"
+        )
+        r = recurrent_speedup("neighbours", steps, recurrent_timesteps=slow)
         print(
             f"SB3 PPO (arms net, 1 copy) {r['sb3']:8.0f} agent-steps/s | sb3-contrib "
             f"RecurrentPPO (1 copy) {r['sb3_recurrent']:8.0f} | batched recurrent arms net "

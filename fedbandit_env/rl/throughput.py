@@ -146,12 +146,15 @@ def recurrent_speedup(
     n_agents: int = 10,
     n_arms: int = 5,
     horizon: int = 200,
+    recurrent_timesteps: int | None = None,
 ) -> dict[str, float]:
     """Agent-steps per second of the recurrent learner trained three ways, one torch
     thread each, in one run: SB3's PPO with the (feedforward) arms net as ``fedbandit
     train`` runs it (one env copy), sb3-contrib's ``RecurrentPPO`` (its LSTM policy, one
     copy: the SB3 family's recurrent trainer) and the batched loop with the recurrent arms
-    net (:mod:`fedbandit_env.rl.recurrent_arm`, 64 copies). Returns the three rates and the
+    net (:mod:`fedbandit_env.rl.recurrent_arm`, 64 copies). ``RecurrentPPO`` is two orders
+    slower than the others, so it plays ``recurrent_timesteps`` (default a tenth of
+    ``timesteps``, at least two of its rollouts): a rate. Returns the three rates and the
     batched loop's ratios to the other two.
 
     Examples:
@@ -170,15 +173,16 @@ def recurrent_speedup(
     scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
                         instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
     stack = LearnerStack.for_setting(setting, epsilon)
+    slow = recurrent_timesteps or max(timesteps // 10, 4 * horizon * n_agents)
     runs = (
-        ("sb3", "ppo", "arms", 1, False),
-        ("sb3_recurrent", "recurrent_ppo", "mlp", 1, False),
-        ("batched", "recurrent_ppo", "arms", 64, True),
+        ("sb3", "ppo", "arms", 1, False, timesteps),
+        ("sb3_recurrent", "recurrent_ppo", "mlp", 1, False, slow),
+        ("batched", "recurrent_ppo", "arms", 64, True, timesteps),
     )
     rates = {}
-    for name, algo, net, copies, batched in runs:
+    for name, algo, net, copies, batched, steps in runs:
         with tempfile.TemporaryDirectory() as out:
-            train_model(algo, scenario, stack, timesteps, out, copies=copies, net=net,
+            train_model(algo, scenario, stack, steps, out, copies=copies, net=net,
                         batched=batched)  # fmt: skip
             record = json.loads((Path(out) / "train.json").read_text())
             rates[name] = float(record["agent_steps_per_s"])

@@ -78,18 +78,22 @@ def train_model(
             (:class:`~fedbandit_env.rl.vector_sb3.VectorAgentVecEnv`, all envs in lockstep)
             where the stack has a vector form, else as PettingZoo copies
             (:class:`~fedbandit_env.rl.sb3.AgentVecEnv`).
-        net: ``"mlp"`` (SB3's ``MlpPolicy`` on the flat observation) or ``"arms"``
+        net: ``"mlp"`` (SB3's ``MlpPolicy`` on the flat observation, sb3-contrib's
+            ``MlpLstmPolicy`` for ``recurrent_ppo``) or ``"arms"``
             (:class:`~fedbandit_env.rl.arm_policy.ArmScoringPolicy`: every arm scored by
-            one shared network; PPO and A2C on the agent's statistics).
+            one shared network; PPO and A2C on the agent's statistics; with
+            ``recurrent_ppo`` and ``batched``, the same network with a memory per arm,
+            :class:`~fedbandit_env.rl.recurrent_arm.RecurrentArmPolicy`).
         episode_lengths: ``(low, high)``: train over episodes cut at lengths drawn
             log-uniformly from ``low..high`` (on the vector env one length for all envs
             each episode), with ``high`` the scenario's horizon; recorded as the stack's
             ``min_horizon`` and ``horizon``. Pair it with ``stack.horizon_free``: a model
             that reads the step scaled by the horizon learns nothing general from it.
-        batched: PPO only: train with :mod:`fedbandit_env.rl.batched_ppo` (every agent of
-            ``copies`` envs in one forward pass a step, a whole episode per rollout, four
-            epochs of four minibatches) instead of SB3's loop; the same policy classes and
-            saved model. Needs the stack's vector form and whole episodes.
+        batched: ``ppo`` and ``recurrent_ppo``: train with
+            :mod:`fedbandit_env.rl.batched_ppo` (every agent of ``copies`` envs in one
+            forward pass a step, 25-step rollouts, one epoch of four minibatches; a
+            recurrent policy's memory carried across them) instead of SB3's loop; the
+            same policy classes and saved model. Needs the stack's vector form.
 
     Returns:
         The saved model's path.
