@@ -347,11 +347,27 @@ def format_row(row: LearnedRow) -> str:
     paired = ""
     if row.paired is not None:
         d, lo, hi = row.paired
-        paired = f"  vs {row.against} {d:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+        paired = f"  vs {row.against} {paired_text((d, lo, hi))}"
     return (
         f"{row.setting:<15} T={row.horizon:<6} {row.policy + '*' * row.privileged:<18} "
         f"{row.kind:<9} {row.mean:7.1f} [{row.lo:.1f}, {row.hi:.1f}]  p90 {row.p90:.1f}" + paired
     )
+
+
+def paired_text(paired: tuple[float, float, float]) -> str:
+    """A paired difference with its interval, signed; two decimals under 1 in size (an
+    interval's end near 0 must not round onto it).
+
+    Examples:
+        >>> paired_text((0.43, 0.04, 0.77)), paired_text((8.61, 7.2, 10.1))
+        ('+0.43 [+0.04, +0.77]', '+8.6 [+7.2, +10.1]')
+    """
+
+    def one(x: float) -> str:
+        return f"{x:+.2f}" if abs(x) < 1 else f"{x:+.1f}"
+
+    d, lo, hi = paired
+    return f"{one(d)} [{one(lo)}, {one(hi)}]"
 
 
 def _sends(x: float) -> str:
@@ -390,7 +406,7 @@ def summary(rows: Sequence[LearnedRow]) -> list[str]:
             line += (f"; best {kind} seed `{d.policy}` {d.mean:.1f} "
                      f"({ratio:.1f}x `{against.policy}`")  # fmt: skip
             if d.paired is not None:
-                line += f", paired {d.paired[0]:+.1f} [{d.paired[1]:+.1f}, {d.paired[2]:+.1f}]"
+                line += f", paired {paired_text(d.paired)}"
             line += ")"
         out.append(line + ".")
     for setting in dict.fromkeys(r.setting for r in rows):
@@ -535,9 +551,7 @@ def markdown(
             "|---|---|---|---|---|---|---|---|",
         ]
         for r in here:
-            paired = "" if r.paired is None else (
-                f"{r.paired[0]:+.1f} [{r.paired[1]:+.1f}, {r.paired[2]:+.1f}]"
-            )  # fmt: skip
+            paired = "" if r.paired is None else paired_text(r.paired)
             trained = (
                 f"{r.train_steps / 1e6:.2f}M, {r.train_seconds / 60:.1f} min"
                 if r.train_steps else ""
@@ -560,6 +574,7 @@ __all__ = [
     "learner_stack",
     "load_rows",
     "markdown",
+    "paired_text",
     "save_rows",
     "summary",
     "train_learners",
