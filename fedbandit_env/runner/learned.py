@@ -507,7 +507,7 @@ def markdown(
         "--horizon-free --share-counts`, one row per training seed), `recurrent` (the same",
         "network with a memory per arm, RL^2-style: `fedbandit train recurrent_ppo",
         "--batched --net arms`, one row per seed), `sb3` (the same stack and network",
-        "trained by stable-baselines3's PPO). `sends`: numbers sent per"
+        "trained by stable-baselines3's PPO). `sends`: numbers sent per",
         "agent-step. `worse than random`: share of instances above random's mean.",
         "`paired`: the mean paired difference against the best reference measured there",
         "(the registered, non-privileged policy of lowest mean regret on these instances)",
