@@ -270,7 +270,55 @@ class _PooledValue(nn.Module):
         return self.net(latent.reshape(latent.shape[0], -1, self.hidden).mean(dim=1))
 
 
-class ArmScoringPolicy(ActorCriticPolicy):
+def check_arms(policy: str, layout: dict[str, Any] | None, action_space: Any) -> dict[str, Any]:
+    """``layout`` checked against the action space of an arms policy named ``policy``.
+
+    Examples:
+        >>> check_arms("P", {"n_arms": 3}, spaces.Discrete(3))["n_arms"]
+        3
+    """
+    if layout is None:
+        raise ValueError(f"{policy} needs layout=arm_layout(dict_space, scale)")
+    if not isinstance(action_space, spaces.Discrete) or action_space.n != layout["n_arms"]:
+        raise ValueError(f"expected Discrete({layout['n_arms']}) arms, got {action_space}")
+    return layout
+
+
+class ArmHeads:
+    """The arms policies' heads, for a subclass of an SB3 actor-critic (feedforward or
+    sb3-contrib's recurrent): the per-arm logits and the pooled critic built in place of
+    SB3's, and the constructor parameters a saved model passes back (``layout``,
+    ``hidden``; the network's shape is fixed by the class).
+
+    Examples:
+        >>> ArmHeads in ArmScoringPolicy.__mro__
+        True
+    """
+
+    hidden: int
+    layout: dict[str, Any]
+    FIXED: tuple[str, ...] = ("net_arch", "features_extractor_class", "features_extractor_kwargs")
+
+    def _build(self, lr_schedule: Any) -> None:
+        me: Any = self
+        super()._build(lr_schedule)  # type: ignore[misc]
+        me.action_net = _ArmLogits(self.hidden)
+        me.value_net = _PooledValue(self.hidden)
+        if me.ortho_init:  # SB3's gains: a near-uniform first policy, unit-scale critic
+            me.action_net.apply(lambda m: me.init_weights(m, gain=0.01))
+            me.value_net.apply(lambda m: me.init_weights(m, gain=1.0))
+        params = me.parameters()  # the optimizer must hold the new heads' weights
+        me.optimizer = me.optimizer_class(params, lr=lr_schedule(1), **me.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data: dict[str, Any] = super()._get_constructor_parameters()  # type: ignore[misc]
+        data.update(layout=self.layout, hidden=self.hidden)
+        for key in self.FIXED:
+            data.pop(key, None)
+        return data
+
+
+class ArmScoringPolicy(ArmHeads, ActorCriticPolicy):
     """SB3's actor-critic with :class:`ArmFeatures`, per-arm logits and a pooled critic.
 
     Args:
@@ -303,10 +351,7 @@ class ArmScoringPolicy(ActorCriticPolicy):
         hidden: int = 64,
         **kwargs: Any,
     ) -> None:
-        if layout is None:
-            raise ValueError("ArmScoringPolicy needs layout=arm_layout(dict_space, scale)")
-        if not isinstance(action_space, spaces.Discrete) or action_space.n != layout["n_arms"]:
-            raise ValueError(f"expected Discrete({layout['n_arms']}) arms, got {action_space}")
+        self.layout = check_arms("ArmScoringPolicy", layout, action_space)
         self.hidden = hidden
         kwargs.update(
             net_arch=[],
@@ -315,23 +360,13 @@ class ArmScoringPolicy(ActorCriticPolicy):
         )
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
-    def _build(self, lr_schedule: Any) -> None:
-        super()._build(lr_schedule)
-        self.action_net = _ArmLogits(self.hidden)
-        self.value_net = _PooledValue(self.hidden)  # type: ignore[assignment]
-        if self.ortho_init:  # SB3's gains: a near-uniform first policy, unit-scale critic
-            self.action_net.apply(lambda m: self.init_weights(m, gain=0.01))
-            self.value_net.apply(lambda m: self.init_weights(m, gain=1.0))
-        params = self.parameters()  # the optimizer must hold the new heads' weights
-        self.optimizer = self.optimizer_class(params, lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        layout = self.features_extractor_kwargs["layout"]
-        data.update(layout=layout, hidden=self.hidden)
-        for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
-            data.pop(key, None)  # fixed by this class
-        return data
-
-
-__all__ = ["POLICIES", "ArmFeatures", "ArmScoringPolicy", "arm_layout", "arm_policy_kwargs"]
+__all__ = [
+    "POLICIES",
+    "ArmFeatures",
+    "ArmHeads",
+    "ArmScoringPolicy",
+    "arm_layout",
+    "arm_policy_kwargs",
+    "check_arms",
+]

@@ -39,7 +39,7 @@ from gymnasium import spaces
 from sb3_contrib.common.recurrent.policies import RecurrentActorCriticPolicy
 from torch import nn
 
-from fedbandit_env.rl.arm_policy import ArmFeatures, _ArmLogits, _PooledValue
+from fedbandit_env.rl.arm_policy import ArmFeatures, ArmHeads, check_arms
 
 
 class ArmLSTM(nn.Module):
@@ -76,7 +76,7 @@ class ArmLSTM(nn.Module):
         return out, (h1.reshape(1, batch, m * h), c1.reshape(1, batch, m * h))
 
 
-class RecurrentArmPolicy(RecurrentActorCriticPolicy):
+class RecurrentArmPolicy(ArmHeads, RecurrentActorCriticPolicy):
     """sb3-contrib's recurrent actor-critic with the arms network (module docstring).
 
     Args:
@@ -110,18 +110,15 @@ class RecurrentArmPolicy(RecurrentActorCriticPolicy):
         hidden: int = 32,
         **kwargs: Any,
     ) -> None:
-        if layout is None:
-            raise ValueError("RecurrentArmPolicy needs layout=arm_layout(dict_space, scale)")
-        n_arms = int(layout["n_arms"])
-        if not isinstance(action_space, spaces.Discrete) or action_space.n != n_arms:
-            raise ValueError(f"expected Discrete({n_arms}) arms, got {action_space}")
-        self.hidden, self.layout = int(hidden), layout
+        self.layout = check_arms("RecurrentArmPolicy", layout, action_space)
+        n_arms = int(self.layout["n_arms"])
+        self.hidden = int(hidden)
         for key in ("lstm_hidden_size", "n_lstm_layers", "shared_lstm", "enable_critic_lstm"):
             kwargs.pop(key, None)  # fixed by this class (a saved model passes them back)
         kwargs.update(
             net_arch=[],
             features_extractor_class=ArmFeatures,
-            features_extractor_kwargs={"layout": layout, "hidden": self.hidden},
+            features_extractor_kwargs={"layout": self.layout, "hidden": self.hidden},
             lstm_hidden_size=n_arms * self.hidden,
             n_lstm_layers=1,
             shared_lstm=True,
@@ -132,14 +129,6 @@ class RecurrentArmPolicy(RecurrentActorCriticPolicy):
         self.optimizer = self.optimizer_class(
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )  # type: ignore[call-arg]
-
-    def _build(self, lr_schedule: Any) -> None:
-        super()._build(lr_schedule)
-        self.action_net = _ArmLogits(self.hidden)
-        self.value_net = _PooledValue(self.hidden)  # type: ignore[assignment]
-        if self.ortho_init:  # SB3's gains: a near-uniform first policy, unit-scale critic
-            self.action_net.apply(lambda m: self.init_weights(m, gain=0.01))
-            self.value_net.apply(lambda m: self.init_weights(m, gain=1.0))
 
     def evaluate_actions(  # type: ignore[override]
         self, obs: th.Tensor, actions: th.Tensor, lstm_states: Any, episode_starts: th.Tensor
@@ -156,13 +145,6 @@ class RecurrentArmPolicy(RecurrentActorCriticPolicy):
         entropy = distribution.entropy()
         assert entropy is not None  # a categorical distribution has one
         return values, distribution.log_prob(actions), entropy
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data.update(layout=self.layout, hidden=self.hidden)
-        for key in ("net_arch", "features_extractor_class", "features_extractor_kwargs"):
-            data.pop(key, None)  # fixed by this class
-        return data
 
 
 __all__ = ["ArmLSTM", "RecurrentArmPolicy"]

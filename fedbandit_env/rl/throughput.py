@@ -97,6 +97,44 @@ def training_throughput(
     return rates
 
 
+def training_rates(
+    setting: str,
+    runs: tuple[tuple[str, str, str, int, bool, int], ...],
+    n_agents: int = 10,
+    n_arms: int = 5,
+    horizon: int = 200,
+) -> dict[str, float]:
+    """Agent-steps per second of each training run ``(name, algo, net, copies, batched,
+    agent-steps)`` on train instances of ``setting`` (``biased``; one torch thread), one
+    after the other in this process: the rates of the training loops themselves, from
+    each run's ``train.json``.
+
+    Examples:
+        >>> runs = (("a2c", "a2c", "mlp", 1, False, 40),)
+        >>> sorted(training_rates("local", runs, n_agents=2, n_arms=2, horizon=10))
+        ['a2c']
+    """
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from fedbandit_env.rl.train import train_model
+    from fedbandit_env.settings import get_setting
+
+    epsilon = 1.0 if get_setting(setting).private else None
+    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
+                        instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
+    stack = LearnerStack.for_setting(setting, epsilon)
+    rates = {}
+    for name, algo, net, copies, batched, steps in runs:
+        with tempfile.TemporaryDirectory() as out:
+            train_model(algo, scenario, stack, steps, out, copies=copies, net=net,
+                        batched=batched)  # fmt: skip
+            record = json.loads((Path(out) / "train.json").read_text())
+            rates[name] = float(record["agent_steps_per_s"])
+    return rates
+
+
 def batched_speedup(
     setting: str = "neighbours",
     timesteps: int = 100_000,
@@ -116,25 +154,12 @@ def batched_speedup(
         >>> sorted(r)
         ['batched', 'sb3', 'sb3_64', 'vs_sb3', 'vs_sb3_64']
     """
-    import tempfile
-
-    from fedbandit_env.rl.train import train_model
-    from fedbandit_env.settings import get_setting
-
-    epsilon = 1.0 if get_setting(setting).private else None
-    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
-                        instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
-    stack = LearnerStack.for_setting(setting, epsilon)
-    import json
-    from pathlib import Path
-
-    rates = {}
-    for name, copies, batched in (("sb3", 1, False), ("sb3_64", 64, False), ("batched", 64, True)):
-        with tempfile.TemporaryDirectory() as out:  # rates of the training loops themselves
-            train_model("ppo", scenario, stack, timesteps, out, copies=copies, net=net,
-                        batched=batched)  # fmt: skip
-            record = json.loads((Path(out) / "train.json").read_text())
-            rates[name] = float(record["agent_steps_per_s"])
+    runs = (
+        ("sb3", "ppo", net, 1, False, timesteps),
+        ("sb3_64", "ppo", net, 64, False, timesteps),
+        ("batched", "ppo", net, 64, True, timesteps),
+    )
+    rates = training_rates(setting, runs, n_agents, n_arms, horizon)
     rates["vs_sb3"] = rates["batched"] / rates["sb3"]
     rates["vs_sb3_64"] = rates["batched"] / rates["sb3_64"]
     return rates
@@ -154,41 +179,30 @@ def recurrent_speedup(
     copy: the SB3 family's recurrent trainer) and the batched loop with the recurrent arms
     net (:mod:`fedbandit_env.rl.recurrent_arm`, 64 copies). ``RecurrentPPO`` is two orders
     slower than the others, so it plays ``recurrent_timesteps`` (default a tenth of
-    ``timesteps``, at least two of its rollouts): a rate. Returns the three rates and the
-    batched loop's ratios to the other two.
+    ``timesteps``, at least four episodes of every agent): a rate. Returns the three rates
+    and the batched loop's ratios to the other two.
 
     Examples:
         >>> r = recurrent_speedup("local", timesteps=400, n_agents=2, n_arms=3, horizon=10)
         >>> sorted(r)
         ['batched', 'sb3', 'sb3_recurrent', 'vs_sb3', 'vs_sb3_recurrent']
     """
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from fedbandit_env.rl.train import train_model
-    from fedbandit_env.settings import get_setting
-
-    epsilon = 1.0 if get_setting(setting).private else None
-    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
-                        instances="train", setting=setting, epsilon=epsilon)  # fmt: skip
-    stack = LearnerStack.for_setting(setting, epsilon)
     slow = recurrent_timesteps or max(timesteps // 10, 4 * horizon * n_agents)
     runs = (
         ("sb3", "ppo", "arms", 1, False, timesteps),
         ("sb3_recurrent", "recurrent_ppo", "mlp", 1, False, slow),
         ("batched", "recurrent_ppo", "arms", 64, True, timesteps),
     )
-    rates = {}
-    for name, algo, net, copies, batched, steps in runs:
-        with tempfile.TemporaryDirectory() as out:
-            train_model(algo, scenario, stack, steps, out, copies=copies, net=net,
-                        batched=batched)  # fmt: skip
-            record = json.loads((Path(out) / "train.json").read_text())
-            rates[name] = float(record["agent_steps_per_s"])
+    rates = training_rates(setting, runs, n_agents, n_arms, horizon)
     rates["vs_sb3"] = rates["batched"] / rates["sb3"]
     rates["vs_sb3_recurrent"] = rates["batched"] / rates["sb3_recurrent"]
     return rates
 
 
-__all__ = ["ConstantEnv", "batched_speedup", "recurrent_speedup", "training_throughput"]
+__all__ = [
+    "ConstantEnv",
+    "batched_speedup",
+    "recurrent_speedup",
+    "training_rates",
+    "training_throughput",
+]
