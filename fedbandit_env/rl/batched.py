@@ -154,6 +154,7 @@ class BatchedModelRollout:
     ) -> None:
         self.model, self.stack, self.scenario = model, stack, scenario
         self.deterministic = deterministic
+        self.recurrent = is_recurrent(model)  # a memory per agent of every trial
         self.block = max(1, int(block))
         probe = stack.make_env(scenario)
         reason = unsupported(probe)
@@ -220,7 +221,7 @@ class BatchedModelRollout:
         return steps, out, cost_out
 
     def _arms(self, batch: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
-        if is_recurrent(self.model):
+        if self.recurrent:
             step, self._memory = recurrent_probabilities(self.model, batch, self._memory)
             if uniforms is None:
                 return np.asarray(step.argmax(axis=1), dtype=np.int64)
