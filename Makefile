@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test docs docs-numbers install clean clean-kernels
+.PHONY: bench test docs docs-numbers learned-numbers install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,28 @@ docs-numbers: $(BIN)/.installed
 	$(BIN)/fedbandit bench --overwrite --no-progress --out results/bench
 	$(BIN)/fedbandit table results/bench --block default-bench \
 		$(foreach page,$(DEFAULT_BENCH_PAGES),--into $(page))
+
+# The shipped learned references beside the strongest references of their settings, on
+# held-out instances: the generated blocks of docs/guides/learned.md.
+LEARNED := results/learned
+LEARNED_BENCH := $(BIN)/fedbandit bench --overwrite --no-progress --no-plot --held-out
+learned-numbers: $(BIN)/.installed
+	$(LEARNED_BENCH) --setting neighbours --horizon 200 --trials 1000 --out $(LEARNED)/neighbours \
+		--policies learned_neighbours,tuned_ts,coop_ts,coop_ts_relay,gossip_ucb
+	$(LEARNED_BENCH) --setting gossip --horizon 200 --trials 1000 --out $(LEARNED)/gossip \
+		--policies learned_gossip,tuned_ts,coop_ts_relay,coop_ts,gossip_ucb
+	$(LEARNED_BENCH) --setting gossip+private --horizon 200 --trials 1000 --out $(LEARNED)/private \
+		--policies learned_private,tuned_private_ts,gossip_ucb,private_coop_ts
+	$(LEARNED_BENCH) --setting neighbours --horizon 20000 --trials 20 --record-every 1000 \
+		--out $(LEARNED)/neighbours-long --policies learned_neighbours,tuned_ts,coop_ts,gossip_ucb
+	$(BIN)/fedbandit table $(LEARNED)/neighbours --markdown --against learned_neighbours \
+		--block learned-neighbours --into docs/guides/learned.md
+	$(BIN)/fedbandit table $(LEARNED)/gossip --markdown --against learned_gossip \
+		--block learned-gossip --into docs/guides/learned.md
+	$(BIN)/fedbandit table $(LEARNED)/private --markdown --against learned_private \
+		--block learned-private --into docs/guides/learned.md
+	$(BIN)/fedbandit table $(LEARNED)/neighbours-long --markdown --against learned_neighbours \
+		--block learned-neighbours-long --into docs/guides/learned.md
 
 # Numba's disk cache is keyed by the source file of each compiled function, not by
 # the files it calls into; the fast path drops caches compiled against other kernels

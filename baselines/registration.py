@@ -31,6 +31,7 @@ Examples:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -312,6 +313,28 @@ def register_policies() -> None:
         settings=("neighbours",),
         tags=("default",),
     )
+    models = Path(__file__).with_name("learned") / "models"
+    learned_models = (
+        ("learned_neighbours", "neighbours", "every neighbour every step"),
+        ("learned_gossip", "gossip", "one random edge a step"),
+        ("learned_private", "gossip+private", "gossip on private rewards, epsilon 1"),
+    )
+    for pid, setting, where in learned_models:
+        if not (models / f"{pid}.npz").is_file():
+            continue  # a checkout without the trained weights
+        register(
+            pid,
+            "baselines.learned:learned",
+            description=f"posterior net trained by PPO in {setting} ({where}): scores each "
+            "arm from the team posterior of counts and sums (fedbandit train --net posterior)",
+            family="learned",
+            kwargs={"name": pid},
+            options_entry_point=(
+                "baselines.learned:learned_options" if setting.endswith("+private") else None
+            ),
+            settings=(setting,),
+            tags=("learned",),
+        )
     register(
         "local_ucb",
         "baselines.ucb:LocalUCB1",

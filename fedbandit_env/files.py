@@ -45,7 +45,9 @@ PACKAGES = (
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` (same suffix, so writers that read the format
     from it still work); renamed over ``path`` when the block ends without an error,
-    removed otherwise. The folder is created if needed.
+    removed otherwise. The folder is created if needed. The file gets the permissions a
+    plain ``open`` would give it (``0666`` less the umask; an existing file's own), not
+    ``mkstemp``'s private ``0600``.
 
     Examples:
         >>> import tempfile
@@ -66,10 +68,21 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        os.chmod(tmp, _usual_mode(path))
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _usual_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` would leave: the existing file's, else ``0666`` less
+    the process's umask."""
+    if path.exists():
+        return path.stat().st_mode & 0o777
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def strict_json(obj: Any, **kwargs: Any) -> str:
@@ -169,14 +182,19 @@ def measured_line() -> str:
 
 
 def block_markers(name: str) -> tuple[str, str]:
-    """The two comment lines around a generated block of a Markdown page.
+    """The two comment lines around a generated block of a Markdown page; the first names
+    the Makefile target that regenerates it (``make learned-numbers`` for the
+    ``learned-*`` blocks, ``make docs-numbers`` for the others).
 
     Examples:
         >>> block_markers("default-bench")[0]
         '<!-- generated: default-bench (make docs-numbers); edit the command, not the text -->'
+        >>> block_markers("learned-gossip")[0][:50]
+        '<!-- generated: learned-gossip (make learned-numbe'
     """
+    target = "learned-numbers" if name.startswith("learned-") else "docs-numbers"
     return (
-        f"<!-- generated: {name} (make docs-numbers); edit the command, not the text -->",
+        f"<!-- generated: {name} (make {target}); edit the command, not the text -->",
         f"<!-- end generated: {name} -->",
     )
 

@@ -82,6 +82,8 @@ TAGS: dict[str, str] = {
     "train and tune suggest benching a result beside",
     "tunable": "a vector policy with TUNABLE parameters: what fedbandit tune searches by "
     "default in the settings it runs in",
+    "learned": "a trained network shipped as a reference (its weights in the package; the "
+    "command that trains it in its module)",
 }
 """What a policy's registration can declare about its role (``PolicySpec.tags``); the
 core reads these and names no policy id."""

@@ -73,13 +73,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--net",
-        choices=("mlp", "arms"),
+        choices=("mlp", "arms", "posterior"),
         default="mlp",
         help="mlp: SB3's MlpPolicy on the flat observation; arms: one shared network "
         "scores every arm from its statistics (permutation-equivariant; ppo, a2c, and "
-        "recurrent_ppo --batched: the arms net with a memory per arm, RL^2-style)",
+        "recurrent_ppo --batched: the arms net with a memory per arm, RL^2-style); "
+        "posterior: one shared network scores every arm from the team posterior "
+        "(TeamPosterior: the agent sends its counts and sums and reads every sender's; "
+        "horizon-free; ppo, trained batched)",
+    )
+    parser.add_argument(
+        "--checkpoints",
+        type=int,
+        default=0,
+        metavar="K",
+        help="batched training: score the policy K times on 512 train-split validation "
+        "episodes (instances no training episode used; never held-out ones) and keep the "
+        "best weights (0: the last)",
+    )
+    parser.add_argument(
+        "--device",
+        default=None,
+        metavar="DEVICE",
+        help="where the batched trainer runs the envs and the network: numpy (the "
+        "default: NumPy envs, torch on the CPU), cpu, cuda, cuda:N or auto (a GPU where "
+        "torch sees one); the saved model runs anywhere",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier model at --out (model.zip and train.json; refused without it)",
+    )
     parser.add_argument(
         "--horizon-free",
         action="store_true",
@@ -249,12 +274,45 @@ def run(args: argparse.Namespace) -> None:
     if args.setting is None and not linear:
         raise ValueError("fedbandit train needs --setting (the setting it will be compared in)")
     refuse_inert_training_options(args)
+    posterior = args.net == "posterior"
+    if posterior:
+        if args.algo != "ppo" or linear:
+            raise ValueError("--net posterior is a PPO learner on a multi-armed setting")
+        if args.horizon_free or args.share_counts or args.episode_lengths is not None:
+            raise ValueError(
+                "--net posterior reads the team posterior, horizon-free already, and sends "
+                "counts and sums: --horizon-free, --share-counts and --episode-lengths do "
+                "not apply"
+            )
+        args.batched = True
+    if args.checkpoints < 0:
+        raise ValueError(f"--checkpoints must be >= 0, got {args.checkpoints}")
+    if args.checkpoints and not args.batched:
+        raise ValueError(
+            "--checkpoints is the batched trainer's: add --batched (or --net posterior)"
+        )
+    if args.device is not None and not args.batched:
+        raise ValueError("--device is the batched trainer's: add --batched (or --net posterior)")
+    if args.device is not None:
+        from fedbandit_env.backend import backend
+
+        backend(args.device)  # a clear error for an unknown device, before any work
     if args.episode_lengths is not None:
         args.horizon = args.episode_lengths[1]  # the env runs the longest episode
     scenario = scenario_from_args(args)
     check_writable(args.out)  # before training, not after
+    earlier = [n for n in ("model.zip", "train.json") if (Path(args.out) / n).exists()]
+    if earlier and not args.overwrite:
+        raise ValueError(
+            f"--out {args.out} holds an earlier model ({', '.join(earlier)}); pass "
+            "--overwrite to replace it, or --out another folder"
+        )
     if linear:  # its raw observation: LocalStatistics is per arm, and arms are positions
         stack = LearnerStack(statistics=False, reward=args.reward, setting=args.setting)
+    elif posterior:
+        stack = LearnerStack.for_setting(
+            args.setting, scenario.epsilon, reward=args.reward, posterior=True
+        )
     else:
         stack = LearnerStack.for_setting(
             args.setting,
@@ -282,6 +340,8 @@ def run(args: argparse.Namespace) -> None:
         batched=args.batched,
         progress=not args.no_progress,
         episode_lengths=args.episode_lengths,
+        device=args.device,
+        checkpoints=args.checkpoints,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
     bandit = "linear" if linear else "mab"

@@ -1,177 +1,241 @@
-"""The binary-tree mechanism of ``PrivateRewards`` for ``B`` envs in one compiled call.
+"""The binary-tree mechanism of ``PrivateRewards`` for ``B`` envs at once, on any device.
 
 :class:`~fedbandit_env.wrappers.PrivateRewards` runs one
 :class:`~fedbandit_env.privacy.mechanisms.TreeMechanism` over the ``N M`` streams of its
 env (Zhu et al., Algorithms 2-3). Its vector form
-(:class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`) has ``B`` such trees, each
-drawing from its own generator, and steps them here, all envs in one call: the same
-blocks, the same draws in the same order (streams in index order; Honaker: stream by
-stream, level by level) and the same sums as ``TreeMechanism.step`` followed by
-``tree_prefix_all``, so the two forms release the same bits
-(``tests/vector/test_vector_replay.py``, ``tests/vector/test_vector_wrappers.py``).
-The Laplace draw is NumPy's algorithm on a generator-table row (:func:`laplace`), so no
-Generator is boxed per env and step.
+(:class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`) has ``B`` such trees and
+steps them here, written once against the array API (:mod:`fedbandit_env.backend`): the
+same lines run on NumPy and on a torch device.
+
+The noise is where the two differ. On NumPy every tree draws from its own generator in
+``TreeMechanism``'s order (dyadic: one ``Lap(b)`` per stream seen in the closing block,
+streams in index order; Honaker: stream by stream, level by level), so the two forms
+release the same bits (``tests/vector/test_vector_replay.py``): :class:`TreeNoise` keeps
+a buffer of each generator's next draws and hands them out in that order. On a torch
+device the draws come from the device's generator (:class:`~fedbandit_env.backend.DeviceStream`):
+the same mechanism and calibration, other numbers.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from fedbandit_env.privacy.tree_kernels import lowest_bit
-from fedbandit_env.rng_kernels import _next64, generator_at
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
-
-_DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+from fedbandit_env.backend import Backend, DeviceStream
 
 
-@njit(cache=True, nogil=True)
-def laplace(rng: Any, scale: float) -> float:  # pragma: no cover
-    """``rng.laplace(0.0, scale)`` bit for bit (NumPy's ``random_laplace``: one
-    ``next_double``, redrawn on exactly 0), on a Generator or a generator-table row.
+def lowest_bit(t: int) -> int:
+    """Level of the block ``(q(t), t]`` that completes at step ``t`` (Algorithm 2, line 2).
 
     Examples:
-        >>> from fedbandit_env.rng_kernels import generator_table
-        >>> rng = np.random.default_rng(3)
-        >>> slot = generator_at(generator_table([rng]), 0)
-        >>> mine = [laplace(slot, 2.0) for _ in range(3)]
-        >>> mine == np.random.default_rng(3).laplace(0.0, 2.0, 3).tolist()
+        >>> [lowest_bit(t) for t in (1, 2, 3, 4, 12)]
+        [0, 1, 0, 2, 2]
+    """
+    return (t & -t).bit_length() - 1
+
+
+class TreeNoise:
+    """The Laplace draws of ``B`` trees: :meth:`draws` gives every cell of a ``(B, K)``
+    mask its noise, the marked cells of row ``b`` the next draws of tree ``b`` in
+    row-major order (0 elsewhere).
+
+    On NumPy each tree draws from its own generator, a buffer of ``capacity`` draws at a
+    time (``rng.laplace(0, 1, k)``: the numbers of ``k`` calls of ``rng.laplace(0, 1)``;
+    times ``scale`` when handed out, the bits of ``rng.laplace(0, scale)``), so the
+    order is the generator's whatever the batch; on a torch device each call draws afresh
+    from the device stream.
+
+    Args:
+        backend: Where the arrays live.
+        scale: The Laplace scale ``b``.
+        capacity: Draws buffered per tree (NumPy), at least the most one step uses.
+
+    Examples:
+        >>> from fedbandit_env.backend import backend
+        >>> noise = TreeNoise(backend(None), 2.0, 4)
+        >>> noise.restart([np.random.default_rng(0)])
+        >>> got = noise.draws(np.array([[True, False, True]]))
+        >>> expect = np.random.default_rng(0).laplace(0.0, 2.0, 2)
+        >>> got[0].tolist() == [expect[0], 0.0, expect[1]]
         True
     """
-    while True:
-        u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
-        if u >= 0.5:
-            return -scale * math.log(2.0 - u - u)
-        if u > 0.0:
-            return scale * math.log(u + u)
+
+    def __init__(self, backend: Backend, scale: float, capacity: int) -> None:
+        self.backend, self.scale, self.capacity = backend, float(scale), int(capacity)
+        self.rngs: list[np.random.Generator] = []
+        self.stream: DeviceStream | None = None
+        self._buffer = np.zeros((0, self.capacity))
+        self._offset = np.zeros(0, dtype=np.int64)
+
+    def restart(
+        self, rngs: list[np.random.Generator] | None = None, stream: DeviceStream | None = None
+    ) -> None:
+        """Draw from these generators (NumPy; ``None`` keeps the ones in use, and the
+        draws already buffered from them) or from ``stream`` (a torch device)."""
+        self.stream = stream
+        if rngs is not None:
+            self.rngs = list(rngs)
+            self._buffer = np.zeros((len(self.rngs), self.capacity))
+            self._offset = np.full(len(self.rngs), self.capacity, dtype=np.int64)
+
+    def draws(self, marked: Any) -> Any:
+        """``(B, K)`` float64 noise: the next draws of each tree at its marked cells."""
+        be = self.backend
+        xp = be.xp
+        if self.stream is not None:
+            fresh = self.stream.laplace(self.scale, tuple(marked.shape))
+            return xp.where(marked, fresh, xp.zeros_like(fresh))
+        if marked.shape[1] > self.capacity:
+            raise ValueError(f"a step needs {marked.shape[1]} draws, buffered {self.capacity}")
+        need = marked.sum(axis=1)
+        short = np.flatnonzero(self._offset + need > self.capacity)
+        for b in short:  # refill: keep the unused draws, append the generator's next ones
+            kept = self._buffer[b, self._offset[b] :]
+            fill = self.rngs[b].laplace(0.0, 1.0, self.capacity - kept.size)
+            self._buffer[b] = np.concatenate([kept, fill])
+            self._offset[b] = 0
+        position = self._offset[:, None] + np.cumsum(marked, axis=1) - 1
+        position = np.where(marked, position, 0)
+        got = np.take_along_axis(self._buffer, position, axis=1)
+        self._offset += need
+        return np.where(marked, self.scale * got, 0.0)
 
 
-@njit(cache=True, nogil=True)
-def batched_tree_step(
-    acc: FloatArray,
-    last: IntArray,
-    node: FloatArray,
-    var: FloatArray,
-    counts: FloatArray,
-    arms: IntArray,
-    rewards: FloatArray,
-    t: int,
-    clip_lo: float,
-    clip_hi: float,
-    scale: float,
-    honaker: bool,
-    table: Any,
-    prefix: FloatArray,
-    increments: FloatArray,
-    counts32: Float32Array,
-    means32: Float32Array,
-) -> None:  # pragma: no cover
-    """Step ``B`` trees: agent ``i`` of env ``b`` pulled ``arms[b, i]`` and got
-    ``rewards[b, i]`` (clipped into stream ``i M + arm``); close and noise the blocks
-    ending at ``t``; ``prefix[b]`` (the private sums of every stream, at ``t - 1`` on
-    entry) becomes the sums at ``t``, ``increments[b, i]`` the pulled stream's change;
-    ``counts32`` and ``means32`` ``(B, N, M)`` mirror the counts and the private means
-    ``S~ / n`` (0 where never pulled) in float32, as the wrapper's views show them.
+class BatchedTree:
+    """``B`` binary trees over the ``N M`` (agent, arm) reward streams of ``B`` envs
+    (module docstring), stepped as arrays.
 
-    Layout (a step touches rows, not columns): ``acc``, ``node``, ``var``
-    ``(B, L, N M)``, level-major; ``last`` ``(B, N M)`` the last step each stream was
-    pulled (0: never), which says whether a closing block holds an observation
-    (``TreeMechanism``'s ``seen``: the block ``(t - 2^l, t]`` does iff
-    ``last > t - 2^l``); ``counts`` ``(B, N, M)``; ``arms``, ``rewards``,
-    ``increments`` ``(B, N)``; ``prefix`` ``(B, N M)``; ``table`` one generator row
-    per env.
+    State (a step touches whole rows): ``acc``, ``node``, ``var`` ``(B, L, N M)`` the open
+    blocks' exact sums, the released estimates of the last completed blocks and their
+    noise variance (Honaker); ``last`` ``(B, N M)`` the step each stream was last pulled
+    (0: never), which says whether a closing block holds an observation
+    (``TreeMechanism``'s ``seen``: the block ``(t - 2^l, t]`` does iff ``last > t - 2^l``);
+    ``counts`` ``(B, N, M)``; ``prefix`` ``(B, N M)`` the private sums at ``t``.
+
+    Args:
+        backend: Where the arrays live.
+        shape: ``(B, N, M)``.
+        levels: ``L``, the tree's depth (``tree_levels(T)``).
+        clip: ``(low, high)`` every reward is clipped to.
+        scale: The Laplace scale.
+        honaker: Honaker's estimator instead of the dyadic one.
 
     Examples:
-        >>> from fedbandit_env.rng_kernels import generator_table
-        >>> b, n, m, lv = 1, 1, 2, 2
-        >>> acc, node, var = (np.zeros((b, lv, n * m)) for _ in range(3))
-        >>> last, counts = np.zeros((b, n * m), np.int64), np.zeros((b, n, m))
-        >>> prefix, inc = np.zeros((b, n * m)), np.zeros((b, n))
-        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
-        >>> table = generator_table([rng])
-        >>> c32, m32 = np.zeros((b, n, m), np.float32), np.zeros((b, n, m), np.float32)
-        >>> batched_tree_step(acc, last, node, var, counts, np.array([[1]]),
-        ...     np.array([[0.5]]), 1, 0.0, 1.0, 1e-12, False, table, prefix, inc, c32, m32)
-        >>> round(float(inc[0, 0]), 6), float(prefix[0, 0]), counts[0, 0].tolist()
-        (0.5, 0.0, [0.0, 1.0])
+        >>> from fedbandit_env.backend import backend
+        >>> tree = BatchedTree(backend(None), (1, 1, 2), 2, (0.0, 1.0), 1e-12, False)
+        >>> tree.restart([np.random.default_rng(0)])
+        >>> inc = tree.step(np.array([[1]]), np.array([[0.5]]), 1)
+        >>> round(float(inc[0, 0]), 6), tree.counts[0, 0].tolist()
+        (0.5, [0.0, 1.0])
     """
-    n_envs, n, m = counts.shape
-    levels, n_streams = acc.shape[1], acc.shape[2]
-    top = lowest_bit(t)
-    var_unit = 2.0 * scale * scale
-    cover = np.empty(levels, dtype=np.int64)
-    n_cover = 0
-    for lvl in range(levels):
-        if (t >> lvl) & 1:
-            cover[n_cover] = lvl
-            n_cover += 1
-    for b in range(n_envs):
-        rng = generator_at(table, b)
-        a_b, l_b, n_b, v_b = acc[b], last[b], node[b], var[b]
-        for i in range(n):
-            a = arms[b, i]
-            s = i * m + a
-            value = min(max(rewards[b, i], clip_lo), clip_hi)
-            counts[b, i, a] += 1.0
-            counts32[b, i, a] = np.float32(counts[b, i, a])
-            l_b[s] = t
-            for lvl in range(levels):
-                a_b[lvl, s] += value
-        if not honaker:
-            since = t - (1 << top)
-            for s in range(n_streams):
-                value = a_b[top, s]
-                if l_b[s] > since:
-                    value += laplace(rng, scale)
-                n_b[top, s] = value
+
+    def __init__(
+        self,
+        backend: Backend,
+        shape: tuple[int, int, int],
+        levels: int,
+        clip: tuple[float, float],
+        scale: float,
+        honaker: bool,
+    ) -> None:
+        self.backend = be = backend
+        self.shape, self.levels = shape, int(levels)
+        self.clip, self.scale, self.honaker = clip, float(scale), bool(honaker)
+        b, n, m = shape
+        streams = n * m
+        per_step = streams * (self.levels if honaker else 1)
+        self.noise = TreeNoise(be, scale, max(256, 8 * per_step))
+        self._envs = be.arange(b)[:, None]
+        self._agents = be.arange(n)[None, :]
+        self._first = be.arange(n)[None, :] * m  # stream of (i, arm): i M + arm
+        self._levels = be.arange(self.levels)[None, :, None]
+        self._clear()
+
+    def _clear(self) -> None:
+        be, (b, n, m), levels = self.backend, self.shape, self.levels
+        self.acc = be.zeros((b, levels, n * m))
+        self.node = be.zeros((b, levels, n * m))
+        self.var = be.zeros((b, levels, n * m))
+        self.last = be.zeros((b, n * m), be.int64)
+        self.counts = be.zeros((b, n, m))
+        self.prefix = be.zeros((b, n * m))
+        self.means32 = be.zeros((b, n, m), be.float32)
+        self.t = 0
+
+    def restart(
+        self, rngs: list[np.random.Generator] | None = None, stream: DeviceStream | None = None
+    ) -> None:
+        """A new episode: empty trees; the noise from ``rngs`` or ``stream``
+        (:meth:`TreeNoise.restart`)."""
+        self._clear()
+        self.noise.restart(rngs, stream)
+
+    def step(self, arms: Any, rewards: Any, t: int) -> Any:
+        """Agent ``i`` of env ``b`` pulled ``arms[b, i]`` and got ``rewards[b, i]`` at step
+        ``t``: clip it into stream ``i M + arm``, close and noise the blocks ending at
+        ``t`` (Algorithm 3) and sum the dyadic cover of ``t`` (Algorithm 2). Returns
+        each agent's increment of its pulled stream's private sum, ``(B, N)``."""
+        be, xp = self.backend, self.backend.xp
+        lo, hi = self.clip
+        value = xp.clip(xp.astype(rewards, be.float64), lo, hi)
+        streams = self._first + arms
+        be.add_at(self.counts, (self._envs, self._agents, arms), 1.0)
+        self.last[self._envs, streams] = t
+        be.add_at(self.acc, (self._envs[:, :, None], self._levels, streams[:, None, :]),
+                  value[:, None, :])  # fmt: skip
+        top = lowest_bit(t)
+        if not self.honaker:
+            seen = self.last > t - (1 << top)
+            self.node[:, top, :] = self.acc[:, top, :] + self.noise.draws(seen)
         else:
-            for s in range(n_streams):
-                left, left_var = 0.0, 0.0  # the level below's previous node (left child)
-                for lvl in range(top + 1):
-                    own = a_b[lvl, s]
-                    own_var = 0.0
-                    if l_b[s] > t - (1 << lvl):
-                        own += laplace(rng, scale)
-                        own_var = var_unit
-                    old, old_var = n_b[lvl, s], v_b[lvl, s]
-                    if lvl == 0:
-                        est, v = own, own_var
-                    else:
-                        kids = left + n_b[lvl - 1, s]
-                        kids_var = left_var + v_b[lvl - 1, s]
-                        total = own_var + kids_var
-                        if total > 0.0:
-                            w = kids_var / total
-                            est = w * own + (1.0 - w) * kids
-                            v = own_var * kids_var / total
-                        else:
-                            est, v = own, 0.0
-                    n_b[lvl, s], v_b[lvl, s] = est, v
-                    left, left_var = old, old_var
+            self._honaker(t, top)
+        self.acc[:, : top + 1, :] = 0.0
+        before = self.prefix[self._envs, streams]
+        prefix = xp.zeros_like(self.prefix)
+        for level in range(self.levels):  # the cover of t, levels increasing
+            if (t >> level) & 1:
+                prefix = prefix + self.node[:, level, :]
+        self.prefix = prefix
+        pulled = self.counts > 0
+        flat = xp.reshape(prefix, self.shape)
+        means = flat / xp.where(pulled, self.counts, xp.ones_like(self.counts))
+        self.means32 = xp.astype(xp.where(pulled, means, xp.zeros_like(means)), be.float32)
+        self.t = t
+        return prefix[self._envs, streams] + (-before)
+
+    def _honaker(self, t: int, top: int) -> None:
+        """Honaker's bottom-up pass over levels ``0 .. top`` (``tree_complete``'s)."""
+        be, xp = self.backend, self.backend.xp
+        seen = xp.stack([self.last > t - (1 << lvl) for lvl in range(top + 1)], axis=-1)
+        b, s = int(seen.shape[0]), int(seen.shape[1])
+        noise = xp.reshape(self.noise.draws(xp.reshape(seen, (b, -1))), (b, s, top + 1))
+        var_unit = 2.0 * self.scale * self.scale
+        zero = be.zeros((b, s))
+        left, left_var = zero, zero
         for lvl in range(top + 1):
-            for s in range(n_streams):
-                a_b[lvl, s] = 0.0
-        for i in range(n):
-            s = i * m + arms[b, i]
-            increments[b, i] = -prefix[b, s]  # the sum at t - 1, subtracted below
-        p_b = prefix[b]
-        for s in range(n_streams):
-            p_b[s] = 0.0
-        for k in range(n_cover):  # the cover of t, levels increasing: tree_prefix's sums
-            row = n_b[cover[k]]
-            for s in range(n_streams):
-                p_b[s] += row[s]
-        for i in range(n):
-            for a in range(m):
-                pulls = counts[b, i, a]
-                if pulls > 0:
-                    means32[b, i, a] = np.float32(p_b[i * m + a] / pulls)
-        for i in range(n):
-            s = i * m + arms[b, i]
-            increments[b, i] = p_b[s] + increments[b, i]
+            own = self.acc[:, lvl, :] + noise[..., lvl]
+            own_var = xp.where(seen[..., lvl], xp.full_like(zero, var_unit), zero)
+            old, old_var = be.copy(self.node[:, lvl, :]), be.copy(self.var[:, lvl, :])
+            if lvl == 0:
+                est, v = own, own_var
+            else:
+                kids = left + self.node[:, lvl - 1, :]
+                kids_var = left_var + self.var[:, lvl - 1, :]
+                total = own_var + kids_var
+                some = total > 0.0
+                safe = xp.where(some, total, xp.ones_like(total))
+                w = kids_var / safe
+                est = xp.where(some, w * own + (1.0 - w) * kids, own)
+                v = xp.where(some, own_var * kids_var / safe, zero)
+            self.node[:, lvl, :] = est
+            self.var[:, lvl, :] = v
+            left, left_var = old, old_var
+
+    def epsilon_spent(self, sensitivity: float) -> float:
+        """Privacy spent so far by each stream (as ``TreeMechanism.epsilon_spent``)."""
+        touched = min(self.levels, self.t.bit_length())
+        return touched * sensitivity / self.scale
 
 
-__all__ = ["batched_tree_step", "laplace"]
+__all__ = ["BatchedTree", "TreeNoise", "lowest_bit"]

@@ -79,6 +79,14 @@ def rewards_of(
         >>> rewards_of(np.array([0.9]), np.array([1.0]), "clipped_gaussian", 0.5).tolist()
         [1.0]
     """
+    if not isinstance(draws, np.ndarray | np.generic | float):  # an array of a device
+        from array_api_compat import array_namespace
+
+        xp = array_namespace(draws)
+        if noise == "bernoulli":
+            return xp.astype(draws < pulled, xp.float64)
+        out = pulled + sigma * draws
+        return xp.clip(out, 0.0, 1.0) if noise == "clipped_gaussian" else out
     if noise == "bernoulli":
         return (draws < pulled).astype(np.float64)
     out = pulled + sigma * draws

@@ -46,8 +46,9 @@ from torch import nn
 from fedbandit_env.rl.common import scale_box
 from fedbandit_env.wrappers.flatten import flat_box
 
-POLICIES = ("mlp", "arms")
-"""``--policy`` choices: SB3's ``MlpPolicy`` or :class:`ArmScoringPolicy`."""
+POLICIES = ("mlp", "arms", "posterior")
+"""``--net`` choices: SB3's ``MlpPolicy``, :class:`ArmScoringPolicy`, or the posterior
+net (:class:`~fedbandit_env.rl.posterior_policy.PosteriorArmPolicy`, on ``TeamPosterior``)."""
 
 
 def arm_layout(space: spaces.Space[Any], scale: bool) -> dict[str, Any]:

@@ -43,8 +43,11 @@ from fedbandit_env.rl.team import (
     Predictor,
     action_probabilities,
     draw_arms,
+    draw_scores,
     is_recurrent,
     recurrent_probabilities,
+    score_arms,
+    score_sampler,
 )
 from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import model_generator, split_trial_seed
@@ -60,6 +63,7 @@ from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
 from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
+from fedbandit_env.wrappers.team_posterior import TeamPosterior
 
 VECTOR_LAYERS = (
     LocalStatistics,
@@ -71,6 +75,7 @@ VECTOR_LAYERS = (
     Byzantine,
     AgentCrash,
     ClipRewards,
+    TeamPosterior,
 )
 """The wrappers the vector stack has a form of (``MessageDelay`` at a fixed delay)."""
 
@@ -155,6 +160,7 @@ class BatchedModelRollout:
         self.model, self.stack, self.scenario = model, stack, scenario
         self.deterministic = deterministic
         self.recurrent = is_recurrent(model)  # a memory per agent of every trial
+        self.scores = score_sampler(model)  # normals per arm instead of one uniform
         self.block = max(1, int(block))
         probe = stack.make_env(scenario)
         reason = unsupported(probe)
@@ -198,7 +204,10 @@ class BatchedModelRollout:
         for start in range(0, horizon, self.block):
             size = min(self.block, horizon - start)
             uniforms = None
-            if not self.deterministic:
+            if not self.deterministic and self.scores:  # the posterior net's normals
+                m = score_arms(self.model)
+                uniforms = np.stack([g.standard_normal((size, n, m)) for g in model_rngs])
+            elif not self.deterministic:
                 uniforms = np.stack([g.random((size, n)) for g in model_rngs])
             for b in range(size):
                 t = start + b + 1
@@ -221,6 +230,9 @@ class BatchedModelRollout:
         return steps, out, cost_out
 
     def _arms(self, batch: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
+        if self.scores:
+            normals = None if uniforms is None else uniforms.reshape(len(batch), -1)
+            return draw_scores(self.model, batch, normals)
         if self.recurrent:
             step, self._memory = recurrent_probabilities(self.model, batch, self._memory)
             if uniforms is None:

@@ -74,6 +74,23 @@ class BatchedPPOConfig:
     minibatches: int = 4
     rollout: int = 25
     reward_scale: float = 0.1
+    anneal: bool = False
+
+    @classmethod
+    def for_posterior(cls) -> BatchedPPOConfig:
+        """The posterior learner's reading (:mod:`fedbandit_env.rl.posterior_policy`),
+        chosen on train instances: whole episodes (``rollout=0``, terminal at the
+        horizon), ``gamma = 1`` and GAE lambda 1 (regret is undiscounted, and a lock-on
+        costs long after the choice that caused it: lambda 0.95 let the rare lock-ons
+        grow), one epoch of four minibatches, learning rate 1e-3 annealed linearly to 0,
+        no entropy bonus (the draw's spread is learned), rewards times 0.05.
+
+        Examples:
+            >>> BatchedPPOConfig.for_posterior().rollout
+            0
+        """
+        return cls(learning_rate=1e-3, gamma=1.0, gae_lambda=1.0, entropy_coef=0.0, epochs=1,
+                   rollout=0, reward_scale=0.05, anneal=True)  # fmt: skip
 
     def __post_init__(self) -> None:
         for name in ("learning_rate", "clip", "max_grad_norm"):
@@ -88,13 +105,13 @@ class BatchedPPOConfig:
 
 
 def gae(
-    rewards: np.ndarray,
-    values: np.ndarray,
+    rewards: Any,
+    values: Any,
     gamma: float,
     lam: float,
     ended: np.ndarray | None = None,
-    last_values: np.ndarray | float = 0.0,
-) -> tuple[np.ndarray, np.ndarray]:
+    last_values: Any = 0.0,
+) -> tuple[Any, Any]:
     """Generalised advantage estimates (Schulman et al. 2016) of a rollout: ``(T, n)``
     rewards and values, ``ended[t]`` whether the episodes ended after step ``t`` (at the
     horizon: terminal, no bootstrap; default: after the last step only), and
@@ -109,17 +126,21 @@ def gae(
         >>> adv[:, 0].tolist()  # the episode goes on: bootstrapped from the last value
         [7.0, 6.0]
     """
-    steps = rewards.shape[0]
+    from fedbandit_env.backend import array_backend
+
+    be = array_backend(rewards)
+    xp = be.xp
+    steps = int(rewards.shape[0])
     if ended is None:
         ended = np.zeros(steps, dtype=bool)
         ended[-1] = True
-    adv = np.zeros_like(rewards, dtype=np.float64)
-    last = np.zeros(rewards.shape[1:])
+    going = [0.0 if bool(e) else 1.0 for e in be.to_numpy(ended)]
+    adv = xp.zeros_like(rewards)
+    last = xp.zeros_like(rewards[0])
     for t in reversed(range(steps)):
-        going = 0.0 if ended[t] else 1.0
         following = values[t + 1] if t + 1 < steps else last_values
-        delta = rewards[t] + gamma * going * following - values[t]
-        last = delta + gamma * lam * going * last
+        delta = rewards[t] + gamma * going[t] * following - values[t]
+        last = delta + gamma * lam * going[t] * last
         adv[t] = last
     return adv, adv + values
 
@@ -161,12 +182,13 @@ class Memory:
         self.policy, self.width, self.length = policy, int(width), int(length)
         size = int(policy.lstm_hidden_state_shape[-1])
         layers = int(policy.lstm_hidden_state_shape[0])
-        self._zeros = lambda: th.zeros((layers, self.width, size))
+        device = getattr(policy, "device", "cpu")
+        self._zeros = lambda: th.zeros((layers, self.width, size), device=device)
         self._states = RNNStates
         self.state = self._fresh()
-        self.starts = th.zeros(self.length)
+        self.starts = th.zeros(self.length, device=device)
         self._reset_next = False
-        self._none = th.zeros(self.width)
+        self._none = th.zeros(self.width, device=device)
 
     def _fresh(self) -> Any:
         """Zero memory for every agent (actor's and critic's)."""
@@ -210,7 +232,7 @@ class Memory:
         env column of ``columns`` its ``length`` steps in order."""
         import torch as th
 
-        steps = th.arange(length) * self.width
+        steps = th.arange(length, device=columns.device) * self.width
         return (columns.reshape(-1, 1) + steps.reshape(1, -1)).reshape(-1)
 
     def evaluate(self, first: Any, obs: Any, actions: Any, idx: Any) -> tuple[Any, Any, Any]:
@@ -231,13 +253,30 @@ def train_batched(
     seed: int = 0,
     progress: bool = False,
     log: Any = None,
-) -> dict[str, float]:
+    validate: Any = None,
+    checkpoints: int = 0,
+) -> dict[str, Any]:
     """Train ``model.policy`` (an SB3 PPO's, or an sb3-contrib ``RecurrentPPO``'s: then its
     memory is carried by :class:`Memory` and every minibatch is whole rollouts of some
-    envs' agents) on ``venv`` (a
-    :class:`~fedbandit_env.rl.vector_sb3.VectorAgentVecEnv`) for ``timesteps`` agent-steps
-    (whole rollouts: rounded up). ``log`` is called with each update's statistics (the
-    losses, entropy, clip fraction and CleanRL's ``approx_kl``). Returns the run's totals.
+    envs' agents) on ``venv`` (a :class:`~fedbandit_env.rl.view.LearnerView`, or a
+    :class:`~fedbandit_env.rl.vector_sb3.VectorAgentVecEnv`: its view) for ``timesteps``
+    agent-steps (whole rollouts: rounded up). ``log`` is called with each update's
+    statistics (the losses, entropy, clip fraction and CleanRL's ``approx_kl``). Returns
+    the run's totals.
+
+    Checkpoint selection: with ``validate`` (``policy -> regret``, lower is better; run
+    on *train*-split instances no training episode used, never on held-out ones) and
+    ``checkpoints = k``, the policy is scored after every ``1/k`` of the updates and the
+    best-scoring weights are the ones kept (early stopping, as a supervised learner keeps
+    its best validation epoch: PPO's last update is not its best, measured here).
+
+    Everything lives on the view's device: on a torch device (``make_vec(...,
+    device="cuda")``) the policy moves there and the rollout, its buffers, the advantages
+    and the updates never leave it; a step reads nothing back to the host but at an
+    episode's end (its regret, for the log). On NumPy the batches cross to torch on the
+    CPU without copies. A policy with ``scores_and_values`` (the posterior net) draws a
+    normal score per arm and pulls the best; its action for PPO is the vector of scores
+    (:func:`~fedbandit_env.rl.posterior_policy.score_log_prob`).
 
     Examples:
         >>> import stable_baselines3 as sb3
@@ -254,63 +293,102 @@ def train_batched(
     import torch as th
     from tqdm.auto import tqdm
 
-    policy = model.policy
+    from fedbandit_env.rl.view import LearnerView
+
+    view: LearnerView = venv if isinstance(venv, LearnerView) else venv.view
+    be = view.backend
+    device = th.device("cpu") if be.is_numpy else be.device
+    policy = model.policy.to(device)
     for group in policy.optimizer.param_groups:
         group["lr"] = config.learning_rate
-    horizon = int(venv.venv.horizon)
+    horizon = view.horizon
     length = config.rollout or horizon  # steps of every env per update
-    width = venv.num_envs
+    width = view.rows
     per_update = length * width
     updates = max(1, -(-int(timesteps) // per_update))
-    obs_dim = int(np.prod(venv.observation_space.shape))
-    obs_buf = th.zeros((length, width, obs_dim), dtype=th.float32)
-    act_buf = th.zeros((length, width), dtype=th.int64)
-    logp_buf = th.zeros((length, width), dtype=th.float32)
-    val_buf = np.zeros((length, width), dtype=np.float64)
-    rew_buf = np.zeros((length, width), dtype=np.float64)
+    obs_dim = int(view.layout.width)
+
+    def tensor(x: Any) -> Any:  # NumPy batches cross without a copy; tensors stay
+        return x if isinstance(x, th.Tensor) else th.from_numpy(np.asarray(x))
+
+    def zeros(*shape: int, dtype: Any = th.float32) -> Any:
+        return th.zeros(shape, dtype=dtype, device=device)
+
+    obs_buf = zeros(length, width, obs_dim)
+    fast = hasattr(policy, "scores_and_values")
+    n_arms = int(view.n_arms)
+    act_buf = zeros(length, width, n_arms) if fast else zeros(length, width, dtype=th.int64)
+    logp_buf = zeros(length, width)
+    val_buf = zeros(length, width, dtype=th.float64)
+    rew_buf = zeros(length, width, dtype=th.float64)
     ended = np.zeros(length, dtype=bool)
-    venv.seed(seed)
+    view.seed_lengths(seed)
     th.manual_seed(seed)
-    gen = th.Generator().manual_seed(seed)
+    gen = th.Generator(device=device).manual_seed(seed)
     start = time.perf_counter()
     bar = tqdm(total=updates * per_update, desc="train ppo (batched)", unit="step",
                disable=not progress)  # fmt: skip
-    episode_regret = []
+    episode_regret: list[float] = []
     memory = Memory.of(policy, width, length)  # None for a feedforward policy
-    obs = venv.reset()
+    n_agents = view.n_agents
+    first_seeds = [seed + b * n_agents for b in range(view.copies)]  # SB3's seed + index
+    obs = tensor(view.reset(first_seeds))
+
+    def act(obs_t: Any, t: int) -> tuple[Any, Any, Any]:
+        if memory is not None:
+            return memory.act(obs_t, t)
+        if not fast:
+            return policy(obs_t)
+        from fedbandit_env.rl.posterior_policy import score_log_prob
+
+        mean, sd, values = policy.scores_and_values(obs_t)
+        scores = mean + sd * th.randn(mean.shape, generator=gen, device=device)
+        return scores, values, score_log_prob(scores, mean, sd)
+
+    every = max(1, updates // checkpoints) if validate is not None and checkpoints > 0 else 0
+    scores: list[tuple[int, float]] = []
+    best: tuple[float, Any] | None = None
+    validating = 0.0
     for update in range(updates):
+        if config.anneal:
+            for group in policy.optimizer.param_groups:
+                group["lr"] = config.learning_rate * (1.0 - update / updates)
         policy.set_training_mode(False)
         first = memory.start_rollout() if memory is not None else None
         for t in range(length):
-            obs_t = th.as_tensor(obs, dtype=th.float32).reshape(width, obs_dim)
+            obs_t = obs.to(th.float32).reshape(width, obs_dim)
             with th.no_grad():
-                if memory is None:
-                    actions, values, logp = policy(obs_t)
-                else:
-                    actions, values, logp = memory.act(obs_t, t)
+                actions, values, logp = act(obs_t, t)
             obs_buf[t] = obs_t
             act_buf[t] = actions
             logp_buf[t] = logp
-            val_buf[t] = values.reshape(-1).numpy()
-            obs, rewards, dones, infos = venv.step(actions.numpy())  # resets at the horizon
-            rew_buf[t] = rewards * config.reward_scale
-            ended[t] = bool(dones[0])  # the envs run in lockstep
-            if dones[0]:
-                episode_regret.append(float(np.mean([i["cumulative_regret"] for i in infos])))
+            val_buf[t] = values.reshape(-1)
+            if fast:  # the scores drawn: the env sees their argmax
+                actions = actions.argmax(dim=1)
+            arms = actions if not be.is_numpy else actions.numpy()
+            next_obs, rewards, done, totals = view.step(arms)  # resets at the horizon
+            rew_buf[t] = tensor(rewards).to(th.float64) * config.reward_scale
+            ended[t] = done  # the envs run in lockstep
+            if totals is not None:
+                episode_regret.append(float(be.to_numpy(totals["regret"]).mean()))
                 if memory is not None:
                     memory.episode_ended(t)
+            obs = tensor(next_obs)
         with th.no_grad():  # the bootstrap of episodes that go on past the rollout
-            next_obs = th.as_tensor(obs, dtype=th.float32).reshape(width, obs_dim)
-            if memory is None:
-                last_values = policy.predict_values(next_obs).reshape(-1).numpy()
+            next_t = obs.to(th.float32).reshape(width, obs_dim)
+            if memory is not None:
+                last_values = memory.values(next_t).reshape(-1)
+            elif fast:
+                last_values = policy.scores_and_values(next_t)[2]
             else:
-                last_values = memory.values(next_obs).reshape(-1).numpy()
-        adv, ret = gae(rew_buf, val_buf, config.gamma, config.gae_lambda, ended, last_values)
+                last_values = policy.predict_values(next_t).reshape(-1)
+        adv, ret = gae(rew_buf, val_buf, config.gamma, config.gae_lambda, ended,
+                       last_values.to(th.float64))  # fmt: skip
         b_obs = obs_buf.reshape(per_update, obs_dim)
-        b_act = act_buf.reshape(-1)
+        b_act = act_buf.reshape(per_update, n_arms) if fast else act_buf.reshape(-1)
         b_logp = logp_buf.reshape(-1)
-        b_adv = th.as_tensor(adv.reshape(-1), dtype=th.float32)
-        b_ret = th.as_tensor(ret.reshape(-1), dtype=th.float32)
+        b_adv = adv.reshape(-1).to(th.float32)
+        b_ret = ret.reshape(-1).to(th.float32)
         policy.set_training_mode(True)
         size = per_update // config.minibatches
         if memory is not None:  # whole env columns a minibatch
@@ -318,17 +396,24 @@ def train_batched(
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0,
                  "approx_kl": 0.0}  # fmt: skip
         for _ in range(config.epochs):
-            order = th.randperm(per_update, generator=gen)
+            order = th.randperm(per_update, generator=gen, device=device)
             if memory is not None:  # whole sequences: minibatches of env columns
-                order = memory.sequence_order(th.randperm(width, generator=gen), length)
+                columns = th.randperm(width, generator=gen, device=device)
+                order = memory.sequence_order(columns, length)
             for k in range(config.minibatches):
                 idx = order[k * size : (k + 1) * size]
                 if len(idx) == 0:  # fewer env columns than minibatches
                     continue
-                if memory is None:
-                    values, logp, entropy = policy.evaluate_actions(b_obs[idx], b_act[idx])
-                else:
+                if memory is not None:
                     values, logp, entropy = memory.evaluate(first, b_obs[idx], b_act[idx], idx)
+                elif fast:
+                    from fedbandit_env.rl.posterior_policy import score_log_prob
+
+                    mean, sd, values = policy.scores_and_values(b_obs[idx])
+                    logp = score_log_prob(b_act[idx], mean, sd)
+                    entropy = th.log(sd).sum(dim=1)  # the normals' entropy, up to a constant
+                else:
+                    values, logp, entropy = policy.evaluate_actions(b_obs[idx], b_act[idx])
                 log_ratio = logp - b_logp[idx]
                 ratio = th.exp(log_ratio)
                 a = b_adv[idx]
@@ -344,27 +429,45 @@ def train_batched(
                 loss.backward()
                 th.nn.utils.clip_grad_norm_(policy.parameters(), config.max_grad_norm)
                 policy.optimizer.step()
-                n = config.epochs * config.minibatches
-                stats["policy_loss"] += float(policy_loss.detach()) / n
-                stats["value_loss"] += float(value_loss.detach()) / n
-                stats["entropy"] += float(ent.detach()) / n
-                stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean().detach()) / n
-                stats["clip_fraction"] += (
-                    float(((ratio - 1).abs() > config.clip).float().mean()) / n
-                )
+                if log is not None:  # the statistics cost a read-back each
+                    n = config.epochs * config.minibatches
+                    stats["policy_loss"] += float(policy_loss.detach()) / n
+                    stats["value_loss"] += float(value_loss.detach()) / n
+                    stats["entropy"] += float(ent.detach()) / n
+                    stats["approx_kl"] += float(((ratio - 1) - log_ratio).mean().detach()) / n
+                    stats["clip_fraction"] += (
+                        float(((ratio - 1).abs() > config.clip).float().mean()) / n
+                    )
         bar.update(per_update)
         if log is not None:
             last = episode_regret[-1] if episode_regret else float("nan")
             log({"update": update + 1, "episode_regret": last, **stats})
+        if every and ((update + 1) % every == 0 or update + 1 == updates):
+            began = time.perf_counter()
+            score = float(validate(policy))
+            validating += time.perf_counter() - began
+            scores.append(((update + 1) * per_update, score))
+            if best is None or score < best[0]:
+                best = (score, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+            policy.to(device)
     bar.close()
-    seconds = time.perf_counter() - start
+    if best is not None:
+        policy.load_state_dict(best[1])
+    if device.type == "cuda":
+        th.cuda.synchronize(device)
+    seconds = time.perf_counter() - start - validating
     model.num_timesteps = updates * per_update
+    policy.to("cpu")  # saved and evaluated on the host
     return {
         "agent_steps": updates * per_update,
         "updates": updates,
         "seconds": seconds,
         "agent_steps_per_s": updates * per_update / seconds if seconds > 0 else float("nan"),
         "last_episode_regret": episode_regret[-1] if episode_regret else float("nan"),
+        "episode_regret": episode_regret,
+        "validation": scores,
+        "validation_seconds": validating,
+        "kept": min(scores, key=lambda s: s[1])[0] if scores else updates * per_update,
     }
 
 

@@ -65,6 +65,12 @@ class LearnerStack:
             means (``2 M`` numbers: what Gossip_UCB and cooperative UCB send, counts and
             means, with counts as shares so that the message does not grow with ``T``);
             needs ``share_means``.
+        posterior: The learner reads the team posterior
+            (:class:`~fedbandit_env.wrappers.TeamPosterior`): the wrapper sends the
+            agent's counts and sums (the ``2 M`` numbers ``coop_ts`` sends), holds every
+            sender's newest pair, and observes per arm the posterior of the team average
+            and the agent's own statistics, horizon-free; the learner chooses arms only.
+            It replaces the statistics, message and memory options above.
 
     Examples:
         >>> stack = LearnerStack(epsilon=1.0, share_means=True)
@@ -85,10 +91,18 @@ class LearnerStack:
     min_horizon: int = 0
     horizon_free: bool = False
     share_counts: bool = False
+    posterior: bool = False
 
     def __post_init__(self) -> None:
         if self.reward in REWARD_ALIASES:  # a stack saved under the former name
             object.__setattr__(self, "reward", REWARD_ALIASES[self.reward])
+        if self.posterior and (self.share_means or self.memory or self.horizon_free):
+            raise ValueError(
+                "posterior=True sends the agent's counts and sums and keeps what it hears "
+                "itself: it replaces share_means, memory and horizon_free"
+            )
+        if self.posterior and self.reward == "team_value":
+            raise ValueError("the team_value reward reads means the posterior stack hides")
         if self.share_counts and not self.share_means:
             raise ValueError("share_counts adds pull shares to the means a learner sends")
         if self.horizon_free and not self.statistics and self.epsilon is None:
@@ -121,6 +135,12 @@ class LearnerStack:
                 f"not {setting!r}: its rounds protocol expects a send flag and payload"
             )
         eps = epsilon if info.private else None
+        if kw.get("posterior"):
+            if info.protocol is None:
+                raise ValueError(
+                    f"the posterior learner shares counts and sums: {setting!r} carries no messages"
+                )
+            return cls(eps, False, setting=setting, scale=False, **kw)
         kw.setdefault("memory", info.protocol == "random_edge_gossip")
         if info.protocol is None:
             kw["share_counts"] = False  # nothing is sent in a setting without messages
@@ -133,8 +153,10 @@ class LearnerStack:
 
     def requirements(self, n_arms: int) -> Requirements:
         """Messages of ``n_arms`` entries when sharing means (``2 n_arms`` with the pull
-        shares); privacy when ``epsilon``."""
+        shares, or the posterior's counts and sums); privacy when ``epsilon``."""
         width = n_arms * (2 if self.share_counts else 1) if self.share_means else 0
+        if self.posterior:
+            width = 2 * n_arms
         return Requirements(message_dim=width, epsilon=self.epsilon)
 
     @property
@@ -145,6 +167,8 @@ class LearnerStack:
             >>> LearnerStack(share_means=True, share_counts=True).sends
             'means + pull shares'
         """
+        if self.posterior:
+            return "counts + private sums" if self.epsilon is not None else "counts + sums"
         if not self.share_means:
             return "nothing"
         means = "private means" if self.epsilon is not None else "means"
@@ -165,6 +189,10 @@ class LearnerStack:
         """
         self._check_setting(scenario)
         env = scenario.make_env(self.requirements(scenario.n_arms))
+        if self.posterior:
+            from fedbandit_env.wrappers.team_posterior import TeamPosterior
+
+            return TeamPosterior(env)
         if self.epsilon is None and self.statistics:
             env = LocalStatistics(env)
         if self.memory and self.share_means:
@@ -177,11 +205,13 @@ class LearnerStack:
             env = HorizonFree(env)
         return env
 
-    def make_vec(self, scenario: Scenario, num_envs: int) -> Any:
+    def make_vec(self, scenario: Scenario, num_envs: int, device: Any = None) -> Any:
         """The vector form of :meth:`make_env`: ``num_envs`` envs of ``scenario`` under
         this stack (:func:`~fedbandit_env.vector.make_vec`, then the vector forms of
-        ``LocalStatistics``, ``HeldMessages`` and ``HorizonFree`` in the same order);
-        env ``b`` of ``reset(seed=s)`` replays :meth:`make_env` reset with ``s + b``.
+        ``LocalStatistics``, ``HeldMessages`` and ``HorizonFree`` in the same order, or
+        of ``TeamPosterior``); env ``b`` of ``reset(seed=s)`` replays :meth:`make_env`
+        reset with ``s + b``. ``device``: where the arrays live (``None``: NumPy, the
+        replay reference; a torch device: :mod:`fedbandit_env.backend`).
 
         Raises:
             ValueError: If the scenario names a setting other than the stack's, or its
@@ -202,7 +232,11 @@ class LearnerStack:
         )
 
         self._check_setting(scenario)
-        venv = make_vec(scenario, num_envs, self.requirements(scenario.n_arms))
+        venv = make_vec(scenario, num_envs, self.requirements(scenario.n_arms), device=device)
+        if self.posterior:
+            from fedbandit_env.vector.wrappers import VecTeamPosterior
+
+            return VecTeamPosterior(venv)
         if self.epsilon is None and self.statistics:
             venv = VecLocalStatistics(venv)
         if self.memory and self.share_means:
@@ -222,19 +256,22 @@ class LearnerStack:
             >>> stack.vector_messages(obs).tolist()
             [[[0.5, 1.0, 0.25, 0.75]]]
         """
+        from fedbandit_env.backend import array_backend
+
         key = "private_means" if "private_means" in obs else "means"
-        means = np.asarray(obs[key], dtype=np.float32)
+        be = array_backend(obs[key])
+        xp = be.xp
+        means = xp.astype(be.asarray(obs[key]), be.float32)
         if not self.share_counts:
             return means
-        shares: np.ndarray
         if "shares" in obs:
-            shares = np.asarray(obs["shares"], dtype=np.float32)
+            shares = xp.astype(obs["shares"], be.float32)
         else:
             from fedbandit_env.wrappers.horizon_free import horizon_free_features
 
-            t = int(np.asarray(obs["step"]).flat[0])
-            shares = horizon_free_features(t, np.asarray(obs["counts"]))[1]
-        return np.concatenate([means, shares], axis=-1)
+            t = round(float(obs["step"][0, 0, 0]))
+            shares = horizon_free_features(t, obs["counts"])[1]
+        return xp.concat([means, shares], axis=-1)
 
     def message_fn(self, agent: AgentID, observation: Observation) -> np.ndarray:
         """The message a learner sends: its means (private ones under privacy), then,
@@ -377,6 +414,7 @@ def load_model(spec: str) -> tuple[str, Any, LearnerStack]:
     cls: Any = algorithm(algo)
     try:
         model = cls.load(path, device="cpu")
-    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as err:
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile, AssertionError) as err:
+        # SB3 asserts on a zip without its "data" entry
         raise ValueError(f"{path!r} is not a saved {algo} model ({err})") from err
     return model_label(spec), model, LearnerStack.load(path)

@@ -156,6 +156,52 @@ def recurrent_probabilities(model: Any, batch: Any, state: Any) -> tuple[np.ndar
     return np.asarray(distribution.distribution.probs.cpu().numpy(), dtype=np.float64), state
 
 
+def score_sampler(model: Any) -> bool:
+    """Whether ``model``'s policy draws a score per arm and pulls the best (the posterior
+    net, :class:`~fedbandit_env.rl.posterior_policy.PosteriorArmPolicy`): its arms come
+    from normals, not from action probabilities.
+
+    Examples:
+        >>> score_sampler(object())
+        False
+    """
+    return callable(getattr(getattr(model, "policy", None), "draw", None))
+
+
+def score_arms(model: Any) -> int:
+    """The number of arms a score sampler scores (its layout's).
+
+    Examples:
+        >>> class P:
+        ...     layout = {"n_arms": 4}
+        >>> class M:
+        ...     policy = P()
+        >>> score_arms(M())
+        4
+    """
+    return int(model.policy.layout["n_arms"])
+
+
+def draw_scores(model: Any, batch: Any, normals: np.ndarray | None) -> np.ndarray:
+    """A score sampler's arm for each row of ``batch``: the best of its scores drawn with
+    ``normals`` (``(rows, M)``, from the trial's model stream), or its best mean
+    (``None``).
+
+    Examples:
+        >>> import inspect
+        >>> list(inspect.signature(draw_scores).parameters)
+        ['model', 'batch', 'normals']
+    """
+    import torch as th
+
+    policy = model.policy
+    obs = th.as_tensor(np.asarray(batch, dtype=np.float32).reshape(len(batch), -1))
+    noise = None if normals is None else th.as_tensor(np.asarray(normals, dtype=np.float32))
+    with th.no_grad():
+        arms = policy.draw(obs, noise)
+    return np.asarray(arms.cpu().numpy(), dtype=np.int64)
+
+
 def draw_arms(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One arm per row of ``probs`` by inversion of its CDF at ``u`` (uniforms in
     ``[0, 1)``, one per row; the CDF's last entry stands for 1, so rows need not sum to
@@ -188,6 +234,10 @@ def model_arms(
         >>> model_arms(Fixed(), np.zeros((2, 3)), False, np.random.default_rng(0)).tolist()
         [0, 0]
     """
+    if score_sampler(model):  # the posterior net: a normal score per arm, the best pulled
+        rows = len(batch)
+        normals = None if deterministic else rng.standard_normal((rows, score_arms(model)))
+        return draw_scores(model, batch, normals)
     probs = None if deterministic else action_probabilities(model, batch)
     if probs is None:
         arms, _ = model.predict(batch, deterministic=True)

@@ -199,10 +199,124 @@ def recurrent_speedup(
     return rates
 
 
+def posterior_speedup(
+    device: Any = None,
+    timesteps: int = 400_000,
+    copies: int = 64,
+    n_agents: int = 10,
+    n_arms: int = 5,
+    horizon: int = 200,
+    baseline: bool = True,
+) -> dict[str, Any]:
+    """Agent-steps per second of training, one run after the other in this process (one
+    torch thread on the CPU), in ``neighbours`` on ``biased`` train instances:
+
+    - ``before``: the learner the guide trained until the posterior net (the arms net on
+      horizon-free statistics and pull shares, batched PPO, 64 copies, NumPy envs);
+    - ``posterior``: the posterior net's batched PPO (whole episodes, two epochs) on
+      ``copies`` envs on ``device`` (``None``: NumPy envs, torch on the CPU).
+
+    Both are the trainer's own rates (``train.json``: rollouts and updates, validation
+    left out). ``baseline=False`` skips the first (on a GPU, where only the second is
+    asked). Returns both rates, their ratio and the device's name.
+
+    Examples:
+        >>> r = posterior_speedup(timesteps=400, copies=2, n_agents=2, n_arms=3, horizon=10)
+        >>> sorted(r)
+        ['before', 'device', 'posterior', 'ratio']
+    """
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from fedbandit_env.backend import backend
+    from fedbandit_env.rl.train import train_model
+
+    scenario = Scenario(n_agents=n_agents, n_arms=n_arms, horizon=horizon, instance="biased",
+                        instances="train", setting="neighbours")  # fmt: skip
+    runs: list[tuple[str, LearnerStack, str, int, Any]] = []
+    if baseline:
+        old = LearnerStack.for_setting("neighbours", horizon_free=True, share_counts=True)
+        runs.append(("before", old, "arms", 64, None))
+    new = LearnerStack.for_setting("neighbours", posterior=True, reward="team")
+    runs.append(("posterior", new, "posterior", copies, device))
+    out: dict[str, Any] = {"before": float("nan")}
+    for name, stack, net, k, dev in runs:
+        with tempfile.TemporaryDirectory() as folder:
+            train_model("ppo", scenario, stack, timesteps, folder, copies=k, net=net,
+                        batched=True, device=dev)  # fmt: skip
+            record = json.loads((Path(folder) / "train.json").read_text())
+            out[name] = float(record["agent_steps_per_s"])
+    out["ratio"] = out["posterior"] / out["before"] if baseline else float("nan")
+    out["device"] = backend(device).label
+    return out
+
+
+def view_overhead(
+    num_envs: int = 1024, steps: int = 200, device: Any = None, repeats: int = 3
+) -> dict[str, float]:
+    """Seconds per step of the bare vector env (``neighbours``, N = 10, M = 5, messages
+    of ``2 M`` numbers, fixed arms and messages) against the posterior learner's view of
+    it (:class:`~fedbandit_env.vector.wrappers.VecTeamPosterior` and
+    :class:`~fedbandit_env.rl.view.LearnerView`: the statistics, their message, the held
+    rows, the features, the flat batch and the rewards), interleaved ``repeats`` times in
+    this process (the best of each). Returns both and their ratio.
+
+    Examples:
+        >>> r = view_overhead(num_envs=4, steps=5, repeats=1)
+        >>> sorted(r)
+        ['bare', 'ratio', 'view']
+    """
+    from fedbandit_env.backend import backend
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.rl.view import LearnerView
+    from fedbandit_env.vector import make_vec
+
+    be = backend(device)
+    scenario = Scenario(n_agents=10, n_arms=5, horizon=steps, instance="biased",
+                        instances="train", setting="neighbours")  # fmt: skip
+    bare = make_vec(scenario, num_envs, Requirements(message_dim=10), device=device)
+    stack = LearnerStack.for_setting("neighbours", posterior=True, reward="team")
+    view = LearnerView.for_stack(stack, scenario, copies=num_envs, device=device)
+    arms = be.asarray(np.arange(num_envs * 10).reshape(num_envs, 10) % 5)
+    messages = be.zeros((num_envs, 10, 10))
+    flat_arms = be.xp.reshape(arms, (-1,))
+
+    def sync() -> None:
+        if not be.is_numpy and be.device.type == "cuda":
+            be._torch.cuda.synchronize(be.device)
+
+    def time_bare() -> float:
+        bare.reset(seed=0)
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps - 1):
+            bare.step(arms, messages)
+        sync()
+        return (time.perf_counter() - start) / (steps - 1)
+
+    def time_view() -> float:
+        view.reset(seed=0)
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps - 1):
+            view.step(flat_arms)
+        sync()
+        return (time.perf_counter() - start) / (steps - 1)
+
+    best_bare, best_view = float("inf"), float("inf")
+    for _ in range(repeats):
+        best_bare = min(best_bare, time_bare())
+        best_view = min(best_view, time_view())
+    return {"bare": best_bare, "view": best_view, "ratio": best_view / best_bare}
+
+
 __all__ = [
     "ConstantEnv",
     "batched_speedup",
+    "posterior_speedup",
     "recurrent_speedup",
     "training_rates",
     "training_throughput",
+    "view_overhead",
 ]

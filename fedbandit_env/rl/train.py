@@ -58,6 +58,8 @@ def train_model(
     net: str = "mlp",
     episode_lengths: tuple[int, int] | None = None,
     batched: bool = False,
+    device: Any = None,
+    checkpoints: int = 0,
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -94,6 +96,15 @@ def train_model(
             forward pass a step, 25-step rollouts, one epoch of four minibatches; a
             recurrent policy's memory carried across them) instead of SB3's loop; the
             same policy classes and saved model. Needs the stack's vector form.
+            ``net="posterior"`` (:class:`~fedbandit_env.rl.posterior_policy.PosteriorArmPolicy`
+            on ``TeamPosterior``: a stack with ``posterior=True``) trains batched, with
+            ``BatchedPPOConfig.for_posterior()`` (:mod:`fedbandit_env.rl.batched_ppo`).
+        device: Where the batched trainer runs the envs and the network: ``None`` (NumPy
+            envs, torch on the CPU), ``"cpu"``, ``"cuda"`` or ``"auto"`` (a GPU where one
+            is visible); the saved model is on the CPU either way.
+        checkpoints: Batched training: score the policy this many times on train-split
+            validation episodes (:func:`validation_regret`) and keep the best weights
+            (0: keep the last).
 
     Returns:
         The saved model's path.
@@ -150,18 +161,28 @@ def train_model(
         )
     if batched and algo not in ("ppo", "recurrent_ppo"):
         raise ValueError(f"batched training is PPO (or recurrent_ppo): not {algo}")
+    if (net == "posterior") != stack.posterior:
+        raise ValueError(
+            "net='posterior' reads TeamPosterior's observation: pair it with a stack made with "
+            "posterior=True (and that stack with net='posterior')"
+        )
+    if net == "posterior" and (algo != "ppo" or not batched):
+        raise ValueError("net='posterior' trains with the batched PPO loop: ppo, batched=True")
+    if device not in (None, "numpy") and not batched:
+        raise ValueError(f"device={device!r} is the batched trainer's: batched=True")
     if recurrent_arms and not batched:
         raise ValueError("recurrent_ppo with net='arms' trains on the batched loop: batched=True")
     venv: Any
     if batched:
+        from fedbandit_env.rl.view import LearnerView
+
         why = unsupported(stack.make_env(scenario))
         if why is not None:
             raise ValueError(f"batched training runs on the vector env, which {why}")
-        venv = VectorAgentVecEnv.for_stack(
-            stack, scenario, copies=copies, episode_lengths=episode_lengths
-        )
-        return _train_batched(algo, scenario, stack, venv, timesteps, out, seed, used, copies,
-                              net, progress, episode_lengths)  # fmt: skip
+        view = LearnerView.for_stack(stack, scenario, copies=copies, device=device,
+                                     episode_lengths=episode_lengths)  # fmt: skip
+        return _train_batched(algo, scenario, stack, view, timesteps, out, seed, used, copies,
+                              net, progress, episode_lengths, checkpoints)  # fmt: skip
     if unsupported(stack.make_env(scenario)) is None:  # the vector env: envs in lockstep
         venv = VectorAgentVecEnv.for_stack(
             stack, scenario, copies=copies, episode_lengths=episode_lengths
@@ -232,7 +253,7 @@ def _train_batched(
     algo: str,
     scenario: Scenario,
     stack: LearnerStack,
-    venv: Any,
+    view: Any,
     timesteps: int,
     out: str | Path,
     seed: int,
@@ -241,17 +262,29 @@ def _train_batched(
     net: str,
     progress: bool,
     episode_lengths: tuple[int, int] | None = None,
+    checkpoints: int = 0,
 ) -> Path:
-    """:func:`train_model` with ``batched=True`` (its arguments checked there)."""
+    """:func:`train_model` with ``batched=True`` (its arguments checked there): the model
+    is built against one NumPy copy of the env (SB3 reads its spaces there), then trained
+    on ``view`` (:class:`~fedbandit_env.rl.view.LearnerView`, on its device)."""
     from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
     from fedbandit_env.rl.batched_ppo import BatchedPPOConfig, train_batched
+    from fedbandit_env.rl.vector_sb3 import VectorAgentVecEnv
 
+    venv = VectorAgentVecEnv.for_stack(stack, scenario, copies=1)
     kwargs: dict[str, Any] = {"seed": seed, "verbose": 0, "device": "cpu"}
-    kwargs |= {"n_steps": scenario.horizon, "batch_size": scenario.horizon * venv.num_envs // 4}
+    kwargs |= {"n_steps": scenario.horizon, "batch_size": scenario.horizon * venv.num_envs}
     policy: Any = "MlpPolicy" if algo == "ppo" else "MlpLstmPolicy"
+    config = BatchedPPOConfig()
     if net == "arms":
         policy = ArmScoringPolicy
         kwargs["policy_kwargs"] = arm_policy_kwargs(venv, hidden=32)  # batched_ppo's reading
+    if net == "posterior":
+        from fedbandit_env.rl.posterior_policy import PosteriorArmPolicy, posterior_layout
+
+        policy = PosteriorArmPolicy
+        kwargs["policy_kwargs"] = {"layout": posterior_layout(view.dict_space)}
+        config = BatchedPPOConfig.for_posterior()
     if algo == "recurrent_ppo":
         # the trainer keeps its own buffers: SB3's rollout buffer (a memory state per
         # agent and step) is built for the model's n_steps, so keep that small
@@ -261,8 +294,9 @@ def _train_batched(
 
             policy = RecurrentArmPolicy
     model = algorithm(algo)(policy, venv, **kwargs)
-    config = BatchedPPOConfig()
-    result = train_batched(model, venv, timesteps, config, seed=seed, progress=progress)
+    validate = validation_regret(stack, scenario) if checkpoints > 0 else None
+    result = train_batched(model, view, timesteps, config, seed=seed, progress=progress,
+                           validate=validate, checkpoints=checkpoints)  # fmt: skip
     record = {
         "algo": algo,
         "batched": True,
@@ -273,14 +307,68 @@ def _train_batched(
         "net": net,
         "episode_lengths": list(episode_lengths) if episode_lengths else None,
         "torch_threads": threads,
+        "device": view.backend.label,
         "seconds": result["seconds"],
         "agent_steps_per_s": result["agent_steps_per_s"],
         "last_episode_regret": result["last_episode_regret"],
+        "validation": result["validation"],
+        "kept_agent_steps": result["kept"],
         "config": asdict(config),
         "scenario": scenario.to_dict(),
         "stack": asdict(stack),
     }
     return save_trained(model, stack, out, record)
+
+
+VALIDATION_SEEDS = 10**8
+"""The first env seed of the train-split validation episodes (far above any seed a
+training run resets its envs with, ``seed + b N``; the instances are train-split draws,
+``instance_seed(s, "train")``, never held-out ones)."""
+
+
+def validation_regret(
+    stack: LearnerStack, scenario: Scenario, episodes: int = 512, seed: int = VALIDATION_SEEDS
+) -> Any:
+    """A checkpoint scorer for :func:`~fedbandit_env.rl.batched_ppo.train_batched`:
+    ``policy -> mean per-agent regret`` over ``episodes`` whole episodes of ``scenario``
+    on its *train* instances (env seeds ``seed .. seed + episodes - 1``), the arms drawn
+    from the policy's probabilities with one fixed generator (the same numbers for every
+    checkpoint: common random numbers, so two checkpoints differ by what they learned).
+
+    Examples:
+        >>> import inspect
+        >>> list(inspect.signature(validation_regret).parameters)
+        ['stack', 'scenario', 'episodes', 'seed']
+    """
+    import numpy as np
+    import torch as th
+
+    from fedbandit_env.rl.view import LearnerView
+
+    view = LearnerView.for_stack(stack, replace(scenario, instances="train"), copies=episodes)
+
+    def score(policy: Any) -> float:
+        device = next(policy.parameters()).device
+        gen = th.Generator(device=device).manual_seed(0)
+        obs = view.reset([seed + b for b in range(episodes)])
+        regret = None
+        with th.no_grad():
+            for _ in range(view.horizon):
+                x = th.as_tensor(obs, dtype=th.float32, device=device)
+                if hasattr(policy, "draw"):  # the posterior net: a normal score per arm
+                    noise = th.randn((x.shape[0], view.n_arms), generator=gen, device=device)
+                    arms = policy.draw(x, noise).cpu().numpy()
+                else:
+                    logits = th.log(policy.get_distribution(x).distribution.probs + 1e-30)
+                    u = th.rand(logits.shape, generator=gen, device=device).clamp_(min=1e-12)
+                    arms = (logits - th.log(-th.log(u))).argmax(dim=1).cpu().numpy()
+                obs, _, done, ended = view.step(arms)
+                if done and ended is not None:
+                    regret = np.asarray(ended["regret"])
+        assert regret is not None
+        return float(regret.mean())
+
+    return score
 
 
 def episode_stats(window: int = 100) -> Any:
@@ -357,4 +445,11 @@ def _progress(total: int, label: str, show: bool) -> Any:
     return Progress()
 
 
-__all__ = ["episode_stats", "save_trained", "set_torch_threads", "train_model"]
+__all__ = [
+    "VALIDATION_SEEDS",
+    "episode_stats",
+    "save_trained",
+    "set_torch_threads",
+    "train_model",
+    "validation_regret",
+]

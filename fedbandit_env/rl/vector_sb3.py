@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,60 +14,10 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.common import (
-    check_episode_lengths,
-    check_reward,
-    draw_episode_length,
-    scaled_space,
-)
 from fedbandit_env.rl.train import set_torch_threads
-from fedbandit_env.vector.wrappers.flatten import flat_rows
-from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
+from fedbandit_env.rl.view import LearnerView, VectorMessageFn, learner_rewards
 
-VectorMessageFn = Callable[[dict[str, np.ndarray]], np.ndarray]
-"""Every agent's message from a vector observation: ``obs -> (B, N, D)``."""
-
-
-def vector_learner_rewards(
-    reward: str, rewards: np.ndarray, infos: dict[str, Any], obs: dict[str, np.ndarray]
-) -> np.ndarray:
-    """:func:`~fedbandit_env.rl.common.learner_rewards` for a vector step, ``(B, N)``:
-    the local reward, minus the agent's or the team's regret, or the honest team value
-    (:func:`~fedbandit_env.rl.common.team_value`: the agent's mean of its pulled arm and
-    the means it holds or heard of it, averaged).
-
-    Examples:
-        >>> infos = {"regret": np.array([[0.25, 0.75]])}
-        >>> vector_learner_rewards("team", np.zeros((1, 2)), infos, {}).tolist()
-        [[-0.5, -0.5]]
-    """
-    if reward == "own":
-        return np.asarray(rewards, dtype=np.float64)
-    if reward == "neg_regret":
-        return -np.asarray(infos["regret"], dtype=np.float64)
-    if reward == "team":
-        regret = np.asarray(infos["regret"], dtype=np.float64)
-        return np.broadcast_to(-regret.mean(axis=1, keepdims=True), regret.shape).copy()
-    key = "private_means" if "private_means" in obs else "means"
-    if key not in obs:
-        raise ValueError("the team_value reward needs the agents' means (statistics=True)")
-    arms = np.asarray(obs["arm"])
-    means = np.asarray(obs[key], dtype=np.float64)
-    own = np.take_along_axis(means, arms[..., None], axis=2)[..., 0]
-    if "held" in obs:  # (B, N receivers, N senders, D)
-        table, heard = np.asarray(obs["held"], dtype=np.float64), np.asarray(obs["heard"])
-        if table.shape[-1] <= arms.max():
-            return own
-        got = np.take_along_axis(table, arms[:, :, None, None], axis=3)[..., 0]
-    elif "messages" in obs:  # sender rows (B, N, D) and who heard them
-        sent, heard = np.asarray(obs["messages"], dtype=np.float64), np.asarray(obs["mask"])
-        if sent.shape[-1] <= arms.max():
-            return own
-        got = np.take_along_axis(sent[:, None, :, :], arms[:, :, None, None], axis=3)[..., 0]
-    else:
-        return own
-    heard = heard.astype(bool)
-    return (own + np.where(heard, got, 0.0).sum(axis=2)) / (1 + heard.sum(axis=2))
+vector_learner_rewards = learner_rewards  # the former name
 
 
 class VectorAgentVecEnv(VecEnv):
@@ -122,31 +72,23 @@ class VectorAgentVecEnv(VecEnv):
         episode_lengths: tuple[int, int] | None = None,
     ) -> None:
         set_torch_threads(torch_threads)
-        layout = FlatLayout.of(agent_space)
-        if layout is None:
-            raise ValueError("the agents' observations have no flat layout")
+        if not venv.unwrapped.backend.is_numpy:
+            raise ValueError(
+                "VectorAgentVecEnv hands SB3 NumPy arrays: make the vector env with "
+                "device=None (the batched trainer reads a device env through LearnerView)"
+            )
+        self.view = LearnerView(venv, agent_space, reward, message_fn, scale, episode_lengths)
         self.venv = venv
-        self.layout = layout
+        self.layout = self.view.layout
         self.dict_space = agent_space
-        self.reward_kind = check_reward(reward)
+        self.reward_kind = self.view.reward_kind
         self.message_fn = message_fn
-        self.n_agents = int(venv.n_agents)
-        self.copies = int(venv.num_envs)
-        self._public = int(venv.protocol.public_dim) if venv.message_dim else 0
-        box = flat_box(agent_space)
-        obs_space: spaces.Box = box
-        self._scale: tuple[np.ndarray, np.ndarray] | None = None
-        if scale:
-            obs_space, self._scale = scaled_space(box)
-        self.episode_lengths = self._check_lengths(episode_lengths)
-        self._length_rng = np.random.default_rng(0)
-        self._length = 0
-        self._t = 0
-        self._obs: dict[str, np.ndarray] | None = None
-        n = self.copies * self.n_agents
-        self._raw = np.zeros((n, layout.width), dtype=np.float32)
-        self._arms = np.zeros(n, dtype=np.int64)
-        super().__init__(n, obs_space, spaces.Discrete(int(venv.n_arms)))
+        self.n_agents = self.view.n_agents
+        self.copies = self.view.copies
+        self.episode_lengths = self.view.episode_lengths
+        super().__init__(
+            self.view.rows, self.view.observation_space, spaces.Discrete(int(venv.n_arms))
+        )
 
     @classmethod
     def for_stack(
@@ -162,41 +104,24 @@ class VectorAgentVecEnv(VecEnv):
                   **kwargs}  # fmt: skip
         return cls(stack.make_vec(scenario, copies), space, **kwargs)
 
-    def _check_lengths(self, lengths: tuple[int, int] | None) -> tuple[int, int] | None:
-        return check_episode_lengths(lengths, int(self.venv.horizon))
-
-    def _draw_length(self) -> int:
-        return draw_episode_length(self._length_rng, self.episode_lengths)
-
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """SB3's seeding (each env's next reset), and the episode lengths' generator."""
-        self._length_rng = np.random.default_rng(seed)
+        self.view.seed_lengths(seed)
         return super().seed(seed)
 
     @property
     def scaled(self) -> bool:
         """Whether observations are scaled onto ``[-1, 1]`` by their bounds."""
-        return self._scale is not None
-
-    def _flat(self, obs: dict[str, np.ndarray]) -> np.ndarray:
-        raw = flat_rows(obs, self.layout, self._public, self._raw)
-        if self._scale is None:
-            return raw.copy()
-        return raw * self._scale[1] + self._scale[0]
-
-    def _reset_envs(self) -> VecEnvObs:
-        n = self.n_agents
-        seeds = [self._seeds[b * n] for b in range(self.copies)]
-        seed: Any = None if all(s is None for s in seeds) else seeds
-        self._obs, _ = self.venv.reset(seed=seed)
-        self._reset_seeds()
-        self._reset_options()
-        self._t, self._length = 0, self._draw_length()
-        return self._flat(self._obs)
+        return self.view.scaling is not None
 
     def reset(self) -> VecEnvObs:
         """Reset every env (with the seeds set by :meth:`seed`, if any)."""
-        obs = self._reset_envs()
+        n = self.n_agents
+        seeds = [self._seeds[b * n] for b in range(self.copies)]
+        seed: Any = None if all(s is None for s in seeds) else seeds
+        obs = self.view.reset(seed)
+        self._reset_seeds()
+        self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return obs
 
@@ -209,38 +134,22 @@ class VectorAgentVecEnv(VecEnv):
 
     def step_wait(self) -> VecEnvStepReturn:
         """Step every agent of every env; at the horizon (or the cut) all reset."""
-        if self._obs is None:
-            raise RuntimeError("step before reset()")
-        b, n = self.copies, self.n_agents
-        messages = None
-        if self.venv.message_dim:
-            if self.message_fn is not None:
-                messages = self.message_fn(self._obs)
-            else:
-                messages = np.zeros((b, n, self.venv.message_dim))
-        obs, rewards, terms, truncs, infos = self.venv.step(self._arms.reshape(b, n), messages)
-        learned = vector_learner_rewards(self.reward_kind, rewards, infos, obs)
-        self._t += 1
-        done = bool(truncs.all() or terms.all()) or self._t == self._length
-        flat: Any = self._flat(obs)
+        obs, learned, done, ended = self.view.step(self._arms)
         out_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if done:  # each agent's episode totals, as the PettingZoo env's infos hold them
-            regret = np.asarray(infos["cumulative_regret"], dtype=np.float64).reshape(-1)
-            cost = np.repeat(np.asarray(infos["cumulative_comm_cost"], dtype=np.float64), n)
-            spent = infos.get("epsilon")
-            for j in range(self.num_envs):
-                info = out_infos[j]
-                info["terminal_observation"] = flat[j]
+        if ended is not None:  # each agent's episode totals, as the PettingZoo env's infos
+            n = self.n_agents
+            regret = np.asarray(ended["regret"], dtype=np.float64).reshape(-1)
+            cost = np.repeat(np.asarray(ended["comm_cost"], dtype=np.float64), n)
+            spent = ended["epsilon"]
+            for j, info in enumerate(out_infos):
+                info["terminal_observation"] = ended["last"][j]
                 info["TimeLimit.truncated"] = True
                 info["cumulative_regret"] = float(regret[j])
                 info["cumulative_comm_cost"] = float(cost[j])
                 if spent is not None:
                     info["epsilon"] = float(spent[j // n])
-            flat = self._reset_envs()
-        else:
-            self._obs = obs
         dones = np.full(self.num_envs, done)
-        return flat, learned.reshape(-1).astype(np.float32), dones, out_infos
+        return obs, np.asarray(learned, dtype=np.float32), dones, out_infos
 
     def close(self) -> None:
         """Close the vector env."""

@@ -162,10 +162,13 @@ def evaluate(
     vector = isinstance(team, VectorTeam) and not interactive
     if vector and vector_unsupported(scenario, needs) is None:
         assert isinstance(team, VectorTeam)
-        curves = run_vector_trials(
-            team.policy, scenario, needs, trials, seed=seed, first_trial=first_trial,
-            record_every=record_every, progress=progress, label=label or policy,
-        )  # fmt: skip
+        from fedbandit_env.backend import blas_threads
+
+        with blas_threads(1):  # small matrices, many times: one thread each
+            curves = run_vector_trials(
+                team.policy, scenario, needs, trials, seed=seed, first_trial=first_trial,
+                record_every=record_every, progress=progress, label=label or policy,
+            )  # fmt: skip
         curves.privacy_spent = team.privacy_spent(curves.t, scenario.horizon, n, m)
         curves.privacy_delta = team.privacy_delta(n, m)
         curves.meta["path"] = "vector"

@@ -19,6 +19,15 @@ so each env's numbers are drawn a block of steps ahead, read one row a step;
 :func:`~fedbandit_env.problems.mab.rewards_of` turns them into rewards, the same
 function :meth:`MABProblem.sample <fedbandit_env.problems.MABProblem.sample>` uses.
 Messages go through a :class:`~fedbandit_env.vector.routing.Router`.
+
+**On any device.** Every array operation of a step goes through the backend's array
+namespace (:mod:`fedbandit_env.backend`), so the same lines step NumPy arrays (the
+default, and the replay reference: the PettingZoo env is this core on NumPy) and torch
+tensors on a GPU (``device="cuda"``) or the CPU (``device="cpu"``). On a torch device
+the instances are the same draws (drawn on the host from the same seeds, then moved),
+while reward noise comes from one ``torch.Generator`` on the device, seeded from the
+envs' seeds (:func:`~fedbandit_env.backend.seed_of`): the same distribution, other
+numbers, and no host round-trip a step.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import seeding
 
+from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem, noise_draws, rewards_of
@@ -82,6 +92,8 @@ class MABCore:
         link_costs: ``(c1, c2)``.
         split: The instance split of a distribution (``"train"`` or ``"held_out"``).
         block: Steps of random numbers drawn ahead.
+        device: Where the arrays live (:func:`~fedbandit_env.backend.backend`: ``None``
+            for NumPy, or a torch device).
 
     Examples:
         >>> from fedbandit_env.protocols import Broadcast
@@ -104,7 +116,10 @@ class MABCore:
         link_costs: tuple[float, float] = (25.0, 1.0),
         split: str = "train",
         block: int = BLOCK,
+        device: Any = None,
     ) -> None:
+        self.backend: Backend = backend(device)
+        self.xp = self.backend.xp
         self.distribution = problem if isinstance(problem, ProblemDistribution) else None
         if isinstance(problem, ProblemDistribution):
             first = problem.sample(instance_seed(0, split))  # until the first reset
@@ -119,28 +134,36 @@ class MABCore:
         self.link_costs = link_costs
         self.split = split
         self.block = max(1, int(block))
-        self.router = Router(protocols, network, self.message_dim)
+        self.router = Router(protocols, network, self.message_dim, self.backend)
+        self._stream: DeviceStream | None = None if self.backend.is_numpy else self.backend.stream()
         b, n = self.n_envs, self.n_agents
         self.masters: list[np.random.Generator | None] = [None] * b
         self.reward_rngs: list[np.random.Generator] = [np.random.default_rng()] * b
         self.problems: list[MABProblem] = [first] * b
         self.instances: list[int | None] = [None] * b
+        be = self.backend
         self._set_arrays()
-        self.t = 0
-        self.cum_regret = np.zeros((b, n))
-        self.cum_cost = np.zeros(b)
-        self.last_arms: IntArray = np.zeros((b, n), dtype=np.int64)
-        self.last_rewards: FloatArray = np.zeros((b, n))
-        self.last_routed: Routed | None = None
-        self._draws = np.zeros((b, 0, n))
-        self._offset = 0
+        self._clear()
         m = self.n_arms
-        self._rows = (np.arange(b * n, dtype=np.int64) * m).reshape(b, n)
-        self._envs = (np.arange(b, dtype=np.int64) * m)[:, None]
-        self._no_links = np.zeros(b, dtype=np.int64)
-        self._no_cost = np.zeros(b)
-        for constant in (self._no_links, self._no_cost):
-            constant.flags.writeable = False
+        self._rows = be.asarray((np.arange(b * n, dtype=np.int64) * m).reshape(b, n))
+        self._envs = be.asarray((np.arange(b, dtype=np.int64) * m)[:, None])
+        self._no_links = be.zeros((b,), be.int64)
+        self._no_cost = be.zeros((b,))
+        if be.is_numpy:
+            for constant in (self._no_links, self._no_cost):
+                constant.flags.writeable = False
+
+    def _clear(self) -> None:
+        """An episode's empty totals, its first draws not yet taken."""
+        be, b, n = self.backend, self.n_envs, self.n_agents
+        self.t = 0
+        self.cum_regret = be.zeros((b, n))
+        self.cum_cost = be.zeros((b,))
+        self.last_arms: IntArray = be.zeros((b, n), be.int64)
+        self.last_rewards: FloatArray = be.zeros((b, n))
+        self.last_routed: Routed | None = None
+        self._draws = be.zeros((b, 0, n))
+        self._offset = 0
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None = None) -> None:
@@ -165,26 +188,25 @@ class MABCore:
                 drawn = draw_instance(self.distribution, seed, self.split, master)
                 self.problems[k], self.instances[k] = drawn
         self._set_arrays()
+        if self._stream is not None:  # the device's draws: seeded from the envs' seeds
+            start = seed_of(list(seeds))
+            if start is not None:
+                self._stream.seed(start)
         if self.message_dim:
-            self.router.reset(protocol_rngs)
-        b, n = self.n_envs, self.n_agents
-        self.t = 0
-        self.cum_regret = np.zeros((b, n))
-        self.cum_cost = np.zeros(b)
-        self.last_arms = np.zeros((b, n), dtype=np.int64)
-        self.last_rewards = np.zeros((b, n))
-        self.last_routed = None
-        self._draws = np.zeros((b, 0, n))
-        self._offset = 0
+            self.router.reset(protocol_rngs, self._stream)
+        self._clear()
 
     def _set_arrays(self) -> None:
-        problems = self.problems
-        self.means = np.stack([p.local_means for p in problems])  # (B, N, M)
-        self.gaps = np.stack([p.gaps for p in problems])  # (B, M)
-        self._flat_means, self._flat_gaps = self.means.ravel(), self.gaps.ravel()
-        self.sigma = np.array([p.sigma for p in problems])[:, None]  # (B, 1)
+        problems, be = self.problems, self.backend
+        self.means = be.asarray(np.stack([p.local_means for p in problems]))  # (B, N, M)
+        self.gaps = be.asarray(np.stack([p.gaps for p in problems]))  # (B, M)
+        self._flat_means = self.xp.reshape(self.means, (-1,))
+        self._flat_gaps = self.xp.reshape(self.gaps, (-1,))
+        self.sigma = be.asarray(np.array([p.sigma for p in problems])[:, None])  # (B, 1)
         kinds = [p.noise for p in problems]
-        self._groups = {k: np.flatnonzero([q == k for q in kinds]) for k in dict.fromkeys(kinds)}
+        self._groups = {
+            k: be.asarray(np.flatnonzero([q == k for q in kinds])) for k in dict.fromkeys(kinds)
+        }
 
     # ------------------------------------------------------------------ steps
     def step(self, arms: IntArray, messages: FloatArray | None = None) -> CoreStep:
@@ -203,7 +225,7 @@ class MABCore:
             (kind,) = self._groups
             rewards = rewards_of(pulled, draws, kind, self.sigma)
         else:
-            rewards = np.empty_like(pulled)
+            rewards = self.backend.zeros(tuple(pulled.shape))
             for kind, rows in self._groups.items():
                 rewards[rows] = rewards_of(pulled[rows], draws[rows], kind, self.sigma[rows])
         self.t += 1
@@ -215,7 +237,11 @@ class MABCore:
             assert messages is not None
             routed = self.router.route(messages, self.t, self.horizon - self.t + 1)
             peer, server = routed.peer_links, routed.server_links
-            cost = self.link_costs[0] * server + self.link_costs[1] * peer
+            f64 = self.backend.float64
+            xp = self.xp
+            cost = self.link_costs[0] * xp.astype(server, f64) + self.link_costs[1] * xp.astype(
+                peer, f64
+            )
             self.cum_cost += cost
         else:
             peer = server = self._no_links
@@ -224,45 +250,74 @@ class MABCore:
         return CoreStep(rewards, regret, routed, peer, server, cost, self.t >= self.horizon)
 
     def _refill(self) -> None:
-        """Draw the next block of every env's reward noise (in each stream's order)."""
+        """Draw the next block of every env's reward noise (in each stream's order; on a
+        torch device from its generator, uniforms or normals by each env's noise)."""
         size = max(1, min(self.block, self.horizon - self.t))
+        if self._stream is not None:
+            draws = self.backend.zeros((self.n_envs, size, self.n_agents))
+            for kind, rows in self._groups.items():
+                shape = (int(rows.shape[0]), size, self.n_agents)
+                fresh = self._stream.uniform(shape) if kind == "bernoulli" else None
+                draws[rows] = self._stream.normal(shape) if fresh is None else fresh
+            self._draws, self._offset = draws, 0
+            return
         draws = np.empty((self.n_envs, size, self.n_agents))
         for k, rng in enumerate(self.reward_rngs):
             draws[k] = noise_draws(rng, self.problems[k].noise, (size, self.n_agents))
         self._draws, self._offset = draws, 0
 
-    def check_actions(self, arms: Any, messages: Any) -> tuple[IntArray, FloatArray | None]:
+    def check_actions(
+        self, arms: Any, messages: Any, values: bool = True
+    ) -> tuple[IntArray, FloatArray | None]:
         """``arms`` as ``(B, N)`` int64 in ``[0, M)`` and ``messages`` as ``(B, N, D)``
-        finite float64 within the bounds, or a ``TypeError``/``ValueError`` that says
-        which entry is wrong."""
+        finite float64 within the bounds, on the core's device, or a
+        ``TypeError``/``ValueError`` that says which entry is wrong.
+
+        ``values=False`` checks types and shapes only: on a torch device a check of the
+        values reads them back to the host, a round-trip per step (the vector env's
+        ``validate``).
+        """
         b, n, m = self.n_envs, self.n_agents, self.n_arms
-        a = np.asarray(arms)
-        if a.dtype.kind not in "iu":
+        be = self.backend
+        a = arms if be.owns(arms) else be.asarray(be.to_numpy(arms))
+        if not be.is_numpy and a.dtype not in (be.int64, be._torch.int32, be._torch.int16,
+                                               be._torch.uint8, be._torch.int8):  # fmt: skip
             raise TypeError(f"arms must be integers of shape ({b}, {n}), got dtype {a.dtype}")
-        if a.shape != (b, n):
-            raise ValueError(f"arms must have shape ({b}, {n}) (envs, agents), got {a.shape}")
-        if a.size and (a.min() < 0 or a.max() >= m):
-            cell = tuple(int(x) for x in np.argwhere((a < 0) | (a >= m))[0])
+        if be.is_numpy and a.dtype.kind not in "iu":
+            raise TypeError(f"arms must be integers of shape ({b}, {n}), got dtype {a.dtype}")
+        if tuple(a.shape) != (b, n):
+            raise ValueError(
+                f"arms must have shape ({b}, {n}) (envs, agents), got {tuple(a.shape)}"
+            )
+        if values and b * n and (bool(a.min() < 0) or bool(a.max() >= m)):
+            bad = be.to_numpy((a < 0) | (a >= m))
+            cell = tuple(int(x) for x in np.argwhere(bad)[0])
             raise ValueError(f"arms must lie in [0, {m}); arms[{cell}] = {int(a[cell])}")
-        a = a.astype(np.int64, copy=False)
+        a = self.xp.astype(a, be.int64, copy=False)
         if not self.message_dim:
-            if messages is not None and np.size(messages):
+            if messages is not None and int(np.prod(np.shape(messages))):
                 raise ValueError("this env carries no messages (message_dim=0)")
             return a, None
         d = self.message_dim
         if messages is None:
             raise ValueError(f"messages of shape ({b}, {n}, {d}) are required (message_dim={d})")
-        msg = np.asarray(messages, dtype=np.float64)
-        if msg.shape != (b, n, d):
-            raise ValueError(f"messages must have shape ({b}, {n}, {d}), got {msg.shape}")
+        if be.owns(messages):
+            msg = self.xp.astype(messages, be.float64, copy=False)
+        else:
+            msg = be.asarray(np.asarray(be.to_numpy(messages), dtype=np.float64))
+        if tuple(msg.shape) != (b, n, d):
+            raise ValueError(f"messages must have shape ({b}, {n}, {d}), got {tuple(msg.shape)}")
+        if not values:
+            return a, msg
         lo, hi = self.message_bounds
-        low, high = msg.min(), msg.max()
+        low, high = float(msg.min()), float(msg.max())
         if not (lo <= low and high <= hi and -np.inf < low and high < np.inf):
-            bad = ~(np.isfinite(msg) & (msg >= lo) & (msg <= hi))
+            host = be.to_numpy(msg)
+            bad = ~(np.isfinite(host) & (host >= lo) & (host <= hi))
             where = tuple(int(x) for x in np.argwhere(bad)[0])
             raise ValueError(
                 f"messages must be finite and within [{lo}, {hi}]; "
-                f"messages[{where}] = {msg[where]!r}"
+                f"messages[{where}] = {host[where]!r}"
             )
         return a, msg
 

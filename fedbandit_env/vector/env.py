@@ -26,6 +26,14 @@ Autoreset          ``NEXT_STEP`` (Gymnasium's default): every env ends at the sa
 Seeds              ``reset(seed=s)``: env ``b`` is the PettingZoo env reset with ``s + b``
                    (a list seeds each env); the same instance, rewards and messages for the
                    same actions (:func:`fedbandit_env.testing.check_vector_replay`)
+
+Device             ``device=None`` (NumPy, the default and the replay reference) or a torch
+                   device (``"cuda"``, ``"cpu"``): observations, rewards, flags and infos
+                   are then tensors there, actions may be tensors there too, and nothing
+                   goes back to the host in a step (reward noise and gossip edges come from
+                   the device's generator: same distribution, other numbers; module
+                   :mod:`fedbandit_env.backend`). ``validate`` checks the actions' values
+                   (default: on NumPy only; on a device the check is a host round-trip)
 =================  ===========================================================================
 
 Differences from Gymnasium's single-agent vector envs, by design: rewards and the
@@ -46,6 +54,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from fedbandit_env.backend import backend
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import STEP_INFO
 from fedbandit_env.envs.spaces import observation_space
@@ -119,6 +128,8 @@ class FederatedMABVecEnv(VectorEnv):
         split: The instance split of a distribution.
         num_envs: ``B``.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``DISABLED``.
+        device: ``None`` (NumPy) or a torch device (:func:`~fedbandit_env.backend.backend`).
+        validate: Check the actions' values every step (``None``: on NumPy only).
 
     Examples:
         >>> from fedbandit_env.problems import conflicting
@@ -152,8 +163,11 @@ class FederatedMABVecEnv(VectorEnv):
         split: str = "train",
         num_envs: int = 1,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        device: Any = None,
+        validate: bool | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1)
+        self.backend = be = backend(device)
         mode = AutoresetMode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
             raise ValueError(
@@ -183,8 +197,9 @@ class FederatedMABVecEnv(VectorEnv):
         protocols = [copy.deepcopy(w.protocol) for _ in range(num_envs)]
         self.core = MABCore(
             problem, w.network, protocols, w.horizon, w.message_dim, w.message_bounds,
-            w.link_costs, split,
+            w.link_costs, split, device=be,
         )  # fmt: skip
+        self.validate = be.is_numpy if validate is None else bool(validate)
         self.distribution = self.core.distribution
         single_obs, single_act = joint_spaces(
             n,
@@ -234,21 +249,21 @@ class FederatedMABVecEnv(VectorEnv):
             if self.metadata["autoreset_mode"] == AutoresetMode.DISABLED or self.core.t == 0:
                 raise RuntimeError("step() called before reset() or after the last step")
             obs, infos = self.reset()
-            b, n = self.num_envs, self.n_agents
-            flags = np.zeros((b, n), dtype=bool)
-            return obs, np.zeros((b, n)), flags, flags.copy(), infos
+            b, n, be = self.num_envs, self.n_agents, self.backend
+            flags = be.zeros((b, n), be.boolean)
+            return obs, be.zeros((b, n)), flags, be.copy(flags), infos
         if isinstance(actions, dict):
             if messages is not None:
                 raise ValueError("pass the messages in the action dict or as an argument")
             arms, messages = actions.get("arm"), actions.get("message")
         else:
             arms = actions
-        checked, sent = self.core.check_actions(arms, messages)
+        checked, sent = self.core.check_actions(arms, messages, self.validate)
         step = self.core.step(checked, sent)
         self._needs_reset = step.done
-        b, n = self.num_envs, self.n_agents
-        terminations = np.zeros((b, n), dtype=bool)
-        truncations = np.full((b, n), step.done)
+        b, n, be = self.num_envs, self.n_agents, self.backend
+        terminations = be.zeros((b, n), be.boolean)
+        truncations = be.full((b, n), step.done, be.boolean)
         return (
             self._observations(step.routed),
             step.rewards,
@@ -268,25 +283,25 @@ class FederatedMABVecEnv(VectorEnv):
 
     # ------------------------------------------------------------------ helpers
     def _observations(self, routed: Routed | None) -> VecObs:
-        core = self.core
+        core, be = self.core, self.backend
         b, n, d = self.num_envs, self.n_agents, self.message_dim
         obs: VecObs = {
-            "arm": core.last_arms.copy(),
-            "reward": core.last_rewards.astype(np.float32)[..., None],
-            "step": np.full((b, n, 1), core.t, dtype=np.float32),
+            "arm": be.copy(core.last_arms),
+            "reward": be.xp.astype(core.last_rewards, be.float32)[..., None],
+            "step": be.full((b, n, 1), core.t, be.float32),
         }
         if not d:
             return obs
         public = self.protocol.public_dim
         server = self.protocol.has_server
         if routed is None:
-            obs["messages"] = np.zeros((b, n, d), dtype=np.float32)
-            obs["mask"] = np.zeros((b, n, n), dtype=np.int8)
+            obs["messages"] = be.zeros((b, n, d), be.float32)
+            obs["mask"] = be.zeros((b, n, n), be.int8)
             if public:
-                obs["public_mask"] = np.zeros((b, n, n), dtype=np.int8)
+                obs["public_mask"] = be.zeros((b, n, n), be.int8)
             if server:
-                obs["server"] = np.zeros((b, n, d), dtype=np.float32)
-                obs["server_mask"] = np.zeros((b, n, 1), dtype=np.int8)
+                obs["server"] = be.zeros((b, n, d), be.float32)
+                obs["server_mask"] = be.zeros((b, n, 1), be.int8)
             return obs
         obs["messages"] = routed.messages
         obs["mask"] = routed.mask
@@ -301,31 +316,39 @@ class FederatedMABVecEnv(VectorEnv):
         return obs
 
     def _reset_infos(self) -> dict[str, Any]:
-        b, n = self.num_envs, self.n_agents
+        b, n, be = self.num_envs, self.n_agents, self.backend
         infos: dict[str, Any] = {}
         for key, value in STEP_INFO.items():
             per_agent = key in ("regret", "cumulative_regret")
-            infos[key] = np.full((b, n) if per_agent else b, value)
+            dtype = np.asarray(value).dtype
+            infos[key] = be.asarray(np.full((b, n) if per_agent else b, value, dtype=dtype))
+        self._instance_ids: np.ndarray | None = None
         self._add_instance(infos)
         return infos
 
     def _step_infos(self, step: CoreStep) -> dict[str, Any]:
-        core = self.core
+        core, be = self.core, self.backend
         infos: dict[str, Any] = {
             "regret": step.regret,
-            "cumulative_regret": core.cum_regret.copy(),
+            "cumulative_regret": be.copy(core.cum_regret),
             "peer_links": step.peer_links,
             "server_links": step.server_links,
             "comm_cost": step.cost,
-            "cumulative_comm_cost": core.cum_cost.copy(),
+            "cumulative_comm_cost": be.copy(core.cum_cost),
         }
         self._add_instance(infos)
         return infos
 
     def _add_instance(self, infos: dict[str, Any]) -> None:
+        """Each env's instance id (a NumPy ``uint64`` array on every device: an id drawn
+        on the host, not a quantity; made once an episode)."""
         if self.distribution is not None:
-            ids = [-1 if i is None else i for i in self.core.instances]
-            infos["instance"] = np.array(ids, dtype=np.uint64)
+            ids_now: np.ndarray | None = getattr(self, "_instance_ids", None)
+            if ids_now is None:
+                ids = [-1 if i is None else i for i in self.core.instances]
+                self._instance_ids = np.array(ids, dtype=np.uint64)
+            assert self._instance_ids is not None
+            infos["instance"] = self._instance_ids.copy()
 
 
 __all__ = ["FederatedMABVecEnv", "VecObs", "joint_spaces"]

@@ -13,7 +13,13 @@ from fedbandit_env.policies import Requirements
 from fedbandit_env.vector.env import FederatedMABVecEnv
 
 
-def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) -> Any:
+def make_vec(
+    scenario: Any,
+    num_envs: int,
+    needs: Requirements | None = None,
+    device: Any = None,
+    validate: bool | None = None,
+) -> Any:
     """``num_envs`` copies of the env a policy with ``needs`` gets in ``scenario``:
     env ``b`` of ``reset(seed=s)`` is ``scenario.make_env(needs)`` reset with ``s + b``.
 
@@ -22,10 +28,13 @@ def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) ->
         num_envs: ``B``.
         needs: What the policy asks for (messages, protocol, privacy), merged with the
             scenario's setting as :meth:`Scenario.make_env` merges it.
+        device: Where the arrays live: ``None`` (NumPy, the replay reference) or a torch
+            device (``"cuda"``, ``"cpu"``, ``"auto"``; :mod:`fedbandit_env.backend`).
+        validate: Check the actions' values every step (default: on NumPy only).
 
     Raises:
-        ValueError: For a linear scenario, or a stack layer (clipping, faults) that has
-            no vector form yet (named).
+        ValueError: For a linear scenario, a stack layer (clipping, faults) that has
+            no vector form yet (named), or one without a device form on a torch device.
 
     Returns:
         A :class:`~fedbandit_env.vector.FederatedMABVecEnv`, wrapped in the vector
@@ -54,6 +63,8 @@ def make_vec(scenario: Any, num_envs: int, needs: Requirements | None = None) ->
         link_costs=scenario.link_costs,
         split="train" if fixed else scenario.instances,
         num_envs=num_envs,
+        device=device,
+        validate=validate,
     )
     return plan.build_vector(venv)
 

@@ -22,6 +22,11 @@ Three routers, chosen by the protocol's exact type:
   converted (refused if a protocol hands two receivers different contents of one sender).
 
 ``tests/vector/test_vector_replay.py`` holds the first two to ``Protocol.route``.
+
+The first two route on any device (:mod:`fedbandit_env.backend`): the same array code
+for NumPy and torch; on a torch device a gossip edge is drawn by the device's generator
+(:class:`~fedbandit_env.backend.DeviceStream`) rather than the protocol's own. A protocol
+that routes through its own object has no device form: the core refuses it there.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from fedbandit_env.backend import Backend, DeviceStream, array_backend, backend
 from fedbandit_env.network.graph import Network
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
@@ -92,12 +98,17 @@ def inbox(
         >>> inbox(sent, 0 * heard, heard, public_dim=1)[0, 0].tolist()
         [[0.0, 0.0], [2.0, 0.0]]
     """
-    rows = np.asarray(messages, dtype=np.float32)[:, None, :, :]
-    out = np.where(np.asarray(mask, dtype=bool)[..., None], rows, np.float32(0.0))
+    be = array_backend(messages)
+    xp = be.xp
+    rows = xp.astype(be.asarray(messages), be.float32)[:, None, :, :]
+    zero = xp.zeros_like(rows)
+    heard = xp.astype(be.asarray(mask), be.boolean)[..., None]
+    out = xp.where(heard, rows, zero)
     if public_mask is not None and public_dim:
-        reached = (np.asarray(mask, dtype=bool) | np.asarray(public_mask, dtype=bool))[..., None]
-        out[..., :public_dim] = np.where(reached, rows[..., :public_dim], np.float32(0.0))
-    return out.astype(np.float32, copy=False)
+        reached = heard | xp.astype(be.asarray(public_mask), be.boolean)[..., None]
+        prefix = rows[..., :public_dim]
+        out[..., :public_dim] = xp.where(reached, prefix, zero[..., :public_dim])
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -117,38 +128,35 @@ def draw_below(table: Any, n: IntArray, out: IntArray) -> None:  # pragma: no co
             out[k, b] = integer_below(slot, n[k])
 
 
-@njit(cache=True, nogil=True)
 def edge_delivery(
-    sent: FloatArray,
-    ends: IntArray,
-    public_dim: int,
-    heard: np.ndarray,
-    mask: np.ndarray,
-    rows: Float32Array,
-) -> None:  # pragma: no cover
-    """One gossip edge per env: ``mask[b]`` marks the edge ``ends[b]`` both ways and
-    ``rows[b]`` holds its two ends' messages (and every heard sender's public prefix);
-    ``mask`` and ``rows`` come in zeroed.
+    be: Backend, sent: Any, ends: Any, public_dim: int, heard: Any
+) -> tuple[Any, Any]:
+    """One gossip edge per env: ``(mask (B, N, N) int8, rows (B, N, D) float32)``, the
+    mask marking the edge ``ends[b]`` both ways and ``rows[b]`` its two ends' messages
+    (plus every heard sender's public prefix; ``heard`` ``(N,)`` bool).
 
     Examples:
-        >>> mask, rows = np.zeros((1, 3, 3), np.int8), np.zeros((1, 3, 1), np.float32)
-        >>> edge_delivery(np.ones((1, 3, 1)), np.array([[0, 2]]), 0, np.ones(3, np.bool_),
-        ...               mask, rows)
+        >>> be = backend(None)
+        >>> mask, rows = edge_delivery(be, np.ones((1, 3, 1)), np.array([[0, 2]]), 0,
+        ...                            np.ones(3, np.bool_))
         >>> mask[0].tolist(), rows[0, :, 0].tolist()
         ([[0, 0, 1], [0, 0, 0], [1, 0, 0]], [1.0, 0.0, 1.0])
     """
-    for b in range(ends.shape[0]):
-        i, j = ends[b, 0], ends[b, 1]
-        mask[b, i, j] = 1
-        mask[b, j, i] = 1
-        if public_dim:
-            for s in range(sent.shape[1]):
-                if heard[s]:
-                    for k in range(public_dim):
-                        rows[b, s, k] = sent[b, s, k]
-        for k in range(sent.shape[2]):
-            rows[b, i, k] = sent[b, i, k]
-            rows[b, j, k] = sent[b, j, k]
+    xp = be.xp
+    b, n, d = (int(v) for v in sent.shape)
+    envs = be.arange(b)
+    i, j = ends[:, 0], ends[:, 1]
+    mask = be.zeros((b, n, n), be.int8)
+    mask[envs, i, j] = 1
+    mask[envs, j, i] = 1
+    rows = be.zeros((b, n, d), be.float32)
+    values = xp.astype(sent, be.float32)
+    if public_dim:
+        prefix = values[..., :public_dim] * xp.astype(heard, be.float32)[None, :, None]
+        rows[..., :public_dim] = prefix
+    rows[envs, i] = values[envs, i]
+    rows[envs, j] = values[envs, j]
+    return mask, rows
 
 
 class Router:
@@ -158,6 +166,10 @@ class Router:
         protocols: Each env's protocol object (reset by the core at every episode).
         network: The graph they share.
         message_dim: ``D``.
+        backend: Where the arrays live (default NumPy).
+
+    Raises:
+        ValueError: On a torch device, for a protocol routed by its own object.
 
     Examples:
         >>> from fedbandit_env.protocols import Broadcast
@@ -167,7 +179,14 @@ class Router:
         'broadcast'
     """
 
-    def __init__(self, protocols: list[Protocol], network: Network, message_dim: int) -> None:
+    def __init__(
+        self,
+        protocols: list[Protocol],
+        network: Network,
+        message_dim: int,
+        backend: Backend | None = None,
+    ) -> None:
+        be = self.backend = backend if backend is not None else _numpy()
         self.protocols = protocols
         self.network = network
         self.n_envs = len(protocols)
@@ -183,29 +202,42 @@ class Router:
             self.kind = "random_edge"
         else:
             self.kind = "generic"
+        if self.kind == "generic" and message_dim and not be.is_numpy:
+            raise ValueError(
+                f"the protocol {type(first).__name__} routes through its own object, on the "
+                f"host: only Broadcast and RandomEdgeGossip route on a torch device "
+                f"({be.label}); use device=None"
+            )
         adjacency = network.adjacency.astype(np.int8)
         adjacency.flags.writeable = False
-        self._adjacency = adjacency
-        self._heard: np.ndarray = np.asarray(network.adjacency.any(axis=0))  # heard senders
-        self._all_heard = bool(self._heard.all())
-        self._edges = network.edges
+        heard: np.ndarray = np.asarray(network.adjacency.any(axis=0))  # heard senders
+        self._all_heard = bool(heard.all())
         b, n = self.n_envs, self.n
-        self._adjacency_all = np.broadcast_to(adjacency, (b, n, n))  # one view, every step
-        self._edge_links = np.full(b, network.n_edges, dtype=np.int64)
-        self._no_links = np.zeros(b, dtype=np.int64)
-        self._one_link = np.ones(b, dtype=np.int64)  # gossip: one call; + |E| with a prefix
-        self._gossip_links = self._one_link + network.n_edges
-        for constant in (self._edge_links, self._no_links, self._one_link, self._gossip_links):
-            constant.flags.writeable = False
+        self._adjacency = be.asarray(adjacency)
+        self._heard = be.asarray(heard)
+        self._heard_f32 = be.asarray(heard.astype(np.float32)[None, :, None])
+        self._edges = be.asarray(network.edges)
+        self._adjacency_all = be.xp.broadcast_to(self._adjacency, (b, n, n))  # one view
+        self._edge_links = be.full((b,), network.n_edges, be.int64)
+        self._no_links = be.zeros((b,), be.int64)
+        self._one_link = be.full((b,), 1, be.int64)  # gossip: one call; + |E| with a prefix
+        self._gossip_links = be.full((b,), 1 + network.n_edges, be.int64)
+        if be.is_numpy:
+            for constant in (self._edge_links, self._no_links, self._one_link,
+                             self._gossip_links):  # fmt: skip
+                constant.flags.writeable = False
         self._edge_block: IntArray = np.zeros((self.n_envs, 0), dtype=np.int64)
         self._offset = 0
+        self._stream: DeviceStream | None = None
 
-    def reset(self, rngs: list[np.random.Generator]) -> None:
-        """Bind each env's protocol to the network and its generator (a new episode)."""
+    def reset(self, rngs: list[np.random.Generator], stream: DeviceStream | None = None) -> None:
+        """Bind each env's protocol to the network and its generator (a new episode);
+        on a torch device, gossip edges come from ``stream``."""
         for protocol, rng in zip(self.protocols, rngs, strict=True):
             protocol.reset(self.network, rng)
         self._edge_block = np.zeros((self.n_envs, 0), dtype=np.int64)
         self._offset = 0
+        self._stream = stream
 
     def route(self, sent: FloatArray, t: int, ahead: int) -> Routed:
         """Deliver the messages ``sent`` (``(B, N, D)``) at step ``t``; ``ahead``: how
@@ -218,24 +250,32 @@ class Router:
 
     # ------------------------------------------------------------------ routers
     def _broadcast(self, sent: FloatArray) -> Routed:
-        rows = sent.astype(np.float32)
+        rows = self.backend.xp.astype(sent, self.backend.float32)
         if not self._all_heard:
-            rows *= self._heard[None, :, None]
+            rows = rows * self._heard_f32
         return Routed(rows, self._adjacency_all, self._edge_links, self._no_links)
 
-    def _random_edge(self, sent: FloatArray, ahead: int) -> Routed:
-        b, n = sent.shape[0], self.n
+    def _pick_edges(self, ahead: int) -> Any:
+        """Each env's edge this step: its protocol's draw (NumPy, in
+        ``rng.integers(n_edges)``'s order, a block ahead), or the device stream's."""
+        b, n_edges = self.n_envs, self.network.n_edges
+        if self._stream is not None:
+            return self._stream.integers(n_edges, (b,))
         if self._offset >= self._edge_block.shape[1]:
             size = max(1, min(256, ahead))
             block = np.zeros((b, size), dtype=np.int64)
             rngs = [p._rng for p in self.protocols]
-            draw_below(generator_table(rngs), np.full(b, self.network.n_edges), block)
+            draw_below(generator_table(rngs), np.full(b, n_edges), block)
             self._edge_block, self._offset = block, 0
         pick = self._edge_block[:, self._offset]
         self._offset += 1
-        mask = np.zeros((b, n, n), dtype=np.int8)
-        rows = np.zeros((b, n, self.d), dtype=np.float32)
-        edge_delivery(sent, self._edges[pick], self.public_dim, self._heard, mask, rows)
+        return pick
+
+    def _random_edge(self, sent: FloatArray, ahead: int) -> Routed:
+        pick = self._pick_edges(ahead)
+        mask, rows = edge_delivery(
+            self.backend, sent, self._edges[pick], self.public_dim, self._heard
+        )
         if self.public_dim:
             return Routed(rows, mask, self._gossip_links, self._no_links, self._adjacency_all)
         return Routed(rows, mask, self._one_link, self._no_links)
@@ -304,6 +344,10 @@ def sender_rows(delivery: Delivery, public_dim: int, name: str) -> tuple[Float32
             "receivers; the batched core keeps one message per sender"
         )
     return rows.astype(np.float32), mask.astype(np.int8)
+
+
+def _numpy() -> Backend:
+    return backend(None)
 
 
 __all__ = ["Routed", "Router", "draw_below", "edge_delivery", "inbox", "sender_rows"]

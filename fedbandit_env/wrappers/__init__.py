@@ -14,6 +14,7 @@ from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
 from fedbandit_env.wrappers.message_loss import GilbertElliottLoss, MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
+from fedbandit_env.wrappers.team_posterior import TeamPosterior
 
 __all__ = [
     "AgentCrash",
@@ -31,4 +32,5 @@ __all__ = [
     "MessageLoss",
     "ParallelWrapper",
     "PrivateRewards",
+    "TeamPosterior",
 ]

@@ -8,6 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.backend import array_backend
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import ParallelWrapper, refuse_twice, step_of
 
@@ -32,10 +33,16 @@ def horizon_free_features(t: int, counts: FloatArray) -> tuple[FloatArray, Float
         ([[0.25, 0.75]], [0.8971, 0.6343])
     """
     log_t = np.log1p(np.full(1, float(t)))
-    c = np.asarray(counts, dtype=np.float64)
-    shares = c / float(t) if t > 0 else np.zeros_like(c)
-    bonus = np.sqrt(log_t[0] / (1.0 + c))
-    return log_t.astype(np.float32), shares.astype(np.float32), bonus.astype(np.float32)
+    be = array_backend(counts)
+    xp = be.xp
+    c = xp.astype(be.asarray(counts), be.float64)
+    shares = c / float(t) if t > 0 else xp.zeros_like(c)
+    bonus = xp.sqrt(float(log_t[0]) / (1.0 + c))
+    return (
+        be.asarray(log_t.astype(np.float32)),
+        xp.astype(shares, be.float32),
+        xp.astype(bonus, be.float32),
+    )
 
 
 class HorizonFree(ParallelWrapper):

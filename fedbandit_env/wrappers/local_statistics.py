@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from numba import njit
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.backend import array_backend
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import (
     BanditSpaces,
@@ -18,35 +18,29 @@ from fedbandit_env.wrappers.base import (
 )
 
 
-@njit(cache=True, nogil=True)
 def fold_pulls(
-    counts: FloatArray,
-    sums: FloatArray,
-    rows: np.ndarray,
-    arms: np.ndarray,
-    seen: FloatArray,
-    counts32: np.ndarray,
-    means32: np.ndarray,
-) -> None:  # pragma: no cover
-    """Add one pull of ``arms[j]`` with reward ``seen[j]`` to row ``rows[j]`` of the
-    ``(rows, M)`` statistics, in place, and refresh the float32 mirrors the observations
-    copy (``means32``: ``sums / counts``, rounded once). The PettingZoo wrapper and its
-    vector form (rows ``b N + i``) both fold here.
+    counts: FloatArray, sums: FloatArray, index: tuple[Any, ...], seen: FloatArray
+) -> tuple[Any, Any]:
+    """Add one pull with reward ``seen`` to each cell ``index`` of the float64 statistics
+    ``counts`` and ``sums`` (in place; the cells distinct: one pulled arm per agent) and
+    return their float32 views ``(counts32, means32)``, ``means32`` being ``sums / counts``
+    rounded once (0 where never pulled). The PettingZoo wrapper (cells ``(i, arm_i)``)
+    and its vector form (cells ``(b, i, arm_bi)``, on any device) both fold here.
 
     Examples:
         >>> counts, sums = np.zeros((2, 3)), np.zeros((2, 3))
-        >>> c32, m32 = np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32)
-        >>> fold_pulls(counts, sums, np.array([0, 1]), np.array([2, 0]), np.array([0.5, 1.0]),
-        ...            c32, m32)
+        >>> c32, m32 = fold_pulls(counts, sums, (np.array([0, 1]), np.array([2, 0])),
+        ...                       np.array([0.5, 1.0]))
         >>> c32.tolist(), m32[0].tolist()
         ([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [0.0, 0.0, 0.5])
     """
-    for j in range(rows.size):
-        r, a = rows[j], arms[j]
-        counts[r, a] += 1.0
-        sums[r, a] += seen[j]
-        counts32[r, a] = np.float32(counts[r, a])
-        means32[r, a] = np.float32(sums[r, a] / counts[r, a])
+    be = array_backend(counts)
+    xp = be.xp
+    be.add_at(counts, index, 1.0)
+    be.add_at(sums, index, seen)
+    pulled = counts > 0
+    means = sums / xp.where(pulled, counts, xp.ones_like(counts))
+    return xp.astype(counts, be.float32), xp.astype(means, be.float32)
 
 
 class LocalStatistics(ParallelWrapper):
@@ -85,8 +79,8 @@ class LocalStatistics(ParallelWrapper):
         n, m = len(env.possible_agents), self._n_arms()
         self._counts: FloatArray = np.zeros((n, m))
         self._sums: FloatArray = np.zeros((n, m))
-        self._counts32 = np.zeros((n, m), dtype=np.float32)
-        self._means32 = np.zeros((n, m), dtype=np.float32)
+        self._counts32: np.ndarray = np.zeros((n, m), dtype=np.float32)
+        self._means32: np.ndarray = np.zeros((n, m), dtype=np.float32)
         self._row = {a: i for i, a in enumerate(env.possible_agents)}
         self._rows = np.arange(n, dtype=np.int64)
 
@@ -116,7 +110,7 @@ class LocalStatistics(ParallelWrapper):
             rows = self._rows if keys == self.possible_agents else agent_rows(self._row, keys, k)
             arms = np.fromiter((o["arm"] for o in obs.values()), np.int64, k)
             seen = np.fromiter((o["reward"][0] for o in obs.values()), np.float64, k)
-            fold_pulls(self._counts, self._sums, rows, arms, seen, self._counts32, self._means32)
+            self._counts32, self._means32 = fold_pulls(self._counts, self._sums, (rows, arms), seen)
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:

@@ -59,17 +59,17 @@ def test_batched_training_over_sampled_episode_lengths_records_them(tmp_path: Pa
     scenario = Scenario(n_agents=3, n_arms=3, horizon=12, instance="biased", setting="local")
     stack = LearnerStack.for_setting("local", horizon_free=True)
     lengths: list[int] = []
-    from fedbandit_env.rl import vector_sb3
+    from fedbandit_env.rl import view
 
-    real = vector_sb3.VectorAgentVecEnv._draw_length
+    real = view.draw_episode_length
 
-    def spy(self: vector_sb3.VectorAgentVecEnv) -> int:
-        lengths.append(real(self))
+    def spy(rng: np.random.Generator, lengths_range: tuple[int, int] | None) -> int:
+        lengths.append(real(rng, lengths_range))
         return lengths[-1]
 
     import unittest.mock
 
-    with unittest.mock.patch.object(vector_sb3.VectorAgentVecEnv, "_draw_length", spy):
+    with unittest.mock.patch.object(view, "draw_episode_length", spy):
         path = train_model("ppo", scenario, stack, 2000, tmp_path, batched=True, copies=4,
                            episode_lengths=(4, 12))  # fmt: skip
     saved = LearnerStack.load(path)

@@ -141,3 +141,24 @@ def test_the_tail_columns_show_a_policy_that_fails_on_a_few_instances() -> None:
     alone = summary_rows([brittle])[0]
     assert alone["worse_than_random"] is None
     assert format_table([brittle]).splitlines()[2].split()[9] == "-"
+
+
+def test_atomic_writes_keep_the_usual_permissions(tmp_path: Path) -> None:
+    """Issue 64: mkstemp's 0600 made every config.json unreadable to others beside a 0644
+    CSV; a new file gets 0666 less the umask, a rewritten one keeps its mode."""
+    import os
+    import stat
+
+    from fedbandit_env.files import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        new = write_text_atomic(tmp_path / "a.json", "{}")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644
+        kept = tmp_path / "b.md"
+        kept.write_text("x")
+        kept.chmod(0o640)
+        write_text_atomic(kept, "y")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

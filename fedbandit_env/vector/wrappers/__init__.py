@@ -20,6 +20,7 @@ from fedbandit_env.vector.wrappers.local_statistics import VecLocalStatistics
 from fedbandit_env.vector.wrappers.message_delay import VecMessageDelay
 from fedbandit_env.vector.wrappers.message_loss import VecMessageLoss
 from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
+from fedbandit_env.vector.wrappers.team_posterior import VecTeamPosterior
 
 __all__ = [
     "VecAgentCrash",
@@ -31,6 +32,7 @@ __all__ = [
     "VecMessageDelay",
     "VecMessageLoss",
     "VecPrivateRewards",
+    "VecTeamPosterior",
     "VecWrapper",
     "flat_rows",
     "vector_depth",

@@ -78,16 +78,32 @@ class VecWrapper(VectorWrapper):
         (3, 0, (2, 3))
     """
 
+    ANY_DEVICE = False
+    """Whether the layer runs on any device (:mod:`fedbandit_env.backend`); one that does
+    not refuses a torch device at construction."""
+
     def __init__(self, env: VectorEnv) -> None:
         super().__init__(env)
         self.depth = vector_depth(env)
         """Vector wrappers below this one (0: it wraps the vector env)."""
         base: Any = env.unwrapped
+        self.backend = base.backend
+        if not self.backend.is_numpy and not self.ANY_DEVICE:
+            raise ValueError(
+                f"{type(self).__name__} runs on NumPy arrays only, not on the torch device "
+                f"{self.backend.label}: make the vector env with device=None"
+            )
         self.n_agents: int = base.n_agents
         self.n_arms: int = base.n_arms
         self.horizon: int = base.horizon
         self.message_dim: int = base.message_dim
         self.protocol = base.protocol
+
+    @property
+    def t(self) -> int:
+        """Steps taken in the current episodes (every env's; the observations' ``step``,
+        read on the host, not from a device)."""
+        return int(self.env.unwrapped.core.t)  # type: ignore[attr-defined]
 
     @property
     def needs_reset(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbandit_env.backend import array_backend
 from fedbandit_env.vector.routing import inbox
 from fedbandit_env.wrappers.flatten import FlatLayout
 
@@ -26,18 +27,21 @@ def flat_rows(
         >>> flat_rows(obs, layout, 0, np.zeros((2, 3), np.float32)).tolist()
         [[0.0, 1.0, 0.5], [1.0, 0.0, 1.0]]
     """
-    rows = out.shape[0]
+    be = array_backend(out)
+    xp = be.xp
+    rows = int(out.shape[0])
+    every = be.arange(rows)
     for key, start, size, kind in layout.entries:
         if isinstance(kind, int):  # Discrete: one-hot
             out[:, start : start + size] = 0.0
-            index = np.asarray(obs[key]).reshape(rows)
-            out[np.arange(rows), start + index - kind] = 1.0
+            index = xp.reshape(be.asarray(obs[key]), (rows,))
+            out[every, start + index - kind] = 1.0
             continue
         if key == "messages":
             value = inbox(obs["messages"], obs["mask"], obs.get("public_mask"), public_dim)
         else:
-            value = obs[key]
-        out[:, start : start + size] = np.asarray(value, dtype=kind).reshape(rows, size)
+            value = be.asarray(obs[key])
+        out[:, start : start + size] = xp.reshape(xp.astype(value, be.dtype(kind)), (rows, size))
     return out
 
 

@@ -34,6 +34,8 @@ class VecHeldMessages(VecWrapper):
         ((2, 3, 3, 1), 2)
     """
 
+    ANY_DEVICE = True
+
     def __init__(self, env: VectorEnv) -> None:
         super().__init__(env)
         single = env.single_observation_space
@@ -53,9 +55,7 @@ class VecHeldMessages(VecWrapper):
             }
         )
         self.observation_space = batch_space(self.single_observation_space, b)
-        self._held = np.zeros((b, n, n, d), dtype=np.float32)
-        self._heard = np.zeros((b, n, n), dtype=np.int8)
-        self._last = np.zeros((b, n, n))
+        self._clear()
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None
@@ -66,9 +66,10 @@ class VecHeldMessages(VecWrapper):
         return self._augment(obs), infos
 
     def _clear(self) -> None:
-        self._held[:] = 0.0
-        self._heard[:] = 0
-        self._last[:] = 0.0
+        be, b, n, d = self.backend, self.num_envs, self.n_agents, self.message_dim
+        self._held = be.zeros((b, n, n, d), be.float32)
+        self._heard = be.zeros((b, n, n), be.int8)
+        self._last = be.zeros((b, n, n))
 
     def step(self, actions: Any, messages: Any = None) -> Any:
         """Step, then keep every message that arrived as its slot's latest."""
@@ -77,16 +78,19 @@ class VecHeldMessages(VecWrapper):
         if resets:
             self._clear()
         else:  # a whole message arrived where mask: its sender's row, whatever the receiver
-            env, receiver, sender = np.nonzero(obs["mask"])
-            self._held[env, receiver, sender] = obs["messages"][env, sender]
-            self._heard[env, receiver, sender] = 1
-            self._last[env, receiver, sender] = float(obs["step"].flat[0])
+            xp = self.backend.xp
+            arrived = xp.astype(obs["mask"], self.backend.boolean)
+            rows = xp.astype(obs["messages"], self.backend.float32)[:, None, :, :]
+            self._held = xp.where(arrived[..., None], rows, self._held)
+            self._heard = xp.where(arrived, xp.ones_like(self._heard), self._heard)
+            self._last = xp.where(arrived, xp.full_like(self._last, float(self.t)), self._last)
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        t = float(obs["step"].flat[0])
-        age = np.minimum(t - self._last, float(self.horizon)).astype(np.float32)
-        return {**obs, "held": self._held.copy(), "heard": self._heard.copy(), "age": age}
+        # every update makes new arrays (and _clear new zeros): the ones handed out stay
+        xp, be = self.backend.xp, self.backend
+        age = xp.astype(xp.minimum(float(self.t) - self._last, float(self.horizon)), be.float32)
+        return {**obs, "held": self._held, "heard": self._heard, "age": age}
 
 
 __all__ = ["VecHeldMessages"]

@@ -29,6 +29,8 @@ class VecHorizonFree(VecWrapper):
         ['arm', 'bonus', 'log_step', 'means', 'reward', 'shares']
     """
 
+    ANY_DEVICE = True
+
     def __init__(self, env: VectorEnv) -> None:
         super().__init__(env)
         single = env.single_observation_space
@@ -62,13 +64,13 @@ class VecHorizonFree(VecWrapper):
         return self._convert(obs), rewards, terms, truncs, infos
 
     def _convert(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        t = int(obs["step"].flat[0])
-        log_step, shares, bonus = horizon_free_features(t, obs["counts"])
+        be, xp = self.backend, self.backend.xp
+        log_step, shares, bonus = horizon_free_features(self.t, obs["counts"])
         out = {k: v for k, v in obs.items() if k not in REPLACED}
-        out["log_step"] = np.broadcast_to(log_step, (*obs["step"].shape[:2], 1)).copy()
+        out["log_step"] = be.copy(xp.broadcast_to(log_step, (*obs["step"].shape[:2], 1)))
         out["shares"], out["bonus"] = shares, bonus
         if "age" in obs:
-            out["log_age"] = np.log1p(obs["age"].astype(np.float64)).astype(np.float32)
+            out["log_age"] = xp.astype(xp.log1p(xp.astype(obs["age"], be.float64)), be.float32)
         return out
 
 

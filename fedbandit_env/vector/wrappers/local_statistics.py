@@ -17,7 +17,7 @@ from fedbandit_env.wrappers.local_statistics import fold_pulls
 class VecLocalStatistics(VecWrapper):
     """Observations gain ``counts`` and ``means`` ``(B, N, M)`` float32, as
     :class:`~fedbandit_env.wrappers.LocalStatistics` adds them to each agent's (the same
-    kernel, :func:`~fedbandit_env.wrappers.local_statistics.fold_pulls`).
+    function, :func:`~fedbandit_env.wrappers.local_statistics.fold_pulls`; on any device).
 
     Examples:
         >>> from fedbandit_env.problems import conflicting
@@ -29,6 +29,8 @@ class VecLocalStatistics(VecWrapper):
         >>> obs["counts"][0, 0].tolist(), obs["means"].shape
         ([0.0, 1.0], (2, 3, 2))
     """
+
+    ANY_DEVICE = True
 
     def __init__(self, env: VectorEnv) -> None:
         super().__init__(env)
@@ -47,11 +49,13 @@ class VecLocalStatistics(VecWrapper):
             }
         )
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._counts: FloatArray = np.zeros((self.num_envs * n, m))
-        self._sums: FloatArray = np.zeros((self.num_envs * n, m))
-        self._rows = np.arange(self.num_envs * n, dtype=np.int64)
-        self._counts32 = np.zeros((self.num_envs * n, m), dtype=np.float32)
-        self._means32 = np.zeros((self.num_envs * n, m), dtype=np.float32)
+        be, b = self.backend, self.num_envs
+        self._counts: FloatArray = be.zeros((b, n, m))
+        self._sums: FloatArray = be.zeros((b, n, m))
+        self._envs = be.arange(b)[:, None]
+        self._agents = be.arange(n)[None, :]
+        self._counts32: Any = be.zeros((b, n, m), be.float32)
+        self._means32: Any = be.zeros((b, n, m), be.float32)
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None
@@ -68,20 +72,20 @@ class VecLocalStatistics(VecWrapper):
         if resets:
             self._clear()
         else:
-            arms = obs["arm"].reshape(-1)
-            seen = obs["reward"].reshape(-1).astype(np.float64)
-            fold_pulls(self._counts, self._sums, self._rows, arms, seen, self._counts32,
-                       self._means32)  # fmt: skip
+            xp = self.backend.xp
+            seen = xp.astype(obs["reward"][..., 0], self.backend.float64)
+            index = (self._envs, self._agents, obs["arm"])
+            self._counts32, self._means32 = fold_pulls(self._counts, self._sums, index, seen)
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _clear(self) -> None:
-        for array in (self._counts, self._sums, self._counts32, self._means32):
-            array[:] = 0.0
+        be, shape = self.backend, (self.num_envs, self.n_agents, self.n_arms)
+        self._counts, self._sums = be.zeros(shape), be.zeros(shape)
+        self._counts32, self._means32 = be.zeros(shape, be.float32), be.zeros(shape, be.float32)
 
     def _augment(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        shape = (self.num_envs, self.n_agents, self.n_arms)
-        counts, means = self._counts32.reshape(shape), self._means32.reshape(shape)
-        return {**obs, "counts": counts.copy(), "means": means.copy()}
+        # fold_pulls returns fresh views each step and _clear fresh zeros: never mutated
+        return {**obs, "counts": self._counts32, "means": self._means32}
 
 
 __all__ = ["VecLocalStatistics"]

@@ -10,7 +10,8 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from fedbandit_env.privacy.batched_tree import batched_tree_step
+from fedbandit_env.backend import seed_of
+from fedbandit_env.privacy.batched_tree import BatchedTree
 from fedbandit_env.privacy.mechanisms import (
     Estimator,
     Noise,
@@ -19,7 +20,6 @@ from fedbandit_env.privacy.mechanisms import (
     clip_range,
     noise_generator,
 )
-from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.vector.wrappers.base import VecWrapper
 from fedbandit_env.wrappers.privacy import PUBLIC_KEYS
 
@@ -29,8 +29,10 @@ class VecPrivateRewards(VecWrapper):
     what the PettingZoo wrapper at the same depth releases under env ``b``'s seed, bit
     for bit (one tree of ``N M`` streams per env, noised from the wrapper stream of
     that seed, or from fresh OS entropy with ``noise="secure"``;
-    :func:`~fedbandit_env.privacy.batched_tree.batched_tree_step` steps all trees in one
-    call).
+    :class:`~fedbandit_env.privacy.batched_tree.BatchedTree` steps all trees as arrays).
+    On a torch device the trees run there and draw from the device's generator (seeded
+    from the envs' seeds; fresh OS entropy with ``noise="secure"``): the same mechanism,
+    other numbers.
 
     Observations: ``reward`` ``(B, N, 1)`` becomes the private increment of the pulled
     arm's sum; ``counts`` and ``private_means`` ``(B, N, M)`` are added; the returned
@@ -55,6 +57,8 @@ class VecPrivateRewards(VecWrapper):
         >>> obs["counts"][0, 0].tolist(), float(infos["epsilon"][0])
         ([0.0, 1.0], 0.25)
     """
+
+    ANY_DEVICE = True
 
     def __init__(
         self,
@@ -97,15 +101,11 @@ class VecPrivateRewards(VecWrapper):
         )
         self.observation_space = batch_space(self.single_observation_space, b)
         self._rngs: list[np.random.Generator] = [np.random.default_rng() for _ in range(b)]
-        shape = (b, self.levels, n * m)  # level-major: a step touches rows
-        self._acc, self._node, self._var = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-        self._last = np.zeros((b, n * m), dtype=np.int64)
-        self._counts = np.zeros((b, n, m))
-        self._prefix = np.zeros((b, n * m))
-        self._counts32 = np.zeros((b, n, m), dtype=np.float32)  # what the views show
-        self._means32 = np.zeros((b, n, m), dtype=np.float32)
-        self._table = generator_table(self._rngs)
-        self._t = 0
+        self._tree = BatchedTree(self.backend, (b, n, m), self.levels, (lo, hi), self.scale,
+                                 estimator == "honaker")  # fmt: skip
+        self._stream = None if self.backend.is_numpy else self.backend.stream()
+        self._tree.restart(self._rngs, self._stream)
+        self._new_rngs = False
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None
@@ -117,61 +117,75 @@ class VecPrivateRewards(VecWrapper):
             for b, rng in enumerate(self.streams(seed, self.num_envs)):
                 if rng is not None:
                     self._rngs[b] = rng
+            if self._stream is not None:  # the device's trees: seeded from the envs' seeds
+                seeds = [seed + b for b in range(self.num_envs)] if isinstance(seed, int) \
+                    else list(seed)  # fmt: skip
+                start = seed_of([None if s is None else s * 4 + 3 for s in seeds])
+                if start is not None:
+                    self._stream.seed(start)
+            self._new_rngs = True
         self._new_episode()
-        zeros = np.zeros((self.num_envs, self.n_agents, 1), dtype=np.float32)
+        zeros = self.backend.zeros((self.num_envs, self.n_agents, 1), self.backend.float32)
         return self._views(obs, zeros), self._with_epsilon(infos)
 
     def _new_episode(self) -> None:
+        """Empty trees; their noise continues each env's generator, restarts from new
+        ones after a seeded reset, or from fresh OS entropy with secure noise."""
+        renew = self._new_rngs
         if self.noise == "secure":
             self._rngs = [noise_generator("secure", None) for _ in range(self.num_envs)]
-        self._table = generator_table(self._rngs)  # addresses: the generators stay alive
-        for array in (self._acc, self._node, self._var, self._last, self._counts, self._prefix):
-            array[...] = 0
-        self._counts32[...] = 0
-        self._means32[...] = 0
-        self._t = 0
+            if self._stream is not None:
+                self._stream.seed(None)
+            renew = True
+        self._tree.restart(self._rngs if renew else None, self._stream)
+        self._new_rngs = False
 
     def step(self, actions: Any, messages: Any = None) -> Any:
         """Step, privatise every env's rewards, hand out only private views."""
         resets = self.needs_reset
         obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
+        be, xp = self.backend, self.backend.xp
         if resets:  # the vector env's autoreset: each tree continues its generator
             self._new_episode()
-            zeros = np.zeros((self.num_envs, self.n_agents, 1), dtype=np.float32)
+            zeros = be.zeros((self.num_envs, self.n_agents, 1), be.float32)
             return (
                 self._views(obs, zeros),
-                np.zeros_like(rewards),
+                xp.zeros_like(rewards),
                 terms,
                 truncs,
                 (self._with_epsilon(infos)),
             )
-        self._t += 1
-        increments = np.zeros((self.num_envs, self.n_agents))
-        lo, hi = self.clip
-        batched_tree_step(
-            self._acc, self._last, self._node, self._var, self._counts,
-            np.ascontiguousarray(obs["arm"]), np.ascontiguousarray(rewards, dtype=np.float64),
-            self._t, lo, hi, self.scale, self.estimator == "honaker",
-            self._table, self._prefix, increments, self._counts32, self._means32,
-        )  # fmt: skip
-        views = self._views(obs, increments.astype(np.float32)[..., None])
+        increments = self._tree.step(obs["arm"], rewards, self.t)
+        views = self._views(obs, xp.astype(increments, be.float32)[..., None])
         return views, increments, terms, truncs, self._with_epsilon(infos)
+
+    @property
+    def scale(self) -> float:
+        """The trees' Laplace scale (calibrated; an audit's power check may weaken it)."""
+        return self._scale
+
+    @scale.setter
+    def scale(self, value: float) -> None:
+        self._scale = float(value)
+        if "_tree" in self.__dict__:
+            self._tree.scale = self._tree.noise.scale = self._scale
 
     def epsilon_spent(self) -> float:
         """Privacy spent so far by each agent's stream (as ``TreeMechanism``)."""
-        touched = min(self.levels, self._t.bit_length())
-        return touched * (self.clip[1] - self.clip[0]) / self.scale
+        return self._tree.epsilon_spent(self.clip[1] - self.clip[0])
 
     def _with_epsilon(self, infos: dict[str, Any]) -> dict[str, Any]:
-        b = self.num_envs
-        return {**infos, "epsilon": np.full(b, self.epsilon_spent()), "delta": np.zeros(b)}
+        b, be = self.num_envs, self.backend
+        return {**infos, "epsilon": be.full((b,), self.epsilon_spent()), "delta": be.zeros((b,))}
 
     def _views(self, obs: dict[str, np.ndarray], rewards: np.ndarray) -> dict[str, np.ndarray]:
+        # the tree makes new arrays every step (and new zeros every episode)
+        xp, be = self.backend.xp, self.backend
         return {
             **obs,
             "reward": rewards,
-            "counts": self._counts32.copy(),
-            "private_means": self._means32.copy(),
+            "counts": xp.astype(self._tree.counts, be.float32),
+            "private_means": self._tree.means32,
         }
 
 
