@@ -208,3 +208,13 @@ def test_every_entry_point_is_written_out_where_it_is_registered() -> None:
         for entry in (spec.entry_point, spec.fast_entry_point, spec.options_entry_point):
             if isinstance(entry, str):
                 assert f'"{entry}"' in text, (pid, entry)
+
+
+def test_test_modules_have_unique_basenames() -> None:
+    """The test folders are not packages, so pytest imports each test module by its file
+    name: two ``test_learned.py`` stop the whole collection (the CI failure of
+    2026-11-27)."""
+    names: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}

@@ -190,8 +190,9 @@ def duration_estimate(
     return sum(steps / (FAST_RATE if f else PETTINGZOO_RATE) for f in fast) / max(1, workers)
 
 
-def long_run_warning(seconds: float) -> str | None:
-    """The warning for a run estimated above an hour (``None`` below).
+def long_run_warning(seconds: float, remedy: str = "lower --horizon or --trials") -> str | None:
+    """The warning for a run estimated above an hour (``None`` below); ``remedy`` names
+    the options that shorten it.
 
     Examples:
         >>> long_run_warning(90.0) is None
@@ -206,8 +207,8 @@ def long_run_warning(seconds: float) -> str | None:
     return (
         f"this run takes about {seconds / size:.1f} {name} at the fast path's typical "
         f"{FAST_RATE / 1e6:.0f} M agent-steps/s and the PettingZoo path's "
-        f"{PETTINGZOO_RATE / 1e3:.0f} k (fedbandit speed measures yours); lower "
-        "--horizon or --trials, or Ctrl-C to stop"
+        f"{PETTINGZOO_RATE / 1e3:.0f} k (fedbandit speed measures yours); {remedy}, "
+        "or Ctrl-C to stop"
     )
 
 

@@ -218,8 +218,9 @@ def resolve_instance(args: argparse.Namespace) -> str | None:
     return None
 
 
-def check_fresh_out(out: Path, overwrite: bool) -> None:
-    """Refuse to replace an earlier bench's results without ``--overwrite``.
+def check_fresh_out(out: Path, overwrite: bool, resume: bool = False) -> None:
+    """Refuse to replace an earlier bench's results without ``--overwrite``; with
+    ``resume``, refuse a finished bench (results and nothing interrupted to go on with).
 
     Raises:
         ValueError: Naming the folder and the two ways on.
@@ -234,7 +235,13 @@ def check_fresh_out(out: Path, overwrite: bool) -> None:
         ...
         ValueError: --out ... holds an earlier bench's results (regret.csv); pass --overwrite ...
     """
-    if not overwrite and (Path(out) / "regret.csv").exists():
+    finished = (Path(out) / "regret.csv").exists()
+    if resume and not overwrite and finished and not (Path(out) / PARTIAL).exists():
+        raise ValueError(
+            f"--out {out} holds a finished bench (regret.csv), nothing to resume; pass "
+            "--overwrite to replace it, or --out another folder"
+        )
+    if not (overwrite or resume) and finished:
         raise ValueError(
             f"--out {out} holds an earlier bench's results (regret.csv); pass --overwrite "
             "to replace them, or --out another folder"
@@ -263,7 +270,7 @@ def bench(args: argparse.Namespace) -> list[RegretCurves]:
     if args.trials < 1:
         raise ValueError(f"--trials must be >= 1, got {args.trials}")
     scenario = scenario_from_args(args)
-    check_fresh_out(args.out, getattr(args, "overwrite", False) or getattr(args, "resume", False))
+    check_fresh_out(args.out, getattr(args, "overwrite", False), getattr(args, "resume", False))
     preflight(args, ids)
     components = scenario.components
     problem = scenario.problem()

@@ -24,6 +24,27 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
+def _counts(text: str) -> tuple[int, ...]:
+    """A comma list of whole numbers >= 1 (horizons, trials).
+
+    Examples:
+        >>> _counts("200,20000")
+        (200, 20000)
+    """
+    values = _ints(text)
+    if min(values) < 1:
+        raise argparse.ArgumentTypeError(f"every value must be >= 1, got {text!r}")
+    return values
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    """A comma list of seeds >= 0."""
+    values = _ints(text)
+    if min(values) < 0:
+        raise argparse.ArgumentTypeError(f"seeds must be >= 0, got {text!r}")
+    return values
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The plan's options (:class:`~fedbandit_env.runner.learned.LearnedPlan`), ``--quick``,
     ``--markdown FILE`` / ``--docs``.
@@ -38,11 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--settings", default=None,
                         help="comma list (default: local, neighbours, gossip, "
                         "gossip+private)")  # fmt: skip
-    parser.add_argument("--horizons", type=_ints, default=(200, 20_000),
+    parser.add_argument("--horizons", type=_counts, default=(200, 20_000),
                         help="comma list of evaluation horizons")  # fmt: skip
-    parser.add_argument("--trials", type=_ints, default=(300, 10),
+    parser.add_argument("--trials", type=_counts, default=(300, 10),
                         help="held-out instances per row, one count per horizon")  # fmt: skip
-    parser.add_argument("--seeds", type=_ints, default=(0, 1, 2),
+    parser.add_argument("--seeds", type=_seeds, default=(0, 1, 2),
                         help="training seeds of the deep and recurrent learners")  # fmt: skip
     parser.add_argument("--deep-timesteps", type=int, default=3_840_000,
                         help="agent-steps of each deep learner (batched PPO)")  # fmt: skip
@@ -83,11 +104,18 @@ def run(args: argparse.Namespace) -> None:
     )
 
     command = "fedbandit learned" + (" --docs" if args.markdown == DOCS_PAGE else "")
-    saved = args.models / "rows.json"
+    # a quick run keeps its rows beside its models (MODELS/quick), never over the page's
+    saved = args.models / ("quick" if args.quick else "") / "rows.json"
+    if args.markdown == DOCS_PAGE and args.quick:
+        raise SystemExit("fedbandit learned: --quick is for trying, not for the docs page")
     if args.render_only:
         if args.markdown is None:
             raise SystemExit("fedbandit learned: --render-only writes a page: add --docs")
         rows, plan, seconds, measured = load_rows(saved)
+        if args.markdown == DOCS_PAGE and plan.models.name == "quick":
+            raise SystemExit(
+                f"fedbandit learned: {saved} holds a --quick run, not for the docs page"
+            )
         write_text_atomic(args.markdown, markdown(rows, plan, command, seconds, measured))
         print(f"wrote {args.markdown} from {saved}")
         return
@@ -103,8 +131,6 @@ def run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     if args.quick:
         plan = plan.quick()
-    if args.markdown == DOCS_PAGE and args.quick:
-        raise SystemExit("fedbandit learned: --quick is for trying, not for the docs page")
     start = time.perf_counter()
     rows = learned_table(
         plan, report=lambda r: print(format_row(r), flush=True),

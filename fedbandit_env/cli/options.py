@@ -274,6 +274,26 @@ def parse_clip(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def parse_count(text: str) -> int:
+    """An argparse type: a whole number >= 1, written as an int or in float notation
+    (``1e6``); infinity, NaN, fractions and numbers below 1 are refused in one line.
+
+    Examples:
+        >>> parse_count("1e6"), parse_count("24")
+        (1000000, 24)
+        >>> parse_count("inf")
+        Traceback (most recent call last):
+        argparse.ArgumentTypeError: expected a whole number >= 1, got 'inf'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not np.isfinite(value) or value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(value)
+
+
 def parse_components(text: str) -> tuple[int, ...]:
     """Component sizes from ``"20,20,10"``, with ``"SIZExCOUNT"`` shorthand.
 

@@ -11,11 +11,13 @@ Example::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from fedbandit_env import registry
-from fedbandit_env.cli.options import add_setting_options, scenario_from_args
+from fedbandit_env.cli.applies import FAST_RATE, long_run_warning
+from fedbandit_env.cli.options import add_setting_options, parse_count, scenario_from_args
 from fedbandit_env.cli.train import hide_bench_options, refuse_bench_options
 
 PARSER_KWARGS: dict[str, Any] = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter}
@@ -50,14 +52,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=lambda text: int(float(text)),
+        type=parse_count,
         default=50_000_000,
         help="agent-steps the search may play (generations = budget / (population x "
         "episodes x N x T))",
     )
-    parser.add_argument("--population", type=int, default=24, help="candidates per generation")
     parser.add_argument(
-        "--episodes", type=int, default=64, help="train episodes per candidate and generation"
+        "--population", type=parse_count, default=24, help="candidates per generation"
+    )
+    parser.add_argument(
+        "--episodes",
+        type=parse_count,
+        default=64,
+        help="train episodes per candidate and generation",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier tune's file at --out (refused without it)",
     )
     parser.add_argument(
         "--elite", type=float, default=0.2, help="share of a generation the search moves to"
@@ -127,6 +139,14 @@ def run(args: argparse.Namespace) -> None:
     if out.suffix != ".json":  # a folder: one file per setting
         out = out / f"{args.setting}.json"
     check_writable(out.parent)  # before the search, not after
+    if out.exists() and not args.overwrite:
+        raise ValueError(
+            f"{out} holds an earlier tune's result; pass --overwrite to replace it, or "
+            "--out another path"
+        )
+    seconds = generations * per_generation / FAST_RATE
+    if (warning := long_run_warning(seconds, "lower --budget")) is not None:
+        print(f"fedbandit: warning: {warning}", file=sys.stderr)
     print(
         f"tuning {policy} in the {args.setting!r} setting on train instances of "
         f"{scenario.distribution_name}, T={scenario.horizon}: {generations} generations of "

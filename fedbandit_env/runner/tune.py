@@ -90,9 +90,23 @@ class TuneResult:
         if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
             raise ValueError(f"{source}: not a saved tuning result (no format {FORMAT!r})")
         try:
-            return cls(**data)
+            result = cls(**data)
         except TypeError as err:
             raise ValueError(f"{source}: not a saved tuning result ({err})") from None
+        if not isinstance(result.scenario, dict):
+            raise ValueError(
+                f"{source}: 'scenario' must be the scenario tuned on (a JSON object), got "
+                f"{result.scenario!r}"
+            )
+        values = result.parameters
+        if not isinstance(values, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
+            for v in values.values()
+        ):
+            raise ValueError(
+                f"{source}: 'parameters' must map names to finite numbers, got {values!r}"
+            )
+        return result
 
 
 def tunable_box(policy: str) -> dict[str, tuple[float, float, float]]:
@@ -227,7 +241,16 @@ def tuned_policy(path: str | Path, scenario: Any) -> tuple[registry.PolicySpec, 
         ('t', 0.5, 'tuned:t')
     """
     result = TuneResult.load(path)
+    if result.policy not in registry.policy_ids():
+        raise ValueError(f"{path}: tuned a policy that is not registered: {result.policy!r}")
     base = registry.spec(result.policy)
+    box = tunable_box(result.policy)
+    unknown = sorted(set(result.parameters) - set(box))
+    if unknown:
+        raise ValueError(
+            f"{path}: {result.policy} has no tunable parameter(s) {unknown} (it tunes "
+            f"{sorted(box)})"
+        )
     tuned_on = result.scenario
     now = scenario.to_dict()
     differ = [

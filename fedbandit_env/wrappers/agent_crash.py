@@ -42,7 +42,7 @@ from fedbandit_env.wrappers.base import (
     check_probability,
     require_messages,
 )
-from fedbandit_env.wrappers.link_failures import ONE_HOP
+from fedbandit_env.wrappers.link_failures import ONE_HOP, is_one_hop
 
 _ZEROED = ("messages", "mask", "public_mask", "server", "server_mask")
 
@@ -85,7 +85,7 @@ class AgentCrash(NetworkWrapper):
         require_messages(env, "AgentCrash")
         protocol = getattr(env.unwrapped, "protocol", None)
         name = getattr(protocol, "name", "")
-        if name not in ONE_HOP and not (name == "local" and getattr(protocol, "gamma", 0) == 1):
+        if not is_one_hop(protocol):
             raise ValueError(
                 f"AgentCrash needs one-hop delivery ({', '.join(ONE_HOP)}, or local with "
                 f"gamma = 1), got the {name!r} protocol"

@@ -32,6 +32,7 @@ from fedbandit_env.protocols.schedules import Schedule, make_schedule
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.base import NetworkWrapper, require_messages
+from fedbandit_env.wrappers.link_failures import ONE_HOP_NAMES
 
 
 class Gossip(NetworkWrapper):
@@ -69,7 +70,9 @@ class Gossip(NetworkWrapper):
         base = env.unwrapped
         protocol = getattr(base, "protocol", None)
         name = getattr(protocol, "name", "")
-        if not (name == "broadcast" or (name == "local" and getattr(protocol, "gamma", 0) == 1)):
+        if not (
+            name == "broadcast" or (name in ONE_HOP_NAMES and getattr(protocol, "gamma", 0) == 1)
+        ):
             raise ValueError(
                 f"Gossip needs an env that broadcasts to neighbours (the 'broadcast' protocol), "
                 f"got the {name!r} protocol"

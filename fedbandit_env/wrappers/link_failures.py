@@ -27,6 +27,25 @@ from fedbandit_env.wrappers.base import NetworkWrapper, check_probability, requi
 ONE_HOP = ("broadcast", "random_edge_gossip", "neighbour_gossip")
 """Protocols whose every delivery crosses one edge."""
 
+ONE_HOP_NAMES = ("local", "gamma_hops")
+"""Names of :class:`~fedbandit_env.protocols.GammaHops` (``local`` is its former name),
+one-hop when ``gamma = 1``."""
+
+
+def is_one_hop(protocol: object) -> bool:
+    """Whether every delivery of ``protocol`` crosses exactly one edge.
+
+    True for the :data:`ONE_HOP` protocols and for
+    :class:`~fedbandit_env.protocols.GammaHops` with ``gamma = 1``.
+
+    Example:
+        >>> from fedbandit_env.protocols import GammaHops
+        >>> is_one_hop(GammaHops(gamma=1)), is_one_hop(GammaHops(gamma=2))
+        (True, False)
+    """
+    name = getattr(protocol, "name", "")
+    return name in ONE_HOP or (name in ONE_HOP_NAMES and getattr(protocol, "gamma", 0) == 1)
+
 
 class LinkFailures(NetworkWrapper):
     """Edges fail with probability ``fail`` and recover with ``repair`` each step.
@@ -59,8 +78,7 @@ class LinkFailures(NetworkWrapper):
         base = env.unwrapped
         protocol = getattr(base, "protocol", None)
         name = getattr(protocol, "name", "")
-        hops = getattr(protocol, "gamma", 1)
-        if name not in ONE_HOP and not (name == "local" and hops == 1):
+        if not is_one_hop(protocol):
             raise ValueError(
                 f"LinkFailures needs one-hop delivery ({', '.join(ONE_HOP)}, or local with "
                 f"gamma = 1), got the {name!r} protocol"
@@ -106,4 +124,4 @@ class LinkFailures(NetworkWrapper):
         return f"LinkFailures({self.env!r}, fail={self.fail}, repair={self.repair})"
 
 
-__all__ = ["ONE_HOP", "LinkFailures"]
+__all__ = ["ONE_HOP", "LinkFailures", "is_one_hop"]

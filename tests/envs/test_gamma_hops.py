@@ -3,6 +3,9 @@ Sec. 4.2)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -72,3 +75,25 @@ def test_local_env_passes_api_and_determinism() -> None:
 def test_gamma_must_be_a_positive_int(gamma: object) -> None:
     with pytest.raises(ValueError, match="gamma must be an int >= 1"):
         GammaHops(gamma)  # type: ignore[arg-type]
+
+
+def test_one_hop_gamma_hops_is_accepted_by_the_one_hop_wrappers_and_two_hops_refused() -> None:
+    """The "local" -> "gamma_hops" rename once made these wrappers refuse ``gamma = 1``."""
+    from fedbandit_env.wrappers import AgentCrash, Gossip, LinkFailures
+
+    def make(gamma: int) -> object:
+        return federated_mab_v0.parallel_env(
+            horizon=5, message_dim=2, network="ring", protocol=GammaHops(gamma)
+        )
+
+    wrappers: list[Callable[[Any], Any]] = [
+        lambda env: AgentCrash(env, crash=0.1),
+        lambda env: LinkFailures(env, fail=0.1, repair=0.5),
+        Gossip,
+    ]
+    for wrapper in wrappers:
+        env = wrapper(make(1))
+        env.reset(seed=0)
+        env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+        with pytest.raises(ValueError, match="got the 'gamma_hops' protocol"):
+            wrapper(make(2))

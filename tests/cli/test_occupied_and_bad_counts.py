@@ -1,0 +1,160 @@
+"""``fedbandit tune``, ``train`` and tuned files: bad numbers, occupied destinations and damaged
+files are refused in one line before any search runs (issue 64, items 1 and 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fedbandit_env.cli import main
+from fedbandit_env.runner.tune import tuned_policy
+from fedbandit_env.scenario import Scenario
+
+TUNED = Path(__file__).parents[2] / "baselines" / "index" / "tuned" / "tuned_ts.json"
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--budget", "inf"), ("--budget", "nan"), ("--population", "0"), ("--episodes", "0"),
+     ("--episodes", "2.5"), ("--budget", "-3")],
+)  # fmt: skip
+def test_counts_that_cannot_be_are_refused(
+    option: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(["tune", "--setting", "neighbours", "--out", str(tmp_path), option, value],
+                    capsys)  # fmt: skip
+    assert "expected a whole number >= 1" in line and repr(value) in line, line
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_earlier_tune_is_not_replaced_without_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "mine.json"
+    shutil.copy(TUNED, out)
+    before = out.read_bytes()
+    line = _refused(["tune", "--setting", "neighbours", "--out", str(out)], capsys)
+    assert re.search("holds an earlier tune's result; pass --overwrite", line), line
+    assert out.read_bytes() == before
+
+    # with --overwrite it goes on to the search (stopped here before any work)
+    def stop(*args: object, **kwargs: object) -> None:
+        raise ValueError("search reached")
+
+    monkeypatch.setattr("fedbandit_env.runner.tune.tune", stop)
+    line = _refused(["tune", "--setting", "neighbours", "--out", str(out), "--overwrite"],
+                    capsys)  # fmt: skip
+    assert line.endswith("search reached"), line
+
+
+def test_a_budget_of_years_is_announced_before_the_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stop(*args: object, **kwargs: object) -> None:
+        raise ValueError("search reached")
+
+    monkeypatch.setattr("fedbandit_env.runner.tune.tune", stop)
+    with pytest.raises(SystemExit):
+        main(["tune", "--setting", "neighbours", "--out", str(tmp_path), "--budget", "1e30"])
+    err = capsys.readouterr().err
+    assert "fedbandit: warning: this run takes about" in err and "lower --budget" in err
+    with pytest.raises(SystemExit):
+        main(["tune", "--setting", "neighbours", "--out", str(tmp_path), "--budget", "1e7"])
+    assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"parameters": {"bonus": 0.1, "speed": 2.0}}, r"no tunable parameter\(s\) \['speed'\]"),
+        ({"parameters": {"bonus": "high"}}, "must map names to finite numbers"),
+        ({"parameters": {"bonus": float("inf")}}, "must map names to finite numbers"),
+        ({"scenario": "abc"}, "'scenario' must be the scenario tuned on"),
+        ({"policy": "nope"}, "tuned a policy that is not registered: 'nope'"),
+    ],
+)
+def test_damaged_tuned_files_are_refused_naming_the_fault(
+    change: dict[str, object], match: str, tmp_path: Path
+) -> None:
+    data = {**json.loads(TUNED.read_text()), **change}
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(data))
+    scenario = Scenario(n_agents=10, n_arms=5, horizon=200, setting="neighbours")
+    with pytest.raises(ValueError, match=match):
+        tuned_policy(path, scenario)
+
+
+def test_an_earlier_model_is_not_replaced_without_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("stable_baselines3")
+    (tmp_path / "model.zip").write_bytes(b"an earlier model")
+    argv = ["train", "ppo", "--setting", "neighbours", "--out", str(tmp_path)]
+    line = _refused(argv, capsys)
+    assert "holds an earlier model (model.zip); pass --overwrite" in line, line
+    assert (tmp_path / "model.zip").read_bytes() == b"an earlier model"
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise ValueError("training reached")
+
+    monkeypatch.setattr("fedbandit_env.rl.train.train_model", stop)
+    assert _refused([*argv, "--overwrite"], capsys).endswith("training reached")
+
+
+def test_a_zip_that_is_not_a_model_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("stable_baselines3")
+    import zipfile
+
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("notes.txt", "no model here")
+    argv = ["bench", "--policies", f"ppo:{bad}", "--horizon", "20", "--trials", "1",
+            "--no-plot", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    line = _refused(argv, capsys)
+    assert "is not a saved ppo model (No data found" in line, line
+
+
+def test_a_quick_learned_run_keeps_its_rows_apart_from_the_pages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``learned --quick`` once overwrote MODELS/rows.json, which ``--render-only --docs``
+    then wrote into the committed page."""
+    pytest.importorskip("stable_baselines3")
+    page_rows = tmp_path / "rows.json"
+    page_rows.write_text("the page's rows")
+    monkeypatch.setattr("fedbandit_env.runner.learned.learned_table", lambda *a, **k: [])
+    assert main(["learned", "--quick", "--models", str(tmp_path)]) == 0
+    assert page_rows.read_text() == "the page's rows"
+    assert (tmp_path / "quick" / "rows.json").exists()
+    for argv in (["--quick", "--docs"], ["--quick", "--render-only", "--docs"]):
+        with pytest.raises(SystemExit, match="--quick is for trying"):
+            main(["learned", "--models", str(tmp_path), *argv])
+    line = _refused(["learned", "--horizons", "0,20000"], capsys)
+    assert "every value must be >= 1, got '0,20000'" in line, line
+
+
+def test_resume_refuses_a_finished_bench(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["bench", "--horizon", "20", "--trials", "1", "--no-plot", "--no-progress",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main([*base, "--policies", "random"]) == 0
+    before = (tmp_path / "regret.csv").read_bytes()
+    line = _refused([*base, "--policies", "coop_ts", "--resume"], capsys)
+    assert "holds a finished bench (regret.csv), nothing to resume" in line, line
+    assert (tmp_path / "regret.csv").read_bytes() == before
