@@ -301,12 +301,6 @@ def run(args: argparse.Namespace) -> None:
         args.horizon = args.episode_lengths[1]  # the env runs the longest episode
     scenario = scenario_from_args(args)
     check_writable(args.out)  # before training, not after
-    earlier = [n for n in ("model.zip", "train.json") if (Path(args.out) / n).exists()]
-    if earlier and not args.overwrite:
-        raise ValueError(
-            f"--out {args.out} holds an earlier model ({', '.join(earlier)}); pass "
-            "--overwrite to replace it, or --out another folder"
-        )
     if linear:  # its raw observation: LocalStatistics is per arm, and arms are positions
         stack = LearnerStack(statistics=False, reward=args.reward, setting=args.setting)
     elif posterior:
@@ -342,6 +336,7 @@ def run(args: argparse.Namespace) -> None:
         episode_lengths=args.episode_lengths,
         device=args.device,
         checkpoints=args.checkpoints,
+        overwrite=args.overwrite,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
     bandit = "linear" if linear else "mab"

@@ -60,6 +60,7 @@ def train_model(
     batched: bool = False,
     device: Any = None,
     checkpoints: int = 0,
+    overwrite: bool = True,
 ) -> Path:
     """Train ``algo`` (``ppo``, ``a2c``, ``dqn``, or ``recurrent_ppo``: an LSTM policy on
     the raw observations where the setting allows) with parameters shared by all agents;
@@ -105,6 +106,8 @@ def train_model(
         checkpoints: Batched training: score the policy this many times on train-split
             validation episodes (:func:`validation_regret`) and keep the best weights
             (0: keep the last).
+        overwrite: Replace an earlier model in ``out``; ``False`` refuses one (after
+            the arguments are checked, before any training).
 
     Returns:
         The saved model's path.
@@ -172,6 +175,12 @@ def train_model(
         raise ValueError(f"device={device!r} is the batched trainer's: batched=True")
     if recurrent_arms and not batched:
         raise ValueError("recurrent_ppo with net='arms' trains on the batched loop: batched=True")
+    earlier = [n for n in ("model.zip", "train.json") if (Path(out) / n).exists()]
+    if earlier and not overwrite:
+        raise ValueError(
+            f"--out {out} holds an earlier model ({', '.join(earlier)}); pass --overwrite "
+            "to replace it, or --out another folder"
+        )
     venv: Any
     if batched:
         from fedbandit_env.rl.view import LearnerView

@@ -114,6 +114,20 @@ def joint_spaces(
     return spaces.Dict(out), spaces.Dict({"arm": arms, "message": message})
 
 
+def _seed_entry(seed: object) -> int | None:
+    """One env's seed in a list given to ``reset``: ``None`` or an int (not a bool).
+
+    Examples:
+        >>> _seed_entry(3), _seed_entry(None)
+        (3, None)
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool | np.bool_):
+        return int(seed)
+    raise TypeError(f"reset(seed=[...]) entries are ints or None, got {seed!r}")
+
+
 class FederatedMABVecEnv(VectorEnv):
     """``num_envs`` federated MAB envs stepped as arrays (see the module docstring).
 
@@ -232,10 +246,17 @@ class FederatedMABVecEnv(VectorEnv):
         b = self.num_envs
         if seed is None:
             seeds: list[int | None] = [None] * b
-        elif isinstance(seed, int | np.integer):
+        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool | np.bool_):
             seeds = [int(seed) + k for k in range(b)]
+        elif isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str | bytes):
+            seeds = [_seed_entry(s) for s in seed]
+            if len(seeds) != b:
+                raise ValueError(f"reset(seed=...) needs one seed per env ({b}), got {len(seeds)}")
         else:
-            seeds = [None if s is None else int(s) for s in seed]
+            raise TypeError(
+                f"reset(seed=...) takes an int, one int (or None) per env, or None; got "
+                f"{type(seed).__name__} {seed!r}"
+            )
         self.core.reset(seeds, options)
         self._needs_reset = False
         return self._observations(None), self._reset_infos()
@@ -255,6 +276,11 @@ class FederatedMABVecEnv(VectorEnv):
         if isinstance(actions, dict):
             if messages is not None:
                 raise ValueError("pass the messages in the action dict or as an argument")
+            extra = sorted(str(k) for k in actions if k not in ("arm", "message"))
+            if extra:
+                raise ValueError(
+                    f"an action dict holds 'arm' and 'message'; unknown key(s) {extra}"
+                )
             arms, messages = actions.get("arm"), actions.get("message")
         else:
             arms = actions

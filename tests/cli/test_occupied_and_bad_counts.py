@@ -108,10 +108,11 @@ def test_an_earlier_model_is_not_replaced_without_overwrite(
     assert (tmp_path / "model.zip").read_bytes() == b"an earlier model"
 
     def stop(*args: object, **kwargs: object) -> None:
-        raise ValueError("training reached")
+        raise ValueError(f"training reached, overwrite={kwargs['overwrite']}")
 
     monkeypatch.setattr("fedbandit_env.rl.train.train_model", stop)
-    assert _refused([*argv, "--overwrite"], capsys).endswith("training reached")
+    line = _refused([*argv, "--overwrite"], capsys)
+    assert line.endswith("training reached, overwrite=True"), line
 
 
 def test_a_zip_that_is_not_a_model_is_refused_in_one_line(

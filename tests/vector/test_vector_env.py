@@ -112,3 +112,31 @@ def test_sender_indexed_messages_only_hold_what_someone_heard() -> None:
     heard = obs["mask"].any(axis=1)  # (B, senders)
     assert (heard.sum(axis=1) == 2).all()  # one edge a step
     assert (obs["messages"][~heard] == 0).all() and (obs["messages"][heard] == 0.5).all()
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "match"),
+    [
+        (True, TypeError, "takes an int, one int"),
+        ("ab", TypeError, "takes an int, one int"),
+        ([1], ValueError, r"one seed per env \(2\), got 1"),
+        ([1.5, 2], TypeError, "entries are ints or None, got 1.5"),
+        ([True, 2], TypeError, "entries are ints or None, got True"),
+    ],
+)
+def test_seeds_that_name_no_env_are_refused(seed: object, error: type, match: str) -> None:
+    """``reset(seed=True)`` once ran as seed 1 (issue 64)."""
+    s = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
+    venv = make_vec(s, num_envs=2, needs=Requirements(message_dim=2))
+    with pytest.raises(error, match=match):
+        venv.reset(seed=seed)  # type: ignore[arg-type]
+    venv.reset(seed=[4, None])  # one per env, None drawn fresh: fine
+
+
+def test_an_action_dict_with_an_unknown_key_is_refused() -> None:
+    s = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours")
+    venv = make_vec(s, num_envs=2, needs=Requirements(message_dim=2))
+    venv.reset(seed=0)
+    action = {"arm": np.zeros((2, 3), int), "message": np.zeros((2, 3, 2)), "msg": 1}
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['msg'\]"):
+        venv.step(action)
