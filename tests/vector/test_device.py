@@ -167,6 +167,7 @@ def _private_noise(device: Any, scale: float = 1.0) -> np.ndarray:
     return _host(obs["private_means"][:, 0, 0]).astype(np.float64)
 
 
+@pytest.mark.slow
 def test_device_privacy_noise_has_the_calibrated_scale() -> None:
     """Laplace(b): E|X| = b; the sample mean of |X| over 20,000 draws has standard error
     b / sqrt(20000) (Var|X| = b^2): within 5 of them of NumPy's, and half the scale is
