@@ -23,10 +23,11 @@ import numpy as np
 
 from fedbandit_env.backend import backend
 from fedbandit_env.policies import Requirements
+from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.rl.posterior_net import WEIGHTS, draw_scores, posterior_scores
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec
-from fedbandit_env.wrappers.team_posterior import PosteriorState, Prior, tree_variance
+from fedbandit_env.wrappers.team_posterior import PosteriorState, Prior
 
 _BLOCK = 64  # steps of normals taken from each env's generator at a time
 
@@ -102,7 +103,7 @@ class LearnedPolicy(VectorPolicy):
             prior = Prior.for_rewards(spec.reward_bounds, strength=self.strength)
         else:
             lo, hi = self.clip
-            extra = tree_variance(spec.horizon, self.epsilon, hi - lo)
+            extra = tree_noise_variance(spec.horizon, self.epsilon, hi - lo)
             prior = Prior.for_rewards((lo, hi), extra, self.strength)
         self.prior = prior
         # per-sender statistics while every delivery is the graph's broadcast (checked)

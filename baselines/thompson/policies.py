@@ -53,7 +53,7 @@ from baselines.thompson.kernels import (
     team_sample,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.privacy.mechanisms import tree_levels
+from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray, Observation, SeedLike
 
 SHARES = ("hold", "relay")
@@ -64,17 +64,10 @@ POSTERIORS = ("auto", "beta", "gaussian", "moment")
 per arm; rewards in a finite range)."""
 
 
-def private_extra_variance(horizon: int, epsilon: float, sensitivity: float) -> float:
-    """The variance of ``PrivateRewards``' noise on one private prefix sum, bounded by
-    its ``levels`` nodes of Laplace scale ``levels * sensitivity / epsilon`` each.
-
-    Examples:
-        >>> private_extra_variance(8, 1.0, 1.0)  # 4 levels, b = 4: 4 * 2 * 16
-        128.0
-    """
-    levels = tree_levels(horizon)
-    b = levels * sensitivity / epsilon
-    return float(levels * 2.0 * b * b)
+private_extra_variance = tree_noise_variance
+"""The variance bound of ``PrivateRewards``' noise on one private prefix sum
+(:func:`~fedbandit_env.privacy.mechanisms.tree_noise_variance`, under this family's
+former name)."""
 
 
 def resolve_posterior(

@@ -24,6 +24,7 @@ from fedbandit_env.privacy.mechanisms import (
     noise_generator,
     tree_epsilon_spent,
     tree_levels,
+    tree_noise_variance,
 )
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "noise_generator",
     "tree_epsilon_spent",
     "tree_levels",
+    "tree_noise_variance",
 ]

@@ -90,6 +90,21 @@ def tree_levels(horizon: int) -> int:
     return int(check_int("horizon", horizon, 1)).bit_length()
 
 
+def tree_noise_variance(horizon: int, epsilon: float, sensitivity: float) -> float:
+    """A bound on the variance of the tree mechanism's noise on one private prefix sum:
+    at most :func:`tree_levels` nodes, each Laplace of scale
+    ``b = levels * sensitivity / epsilon`` (variance ``2 b^2``). What the cooperative
+    private policies and ``TeamPosterior`` add to a posterior's variance.
+
+    Examples:
+        >>> tree_noise_variance(8, 1.0, 1.0)  # 4 levels, b = 4: 4 * 2 * 16
+        128.0
+    """
+    levels = tree_levels(horizon)
+    b = levels * float(sensitivity) / float(epsilon)
+    return float(levels * 2.0 * b * b)
+
+
 def tree_epsilon_spent(steps: Sequence[int] | IntArray, horizon: int, epsilon: float) -> FloatArray:
     """Privacy a tree-mechanism stream has spent by each step ``t`` of ``steps``.
 

@@ -57,6 +57,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.backend import Backend, backend
+from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice, step_of
 
@@ -409,20 +410,6 @@ def private_layer(env: Any) -> Any:
     return None
 
 
-def tree_variance(horizon: int, epsilon: float, width: float) -> float:
-    """The variance bound of ``PrivateRewards``' noise on one private prefix sum: ``levels``
-    nodes of Laplace scale ``b = levels * width / epsilon``, ``2 b^2`` each
-    (``private_coop_ts``'s bound).
-
-    Examples:
-        >>> tree_variance(8, 1.0, 1.0)  # 4 levels, b = 4: 4 * 2 * 16
-        128.0
-    """
-    levels = int(horizon).bit_length()
-    b = levels * float(width) / float(epsilon)
-    return float(levels * 2.0 * b * b)
-
-
 def prior_of(env: Any, bounds: tuple[float, float], horizon: int, strength: float = 1.0) -> Prior:
     """The prior for an env's rewards: with a ``PrivateRewards`` layer below, the clip
     range and the tree noise's variance on one prefix sum, from the mechanism's public
@@ -440,7 +427,9 @@ def prior_of(env: Any, bounds: tuple[float, float], horizon: int, strength: floa
     if private is None:
         return Prior.for_rewards(bounds, strength=strength)
     lo, hi = private.clip
-    return Prior.for_rewards((lo, hi), tree_variance(horizon, private.epsilon, hi - lo), strength)
+    return Prior.for_rewards(
+        (lo, hi), tree_noise_variance(horizon, private.epsilon, hi - lo), strength
+    )
 
 
 class TeamPosterior(ParallelWrapper):
@@ -574,5 +563,4 @@ __all__ = [
     "posterior_space",
     "prior_of",
     "private_layer",
-    "tree_variance",
 ]
