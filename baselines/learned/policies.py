@@ -23,7 +23,6 @@ import numpy as np
 
 from fedbandit_env.backend import backend
 from fedbandit_env.policies import Requirements
-from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.rl.posterior_net import WEIGHTS, draw_scores, posterior_scores
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec
@@ -102,9 +101,7 @@ class LearnedPolicy(VectorPolicy):
         if self.epsilon is None:
             prior = Prior.for_rewards(spec.reward_bounds, strength=self.strength)
         else:
-            lo, hi = self.clip
-            extra = tree_noise_variance(spec.horizon, self.epsilon, hi - lo)
-            prior = Prior.for_rewards((lo, hi), extra, self.strength)
+            prior = Prior.for_private(self.clip, spec.horizon, self.epsilon, self.strength)
         self.prior = prior
         # per-sender statistics while every delivery is the graph's broadcast (checked)
         self.state = PosteriorState(backend(None), (b, n, m), prior, spec.adjacency)

@@ -121,6 +121,22 @@ class Prior:
         half = (hi - lo) / 2.0
         return cls(strength, (lo + hi) / 2.0, half * half, float(extra), (float(lo), float(hi)))
 
+    @classmethod
+    def for_private(
+        cls, clip: tuple[float, float], horizon: int, epsilon: float, strength: float = 1.0
+    ) -> Prior:
+        """The prior of ``PrivateRewards(epsilon, clip)``'s rewards over ``horizon`` steps:
+        the clip range, and the tree noise's variance bound on one prefix sum
+        (:func:`~fedbandit_env.privacy.mechanisms.tree_noise_variance`, sensitivity the
+        clip width).
+
+        Examples:
+            >>> Prior.for_private((0.0, 1.0), 8, 1.0).extra  # 4 levels, b = 4: 4 * 2 * 16
+            128.0
+        """
+        lo, hi = (float(v) for v in clip)
+        return cls.for_rewards((lo, hi), tree_noise_variance(horizon, epsilon, hi - lo), strength)
+
 
 def honest_rows(be: Backend, counts: Any, sums: Any, t: int, prior: Prior) -> Any:
     """Which ``[counts, sums]`` rows (``(..., M)`` each) an honest agent can send after
@@ -413,8 +429,7 @@ def private_layer(env: Any) -> Any:
 def prior_of(env: Any, bounds: tuple[float, float], horizon: int, strength: float = 1.0) -> Prior:
     """The prior for an env's rewards: with a ``PrivateRewards`` layer below, the clip
     range and the tree noise's variance on one prefix sum, from the mechanism's public
-    facts (``levels`` nodes of Laplace scale ``b = levels * width / epsilon``, variance
-    ``2 b^2`` each: ``private_coop_ts``'s bound).
+    facts (:meth:`Prior.for_private`).
 
     Examples:
         >>> from fedbandit_env import federated_mab_v0
@@ -426,10 +441,7 @@ def prior_of(env: Any, bounds: tuple[float, float], horizon: int, strength: floa
     private = private_layer(env)
     if private is None:
         return Prior.for_rewards(bounds, strength=strength)
-    lo, hi = private.clip
-    return Prior.for_rewards(
-        (lo, hi), tree_noise_variance(horizon, private.epsilon, hi - lo), strength
-    )
+    return Prior.for_private(private.clip, horizon, private.epsilon, strength)
 
 
 class TeamPosterior(ParallelWrapper):
