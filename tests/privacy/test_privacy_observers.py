@@ -480,3 +480,47 @@ def test_delta_is_recorded_beside_epsilon(tmp_path: Any) -> None:
     old = tmp_path / "old.csv"  # a table written before the column existed
     old.write_text("policy,seed,agent,t,regret\np,0,0,1,0.5\n")
     assert np.isnan(read_csv(old)[0].privacy_delta)
+
+
+# ------------------------------------------------------------- TeamPosterior's neighbour
+class HalfNoisePrivateRewards(PrivateRewards):
+    """The tree calibrated for half the clip width: half the noise, twice the epsilon."""
+
+    def _new_tree(self, rng: np.random.Generator, *_: Any) -> TreeMechanism:
+        return super()._new_tree(rng, sensitivity=0.5 * (self.clip[1] - self.clip[0]))
+
+
+@pytest.mark.parametrize(
+    ("private", "caught"),
+    [(PrivateRewards, False), (HalfNoisePrivateRewards, True)],
+    ids=["correct", "half_noise"],
+)
+@pytest.mark.parametrize("runs", [1500, pytest.param(6000, marks=pytest.mark.slow)])
+def test_team_posterior_neighbour_audit(private: type, caught: bool, runs: int) -> None:
+    """What a neighbour of agent 0 observes through ``TeamPosterior`` (the learned
+    references' stack in ``gossip+private``): agent 0's reward at step 1 is 0 or 1, all
+    others 0, T = 3. Agent 1 reads its posterior features; twice the team mean less its
+    own local mean is agent 0's local posterior mean ``(S + a mu0) / (n + a)``, from
+    which it recovers agent 0's private prefix sums S(1) and S(2) (its rows arrive one
+    step late), clipped and added: the likelihood-ratio statistic of a shift. The claim is
+    epsilon = 1 over the stream; half the noise is caught."""
+    from fedbandit_env.wrappers import TeamPosterior
+    from fedbandit_env.wrappers.team_posterior import POSTERIOR_FEATURES
+
+    mean, own = POSTERIOR_FEATURES.index("mean"), POSTERIOR_FEATURES.index("own_mean")
+
+    def make_env(value: float) -> Any:
+        base = FederatedMABEnv(
+            MABProblem(np.zeros((2, 1))), Network.complete(2), horizon=3, message_dim=2
+        )
+        return TeamPosterior(private(ReplaceReward(base, "agent_0", 1, value), 1.0))
+
+    def observe(ep: Episode) -> list[float]:
+        held = [o["agent_1"]["posterior"][0] for o in ep.observations[2:]]
+        local = [2.0 * float(f[mean]) - float(f[own]) for f in held]
+        sums = [x * (n + 1) - 0.5 for n, x in enumerate(local, start=1)]  # a = 1, mu0 = 0.5
+        return [float(np.clip(sums, 0.0, 1.0).sum())]
+
+    r = audit_env(make_env, 0.0, 1.0, IndependentTeam(FixedArm), observe, runs=runs, seed=13)
+    _report(r, 1.0)
+    assert (r.epsilon_lb > 1.0) is caught, r
