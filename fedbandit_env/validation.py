@@ -72,3 +72,52 @@ def check_int(name: str, value: object, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def physical_memory() -> int:
+    """This machine's physical memory in bytes (0 where the system does not say).
+
+    Examples:
+        >>> physical_memory() >= 0
+        True
+    """
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def trial_bytes(n_agents: int, n_arms: int) -> int:
+    """A lower estimate of one trial's memory: its ``(N, M)`` tables (the instance's
+    means and biases, every agent's counts, sums, estimates and draws: six float64) and
+    its ``(N, N)`` graph and delivery mask (float64).
+
+    Examples:
+        >>> trial_bytes(10, 5)
+        3200
+    """
+    return 8 * (6 * int(n_agents) * int(n_arms) + int(n_agents) ** 2)
+
+
+def check_memory(needed: int, what: str, remedy: str) -> None:
+    """Refuse, before any work, what would need more than this machine's physical memory
+    (a memory error after minutes, or a swap storm, otherwise).
+
+    Raises:
+        ValueError: Naming ``what``, the estimate, the machine's memory and ``remedy``.
+
+    Examples:
+        >>> check_memory(10, "a tiny run", "lower it")
+        >>> check_memory(10**20, "a trial of N=10^5 agents", "lower --agents")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: a trial of N=10^5 agents needs about 9.31e+10 GiB of memory ... lower --agents
+    """
+    have = physical_memory()
+    if have and needed > have:
+        raise ValueError(
+            f"{what} needs about {needed / 2**30:.3g} GiB of memory (a lower estimate), "
+            f"more than this machine's {have / 2**30:.3g} GiB: {remedy}"
+        )

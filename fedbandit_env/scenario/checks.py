@@ -24,7 +24,7 @@ from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS, protocol_name
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, check_faults
 from fedbandit_env.settings import get_setting
-from fedbandit_env.validation import check_int
+from fedbandit_env.validation import check_int, check_memory, trial_bytes
 from fedbandit_env.wrappers.base import check_probability
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
     fixed: dict[str, Any] = {}
     for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1), ("seed", 0)):
         check_int(name, getattr(s, name), minimum)
+    check_memory(
+        trial_bytes(s.n_agents, s.n_arms),
+        f"a trial of N={s.n_agents} agents and M={s.n_arms} arms",
+        "lower n_agents (--agents) or n_arms (--arms)",
+    )
     _choice("instance", s.instance, instance_names())
     _choice("noise", s.noise, NOISE_KINDS)
     protocol = protocol_name(s.protocol)  # a former name: read as the new one (it warns once)

@@ -63,7 +63,7 @@ from fedbandit_env.problems.distribution import ProblemDistribution
 from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.type_aliases import FloatArray
-from fedbandit_env.validation import check_int, check_reset_options
+from fedbandit_env.validation import check_int, check_memory, check_reset_options, trial_bytes
 from fedbandit_env.vector.core import CoreStep, MABCore
 from fedbandit_env.vector.routing import Routed
 
@@ -202,6 +202,11 @@ class FederatedMABVecEnv(VectorEnv):
                 f"the protocol {type(w.protocol).__name__} hands receivers different copies "
                 "of a sender's message; the vector env keeps one message per sender"
             )
+        check_memory(
+            num_envs * trial_bytes(n, problem.n_arms + w.message_dim),
+            f"a batch of {num_envs} envs of N={n} agents and M={problem.n_arms} arms",
+            "lower num_envs",
+        )
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.num_envs = num_envs
         self.n_agents, self.n_arms = n, problem.n_arms

@@ -159,3 +159,25 @@ def test_resume_refuses_a_finished_bench(
     line = _refused([*base, "--policies", "coop_ts", "--resume"], capsys)
     assert "holds a finished bench (regret.csv), nothing to resume" in line, line
     assert (tmp_path / "regret.csv").read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["bench", "tune", "yardstick"])
+def test_a_size_beyond_the_machine_is_refused_before_any_work(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--agents 100000 --arms 10000000`` once ended in a memory-error traceback."""
+    argv = [command, "--agents", "100000", "--arms", "10000000"]
+    if command != "yardstick":
+        argv += ["--setting", "neighbours", "--out", str(tmp_path / "o")]
+    line = _refused(argv, capsys)
+    assert "needs about" in line and "more than this machine's" in line, line
+
+
+def test_a_batch_beyond_the_machine_is_refused() -> None:
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.vector import make_vec
+
+    s = Scenario(n_agents=10, n_arms=5, horizon=5, setting="neighbours")
+    with pytest.raises(ValueError, match="a batch of 1000000000000 envs .* lower num_envs"):
+        make_vec(s, 10**12, Requirements(message_dim=10))
+    assert make_vec(s, 4, Requirements(message_dim=10)).num_envs == 4
