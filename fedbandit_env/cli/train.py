@@ -10,6 +10,8 @@ Example::
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -339,6 +341,14 @@ def run(args: argparse.Namespace) -> None:
         overwrite=args.overwrite,
     )
     print(f"wrote {path} and {path.with_name('train.json')}")
+    ran = int(json.loads(path.with_name("train.json").read_text()).get("agent_steps", 0))
+    if ran > 1.1 * args.timesteps:
+        print(
+            f"fedbandit: warning: trained {ran:,} agent-steps, not --timesteps "
+            f"{args.timesteps:,}: training runs whole rollouts (every agent of --copies envs "
+            "for the rollout's steps), so a smaller budget rounds up to one",
+            file=sys.stderr,
+        )
     bandit = "linear" if linear else "mab"
     # the setting's strongest references, the local one and the table's bounds (tags)
     strongest = [

@@ -181,3 +181,16 @@ def test_a_batch_beyond_the_machine_is_refused() -> None:
     with pytest.raises(ValueError, match="a batch of 1000000000000 envs .* lower num_envs"):
         make_vec(s, 10**12, Requirements(message_dim=10))
     assert make_vec(s, 4, Requirements(message_dim=10)).num_envs == 4
+
+
+def test_a_budget_below_one_rollout_is_said_to_round_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``train --timesteps 100`` once trained thousands of agent-steps without a word."""
+    pytest.importorskip("stable_baselines3")
+    argv = ["train", "ppo", "--setting", "neighbours", "--agents", "3", "--arms", "2",
+            "--horizon", "20", "--timesteps", "10", "--out", str(tmp_path), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    ran = json.loads((tmp_path / "train.json").read_text())["agent_steps"]
+    err = capsys.readouterr().err
+    assert f"trained {ran:,} agent-steps, not --timesteps 10" in err, err
