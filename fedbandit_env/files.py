@@ -146,6 +146,27 @@ def check_writable(folder: str | Path, option: str = "--out") -> Path:
     return path
 
 
+def check_page(path: str | Path, option: str = "--markdown") -> Path:
+    """Check, before the work that fills it, that a page can be written at ``path``: not a
+    folder, its folder writable (created if needed).
+
+    Raises:
+        ValueError: Naming ``option`` and the path, with the reason, if not.
+
+    Examples:
+        >>> import tempfile
+        >>> check_page(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: --markdown ...: a folder, not a page to write
+    """
+    page = Path(path)
+    if page.is_dir():
+        raise ValueError(f"{option} {path}: a folder, not a page to write")
+    check_writable(page.parent if str(page.parent) else Path("."), option)
+    return page
+
+
 def package_versions() -> dict[str, str]:
     """The installed version of each of :data:`PACKAGES` (``"absent"`` if not installed).
 

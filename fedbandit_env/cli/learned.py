@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> None:
     from fedbandit_env.extras import require
 
     require("stable_baselines3", "rl", "fedbandit learned trains learners")
-    from fedbandit_env.files import measured_line, write_text_atomic
+    from fedbandit_env.files import check_page, measured_line, write_text_atomic
     from fedbandit_env.runner.learned import (
         LEARNED_SETTINGS,
         LearnedPlan,
@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> None:
     saved = args.models / ("quick" if args.quick else "") / "rows.json"
     if args.markdown == DOCS_PAGE and args.quick:
         raise SystemExit("fedbandit learned: --quick is for trying, not for the docs page")
+    if args.markdown is not None:
+        check_page(args.markdown)  # before the training and measuring, not after
     if args.render_only:
         if args.markdown is None:
             raise SystemExit("fedbandit learned: --render-only writes a page: add --docs")
@@ -142,7 +144,6 @@ def run(args: argparse.Namespace) -> None:
     save_rows(rows, plan, seconds, saved, measured)
     print(f"wrote {saved}")
     if args.markdown is not None:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(args.markdown, markdown(rows, plan, command, seconds, measured))
         print(f"wrote {args.markdown}")
 

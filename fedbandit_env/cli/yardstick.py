@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     """Measure, print each row as it comes, and write the page."""
+    from fedbandit_env.files import check_page, write_text_atomic
     from fedbandit_env.runner.yardstick import format_row, markdown, yardstick
 
     horizon = max(2, args.horizon // 4) if args.quick else args.horizon
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace) -> None:
     settings = None
     if args.settings is not None:
         settings = [s.strip() for s in args.settings.split(",") if s.strip()]
+        twice = sorted({s for s in settings if settings.count(s) > 1})
+        if twice:
+            raise ValueError(f"--settings names {twice} more than once")
+    if args.markdown is not None:
+        check_page(args.markdown)  # before the measuring, not after
     conditions = (
         f"N = {args.agents}, M = {args.arms}, held-out `biased` instances, Bernoulli rewards, "
         f"complete graph, T = {horizon}, {trials} trials, epsilon = {args.epsilon:g}"
@@ -71,8 +77,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"{len(rows)} rows in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     if args.markdown is not None:
         command = "fedbandit yardstick" + (" --docs" if args.markdown == DOCS_PAGE else "")
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(markdown(rows, conditions, command))
+        write_text_atomic(args.markdown, markdown(rows, conditions, command))
         print(f"wrote {args.markdown}")
 
 

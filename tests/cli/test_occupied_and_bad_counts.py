@@ -189,8 +189,36 @@ def test_a_budget_below_one_rollout_is_said_to_round_up(
     """``train --timesteps 100`` once trained thousands of agent-steps without a word."""
     pytest.importorskip("stable_baselines3")
     argv = ["train", "ppo", "--setting", "neighbours", "--agents", "3", "--arms", "2",
-            "--horizon", "20", "--timesteps", "10", "--out", str(tmp_path), "--no-progress"]  # fmt: skip
+            "--horizon", "20", "--timesteps", "10", "--out", str(tmp_path),
+            "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     ran = json.loads((tmp_path / "train.json").read_text())["agent_steps"]
     err = capsys.readouterr().err
     assert f"trained {ran:,} agent-steps, not --timesteps 10" in err, err
+
+
+@pytest.mark.parametrize("command", ["yardstick", "learned"])
+def test_a_page_that_cannot_be_written_is_refused_before_the_measuring(
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both once measured every row, then failed with a traceback writing the page."""
+    if command == "learned":
+        pytest.importorskip("stable_baselines3")
+
+    def measured(*args: object, **kwargs: object) -> None:
+        raise AssertionError("measured before the page was checked")
+
+    monkeypatch.setattr("fedbandit_env.runner.yardstick.yardstick", measured)
+    monkeypatch.setattr("fedbandit_env.runner.learned.learned_table", measured)
+    line = _refused([command, "--markdown", str(tmp_path)], capsys)
+    assert line.endswith("a folder, not a page to write"), line
+    line = _refused([command, "--markdown", "/proc/nope/page.md"], capsys)
+    assert "cannot write there" in line, line
+
+
+def test_the_yardstick_refuses_a_setting_named_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _refused(["yardstick", "--settings", "local,neighbours,local"], capsys)
+    assert line.endswith("--settings names ['local'] more than once"), line
