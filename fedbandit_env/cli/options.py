@@ -389,18 +389,30 @@ def import_modules(groups: list[list[str]]) -> tuple[str, ...]:
     names, flat, for the sweep's workers to import too.
 
     Raises:
-        ValueError: For a module that cannot be imported.
+        ValueError: For a module that cannot be imported, or one that registers a policy
+            under an id already registered (a built-in: it would silently shadow it).
 
     Examples:
         >>> import_modules([["json"], ["math"]])
         ('json', 'math')
     """
+    import warnings
+
     names = tuple(name for group in groups for name in group)
+    builtin = {pid: registry.spec(pid) for pid in registry.policy_ids()}  # plugins first
     for name in names:
-        try:
-            registry.import_plugin(name)
-        except ValueError as err:
-            raise ValueError(f"--import {name}: {err}") from err
+        with warnings.catch_warnings():  # the refusal below says it, in one line
+            warnings.filterwarnings("ignore", "overriding policy", UserWarning)
+            try:
+                registry.import_plugin(name)
+            except ValueError as err:
+                raise ValueError(f"--import {name}: {err}") from err
+        shadowed = sorted(pid for pid, spec in builtin.items() if registry.spec(pid) != spec)
+        if shadowed:
+            raise ValueError(
+                f"--import {name} registers {shadowed}, the id(s) of policies already "
+                "registered: register yours under another id"
+            )
     return names
 
 

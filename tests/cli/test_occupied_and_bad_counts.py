@@ -222,3 +222,36 @@ def test_a_page_that_cannot_be_written_is_refused_before_the_measuring(
 def test_the_yardstick_refuses_a_setting_named_twice(capsys: pytest.CaptureFixture[str]) -> None:
     line = _refused(["yardstick", "--settings", "local,neighbours,local"], capsys)
     assert line.endswith("--settings names ['local'] more than once"), line
+
+
+def test_a_plugin_that_shadows_a_built_in_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A module registering ``coop_ts`` was once silently overridden by the built-in."""
+    from fedbandit_env import registry
+
+    plugin = tmp_path / "shadow_coop.py"
+    plugin.write_text(
+        "from fedbandit_env import registry\n"
+        "from fedbandit_env.policies import FixedArm\n"
+        "registry.register('coop_ts', FixedArm, description='mine')\n"
+    )
+    before = registry.spec("coop_ts")
+    try:
+        argv = ["bench", "--import", str(plugin), "--policies", "coop_ts", "--horizon",
+                "20", "--trials", "1", "--no-plot", "--no-progress",
+                "--out", str(tmp_path / "o")]  # fmt: skip
+        line = _refused(argv, capsys)
+        assert "registers ['coop_ts'], the id(s) of policies already registered" in line, line
+        assert not (tmp_path / "o" / "regret.csv").exists()
+    finally:  # the built-in back, for the tests after this one
+        with pytest.warns(UserWarning, match="overriding policy 'coop_ts'"):
+            registry.register("coop_ts", **{k: getattr(before, k) for k in _SPEC_FIELDS})
+        assert registry.spec("coop_ts") == before
+
+
+_SPEC_FIELDS = (
+    "entry_point", "description", "family", "kwargs", "fast_entry_point",
+    "options_entry_point", "settings", "privileged", "bandit", "tags", "cli_options",
+    "instances",
+)  # fmt: skip
