@@ -63,8 +63,10 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
     b.add_argument(
         "--policies",
         default=None,
-        help="comma-separated policy ids (see `fedbandit list`), or saved models as "
-        "ppo:path.zip (a2c:, dqn:); default: the policies registered as bench defaults "
+        help="comma-separated policy ids (see `fedbandit list`), saved models as "
+        "ppo:path.zip (a2c:, dqn:, recurrent_ppo:; a folder fedbandit train wrote names its "
+        "model.zip), or tuned:path.json (a result fedbandit tune saved); default: the "
+        "policies registered as bench defaults "
         "(tag 'default' in `fedbandit list`), or with --setting those of them meant for it",
     )
     b.add_argument(

@@ -29,6 +29,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "setting": "local",
     "out": TRAIN_OUT,
     "instance": "biased",
+    "instances": "train",
 }
 """Where training's defaults differ from bench's: short episodes (many instances per
 update), a setting is required, and the instances are ``biased`` (global means plus
@@ -216,6 +217,11 @@ def refuse_bench_options(args: argparse.Namespace, command: str = "train") -> No
         raise ValueError(
             f"fedbandit {command} draws train instances; --held-out (--instances held_out) "
             "is for evaluating what it saves: fedbandit bench --held-out"
+        )
+    if args.instances == "fixed":
+        raise ValueError(
+            f"fedbandit {command} draws train instances (each episode its own); --instances "
+            "fixed is for benchmarking on one instance: fedbandit bench --instances fixed"
         )
 
 

@@ -255,3 +255,18 @@ _SPEC_FIELDS = (
     "options_entry_point", "settings", "privileged", "bandit", "tags", "cli_options",
     "instances",
 )  # fmt: skip
+
+
+def test_the_help_texts_say_what_the_commands_read(capsys: pytest.CaptureFixture[str]) -> None:
+    """train's help once said --instances defaults to fixed (it trains on train
+    instances, ignoring fixed); bench's named neither recurrent_ppo: nor tuned:."""
+    with pytest.raises(SystemExit):
+        main(["train", "ppo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "held-out instance seeds (default: train)" in text, text
+    line = _refused(["train", "ppo", "--setting", "neighbours", "--instances", "fixed"], capsys)
+    assert "draws train instances (each episode its own)" in line, line
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "recurrent_ppo:" in text and "tuned:path.json" in text, text
