@@ -4,6 +4,8 @@
   run a given :class:`~fedbandit_env.policies.Team`;
 - :class:`AgentVecEnv`: a stable-baselines3 ``VecEnv`` with one sub-env per agent, so one
   model is trained with parameters shared across agents;
+- :class:`AgentVectorEnv`: every agent of a vector env as a sub-env of a Gymnasium
+  ``VectorEnv``, on which Gymnasium's vector wrappers run;
 - :class:`ModelTeam`: any model with ``predict`` (an SB3 model) as a Team, so the runner
   evaluates it on the same scenarios and seeds as the reference policies;
 - :class:`LearnerAmong`: a model in some seats of a reference team, speaking its protocol
@@ -14,12 +16,14 @@ observations themselves; the learner chooses the arm, and its message (when the 
 carries messages) comes from ``message_fn`` (default: zeros).
 """
 
+from fedbandit_env.rl.agent_vector import AgentVectorEnv
 from fedbandit_env.rl.single_agent import SingleAgentEnv
 from fedbandit_env.rl.stack import LearnerStack, load_model
 from fedbandit_env.rl.team import LearnerAmong, ModelTeam
 
 __all__ = [
     "AgentVecEnv",
+    "AgentVectorEnv",
     "LearnerAmong",
     "LearnerStack",
     "ModelTeam",
