@@ -169,9 +169,14 @@ def _paired(policy: str, reference: str, setting: str, trials: int) -> np.ndarra
     eps = 1.0 if setting.endswith("+private") else None
     scenario = Scenario(setting=setting, epsilon=eps, instance="biased", instances="held_out",
                         horizon=200)  # fmt: skip
-    options = {"epsilon": 1.0} if eps else None
-    ours = evaluate(policy, scenario, options, trials=trials, seed=0, record_every=200)
-    theirs = evaluate(reference, scenario, options, trials=trials, seed=0, record_every=200)
+
+    def options(pid: str) -> dict[str, object] | None:  # what the policy reads (gossip_ucb: none)
+        return registry.spec(pid).options({"epsilon": eps}, None) if eps else None
+
+    ours = evaluate(policy, scenario, options(policy), trials=trials, seed=0, record_every=200)
+    theirs = evaluate(
+        reference, scenario, options(reference), trials=trials, seed=0, record_every=200
+    )
     return ours.regret[:, :, -1].mean(axis=1) - theirs.regret[:, :, -1].mean(axis=1)
 
 
@@ -182,13 +187,18 @@ def _paired(policy: str, reference: str, setting: str, trials: int) -> np.ndarra
         ("tuned_ts", "coop_ts", "neighbours"),
         ("tuned_ts", "coop_ts", "gossip"),
         ("tuned_private_ts", "private_coop_ts", "gossip+private"),
+        ("tuned_private_ts", "gossip_ucb", "gossip+private"),
     ],
 )
-def test_the_tuned_references_beat_the_strongest_on_held_out_instances(
+def test_the_tuned_references_beat_these_references_on_held_out_instances(
     policy: str, reference: str, setting: str
 ) -> None:
-    """The issue's claim at T = 200 on 300 held-out instances: the paired difference's
-    95% bootstrap interval lies below 0 (same instances and env seeds for both)."""
+    """At T = 200 on 300 held-out instances the paired difference's 95% bootstrap
+    interval lies below 0 (same instances and env seeds for both). In ``gossip+private``
+    ``gossip_ucb`` is the strongest other reference (measured: ahead of
+    ``private_coop_ts``), and ``tuned_private_ts`` beats it too. In ``gossip`` the
+    strongest is ``coop_ts_relay``, and ``tuned_ts`` only ties it (measured 2026-11-27:
+    +0.09 [-0.24, +0.44] on these 300 instances), so no claim is made against it."""
     diff = _paired(policy, reference, setting, 300)
     rng = np.random.default_rng(0)
     means = diff[rng.integers(diff.size, size=(4000, diff.size))].mean(axis=1)
