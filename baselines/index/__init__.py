@@ -43,6 +43,18 @@ def private_server_options(options: dict[str, Any], problem: Any) -> dict[str, A
     return {"epsilon": options.get("epsilon", 1.0), "period": options.get("period", 1)}
 
 
+def tuned_scenario(name: str) -> dict[str, Any]:
+    """The scenario ``fedbandit tune`` tuned ``tuned/<name>.json`` on (``Scenario.to_dict``):
+    what evaluate compares a run's conditions with (``UntrainedConditionsWarning``).
+
+    Examples:
+        >>> tuned_scenario("tuned_ts")["horizon"]
+        200
+    """
+    scenario: dict[str, Any] = json.loads((TUNED / f"{name}.json").read_text())["scenario"]
+    return scenario
+
+
 def tuned_parameters(name: str) -> dict[str, float]:
     """The parameters ``fedbandit tune`` saved in ``tuned/<name>.json``.
 
@@ -61,7 +73,9 @@ def tuned_ts(**kwargs: Any) -> IndexPolicy:
         >>> tuned_ts().epsilon is None
         True
     """
-    return IndexPolicy(**{**tuned_parameters("tuned_ts"), **kwargs})
+    policy = IndexPolicy(**{**tuned_parameters("tuned_ts"), **kwargs})
+    policy.tuned_on = tuned_scenario("tuned_ts")
+    return policy
 
 
 def tuned_private_ts(epsilon: float = 1.0, **kwargs: Any) -> IndexPolicy:
@@ -72,7 +86,9 @@ def tuned_private_ts(epsilon: float = 1.0, **kwargs: Any) -> IndexPolicy:
         >>> tuned_private_ts(epsilon=2.0).epsilon
         2.0
     """
-    return IndexPolicy(**{**tuned_parameters("tuned_private_ts"), **kwargs}, epsilon=epsilon)
+    policy = IndexPolicy(**{**tuned_parameters("tuned_private_ts"), **kwargs}, epsilon=epsilon)
+    policy.tuned_on = tuned_scenario("tuned_private_ts")
+    return policy
 
 
 __all__ = [
@@ -82,5 +98,6 @@ __all__ = [
     "private_server_options",
     "tuned_parameters",
     "tuned_private_ts",
+    "tuned_scenario",
     "tuned_ts",
 ]

@@ -67,7 +67,9 @@ def learned(name: str, deterministic: bool = False, **kwargs: Any) -> LearnedPol
     options: dict[str, Any] = {"epsilon": stack.get("epsilon"), "name": name}
     options.update(kwargs)
     weights = load_weights(MODELS / f"{name}.npz")
-    return LearnedPolicy(weights, deterministic=deterministic, **options)
+    policy = LearnedPolicy(weights, deterministic=deterministic, **options)
+    policy.tuned_on = record["scenario"]  # evaluate warns at other conditions
+    return policy
 
 
 def learned_options(options: dict[str, Any], problem: Any) -> dict[str, Any]:

@@ -29,6 +29,31 @@ class UntrainedConditionsWarning(UserWarning):
     """A saved model is evaluated at a horizon or on instances it was not trained for."""
 
 
+CONDITIONS = ("setting", "instance", "n_agents", "n_arms", "horizon", "graph", "epsilon")
+"""The scenario fields a tuned or trained policy's conditions are compared on."""
+
+
+def untuned_conditions(tuned_on: Mapping[str, Any], scenario: Scenario) -> list[str]:
+    """How ``scenario`` differs from the scenario a policy was tuned or trained on
+    (``Scenario.to_dict``), one phrase per field of :data:`CONDITIONS` that differs, and
+    a fixed instance where it was tuned on drawn ones.
+
+    Examples:
+        >>> s = Scenario(n_agents=10, n_arms=5, horizon=200, setting="neighbours")
+        >>> untuned_conditions({**s.to_dict(), "horizon": 20000}, s)
+        ['horizon=200 (tuned on 20000)']
+    """
+    now = scenario.to_dict()
+    differ = [
+        f"{key}={now.get(key)!r} (tuned on {tuned_on.get(key)!r})"
+        for key in CONDITIONS
+        if key in tuned_on and tuned_on.get(key) != now.get(key)
+    ]
+    if now.get("instances") == "fixed":
+        differ.append("a fixed instance (tuned on drawn train instances)")
+    return differ
+
+
 TUNED_PREFIX = "tuned:"
 """A policy ``"tuned:path.json"`` is the result ``fedbandit tune`` saved there."""
 
@@ -131,6 +156,14 @@ def evaluate(
     policy = spec.id
     kwargs = dict(options or {})
     team = spec.make(**kwargs)
+    tuned_on = getattr(getattr(team, "policy", team), "tuned_on", None)
+    if isinstance(tuned_on, Mapping) and (differ := untuned_conditions(tuned_on, scenario)):
+        warnings.warn(
+            f"{spec.id} runs on {', '.join(differ)}: it was tuned (or trained) for other "
+            "conditions, so its results say how it transfers",
+            UntrainedConditionsWarning,
+            stacklevel=2,
+        )
     team, kwargs, scenario = one_noise(spec, team, kwargs, scenario)
     n, m = scenario.n_agents, scenario.n_arms
     needs = merged = team.requirements(n, m)

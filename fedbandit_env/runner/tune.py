@@ -37,7 +37,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
-from fedbandit_env.runner.evaluate import UntrainedConditionsWarning
+from fedbandit_env.runner.evaluate import UntrainedConditionsWarning, untuned_conditions
 from fedbandit_env.runner.vector_trials import run_episodes
 from fedbandit_env.seeding import spawn
 
@@ -251,15 +251,7 @@ def tuned_policy(path: str | Path, scenario: Any) -> tuple[registry.PolicySpec, 
             f"{path}: {result.policy} has no tunable parameter(s) {unknown} (it tunes "
             f"{sorted(box)})"
         )
-    tuned_on = result.scenario
-    now = scenario.to_dict()
-    differ = [
-        f"{key}={now.get(key)!r} (tuned on {tuned_on.get(key)!r})"
-        for key in ("setting", "instance", "n_agents", "n_arms", "horizon", "graph", "epsilon")
-        if key in tuned_on and tuned_on.get(key) != now.get(key)
-    ]
-    if now.get("instances") == "fixed":
-        differ.append("a fixed instance (tuned on drawn train instances)")
+    differ = untuned_conditions(result.scenario, scenario)
     if differ:
         warnings.warn(
             f"{path} runs on {', '.join(differ)}: its parameters were not tuned for this",

@@ -116,6 +116,10 @@ class VectorPolicy(ABC):
     """
 
     name: str = "vector"
+    tuned_on: dict[str, Any] | None = None
+    """The scenario (``Scenario.to_dict``) the policy's parameters were tuned or trained
+    on, if any: ``evaluate`` warns (``UntrainedConditionsWarning``) when it runs on other
+    conditions (setting, instance kind, size, horizon, graph, epsilon)."""
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """What the env must provide (default: nothing; ask for ``message_dim`` to talk)."""

@@ -203,3 +203,18 @@ def test_the_tuned_references_beat_these_references_on_held_out_instances(
     rng = np.random.default_rng(0)
     means = diff[rng.integers(diff.size, size=(4000, diff.size))].mean(axis=1)
     assert np.quantile(means, 0.975) < 0, (diff.mean(), np.quantile(means, [0.025, 0.975]))
+
+
+@pytest.mark.parametrize("name", ["tuned_ts", "learned_neighbours"])
+def test_a_registered_tuned_policy_warns_at_conditions_it_was_not_tuned_for(name: str) -> None:
+    """As a ``tuned:`` file does (issue 64): at T = 300 it warns, naming the horizon; at
+    its own conditions it does not."""
+    if name not in registry.policy_ids():
+        pytest.skip(f"{name} is not shipped in this checkout")
+    other = Scenario(horizon=300, setting="neighbours", instances="held_out")
+    with pytest.warns(UntrainedConditionsWarning, match=r"horizon=300 \(tuned on 200\)"):
+        evaluate(name, other, trials=1)
+    own = Scenario(horizon=200, setting="neighbours", instances="held_out")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UntrainedConditionsWarning)
+        evaluate(name, own, trials=1)
