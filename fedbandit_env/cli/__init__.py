@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 from fedbandit_env.extras import MissingExtra
@@ -131,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ...     print(stop.code)
         2
     """
+    shown = warnings.formatwarning
+    warnings.formatwarning = _one_line  # a warning reads as the errors do: one line
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
@@ -140,6 +143,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = " (rerun with --resume to go on: finished policies are kept)"
         print(f"fedbandit: interrupted{hint}", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = shown
+
+
+def _one_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    r"""A warning as the command prints it: ``fedbandit: warning: <message>``.
+
+    Examples:
+        >>> _one_line("T is long", UserWarning, "x.py", 1)
+        'fedbandit: warning: T is long\n'
+    """
+    return f"fedbandit: warning: {message}\n"
 
 
 def _main(argv: list[str]) -> int:

@@ -270,3 +270,20 @@ def test_the_help_texts_say_what_the_commands_read(capsys: pytest.CaptureFixture
         main(["bench", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "recurrent_ppo:" in text and "tuned:path.json" in text, text
+
+
+def test_a_warning_reads_as_one_line(tmp_path: Path) -> None:
+    """A tuned reference away from its conditions warns, in the command's one-line form
+    (not Python's ``path:line: Category`` with the source line under it). A subprocess:
+    pytest records warnings instead of printing them."""
+    import subprocess
+    import sys
+
+    argv = ["bench", "--policies", "tuned_ts", "--setting", "neighbours", "--horizon", "30",
+            "--trials", "1", "--no-plot", "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "fedbandit_env.cli", *argv], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "fedbandit: warning: tuned_ts runs on horizon=30 (tuned on 200)" in done.stderr
+    assert "UntrainedConditionsWarning" not in done.stderr and ".py:" not in done.stderr
