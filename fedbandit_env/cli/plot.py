@@ -27,9 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=None, help="folder for the PNGs (default: the results')"
     )
     parser.add_argument("--log-x", action="store_true", help="logarithmic step axis")
-    parser.add_argument(
-        "--log-y", action="store_true", help="symmetric-log regret axis (small curves visible)"
-    )
+    y = parser.add_mutually_exclusive_group()
+    y.add_argument("--log-y", dest="log_y", action="store_const", const=True, default=None,
+                   help="log regret axis (default: log when the final regrets span more "
+                   "than 20x, else linear)")  # fmt: skip
+    y.add_argument("--linear-y", dest="log_y", action="store_const", const=False,
+                   help="linear regret axis whatever the span")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> None:

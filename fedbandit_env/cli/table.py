@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         default=None,
         help="also a paired table against this policy (same trials, same instances): the "
-        "mean paired difference, the share of trials lower, IQM and the probability of "
-        "improvement, each with a bootstrap 95%% interval",
+        "mean paired difference, the share of trials lower, each IQM and the probability "
+        "of improvement, each with a bootstrap 95%% interval (rliable's 50,000 "
+        "resamples; a warning under 20 trials); over several tables (settings, "
+        "horizons) also an aggregate: the mean probability of improvement and IQM ratio "
+        "with stratified intervals",
     )
     parser.add_argument(
         "--into",
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> None:
                 raise SystemExit(f"fedbandit table: {page}: {err}") from None
             pages.append(page)
     out: list[str] = []
+    tasks: list[list[dict[str, Any]]] = []
     groups: dict[tuple[str, str, int], list[Any]] = {}
     for results in args.results:
         table = find_table(results)
@@ -100,14 +105,31 @@ def run(args: argparse.Namespace) -> None:
         out.append(("\n" if i else "") + (f"**{title}**\n" if args.markdown else title))
         out.append(markdown_table(group) if args.markdown else format_table(group))
         if args.against is not None:
-            from fedbandit_env.runner.paired import format_paired, paired_rows
+            from fedbandit_env.runner.paired import MIN_TRIALS, format_paired, paired_rows
 
             try:
                 rows = paired_rows(group, args.against)
             except ValueError as err:
                 raise SystemExit(f"fedbandit table: {err}") from None
+            few = min((r["n"] for r in rows), default=MIN_TRIALS)
+            if few < MIN_TRIALS:
+                print(
+                    f"fedbandit: warning: {title}: {few} paired trial(s) against "
+                    f"{args.against}; under {MIN_TRIALS} a bootstrap interval under-covers "
+                    "(with one trial it is a point): bench more --trials",
+                    file=sys.stderr,
+                )
+            tasks.append(rows)
             out.append(f"\npaired against {args.against} (lower is better):")
             out.append(format_paired(rows, markdown=args.markdown))
+    if len(tasks) > 1:
+        from fedbandit_env.runner.paired import aggregate, format_aggregate
+
+        out.append(
+            f"\naggregate over the {len(tasks)} tables against {args.against} (stratified "
+            "bootstrap; IQM ratio below 1 and P(improvement) above 0.5 are better):"
+        )
+        out.append(format_aggregate(aggregate(tasks), markdown=args.markdown))
     text = "\n".join(out) + "\n"
     if not pages:
         print(text, end="")

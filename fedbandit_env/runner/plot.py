@@ -1,5 +1,7 @@
-"""Regret plots as the papers draw them: mean over trials with a min-max band, one
-colour per policy in every figure."""
+"""Regret plots as the papers draw them: mean over trials with a min-max band, a colour
+and line style per policy that no other line of the figure shares, a log regret axis
+where the policies' regrets span orders of magnitude, and one legend outside the panels,
+best policy first."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def _save(plt: Any, fig: Any, path: Path, title: str) -> Path:
         fig.suptitle(title)
     fig.tight_layout()
     with atomic_path(path) as tmp:  # a half-drawn PNG never replaces a good one
-        fig.savefig(tmp, dpi=120)
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")  # the legend outside included
     plt.close(fig)
     return path
 
@@ -81,22 +83,59 @@ def figure_colours(policies: Sequence[str]) -> dict[str, str]:
     return colours
 
 
+LINESTYLES = ("-", "--", ":", "-.")
+"""A figure's line styles: its first ten policies solid, the next ten dashed, ..."""
+LOG_SPAN = 20.0
+"""``plot_regret`` draws regret on a log axis when the policies' final regrets span more
+than this factor (random's thousands would flatten the best policies into the bottom
+percent of a linear axis)."""
+
+
+def figure_styles(policies: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """A colour and a line style per policy of a line figure, no two alike and no two
+    near: the figure's policies in registration order (other names after, by name) take
+    tab10's ten colours, then the same ten dashed, dotted, dash-dotted. The same set of
+    policies is drawn alike in every figure.
+
+    Examples:
+        >>> s = figure_styles(["random", "coop_ts", "gossip_ucb"])
+        >>> len({v for v in s.values()}), s["gossip_ucb"][1]
+        (3, '-')
+        >>> many = figure_styles([f"m{i}" for i in range(12)])
+        >>> sorted({style for _, style in many.values()})
+        ['-', '--']
+    """
+    from fedbandit_env import registry
+
+    ids = registry.policy_ids()
+    rank = {p: i for i, p in enumerate(ids)}
+    unique = list(dict.fromkeys(policies))
+    ordered = sorted(unique, key=lambda p: (p not in rank, rank.get(p, 0), p))
+    tab10 = PALETTE[:10]
+    return {
+        p: (tab10[k % 10], LINESTYLES[(k // 10) % len(LINESTYLES)]) for k, p in enumerate(ordered)
+    }
+
+
 def plot_regret(
     curves: Sequence[RegretCurves],
     path: str | Path,
     title: str = "",
     log_x: bool = False,
-    log_y: bool = False,
+    log_y: bool | None = None,
 ) -> Path:
     """Save a two-panel PNG: per-agent regret (mean over agents) and the network's
-    communication cost against the step.
+    communication cost against the step, with one legend for both outside the panels.
 
-    Each policy is a line (mean over trials) in its own colour (:func:`policy_colour`,
-    the same in every figure where no earlier line holds it: :func:`figure_colours`)
-    with a shaded band from the smallest to the largest trial, the convention of Zhu et
-    al.'s Fig. 2. A band narrower than the line is said so in the legend (``spread <
-    line``), and a curve identical to an earlier one is dashed
-    and labelled ``= other`` (CDP-, DDP- and HDP-MAB coincide on some instances).
+    Each policy is a line (mean over trials) with a shaded band from the smallest to the
+    largest trial (the convention of Zhu et al.'s Fig. 2), in a colour and line style no
+    other line of the figure has (:func:`figure_styles`). The legend lists the policies
+    best first (lowest final regret), each with its final mean regret, so the order of
+    the figure is the order of the table. ``log_y=None`` (the default) draws regret on a
+    log axis when the final regrets span more than :data:`LOG_SPAN` times, else linear.
+    A band narrower than the line is said so in the legend (``spread < line``); a curve
+    identical to an earlier one is labelled ``= other`` (CDP-, DDP- and HDP-MAB coincide
+    on some instances).
 
     Examples:
         >>> import tempfile, os, numpy as np
@@ -107,24 +146,31 @@ def plot_regret(
     plt = _pyplot()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    finals = {c.policy: float(c.per_agent[:, -1].mean()) if c.per_agent.size else 0.0
+              for c in curves}  # fmt: skip
+    positive = [v for v in finals.values() if v > 0]
+    if log_y is None:
+        log_y = bool(positive) and max(positive) > LOG_SPAN * min(positive)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     drawn: list[tuple[str, np.ndarray]] = []
-    colours = figure_colours([c.policy for c in curves])
+    styles = figure_styles([c.policy for c in curves])
     top = max((float(c.per_agent.max()) for c in curves if c.per_agent.size), default=1.0)
+    handles = []
     for c in curves:
         mean = c.per_agent.mean(axis=0)
         low, high = c.per_agent.min(axis=0), c.per_agent.max(axis=0)
         same = next((name for name, m in drawn if np.array_equal(m, mean)), None)
         drawn.append((c.policy, mean))
-        label = c.policy if same is None else f"{c.policy} (= {same})"
+        label = f"{c.policy}  {finals[c.policy]:.3g}"
+        if same is not None:
+            label += f" (= {same})"
         if c.per_agent.shape[0] > 1 and float((high - low).max()) < 0.005 * max(top, 1e-12):
             label += " (spread < line)"
-        colour = colours[c.policy]
-        style = "--" if same is not None else "-"
-        axes[0].plot(c.t, mean, style, color=colour, label=label, lw=1.8)
-        axes[0].fill_between(c.t, low, high, color=colour, alpha=0.25, lw=0)
-        cost = c.comm_cost.mean(axis=0)
-        axes[1].plot(c.t, cost, style, color=colour, label=c.policy, lw=1.8)
+        colour, style = styles[c.policy]
+        (line,) = axes[0].plot(c.t, mean, style, color=colour, label=label, lw=1.8)
+        axes[0].fill_between(c.t, low, high, color=colour, alpha=0.18, lw=0)
+        axes[1].plot(c.t, c.comm_cost.mean(axis=0), style, color=colour, lw=1.8)
+        handles.append((finals[c.policy], line, label))
     for ax, ylabel in zip(
         axes, ("per-agent regret (mean over agents)", "communication cost (network)"), strict=True
     ):
@@ -134,11 +180,18 @@ def plot_regret(
         if log_x:
             ax.set_xscale("log")
     if log_y:
-        axes[0].set_yscale("symlog", linthresh=1.0)  # the oracle's near-0 curve stays visible
+        low_end = min(positive) / 10 if positive else 1.0
+        axes[0].set_yscale("symlog", linthresh=max(low_end, 1e-3))  # 0 at t = 0 stays drawn
+        axes[0].set_ylabel("per-agent regret (mean over agents, log)")
     costs = [float(c.comm_cost.max()) for c in curves if c.comm_cost.size]
     if any(costs) and max(costs) > 100 * min((x for x in costs if x > 0), default=1.0):
         axes[1].set_yscale("symlog", linthresh=1.0)
-    axes[0].legend(loc="upper left", fontsize="small")
+    handles.sort(key=lambda h: h[0])
+    fig.legend(
+        [h[1] for h in handles], [h[2] for h in handles], loc="center left",
+        bbox_to_anchor=(1.0, 0.5), fontsize="small", frameon=False,
+        title="final regret, best first",
+    )  # fmt: skip
     return _save(plt, fig, path, title)
 
 
@@ -254,7 +307,10 @@ def find_table(results: str | Path) -> Path:
 
 
 def plot_results(
-    results: str | Path, out: str | Path | None = None, log_x: bool = False, log_y: bool = False
+    results: str | Path,
+    out: str | Path | None = None,
+    log_x: bool = False,
+    log_y: bool | None = None,
 ) -> list[Path]:
     """Redraw the figures of saved results (``fedbandit plot``).
 
