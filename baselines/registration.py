@@ -7,13 +7,15 @@ registering imports nothing, a policy's module is imported when it is first made
 
 ``settings`` names the information settings (:mod:`fedbandit_env.settings`) a policy
 is meant for; local UCB1 and random run in any. The oracle is ``privileged``: it pools
-every agent's raw rewards, outside any setting, as the ceiling of every table.
+every agent's raw rewards, outside any setting: every table's pooled reference (not an
+upper bound: cooperative Thompson sampling beats its UCB index).
 
 Adding a family: a folder ``baselines/<family>/`` (policies, compiled mathematics,
 batched trial loop) and its ``register`` calls here. ``tags`` tell the core its roles
 (:data:`fedbandit_env.registry.TAGS`): ``default`` (``fedbandit bench`` runs it, in
-registration order), ``floor`` / ``ceiling`` (every table's bounds), ``local`` (the
-no-communication reference), ``speed`` (measured by ``fedbandit speed``).
+registration order), ``floor`` / ``pooled`` (every table's random floor and pooled
+oracle), ``local`` (the no-communication reference), ``speed`` (measured by ``fedbandit
+speed``), ``strongest`` (measured so by the yardstick, docs/yardstick.md).
 
 The linear family (Dubey & Pentland) runs on linear scenarios only (``--instance
 dubey``); ``fedlin_ucb_dp`` is FedUCB *as published* and is **not private** (its
@@ -172,7 +174,7 @@ def register_policies() -> None:
         kwargs={"share": "hold"},
         fast_entry_point="baselines.thompson.fast:run_coop_ts",
         settings=coop,
-        tags=("default", "speed", "strongest"),
+        tags=("default", "speed"),  # beaten by tuned_ts in both (docs/yardstick.md)
     )
     register(
         "coop_ts_relay",
@@ -333,7 +335,7 @@ def register_policies() -> None:
                 "baselines.learned:learned_options" if setting.endswith("+private") else None
             ),
             settings=(setting,),
-            tags=("learned",),
+            tags=("learned", "strongest"),  # measured so: docs/yardstick.md
         )
     register(
         "local_ucb",
@@ -365,8 +367,8 @@ def register_policies() -> None:
         description="centralized UCB1 on every agent's rewards, all pulling one arm",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_oracle",
-        privileged=True,  # the ceiling of every table: raw rewards of all, no setting
-        tags=("default", "ceiling"),
+        privileged=True,  # every table's pooled reference: raw rewards of all, no setting
+        tags=("default", "pooled"),
     )
     register(
         "random",
@@ -453,10 +455,10 @@ def register_policies() -> None:
     register(
         "pooled_lin_ucb",
         "baselines.linear:PooledLinUCB",
-        description="centralized OFUL on every agent's data (the linear ceiling)",
+        description="centralized OFUL on every agent's data (the linear pooled reference)",
         family="linear",
         fast_entry_point="baselines.linear.fast:run_pooled_lin_ucb",
         privileged=True,
         bandit="linear",
-        tags=("default", "ceiling"),
+        tags=("default", "pooled"),
     )

@@ -75,11 +75,15 @@ TAGS: dict[str, str] = {
     "default": "fedbandit bench runs it when no --policies are given (on its kind of "
     "bandit; with --setting, if it is meant for that setting)",
     "floor": "the lower bound every table shows (compare() and bench add it)",
-    "ceiling": "the upper bound every table shows (compare() and bench add it)",
+    "pooled": "the pooled reference every table shows (compare() and bench add it): "
+    "privileged, one learner on every agent's raw rewards; a reference outside the "
+    "setting, not an upper bound (cooperative policies can beat its index)",
     "local": "the no-communication reference: a lone learner's teammates by default",
     "speed": "measured by fedbandit speed (needs a fast path)",
-    "strongest": "among the strongest references of the settings it runs in: what fedbandit "
-    "train and tune suggest benching a result beside",
+    "strongest": "measured among the strongest of a setting with messages by the yardstick "
+    "(docs/yardstick.md: the best row and every row whose interval overlaps it; a test "
+    "keeps the tags in step with the page): what fedbandit train and tune suggest "
+    "benching a result beside",
     "tunable": "a vector policy with TUNABLE parameters: what fedbandit tune searches by "
     "default in the settings it runs in",
     "learned": "a trained network shipped as a reference (its weights in the package; the "
@@ -175,13 +179,13 @@ class PolicySpec:
             arguments the command line's setting options give this policy.
         settings: The information settings (:data:`fedbandit_env.settings.SETTINGS`)
             the policy is meant for; ``None``: any that gives it what it needs.
-        privileged: A bound, not a competitor (the oracle that pools every agent's raw
-            rewards): in a setting it runs on its own env, outside the setting, and
-            results mark it.
+        privileged: A reference outside the contest, not a competitor (the oracle that
+            pools every agent's raw rewards; not an upper bound): in a setting it runs
+            on its own env, outside the setting, and results mark it.
         bandit: The bandit it plays: ``"mab"`` (``federated_mab_v0``, the default),
             ``"linear"`` (``federated_linear_v0``) or ``"any"``; the runner refuses it on
             the other kind with a clear error.
-        tags: Its roles, from :data:`TAGS` (``"default"``, ``"floor"``, ``"ceiling"``,
+        tags: Its roles, from :data:`TAGS` (``"default"``, ``"floor"``, ``"pooled"``,
             ``"local"``, ``"speed"``): where ``bench``, ``compare``, ``train`` and
             ``speed`` use it without being told its id.
         instances: The instance kinds (``Scenario.instance``) it is meant for (``None``:
@@ -223,6 +227,11 @@ class PolicySpec:
             raise TypeError(f"tags of {self.id!r} must be a collection of names, got {self.tags!r}")
         object.__setattr__(self, "tags", frozenset(self.tags))
         unknown_tags = sorted(self.tags - set(TAGS))
+        if "ceiling" in unknown_tags:  # renamed: the oracle is not an upper bound
+            raise ValueError(
+                f"tags of {self.id!r}: the tag 'ceiling' is now 'pooled' (the pooled oracle "
+                "is a privileged reference, not an upper bound)"
+            )
         if unknown_tags:
             raise ValueError(
                 f"tags of {self.id!r} must be among {sorted(TAGS)}, got {unknown_tags}"
@@ -492,7 +501,7 @@ def tagged(tag: str, bandit: str = "mab") -> list[str]:
         ValueError: For an unknown tag or bandit kind.
 
     Examples:
-        >>> tagged("floor"), tagged("ceiling"), tagged("ceiling", "linear")
+        >>> tagged("floor"), tagged("pooled"), tagged("pooled", "linear")
         (['random'], ['oracle_ucb'], ['pooled_lin_ucb'])
     """
     if tag not in TAGS:

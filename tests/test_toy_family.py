@@ -109,7 +109,7 @@ def test_it_is_compared_between_the_registered_bounds(toy_file: Path) -> None:
     assert [c.policy for c in curves] == [
         "toy",
         *registry.tagged("floor"),
-        *registry.tagged("ceiling"),
+        *registry.tagged("pooled"),
     ]
     assert np.allclose(curves[0].final_per_agent, 40 * s.problem().gaps[2])
 

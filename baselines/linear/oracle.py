@@ -2,8 +2,8 @@
 
 A central controller reads every agent's chosen vector and reward at every step (no
 communication cost, no privacy) and keeps one ``V = lambda I + sum_i sum_t x x^T``:
-the ceiling of every federated linear policy, as ``oracle_ucb`` is for the multi-armed
-ones. Each agent still chooses from its *own* decision set with the pooled estimate.
+the pooled reference of every federated linear table, as ``oracle_ucb`` is for the
+multi-armed ones. Each agent still chooses from its *own* decision set with the pooled estimate.
 Reading chosen: the step's pairs are added in agent order before anyone chooses again,
 and the confidence width is OFUL's for the pooled ``V`` (one learner, ``M = 1``).
 """

@@ -178,6 +178,9 @@ def _main(argv: list[str]) -> int:
             rest = list(argv)
             rest.remove(args.command)
             args = parser.parse_args([args.command, *config_args(args.config), *rest])
+        epsilon = getattr(args, "epsilon", 1.0)
+        if isinstance(epsilon, float) and not epsilon > 0:  # NaN too: it ran silently
+            raise ValueError(f"--epsilon must be > 0 (inf: no privacy), got {epsilon}")
         module.run(args)
     except (ValueError, MissingExtra) as err:  # a TypeError is a bug: its traceback shows
         parser.exit(2, f"fedbandit: error: {err}\n")

@@ -471,6 +471,7 @@ __all__ = [
     "import_modules",
     "parse_clip",
     "parse_components",
+    "parse_count",
     "parse_policies",
     "policy_kwargs",
     "scenario_from_args",

@@ -366,7 +366,7 @@ def run(args: argparse.Namespace) -> None:
         dict.fromkeys(
             strongest
             + registry.tagged("local", bandit)
-            + registry.tagged("ceiling", bandit)
+            + registry.tagged("pooled", bandit)
             + registry.tagged("floor", bandit)
         )
     )

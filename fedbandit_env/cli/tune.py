@@ -30,6 +30,10 @@ TUNE_DEFAULTS: dict[str, Any] = {
     "instances": "train",
 }
 """The learning default (as ``fedbandit train``'s): ``biased`` train instances, T = 200."""
+GENERATIONS = 16
+"""The search's length when no ``--budget`` is given: this many generations at any
+horizon (the budget scales with population x episodes x N x T, so T = 20,000 is 100
+times T = 200's 49M agent-steps, and the long-run warning says how long that takes)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         >>> a = p.parse_args(["--budget", "1e6"])
         >>> a.policy, a.budget, a.setting, a.instances, a.population
         (None, 1000000, 'neighbours', 'train', 24)
+        >>> p.parse_args([]).budget is None  # GENERATIONS generations at any horizon
+        True
     """
     add_setting_options(parser, out=TUNE_OUT)
     parser.set_defaults(**TUNE_DEFAULTS)
@@ -53,9 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget",
         type=parse_count,
-        default=50_000_000,
+        default=None,
         help="agent-steps the search may play (generations = budget / (population x "
-        "episodes x N x T))",
+        f"episodes x N x T)); default: {GENERATIONS} generations at any horizon, "
+        "49M agent-steps at N = 10, T = 200",
     )
     parser.add_argument(
         "--population", type=parse_count, default=24, help="candidates per generation"
@@ -129,11 +136,20 @@ def run(args: argparse.Namespace) -> None:
     scenario = scenario_from_args(args)
     fixed = spec.options({"epsilon": args.epsilon}, None) if private else {}
     per_generation = args.population * args.episodes * scenario.n_agents * scenario.horizon
-    generations = args.budget // per_generation
+    budget = GENERATIONS * per_generation if args.budget is None else args.budget
+    generations = budget // per_generation
     if generations < 1:
         raise ValueError(
-            f"--budget {args.budget} is below one generation ({per_generation} agent-steps: "
-            "population x episodes x N x T)"
+            f"--budget {args.budget} is below one generation ({per_generation:,} agent-steps "
+            f"at T = {scenario.horizon}: population x episodes x N x T); {GENERATIONS} "
+            f"generations, the default, need --budget {GENERATIONS * per_generation:.3g}"
+        )
+    if generations < 4:
+        print(
+            f"fedbandit: warning: --budget {args.budget} is {generations} generation(s) at "
+            f"T = {scenario.horizon}: the search barely moves from its start ({GENERATIONS} "
+            f"generations, the default, need --budget {GENERATIONS * per_generation:.3g})",
+            file=sys.stderr,
         )
     out = Path(args.out)
     if out.suffix != ".json":  # a folder: one file per setting
@@ -151,7 +167,8 @@ def run(args: argparse.Namespace) -> None:
         f"tuning {policy} in the {args.setting!r} setting on train instances of "
         f"{scenario.distribution_name}, T={scenario.horizon}: {generations} generations of "
         f"{args.population} candidates x {args.episodes} episodes "
-        f"({generations * per_generation:,} agent-steps)"
+        f"({generations * per_generation:,} agent-steps, about {seconds / 60:.0f} min at "
+        f"{FAST_RATE / 1e6:.0f} M agent-steps/s)"
     )
     result = tune(
         policy, scenario, generations=generations, population=args.population,

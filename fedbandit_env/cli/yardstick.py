@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     """Measure, print each row as it comes, and write the page."""
     from fedbandit_env.files import check_page, write_text_atomic
-    from fedbandit_env.runner.yardstick import format_row, markdown, yardstick
+    from fedbandit_env.runner.yardstick import format_row, markdown, strongest, yardstick
 
     horizon = max(2, args.horizon // 4) if args.quick else args.horizon
     trials = max(2, int(args.trials / 2.5)) if args.quick else args.trials
@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> None:
         epsilon=args.epsilon, report=lambda r: print(format_row(r), flush=True),
     )  # fmt: skip
     print(f"{len(rows)} rows in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    for setting, best in strongest(rows).items():
+        print(f"strongest in {setting}: {', '.join(best)}")
     if args.markdown is not None:
         command = "fedbandit yardstick" + (" --docs" if args.markdown == DOCS_PAGE else "")
         write_text_atomic(args.markdown, markdown(rows, conditions, command))

@@ -1,6 +1,6 @@
 """``fedbandit bench`` from Python: several policies (ids, saved models, specs, or a
-user's own factories) on one scenario, in one information setting, with the floor and
-ceiling of the table added.
+user's own factories) on one scenario, in one information setting, with the table's
+floor (random) and pooled reference (the privileged oracle) added.
 
 Examples:
     >>> from fedbandit_env.policies import FixedArm
@@ -25,17 +25,18 @@ PolicyLike = str | registry.PolicySpec | Callable[..., Any]
 """What :func:`compare` takes: an id, a saved model ``"ppo:path.zip"``, a spec, a factory."""
 
 
-def floor_and_ceiling(linear: bool) -> list[str]:
-    """The bounds every table shows (issue 14: "random and the oracle always shown"):
-    the policies registered with the tags ``floor`` then ``ceiling`` that play the
-    scenario's bandit.
+def floor_and_pooled(linear: bool) -> list[str]:
+    """The references every table shows (issue 14: "random and the oracle always
+    shown"): the policies registered with the tags ``floor`` then ``pooled`` that play
+    the scenario's bandit. The pooled oracle is a reference outside the setting, not an
+    upper bound: cooperative Thompson sampling beats its UCB index (docs/yardstick.md).
 
     Examples:
-        >>> floor_and_ceiling(False), floor_and_ceiling(True)
+        >>> floor_and_pooled(False), floor_and_pooled(True)
         (['random', 'oracle_ucb'], ['pooled_lin_ucb'])
     """
     bandit = "linear" if linear else "mab"
-    return registry.tagged("floor", bandit) + registry.tagged("ceiling", bandit)
+    return registry.tagged("floor", bandit) + registry.tagged("pooled", bandit)
 
 
 def policy_name(policy: str | registry.PolicySpec | Callable[..., Any]) -> str:
@@ -104,7 +105,7 @@ def compare(
         trials: Trials per policy (trial ``j`` plays the same instance for every policy).
         seed: Seed of the experiment.
         options: Constructor options per label (``{"fed_ucb": {"epsilon": 1.0}}``).
-        bounds: Add :func:`floor_and_ceiling` (those not already listed).
+        bounds: Add :func:`floor_and_pooled` (those not already listed).
         record_every: Record every ``k`` steps (default ``T // 100``).
         workers: Threads of the fast path.
         progress: Show progress bars.
@@ -121,7 +122,7 @@ def compare(
         raise ValueError(f"options name labels that are not compared: {sorted(unknown)}")
     if bounds:
         named = {p for p in items.values() if isinstance(p, str)}
-        for pid in floor_and_ceiling(scenario.linear):
+        for pid in floor_and_pooled(scenario.linear):
             if pid not in named and pid not in items:
                 items[pid] = pid
     every = record_every or max(1, scenario.horizon // 100)
@@ -132,4 +133,4 @@ def compare(
     ]  # fmt: skip
 
 
-__all__ = ["PolicyLike", "compare", "floor_and_ceiling", "policy_label", "policy_name"]
+__all__ = ["PolicyLike", "compare", "floor_and_pooled", "policy_label", "policy_name"]

@@ -145,6 +145,30 @@ def yardstick(
     return rows
 
 
+def strongest(rows: Sequence[YardstickRow]) -> dict[str, list[str]]:
+    """The measured strongest of each setting: the best non-privileged row (lowest mean
+    regret) and every non-privileged row whose 95% interval overlaps the best's (its
+    lower end at or below the best's upper end), best first. What the ``strongest`` tag
+    follows (a test compares the tags with the committed page).
+
+    Examples:
+        >>> rows = [YardstickRow("gossip", "a", 4.0, 3.0, 5.0, 6.0, 1, 1, 1, 20),
+        ...         YardstickRow("gossip", "b", 4.5, 4.8, 5.2, 6.0, 1, 1, 1, 20),
+        ...         YardstickRow("gossip", "c", 9.0, 8.0, 10.0, 12.0, 1, 1, 1, 20),
+        ...         YardstickRow("gossip", "o", 1.0, 0.5, 1.5, 2.0, 0, 0, 0, 20, True)]
+        >>> strongest(rows)
+        {'gossip': ['a', 'b']}
+    """
+    out: dict[str, list[str]] = {}
+    for setting in dict.fromkeys(r.setting for r in rows):
+        here = sorted(
+            (r for r in rows if r.setting == setting and not r.privileged), key=lambda r: r.mean
+        )
+        if here:
+            out[setting] = [r.policy for r in here if r.lo <= here[0].hi]
+    return out
+
+
 def _number(x: float) -> str:
     if not np.isfinite(x):
         return "inf"
@@ -191,18 +215,26 @@ def markdown(rows: Sequence[YardstickRow], conditions: str, command: str) -> str
         "settings' tree and a policy's own mechanism both report theirs, so rows of",
         "different settings compare at the same epsilon). Links are counted as the env",
         "counts them for its cost: a peer edge used in a step once, a server upload once.",
-        "`*`: privileged, outside the setting (the oracle pools every agent's raw rewards:",
-        "the ceiling, not a competitor). The policies' descriptions:",
-        "[Policies](reference/policies.md) and [the strongest references](references.md).",
+        "`*`: privileged, outside the setting (the pooled oracle is one UCB on every",
+        "agent's raw rewards: cooperative Thompson sampling can beat its index, so it is",
+        "a reference outside the contest, not an upper bound). `strongest`: the best",
+        "row that is not privileged and every row whose interval overlaps its interval:",
+        "the policies tagged `strongest` are these (a test keeps the tags in step with",
+        "this page). The policies' descriptions: [Policies](reference/policies.md) and",
+        "[the strongest references](references.md).",
         "",
         f"- conditions: {conditions}",
         measured_line(),
         "",
     ]
+    best = strongest(rows)
     for setting in dict.fromkeys(r.setting for r in rows):
         here = sorted((r for r in rows if r.setting == setting), key=lambda r: r.mean)
+        named = ", ".join(f"`{p}`" for p in best.get(setting, []))
         out += [
             f"## `{setting}`",
+            "",
+            f"strongest: {named}",
             "",
             "| policy | regret at T [95% CI] | p90 | message | links | sends | epsilon |",
             "|---|---|---|---|---|---|---|",
@@ -222,6 +254,7 @@ __all__ = [
     "YardstickRow",
     "format_row",
     "markdown",
+    "strongest",
     "yardstick",
     "yardstick_policies",
     "yardstick_settings",

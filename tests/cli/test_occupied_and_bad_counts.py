@@ -72,7 +72,7 @@ def test_a_budget_of_years_is_announced_before_the_search(
     err = capsys.readouterr().err
     assert "fedbandit: warning: this run takes about" in err and "lower --budget" in err
     with pytest.raises(SystemExit):
-        main(["tune", "--setting", "neighbours", "--out", str(tmp_path), "--budget", "1e7"])
+        main(["tune", "--setting", "neighbours", "--out", str(tmp_path), "--budget", "5e7"])
     assert "warning" not in capsys.readouterr().err
 
 
@@ -287,3 +287,47 @@ def test_a_warning_reads_as_one_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "fedbandit: warning: tuned_ts runs on horizon=30 (tuned on 200)" in done.stderr
     assert "UntrainedConditionsWarning" not in done.stderr and ".py:" not in done.stderr
+
+
+def test_tune_scales_its_default_budget_with_the_horizon(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 64: without --budget the search runs GENERATIONS generations at any horizon
+    (it was refused at T = 20,000) and says how long that takes; a budget under
+    one generation names the budget the horizon needs; a few generations are warned
+    about."""
+    from fedbandit_env.cli.tune import GENERATIONS
+
+    seen: dict[str, int] = {}
+
+    def stop(*args: object, generations: int, **kwargs: object) -> None:
+        seen["generations"] = generations
+        raise ValueError("search reached")
+
+    monkeypatch.setattr("fedbandit_env.runner.tune.tune", stop)
+    base = ["tune", "--setting", "neighbours", "--out", str(tmp_path / "t.json")]
+    with pytest.raises(SystemExit):
+        main([*base, "--horizon", "20000"])
+    assert seen.pop("generations") == GENERATIONS
+    out = capsys.readouterr().out
+    assert f"{GENERATIONS} generations" in out and "4,915,200,000 agent-steps, about 16 min" in out
+    line = _refused([*base, "--horizon", "20000", "--budget", "1e8"], capsys)
+    assert "need --budget 4.92e+09" in line and "generations" not in seen, line
+    with pytest.raises(SystemExit):
+        main([*base, "--horizon", "20000", "--budget", "1e9"])
+    assert seen["generations"] == 3
+    assert "is 3 generation(s) at T = 20000" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["bench", "tune", "yardstick"])
+@pytest.mark.parametrize("value", ["nan", "0", "-1"])
+def test_an_epsilon_that_is_no_privacy_level_is_refused(
+    command: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 64: ``--epsilon nan`` ran silently with non-private policies."""
+    argv = [command, "--epsilon", value]
+    if command != "yardstick":
+        argv += ["--out", str(tmp_path)]
+    line = _refused(argv, capsys)
+    assert line.startswith("fedbandit: error: --epsilon must be > 0 (inf: no privacy)"), line
+    assert not list(tmp_path.iterdir())

@@ -126,7 +126,7 @@ def test_bench_with_a_setting_writes_the_setting_column(
     assert {r["setting"] for r in rows} == {"gossip"}
     # the default policies in a setting are those meant for it
     meant = {p for p in default_policies() if registry.spec(p).runs_in("gossip")}
-    assert {r["policy"] for r in rows} == meant | {"oracle_ucb"}  # and the ceiling
+    assert {r["policy"] for r in rows} == meant | {"oracle_ucb"}  # and the pooled reference
     assert {"gossip_ucb", "local_ucb", "random"} <= meant and "cdp_mab" not in meant
     assert {c.setting for c in read_csv(tmp_path / "regret.csv")} == {"gossip"}
 

@@ -3,12 +3,21 @@ the numbers it sends per agent-step and the privacy it spends."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from fedbandit_env import registry
 from fedbandit_env.cli import main
-from fedbandit_env.runner.yardstick import yardstick, yardstick_policies, yardstick_settings
+from fedbandit_env.runner.yardstick import (
+    YardstickRow,
+    strongest,
+    yardstick,
+    yardstick_policies,
+    yardstick_settings,
+)
+from fedbandit_env.settings import SETTINGS
 
 
 def test_rows_say_what_each_reference_sends_and_spends() -> None:
@@ -51,3 +60,41 @@ def test_the_command_writes_one_table_per_setting(tmp_path: Path) -> None:
     text = page.read_text()
     assert "## `local`" in text and "## `server`" in text and "## `gossip`" not in text
     assert "| `server_ts` |" in text and "| `oracle_ucb`* |" in text
+
+
+def _page_rows(text: str) -> list[YardstickRow]:
+    """The committed page's rows, read back (setting headers, then table rows)."""
+    rows, setting = [], ""
+    row = re.compile(
+        r"^\| `(?P<p>[\w.\-]+)`(?P<star>\*?) \| (?P<m>[\d.,]+) \[(?P<lo>[\d.,]+), "
+        r"(?P<hi>[\d.,]+)\] \|"
+    )
+    for line in text.splitlines():
+        if (head := re.match(r"^## `(.+)`$", line)) is not None:
+            setting = head.group(1)
+        elif (m := row.match(line)) is not None:
+            num = [float(m.group(k).replace(",", "")) for k in ("m", "lo", "hi")]
+            rows.append(YardstickRow(setting, m.group("p"), *num, 0.0, 0, 0.0, 0.0, 0,
+                                     bool(m.group("star"))))  # fmt: skip
+    return rows
+
+
+def test_the_strongest_tag_follows_the_committed_yardstick() -> None:
+    """Issue 64: the policies tagged ``strongest`` are exactly those the yardstick page
+    measures among the strongest of a setting with communication (the best row and every
+    row whose interval overlaps it; ``local`` settings have the ``local`` tag instead),
+    and each setting's ``strongest:`` line is the rule applied to its own rows. Fails
+    when a regenerated page moves the best and the registrations are not updated."""
+    page = Path(__file__).parents[2] / "docs" / "yardstick.md"
+    text = page.read_text()
+    rows = _page_rows(text)
+    measured = strongest(rows)
+    assert set(measured) == set(yardstick_settings())
+    for setting, best in measured.items():
+        assert f"## `{setting}`\n\nstrongest: {', '.join(f'`{p}`' for p in best)}\n" in text
+    talking = {p for s, best in measured.items() if SETTINGS[s].protocol for p in best}
+    tagged = set(registry.tagged("strongest"))
+    assert tagged == talking, (
+        f"tagged but not measured strongest: {sorted(tagged - talking)}; measured "
+        f"strongest but not tagged: {sorted(talking - tagged)}"
+    )
