@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test docs docs-numbers learned-numbers install clean clean-kernels
+.PHONY: bench test docs docs-numbers learned-numbers privacy-numbers install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ docs-numbers: $(BIN)/.installed
 	$(BIN)/fedbandit bench --overwrite --no-progress --out results/bench
 	$(BIN)/fedbandit table results/bench --block default-bench \
 		$(foreach page,$(DEFAULT_BENCH_PAGES),--into $(page))
+	$(BIN)/python examples/robustness.py --replot --out docs/figures --into docs/guides/wrappers.md
+	$(BIN)/python examples/learner_among_gossip.py --replot \
+		--from docs/figures/learner_among_gossip.json --into docs/guides/learned.md
 
 # The shipped learned references beside the strongest references of their settings, on
 # held-out instances: the generated blocks of docs/guides/learned.md.
@@ -59,6 +62,16 @@ learned-numbers: $(BIN)/.installed
 		--block learned-private --into docs/guides/learned.md
 	$(BIN)/fedbandit table $(LEARNED)/neighbours-long --markdown --against learned_neighbours \
 		--block learned-neighbours-long --into docs/guides/learned.md
+
+# Every privacy audit's bound, as its test measured it (the slow ones included): the
+# generated block of docs/privacy.md (fedbandit_env.privacy.audit_log).
+AUDIT_TESTS := tests/privacy/test_privacy_observers.py tests/privacy/test_privacy_audits.py \
+	tests/families/linear/test_linear_privacy.py tests/families/index/test_epoch_private.py \
+	tests/vector/test_vector_audit.py
+privacy-numbers: $(BIN)/.installed
+	mkdir -p results && rm -f results/audits.jsonl
+	FEDBANDIT_AUDIT_LOG=results/audits.jsonl $(BIN)/pytest -q -p no:cacheprovider $(AUDIT_TESTS)
+	$(BIN)/python -m fedbandit_env.privacy.audit_log results/audits.jsonl --into docs/privacy.md
 
 # Numba's disk cache is keyed by the source file of each compiled function, not by
 # the files it calls into; the fast path drops caches compiled against other kernels

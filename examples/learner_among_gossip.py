@@ -21,7 +21,11 @@ own`` trains it on its own reward instead.
 
 Run: ``.venv/bin/python examples/learner_among_gossip.py --timesteps 300000 --trials 100``
 (10-15 minutes on two shared cores); ``--timesteps 2000 --trials 3`` for a quick look;
-``--replot`` redraws the figure from ``among.json``.
+``--replot`` redraws the figure from ``among.json`` (or ``--from`` a saved JSON), and
+``--into PAGE`` writes the table into PAGE's generated block ``learner-among-gossip``:
+
+    python examples/learner_among_gossip.py --replot \
+        --from docs/figures/learner_among_gossip.json --into docs/guides/learned.md
 """
 
 from __future__ import annotations
@@ -32,6 +36,46 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+
+def markdown(saved: dict[str, Any]) -> str:
+    """The saved run as the learned guide's table: per number of learners, the learners'
+    and the Gossip_UCB agents' per-agent regret with 95% bootstrap intervals, then the
+    seat ``agent_0`` paired by instance (one learner minus the Gossip_UCB agent there).
+
+    Examples:
+        >>> row = {"mean": 2.0, "ci": [1.0, 3.0]}
+        >>> saved = {"run": {"trials": 2, "agents": 3, "arms": 2, "horizon": 5,
+        ...                  "timesteps": 9, "reward": "own"},
+        ...          "seats": {"0": {"gossip_ucb": row, "seat_0": [3.0, 5.0]},
+        ...                    "1": {"learner": row, "gossip_ucb": row, "seat_0": [1.0, 2.0]}}}
+        >>> "| 1 | 2.0 [1.0, 3.0] | 2.0 [1.0, 3.0] |" in markdown(saved)
+        True
+    """
+    from fedbandit_env.runner.results import bootstrap_ci
+
+    run, seats = saved["run"], saved["seats"]
+    out = [
+        f"{run['trials']} held-out `conflicting` instances, N = {run['agents']}, "
+        f"M = {run['arms']}, T = {run['horizon']}; the learner trained "
+        f"{run['timesteps']:,} steps on `{run['reward']}` "
+        "(`python examples/learner_among_gossip.py`):",
+        "",
+        "| learners | learner regret [95% CI] | Gossip_UCB agents' regret [95% CI] |",
+        "|---|---|---|",
+    ]
+    for k, row in seats.items():
+        cells = [
+            "{:.1f} [{:.1f}, {:.1f}]".format(row[r]["mean"], *row[r]["ci"]) if r in row else "-"
+            for r in ("learner", "gossip_ucb")
+        ]
+        out.append(f"| {k} | {cells[0]} | {cells[1]} |")
+    if "0" in seats and "1" in seats:
+        diff = np.array(seats["1"]["seat_0"]) - np.array(seats["0"]["seat_0"])
+        lo, hi = bootstrap_ci(diff)
+        out += ["", f"Seat `agent_0`, one learner minus the Gossip_UCB agent on the same "
+                f"instances: {diff.mean():+.1f} [{lo:+.1f}, {hi:+.1f}]."]  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -61,13 +105,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=Path("results/learner_among_gossip"))
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument(
-        "--replot", action="store_true", help="redraw OUT/among.png from OUT/among.json"
+        "--replot", action="store_true", help="redraw the figure from the saved JSON"
     )
+    parser.add_argument(
+        "--from", dest="saved", type=Path, default=None, metavar="JSON",
+        help="the saved JSON --replot reads (default OUT/among.json; the figure is drawn "
+        "beside it, same name, .png)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--into", type=Path, default=None, metavar="PAGE",
+        help="with --replot: write the table into PAGE's block 'learner-among-gossip'",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.replot:
-        saved = json.loads((args.out / "among.json").read_text())
+        path = args.saved or args.out / "among.json"
+        saved = json.loads(path.read_text())
         run = argparse.Namespace(**saved["run"])
-        _plot(saved["seats"], args.out / "among.png", run)
+        _plot(saved["seats"], path.with_suffix(".png"), run)
+        if args.into is not None:
+            from fedbandit_env.files import replace_block, write_text_atomic
+
+            page = args.into.read_text(encoding="utf-8")
+            page = replace_block(page, "learner-among-gossip", markdown(saved))
+            write_text_atomic(args.into, page)
+            print(f"wrote the block 'learner-among-gossip' of {args.into}")
         return dict(saved["seats"])
     seats = sorted({int(k) for k in args.seats.split(",")})
     if seats[0] < 0 or seats[-1] > args.agents:

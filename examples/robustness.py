@@ -24,6 +24,8 @@ about 10 minutes on 2 cores).
     python examples/robustness.py                     # default scale, results/robustness/
     python examples/robustness.py --scale quick --out /tmp/robustness
     python examples/robustness.py --replot --out docs/figures  # redraw the committed figure
+    python examples/robustness.py --replot --out docs/figures --into docs/guides/wrappers.md
+        # ... and write its tables into the wrappers guide's generated block
 """
 
 from __future__ import annotations
@@ -139,6 +141,34 @@ def plot(points: list[dict[str, Any]], scale_name: str, path: Path) -> None:
     plt.close(fig)
 
 
+def markdown(points: list[dict[str, Any]], scale_name: str) -> str:
+    """The figure's numbers as Markdown tables, one per fault: final per-agent regret,
+    mean ± sd over the trials, a column per fault level.
+
+    Examples:
+        >>> pts = [{"policy": p, "panel": k, "value": v, "mean": 1.0, "std": 0.5}
+        ...        for p in POLICIES for k in PANELS for v in SCALES["quick"][k]]
+        >>> "| `gossip_ucb` (neighbours) | 1.0 ± 0.5 | 1.0 ± 0.5 |" in markdown(pts, "quick")
+        True
+    """
+    scale = SCALES[scale_name]
+    out = [
+        f"Final per-agent regret at T = {scale['T']}, mean ± sd over {scale['trials']} "
+        f"trials (N = {N_AGENTS}, M = {N_ARMS}, complete graph, conflicting instance; "
+        "`python examples/robustness.py`):",
+    ]
+    for panel, (xlabel, _) in PANELS.items():
+        values = scale[panel]
+        out += ["", f"**{xlabel}**", "",
+                "| policy (setting) | " + " | ".join(f"{v:g}" for v in values) + " |",
+                "|---|" + "---|" * len(values)]  # fmt: skip
+        for policy in POLICIES:
+            at = {p["value"]: p for p in points if (p["policy"], p["panel"]) == (policy, panel)}
+            cells = [f"{at[v]['mean']:.1f} ± {at[v]['std']:.1f}" for v in values]
+            out.append(f"| `{policy}` ({POLICIES[policy][0]}) | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the scale, print the table, write the figure and the numbers; return them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -146,6 +176,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--out", type=Path, default=Path("results/robustness"))
     parser.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--replot", action="store_true", help="redraw from the saved JSON")
+    parser.add_argument(
+        "--into", type=Path, default=None, metavar="PAGE",
+        help="write the tables into PAGE's generated block 'robustness'",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     start = time.perf_counter()
     suffix = "" if args.scale == "default" else f"_{args.scale}"
@@ -163,6 +197,14 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             print(f"{policy:>22} " + " ".join(f"{row[v]:>9.1f}" for v in values))
     figure = args.out / f"robustness{suffix}.png"
     plot(points, args.scale, figure)
+    if args.into is not None:
+        from fedbandit_env.files import replace_block, write_text_atomic
+
+        page = replace_block(
+            args.into.read_text(encoding="utf-8"), "robustness", markdown(points, args.scale)
+        )
+        write_text_atomic(args.into, page)
+        print(f"wrote the block 'robustness' of {args.into}")
     if args.replot:
         return points
     tmp = table.with_suffix(".json.tmp")

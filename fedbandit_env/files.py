@@ -205,7 +205,8 @@ def measured_line() -> str:
 def block_markers(name: str) -> tuple[str, str]:
     """The two comment lines around a generated block of a Markdown page; the first names
     the Makefile target that regenerates it (``make learned-numbers`` for the
-    ``learned-*`` blocks, ``make docs-numbers`` for the others).
+    ``learned-*`` blocks, ``make privacy-numbers`` for the ``privacy-*`` ones, ``make
+    docs-numbers`` for the others).
 
     Examples:
         >>> block_markers("default-bench")[0]
@@ -213,7 +214,10 @@ def block_markers(name: str) -> tuple[str, str]:
         >>> block_markers("learned-gossip")[0][:50]
         '<!-- generated: learned-gossip (make learned-numbe'
     """
-    target = "learned-numbers" if name.startswith("learned-") else "docs-numbers"
+    target = "docs-numbers"
+    for prefix in ("learned", "privacy"):
+        if name.startswith(f"{prefix}-"):
+            target = f"{prefix}-numbers"
     return (
         f"<!-- generated: {name} (make {target}); edit the command, not the text -->",
         f"<!-- end generated: {name} -->",

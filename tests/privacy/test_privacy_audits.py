@@ -13,7 +13,6 @@ versions, which catch the smallest weakenings, carry the ``slow`` marker; CI run
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,6 @@ from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network, make_components
 from fedbandit_env.policies import AgentSpec, FixedArm, IndependentTeam
 from fedbandit_env.privacy import (
-    AuditResult,
     GaussianMechanism,
     LaplaceMechanism,
     PrivacyAccountant,
@@ -34,18 +32,12 @@ from fedbandit_env.privacy import (
     audit_views,
     tree_levels,
 )
+from fedbandit_env.privacy.audit_log import report
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.wrappers import PrivateRewards
 from fedbandit_env.wrappers.audit import Episode, ReplaceReward, audit_env
-
-
-def _report(r: AuditResult, claim: float) -> None:
-    """One line per audit; ``pytest tests/privacy/test_privacy_audits.py -s | grep AUDIT`` lists
-    every figure (docs/privacy.md's and the closing notes' numbers)."""
-    name = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
-    print(f"\nAUDIT {name}: epsilon_lb={r.epsilon_lb:.3f} claim={claim:.3f} ({r.event})")
 
 
 # --------------------------------------------------------------------- weakened variants
@@ -80,7 +72,7 @@ class ScaledGaussian(GaussianMechanism):
 def test_laplace_release_audit(mechanism: LaplaceMechanism, caught: bool) -> None:
     # neighbours differ by 1 = the claimed sensitivity, in one coordinate of three
     r = audit_mechanism(mechanism, [0.0, 0.4, 0.7], [1.0, 0.4, 0.7], runs=200_000, seed=1)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
     if not caught:
         assert r.epsilon_lb > 0.9, r  # tight enough to mean something
@@ -101,7 +93,7 @@ def test_gaussian_release_audit(mechanism: GaussianMechanism, caught: bool) -> N
     # violates: claimed sigma, hence claimed curve, of the correct mechanism.
     claim = GaussianMechanism(epsilon=0.9, delta=0.1).epsilon_at(0.05)
     r = audit_mechanism(mechanism, [0.0], [1.0], runs=1_000_000, seed=2, delta=0.05)
-    _report(r, claim)
+    report(r, claim)
     assert (r.epsilon_lb > claim) is caught, (r, claim)
     if not caught:
         assert r.epsilon_lb > 0.85 * claim, (r, claim)
@@ -138,7 +130,7 @@ def _tree_sampler(
 def test_dyadic_tree_audit_of_the_whole_stream(horizon: int, short: bool) -> None:
     levels = tree_levels(horizon) - 1 if short else None
     r = audit(_tree_sampler(horizon, "dyadic", levels, "cover"), 0.0, 1.0, runs=300_000, seed=3)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is short, r
     if not short:
         assert r.epsilon_lb > 0.85, r
@@ -153,7 +145,7 @@ def test_honaker_tree_stays_within_the_whole_stream_claim(half: bool) -> None:
     # audit above, which is tight.
     sample = _tree_sampler(8, "honaker", None, "cover", epsilon=2.0 if half else 1.0)
     r = audit(sample, 0.0, 1.0, runs=300_000, seed=4)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is half, r
 
 
@@ -166,7 +158,7 @@ def test_honaker_first_release_matches_the_epsilon_it_reports(short: bool) -> No
     claim.step(np.zeros(1))
     levels = tree_levels(horizon) - 1 if short else None
     r = audit(_tree_sampler(horizon, "honaker", levels, "first"), 0.0, 1.0, runs=300_000, seed=5)
-    _report(r, claim.epsilon_spent())
+    report(r, claim.epsilon_spent())
     assert (r.epsilon_lb > claim.epsilon_spent()) is short, (r, claim.epsilon_spent())
 
 
@@ -241,7 +233,7 @@ def test_private_rewards_end_to_end(wrapper: type, secret: float, caught: bool, 
     if not caught:
         assert infos["agent_0"]["epsilon"] == 1.0  # the claim it reports at the horizon
     r = _private_rewards_audit(wrapper, secret, runs=runs)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -253,7 +245,7 @@ def test_private_rewards_end_to_end(wrapper: type, secret: float, caught: bool, 
 )
 def test_private_rewards_end_to_end_large_sample(wrapper: type, caught: bool) -> None:
     r = _private_rewards_audit(wrapper, 1.0, runs=20_000)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
     if not caught:
         assert r.epsilon_lb > 0.75, r
@@ -327,7 +319,7 @@ def _horizon_of_first_upload(policy: Any, message_dim: int) -> int:
 def test_elimination_messages_through_the_env(kind: str, runs: int, unclipped: bool) -> None:
     cls = ELIMINATION[kind]
     r = _elimination_audit(_unclipped(cls) if unclipped else cls, secret=4.0, runs=runs)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is unclipped, r
 
 
@@ -376,7 +368,7 @@ def _fed_ucb_joint_audit(wrapper: type[PrivateRewards], runs: int) -> Any:
 @pytest.mark.parametrize("runs", [600, pytest.param(3000, marks=pytest.mark.slow)])
 def test_fed_ucb_joint_view_of_another_agent(wrapper: type, caught: bool, runs: int) -> None:
     r = _fed_ucb_joint_audit(wrapper, runs=runs)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -434,7 +426,7 @@ def test_the_gaussian_shift_audit_is_tight_and_catches_a_short_sigma(
     r = gaussian_audit_views(
         1.0 + rng.normal(0, sigma, 20_000), rng.normal(0, sigma, 20_000), delta=0.1
     )
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
     if not caught:
         assert r.epsilon_lb > 0.8, r

@@ -20,7 +20,6 @@ with the weakened variant it must catch at the same sample size:
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -34,17 +33,13 @@ from fedbandit_env.network.graph import Network
 from fedbandit_env.policies import AgentSpec, FixedArm, IndependentTeam, Policy
 from fedbandit_env.privacy import TreeMechanism, audit, mechanisms
 from fedbandit_env.privacy.audit import AuditResult
+from fedbandit_env.privacy.audit_log import report
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.seeding import spawn, split_trial_seed, wrapper_generator
 from fedbandit_env.wrappers import LocalStatistics, MessageLoss, PrivateRewards
 from fedbandit_env.wrappers.audit import Episode, ReplaceReward, audit_env
 from fedbandit_env.wrappers.base import ParallelWrapper
-
-
-def _report(r: AuditResult, claim: float) -> None:
-    name = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
-    print(f"\nAUDIT {name}: epsilon_lb={r.epsilon_lb:.3f} claim={claim:.3f} ({r.event})")
 
 
 def _base(value: float, message_dim: int = 0) -> Any:
@@ -165,7 +160,7 @@ def test_a_layer_that_hides_the_env_it_holds_cannot_merge_two_streams() -> None:
 )
 def test_delegating_layer_audit(wrapper: type[PrivateRewards], caught: bool) -> None:
     r = _delegate_audit(wrapper, runs=2000)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -248,7 +243,7 @@ def test_views_of_a_private_stack_audit(wrapper: type, view: str, caught: bool) 
         return [_float_after(info["render"], "agent_0")]
 
     r = audit_env(make_env, 0.0, 1.0, IndependentTeam(FixedArm), observe, runs=1500, seed=12)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -364,7 +359,7 @@ def _colluder_audit(honest: type, runs: int) -> AuditResult:
 )
 def test_colluder_audit(honest: type, caught: bool) -> None:
     r = _colluder_audit(honest, runs=300)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -401,7 +396,7 @@ def test_seed_replay_audit(
         mechanisms, "fresh_generator", lambda: np.random.default_rng(source.spawn(1)[0])
     )
     r = _seed_replay_audit(noise, runs=runs)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -452,7 +447,7 @@ def test_tree_audit_catches_reused_noise(
     tree: type[TreeMechanism], caught: bool, runs: int
 ) -> None:
     r = audit(_tree_reuse_sampler(tree), 0.0, 1.0, runs=runs, seed=15)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r
 
 
@@ -522,5 +517,5 @@ def test_team_posterior_neighbour_audit(private: type, caught: bool, runs: int) 
         return [float(np.clip(sums, 0.0, 1.0).sum())]
 
     r = audit_env(make_env, 0.0, 1.0, IndependentTeam(FixedArm), observe, runs=runs, seed=13)
-    _report(r, 1.0)
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) is caught, r

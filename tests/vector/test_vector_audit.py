@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fedbandit_env.privacy.audit_log import report
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.vector import FederatedMABVecEnv
 from fedbandit_env.vector.wrappers import VecPrivateRewards
@@ -41,6 +42,7 @@ def _audit(weaken: float, secret: float, runs: int = RUNS) -> Any:
 def test_vec_private_rewards_holds_its_claim() -> None:
     """At the quick subset's sample size, beside the half-noise power check below."""
     r = _audit(1.0, 1.0, runs=5000)
+    report(r, 1.0)
     assert r.epsilon_lb <= 1.0, r
 
 
@@ -48,6 +50,7 @@ def test_vec_private_rewards_holds_its_claim() -> None:
 @pytest.mark.parametrize("secret", [1.0, 4.0], ids=["in_range", "clipped"])
 def test_vec_private_rewards_holds_its_claim_large_sample(secret: float) -> None:
     r = _audit(1.0, secret)
+    report(r, 1.0)
     assert r.epsilon_lb <= 1.0, r
     if secret == 1.0:  # the audit is tight: the claim is nearly met, not vacuous
         assert r.epsilon_lb > 0.75, r
@@ -57,6 +60,7 @@ def test_power_half_the_noise_is_caught() -> None:
     """Half the calibrated scale: also what a tree one level short gives at T = 2 (two
     levels, calibrated for one)."""
     r = _audit(0.5, 1.0, runs=5000)
+    report(r, 1.0)
     assert r.epsilon_lb > 1.0, r
 
 
@@ -65,6 +69,7 @@ def test_power_an_understated_sensitivity_is_caught() -> None:
     """Noise for a sensitivity of 0.8 where it is 1 (epsilon 1.25 spent for a claim of 1):
     the PettingZoo audit's large-sample twin."""
     r = _audit(0.8, 1.0)
+    report(r, 1.0)
     assert r.epsilon_lb > 1.0, r
 
 

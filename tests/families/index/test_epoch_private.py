@@ -18,6 +18,7 @@ from baselines.index.epoch import EpochIndexPolicy
 from fedbandit_env.envs.federated_mab import FederatedMABEnv
 from fedbandit_env.network.graph import Network
 from fedbandit_env.policies import AgentSpec
+from fedbandit_env.privacy.audit_log import report
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.scenario.scenario import Scenario
@@ -129,8 +130,7 @@ def _audit(policy: type[EpochIndexPolicy], runs: int) -> Any:
 @pytest.mark.parametrize(("policy", "caught"), [(EpochIndexPolicy, False), (HalfNoise, True)])
 def test_another_agents_view_audit(policy: type[EpochIndexPolicy], caught: bool) -> None:
     r = _audit(policy, 12_000)
-    print(f"\nAUDIT epoch {policy.__name__}: epsilon_lb={r.epsilon_lb:.3f} claim=1.000 "
-          f"({r.event})")  # fmt: skip
+    report(r, 1.0)
     assert (r.epsilon_lb > 1.0) == caught
 
 

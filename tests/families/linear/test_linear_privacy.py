@@ -9,7 +9,6 @@ passes the same audit, and the noise audit catches it with half its noise.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +21,7 @@ from fedbandit_env.envs.federated_linear import FederatedLinearEnv
 from fedbandit_env.network import Network
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.privacy.audit import AuditResult
+from fedbandit_env.privacy.audit_log import report
 from fedbandit_env.privacy.gaussian import gdp_epsilon, gdp_mu
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic
 from fedbandit_env.protocols import GammaHops
@@ -31,11 +31,6 @@ CLAIM, DELTA = 1.0, 0.1
 # one vector, zero mean, no noise: the only difference between two runs is the secret
 PROBLEM = LinearProblem([[1.0, 0.0]], [0.0, 0.0], set_size=1, n_agents=2, sigma=0.0)
 E0 = np.array([[1.0, 0.0]], dtype=np.float32)
-
-
-def _report(r: AuditResult, claim: float) -> None:
-    name = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1].split(" ")[0]
-    print(f"\nAUDIT {name}: epsilon_lb={r.epsilon_lb:.3f} claim={claim:.3f} ({r.event})")
 
 
 def _published_threshold(horizon: int, observations: int) -> float:
@@ -80,7 +75,7 @@ def test_fedlin_ucb_as_published_leaks_when_it_synchronises() -> None:
     r = _timing_audit(
         lambda: FedLinUCB(epsilon=CLAIM, delta=DELTA, threshold=threshold), horizon, runs=200
     )
-    _report(r, CLAIM)
+    report(r, CLAIM)
     assert r.epsilon_lb > CLAIM, r
 
 
@@ -91,7 +86,7 @@ def test_the_corrected_variant_passes_the_same_timing_audit() -> None:
         horizon=20,
         runs=200,
     )
-    _report(r, CLAIM)
+    report(r, CLAIM)
     assert r.epsilon_lb <= CLAIM, r
 
 
@@ -185,7 +180,7 @@ def test_private_variants_noise_audit_with_power(
     audit: Callable[..., AuditResult], noise_scale: float, caught: bool, runs: int
 ) -> None:
     r = audit(noise_scale, runs=runs)
-    _report(r, CLAIM)
+    report(r, CLAIM)
     assert (r.epsilon_lb > CLAIM) is caught, r
 
 
@@ -331,7 +326,7 @@ def test_decentralized_audit_at_gamma_2_with_power(
     policy: type, actions: tuple[int, ...], noise_scale: float, caught: bool
 ) -> None:
     r = _gamma2_audit(policy, 1000, actions, noise_scale)
-    _report(r, CLAIM)
+    report(r, CLAIM)
     assert (r.epsilon_lb > CLAIM) is caught, r
 
 
