@@ -100,18 +100,23 @@ def _weighted_iqm(ordered: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.asarray(kept @ ordered / (n - 2 * cut), dtype=np.float64)
 
 
+def _places(x: np.ndarray, y_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each ``x_a`` falls among the sorted ``y``: the first index not below it and
+    the first above it (the equal ``y`` lie between); found once for every resample."""
+    return np.searchsorted(y_sorted, x, side="left"), np.searchsorted(y_sorted, x, side="right")
+
+
 def _weighted_improvement(
-    x: np.ndarray, cx: np.ndarray, y_sorted: np.ndarray, cy: np.ndarray
+    cx: np.ndarray, places: tuple[np.ndarray, np.ndarray], cy: np.ndarray
 ) -> np.ndarray:
     """:func:`probability_of_improvement` of each resample (counts ``cx`` over ``x``,
-    ``cy`` over the sorted ``y``): for each ``x_a`` the drawn ``y`` above it count 1,
-    the equal ones 1/2 (found by binary search once, weighted by cumulative counts)."""
-    lo = np.searchsorted(y_sorted, x, side="left")
-    hi = np.searchsorted(y_sorted, x, side="right")
+    ``cy`` over the sorted ``y``, ``places`` from :func:`_places`): for each ``x_a`` the
+    drawn ``y`` above it count 1, the equal ones 1/2 (weighted by cumulative counts)."""
+    lo, hi = places
     cum = np.concatenate([np.zeros((cy.shape[0], 1), dtype=np.int64), np.cumsum(cy, axis=1)], 1)
     # above + equal / 2 = m - (cum[hi] + cum[lo]) / 2, and the x counts sum to n
     below_twice = np.einsum("ra,ra->r", cx, cum[:, hi] + cum[:, lo])
-    return np.asarray(1.0 - 0.5 * below_twice / (x.size * y_sorted.size), dtype=np.float64)
+    return np.asarray(1.0 - 0.5 * below_twice / (cx.shape[1] * cy.shape[1]), dtype=np.float64)
 
 
 def _interval(samples: np.ndarray) -> tuple[float, float]:
@@ -144,6 +149,7 @@ def paired(
     d = x - y
     ox, oy = np.argsort(x, kind="stable"), np.argsort(y, kind="stable")
     xs, ys = x[ox], y[oy]
+    places = _places(x, ys)
     rng = np.random.default_rng(seed)
     means, iqm_x, iqm_y, improve = [], [], [], []
     for done in range(0, resamples, _CHUNK):
@@ -153,7 +159,7 @@ def paired(
         iqm_x.append(_weighted_iqm(xs, c[:, ox]))
         iqm_y.append(_weighted_iqm(ys, c[:, oy]))
         cy = _counts(rng, n, reps)  # unpaired, as rliable's probability of improvement
-        improve.append(_weighted_improvement(x, c, ys, cy[:, oy]))
+        improve.append(_weighted_improvement(c, places, cy[:, oy]))
     ix, iy, pi = np.concatenate(iqm_x), np.concatenate(iqm_y), np.concatenate(improve)
     return {
         "n": int(n),

@@ -100,7 +100,8 @@ def test_the_bootstrap_is_rliables_size_and_resamples_by_counts() -> None:
     assert (cx.sum(axis=1) == 41).all()
     ox, oy = np.argsort(x, kind="stable"), np.argsort(y, kind="stable")
     iqms = paired_module._weighted_iqm(x[ox], cx[:, ox])
-    poi = paired_module._weighted_improvement(x, cx, y[oy], cy[:, oy])
+    places = paired_module._places(x, y[oy])
+    poi = paired_module._weighted_improvement(cx, places, cy[:, oy])
     for r in range(30):
         xr, yr = np.repeat(x, cx[r]), np.repeat(y, cy[r])
         assert iqms[r] == pytest.approx(iqm(xr), abs=1e-12)
