@@ -62,6 +62,10 @@ class AgentSpec:
         consensus_epsilon: Landgren et al.'s graph constant ``eps_c^i`` of this agent
             (:attr:`~fedbandit_env.network.Network.consensus_epsilon`; ``nan`` without
             edges).
+        private_clip: The range the stack's
+            :class:`~fedbandit_env.wrappers.PrivateRewards` clips rewards to (a public
+            parameter of the mechanism; ``None`` without one): where an honest private
+            sum can lie before its noise, which a receiver checks releases against.
 
     Examples:
         >>> from fedbandit_env import federated_mab_v0
@@ -88,6 +92,7 @@ class AgentSpec:
     lambda_2: float = float("nan")
     consensus_lambda: float = float("nan")
     consensus_epsilon: float = float("nan")
+    private_clip: tuple[float, float] | None = None
 
     @property
     def degree(self) -> int:
@@ -130,6 +135,12 @@ class AgentSpec:
                 facts["lambda_2"] = float(network.lambda_2)
                 facts["consensus_lambda"] = float(network.consensus_lambda)
                 facts["consensus_epsilon"] = float(network.consensus_epsilon[index])
+        layer: Any = env
+        while layer is not None:  # the PrivateRewards layer's clip range, if any
+            if type(layer).__name__ == "PrivateRewards":
+                facts["private_clip"] = tuple(float(v) for v in layer.clip)
+                break
+            layer = getattr(layer, "env", None)
         return cls(
             index=index,
             n_agents=len(env.possible_agents),
@@ -464,6 +475,7 @@ class IndependentTeam(Team):
         self.name = name or default
         self._by_agent: dict[AgentID, Policy] = {}
         self._message_dim = 0
+        self._screened = 0  # deliveries screen_inbox dropped this episode
 
     def _members(self) -> list[Policy]:
         """The members, or one fresh copy from the factory before the first reset."""
@@ -495,8 +507,9 @@ class IndependentTeam(Team):
         return max((p.privacy_delta(n_agents, n_arms) for p in members), default=0.0)
 
     def rejected_messages(self) -> int:
-        """The members' :attr:`Policy.rejected`, added up."""
-        return sum(int(p.rejected) for p in self.policies)
+        """The members' :attr:`Policy.rejected`, added up, and what :func:`screen_inbox`
+        dropped before they read it."""
+        return sum(int(p.rejected) for p in self.policies) + self._screened
 
     def noise_source(self) -> str | None:
         """``"secure"`` if a member's mechanism draws from OS entropy, else ``"seeded"``
@@ -523,8 +536,66 @@ class IndependentTeam(Team):
             policy.reset(spec, s)
         self._by_agent = dict(zip(agents, self.policies, strict=True))
         self._message_dim = AgentSpec.from_env(env, agents[0]).message_dim
+        self._screened = 0
 
     def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
-        """Ask each live agent's policy for its action."""
+        """Ask each live agent's policy for its action, on its inbox as
+        :func:`screen_inbox` leaves it."""
         pol, dim = self._by_agent, self._message_dim
+        if dim:
+            screened = {}
+            for a, obs in observations.items():
+                screened[a], dropped = screen_inbox(obs)
+                self._screened += dropped
+            observations = screened
         return {a: _pack(pol[a].act(obs), dim) for a, obs in observations.items()}
+
+
+def screen_inbox(observation: Observation) -> tuple[Observation, int]:
+    """One agent's observation without what no honest sender can send: a heard message
+    (or public prefix) or a server message holding a NaN or an infinity (the env refuses
+    any honest agent's, so only a forger's, as the wire carries it, can) is zeroed and
+    marked unheard. Returns the observation (the same object when nothing was dropped)
+    and how many deliveries were dropped; the screened observation marks the dropped
+    senders in ``dropped`` ``(N,)`` (a receiver that must hear every neighbour, such as
+    the consensus family, tells a dropped forgery from a lost message by it), and a
+    dropped server message in ``server_dropped`` ``(1,)`` (a round's result that never
+    comes usable ends the round: the elimination family starts its next epoch).
+    :class:`IndependentTeam` screens every member's
+    inbox with it, so no per-agent policy computes on a forged NaN or relays one; what is
+    finite is each policy's to validate (:attr:`Policy.rejected`).
+
+    Examples:
+        >>> obs = {"messages": np.array([[1.0], [np.nan]], np.float32),
+        ...        "mask": np.array([1, 1], np.int8)}
+        >>> clean, dropped = screen_inbox(obs)
+        >>> clean["messages"][:, 0].tolist(), clean["mask"].tolist(), dropped
+        ([1.0, 0.0], [1, 0], 1)
+        >>> clean["dropped"].tolist()
+        [0, 1]
+    """
+    if not isinstance(observation, dict):
+        return observation, 0
+    messages, server = observation.get("messages"), observation.get("server")
+    rows_ok = messages is None or bool(np.isfinite(messages).all())
+    if rows_ok and (server is None or bool(np.isfinite(server).all())):
+        return observation, 0
+    out = dict(observation)
+    dropped = 0
+    if messages is not None and not rows_ok:
+        bad = ~np.isfinite(messages).all(axis=-1)
+        heard = np.asarray(out["mask"], dtype=bool)
+        if "public_mask" in out:
+            heard = heard | np.asarray(out["public_mask"], dtype=bool)
+            out["public_mask"] = np.where(bad, 0, out["public_mask"]).astype(np.int8)
+        dropped += int((heard & bad).sum())
+        out["dropped"] = (heard & bad).astype(np.int8)
+        out["mask"] = np.where(bad, 0, out["mask"]).astype(np.int8)
+        out["messages"] = np.where(bad[:, None], 0, messages).astype(np.float32)
+    if server is not None and not np.isfinite(server).all():
+        sent = int(np.asarray(out["server_mask"]).reshape(-1)[0] != 0)
+        dropped += sent
+        out["server_dropped"] = np.array([sent], dtype=np.int8)
+        out["server"] = np.zeros_like(server)
+        out["server_mask"] = np.zeros_like(out["server_mask"])
+    return out, dropped

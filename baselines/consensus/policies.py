@@ -108,14 +108,24 @@ class _Consensus(Policy):
         self.mixed = np.zeros(2 * spec.n_arms)
 
     def _mix(self, own: FloatArray, observation: Observation) -> FloatArray:
-        """One round: ``P``'s row on ``own`` and the neighbours' last messages."""
+        """One round: ``P``'s row on ``own`` and the neighbours' last messages.
+
+        A neighbour's message dropped as a forgery (``observation["dropped"]``, from
+        :func:`~fedbandit_env.policies.screen_inbox`) is replaced by ``own``: its weight
+        stays with the agent, so the row still sums to 1 (our reading; the paper assumes
+        honest neighbours). A message that did not arrive is refused: the algorithm
+        needs every neighbour every step."""
         mask = observation["mask"]
-        if not all(mask[j] for j in self.neighbours):
+        dropped = observation.get("dropped")
+        if not all(mask[j] or (dropped is not None and dropped[j]) for j in self.neighbours):
             raise ValueError(
                 f"{type(self).__name__} mixes with every neighbour every step; a "
                 "neighbour's message is missing (run it where Broadcast delivers all)"
             )
         received = observation["messages"][:, : own.size]
+        if dropped is not None and dropped.any():
+            received = np.array(received)  # a copy, in the env's dtype
+            received[np.asarray(dropped, dtype=bool)] = own
         return mix_row(own, received, self.neighbours, self.neighbours.size, self.weight,
                        self.mixed)  # fmt: skip
 

@@ -172,6 +172,7 @@ class Fed1UCB(VectorPolicy):
             rows = np.asarray(observations["messages"], dtype=np.float64)  # (B, origins, D)
             ones = np.ones(rows.shape[:2])
             honest = self._honest(ones, rows[..., 1 : 1 + m], rows[..., 1 + m : 1 + 2 * m], t)
+            honest &= np.isfinite(rows[..., 0])  # the flag: no honest upload's is NaN
             self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
             arrived = mask.any(axis=2)
             use = mask & honest[:, None, :]

@@ -246,6 +246,8 @@ class EliminationPolicy(Policy):
             aggregate = self._arrived(observation)
             if aggregate is not None:
                 self._finish_round(aggregate)
+            elif observation.get("server_dropped", (0,))[0]:
+                self._skip_round()
         self._explored = False
         if self._phase == _EXPLORE:
             arm = int(self._order[self._pos % self._order.size])
@@ -300,6 +302,15 @@ class EliminationPolicy(Policy):
         if observation["server_mask"][0]:
             return np.asarray(observation["server"][1:], dtype=np.float64)
         return None
+
+    def _skip_round(self) -> None:
+        """A round whose result the receiver dropped as no honest round's (a forged
+        upload poisoned the average; :func:`~fedbandit_env.policies.screen_inbox`): the
+        epoch ends without eliminating and the next starts, so the agent uploads again
+        (our reading, issue 63; the paper assumes honest agents). Its rewards were
+        released once, in the dropped round's upload, so the privacy accounting holds."""
+        self._previous = self._total
+        self._start_epoch()
 
     def _finish_round(self, aggregate: np.ndarray) -> None:
         self.rounds_done += 1

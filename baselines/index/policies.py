@@ -35,6 +35,7 @@ import numpy as np
 
 from baselines.thompson.policies import private_extra_variance
 from fedbandit_env.policies import Requirements
+from fedbandit_env.privacy.mechanisms import tree_sum_slack
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec
 
@@ -154,6 +155,14 @@ class IndexPolicy(VectorPolicy):
             if self.epsilon is None
             else private_extra_variance(spec.horizon, self.epsilon, self.sensitivity)
         )
+        # private sums: the clipped range of n rewards, widened by what the tree's noise
+        # reaches but with chance 1e-9 (None: no clip range known, sums unchecked)
+        self.clip = spec.agents[0].private_clip if self.epsilon is not None else None
+        self.sum_slack = (
+            0.0
+            if self.clip is None or self.epsilon is None
+            else tree_sum_slack(spec.horizon, self.epsilon, self.clip[1] - self.clip[0])
+        )
         self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.held = np.zeros((b, n, n, 2 * m))  # [env, receiver, sender]: newest heard
         self.heard = np.zeros((b, n, n), dtype=bool)
@@ -194,15 +203,17 @@ class IndexPolicy(VectorPolicy):
         """Which senders' ``[counts, sums]`` an honest agent can send after ``t`` steps:
         every number finite, counts non-negative integers adding up to at most ``t``, and
         with raw rewards in a known range every sum between ``lo n`` and ``hi n`` (up to
-        float32's rounding on the wire); a message that fails is dropped and counted in
+        float32's rounding on the wire), with private sums the clip range's, widened by
+        :func:`~fedbandit_env.privacy.mechanisms.tree_sum_slack` (what a liar can still
+        shift a sum by); a message that fails is dropped and counted in
         :attr:`rejected` (as ``coop_ts``'s receivers do)."""
         ok = np.isfinite(counts).all(axis=-1) & np.isfinite(sums).all(axis=-1)
         safe = np.where(np.isfinite(counts), counts, -1.0)
         ok &= (safe >= 0).all(axis=-1) & (safe == np.floor(safe)).all(axis=-1)
         ok &= safe.sum(axis=-1) <= t
-        lo, hi = self.bounds
-        if not self.noisy_sums and np.isfinite(lo) and np.isfinite(hi):
-            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) * np.maximum(safe, 1.0)
+        lo, hi = self.bounds if self.clip is None else self.clip
+        if (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi):
+            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) * np.maximum(safe, 1.0) + self.sum_slack
             s = np.where(np.isfinite(sums), sums, 0.0)
             ok &= ((s >= lo * safe - slack) & (s <= hi * safe + slack)).all(axis=-1)
         return np.asarray(ok)

@@ -23,7 +23,9 @@ UCB-type index on the server's average (``draw_scale = 0``): the single-UCB form
 Readings chosen: uploads every ``period`` steps (``period = 1``: a round every step, as
 the issue's server Thompson sampling; a round costs ``c1`` per uploader), and never while
 its last round is in flight (the hybrid and flooding rounds take the network's delay; an
-agent flags again once the round's result reached it); the variance of
+agent flags again once the round's result reached it, whether it kept the result or
+dropped it as no honest round's: a forged upload costs one round, not the rest of the
+run); the variance of
 the average ignores which agents a partial round drew (the subset's means estimate the
 global mean with the agents' spread added, which the draw scale absorbs).
 """
@@ -130,7 +132,8 @@ class ServerIndexPolicy(IndexPolicy):
         self._fold_own(observations, t)
         m = self.m
         if "server" in observations:
-            got = np.asarray(observations["server_mask"], dtype=bool)[..., 0]  # (B, N)
+            arrived = np.asarray(observations["server_mask"], dtype=bool)[..., 0]  # (B, N)
+            got = arrived
             server = np.asarray(observations["server"], dtype=np.float64)
             n = server.shape[1]
             k_raw = server[..., 0]
@@ -144,11 +147,12 @@ class ServerIndexPolicy(IndexPolicy):
             var = server[..., 1 + m : 1 + 2 * m] / k
             self.global_var = np.where(got[..., None], var, self.global_var)
             self.have |= got
-            self.waiting &= ~got
+            self.waiting &= ~arrived  # a dropped result ends the round too (issue 63)
         elif "mask" in observations:  # flooding: every upload, indexed by origin
             mask = np.asarray(observations["mask"], dtype=bool)
             payload = np.asarray(observations["messages"], dtype=np.float64)[..., 1 : 1 + 2 * m]
-            honest = self._honest_payload(payload)  # (B, origins)
+            whole = np.asarray(observations["messages"], dtype=np.float64)
+            honest = self._honest_payload(payload) & np.isfinite(whole).all(axis=-1)
             self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
             mask = mask & honest[:, None, :]
             sent = np.where(honest[..., None], payload, 0.0)[:, None, :, :]

@@ -51,6 +51,26 @@ class ActionParser:
         self.message_bounds = message_bounds
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._no_messages = np.zeros((len(self.possible_agents), 0))
+        self.forgers: set[AgentID] = set()
+        """Agents whose messages are an adversary's (:meth:`admit_forgers`)."""
+
+    def admit_forgers(self, agents: Sequence[AgentID]) -> None:
+        """Let ``agents``' messages through as the wire carries them: ``(D,)`` float32
+        values, NaN, infinities and float32 overflow included, unchecked for finiteness
+        and bounds. A Byzantine wrapper models an attacker, whom no check at the sender
+        stops; every other agent's malformed message stays a bug and raises.
+
+        Examples:
+            >>> parse = ActionParser(["a", "b"], n_arms=2, message_dim=1)
+            >>> parse.admit_forgers(["b"])
+            >>> acts = {"a": {"arm": 0, "message": [1.0]}, "b": {"arm": 1, "message": [1e300]}}
+            >>> parse.parse(acts, ["a", "b"], {"a", "b"})[1][:, 0].tolist()
+            [1.0, inf]
+        """
+        unknown = [a for a in agents if a not in self._index]
+        if unknown:
+            raise ValueError(f"unknown agents {unknown}; the env has {self.possible_agents}")
+        self.forgers.update(agents)
 
     def parse(
         self, actions: dict[AgentID, Action], agents: list[AgentID], live: set[AgentID]
@@ -137,7 +157,8 @@ class ActionParser:
         return int(value)
 
     def check_message(self, agent: AgentID, message: Any) -> FloatArray:
-        """``message`` as ``(D,)`` finite floats within the bounds, or an error."""
+        """``message`` as ``(D,)`` finite floats within the bounds, or an error (a
+        forger's: as the wire carries it, float32, whatever its values)."""
         try:
             msg = np.asarray(message, dtype=np.float64)
         except (TypeError, ValueError) as err:
@@ -148,6 +169,9 @@ class ActionParser:
             raise ValueError(
                 f"message of {agent} must have shape ({self.message_dim},), got {msg.shape}"
             )
+        if agent in self.forgers:
+            with np.errstate(over="ignore"):
+                return msg.astype(np.float32).astype(np.float64)
         lo, hi = self.message_bounds
         if not np.all(np.isfinite(msg)) or msg.min() < lo or msg.max() > hi:
             raise ValueError(

@@ -178,6 +178,19 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         """The action space of ``agent`` (the same object on every call)."""
         return self._act_spaces[agent]
 
+    def admit_forgers(self, agents: list[AgentID]) -> None:
+        """Carry ``agents``' messages as the wire would, whatever their values (float32:
+        NaN, infinities, overflow), for a Byzantine wrapper's liars; any other agent's
+        malformed message still raises (:meth:`ActionParser.admit_forgers
+        <fedbandit_env.envs.actions.ActionParser.admit_forgers>`).
+
+        Examples:
+            >>> from fedbandit_env import federated_linear_v0
+            >>> env = federated_linear_v0.parallel_env(message_dim=1)
+            >>> env.unwrapped.admit_forgers(["agent_1"])
+        """
+        self._actions.admit_forgers(agents)
+
     @property
     def state_space(self) -> spaces.Box:
         """The space of :meth:`state` (each agent's last choice and reward, the step)."""

@@ -191,6 +191,19 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         """The action space of ``agent`` (the same object on every call)."""
         return self._act_spaces[agent]
 
+    def admit_forgers(self, agents: list[AgentID]) -> None:
+        """Carry ``agents``' messages as the wire would, whatever their values (float32:
+        NaN, infinities, overflow), for a Byzantine wrapper's liars; any other agent's
+        malformed message still raises (:meth:`ActionParser.admit_forgers
+        <fedbandit_env.envs.actions.ActionParser.admit_forgers>`).
+
+        Examples:
+            >>> from fedbandit_env import federated_mab_v0
+            >>> env = federated_mab_v0.parallel_env(message_dim=1)
+            >>> env.unwrapped.admit_forgers(["agent_1"])
+        """
+        self._actions.admit_forgers(agents)
+
     # ------------------------------------------------------------------ seeding
     @property
     def np_random(self) -> np.random.Generator:

@@ -19,6 +19,7 @@ privacy-utility trade-offs, not to protect real data.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -103,6 +104,33 @@ def tree_noise_variance(horizon: int, epsilon: float, sensitivity: float) -> flo
     levels = tree_levels(horizon)
     b = levels * float(sensitivity) / float(epsilon)
     return float(levels * 2.0 * b * b)
+
+
+TREE_FALSE_DROP = 1e-9
+"""The chance, per side, that a receiver drops an honest private sum: the bound of
+:func:`tree_sum_slack`."""
+
+
+def tree_sum_slack(
+    horizon: int, epsilon: float, sensitivity: float, false_drop: float = TREE_FALSE_DROP
+) -> float:
+    """How far outside ``[low n, high n]`` (the clipped range of ``n`` rewards) an
+    honest tree-noised prefix sum may lie: the Chernoff bound on the sum of at most
+    ``L`` (:func:`tree_levels`) Laplace nodes of scale ``b = L sensitivity / epsilon``,
+    ``P(S > x) <= min_u (1 - u^2)^-L exp(-u x / b)``, set to ``false_drop``. A receiver
+    that drops sums beyond it keeps every honest release but with that chance; a liar
+    can still shift a sum by up to this much (about 8.5 standard deviations of the
+    tree's noise at ``T = 2000``).
+
+    Examples:
+        >>> round(tree_sum_slack(2000, 1.0, 1.0), 1)
+        437.2
+    """
+    levels = tree_levels(horizon)
+    b = levels * float(sensitivity) / float(epsilon)
+    u = np.linspace(0.01, 0.99, 99)
+    x = (levels * -np.log1p(-u * u) + math.log(1.0 / false_drop)) * b / u
+    return float(x.min())
 
 
 def tree_epsilon_spent(steps: Sequence[int] | IntArray, horizon: int, epsilon: float) -> FloatArray:

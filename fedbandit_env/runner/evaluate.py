@@ -155,6 +155,8 @@ def evaluate(
     check_bandit(spec, scenario)
     policy = spec.id
     kwargs = dict(options or {})
+    if "noise" in kwargs:
+        kwargs, scenario = noise_option(spec, kwargs, scenario)
     team = spec.make(**kwargs)
     tuned_on = getattr(getattr(team, "policy", team), "tuned_on", None)
     if isinstance(tuned_on, Mapping) and (differ := untuned_conditions(tuned_on, scenario)):
@@ -240,6 +242,51 @@ def evaluate(
         curves.setting = setting
         curves.meta["privileged"] = 1
     return curves
+
+
+def noise_option(
+    spec: registry.PolicySpec, options: dict[str, Any], scenario: Any
+) -> tuple[dict[str, Any], Any]:
+    """Honour a ``noise`` option for a policy with no mechanism of its own: its noise is
+    the setting's ``PrivateRewards``, so ``noise="secure"`` makes the scenario's
+    ``privacy_noise`` secure (and ``"seeded"`` keeps it seeded); a policy that reads no
+    private rewards here has no noise the option could set, which is refused in one line.
+    A policy with a mechanism of its own keeps the option (:func:`one_noise` then makes
+    the two one setting).
+
+    Raises:
+        ValueError: For a value other than ``"seeded"`` / ``"secure"``, for ``noise``
+            given to a policy with no noise anywhere in the run, or ``"seeded"`` asked
+            for in a secure scenario.
+
+    Examples:
+        >>> from fedbandit_env.scenario.scenario import Scenario
+        >>> s = Scenario(n_agents=3, n_arms=2, horizon=5, setting="neighbours+private",
+        ...              epsilon=1.0)
+        >>> opts, s2 = noise_option(registry.spec("tuned_private_ts"), {"noise": "secure"}, s)
+        >>> opts, s2.privacy_noise
+        ({}, 'secure')
+    """
+    value = options["noise"]
+    if value not in ("seeded", "secure"):
+        raise ValueError(f"noise must be 'seeded' or 'secure', got {value!r}")
+    rest = {k: v for k, v in options.items() if k != "noise"}
+    probe = spec.make(**rest)
+    if probe.noise_source() is not None:  # a mechanism of its own: the option is its
+        return options, scenario
+    n, m = scenario.n_agents, scenario.n_arms
+    setting = scenario.setting or ""
+    if probe.requirements(n, m).epsilon is None and not setting.endswith("+private"):
+        raise ValueError(
+            f"{spec.id} has no noise of its own and reads no private rewards here, so "
+            f"noise={value!r} sets nothing; run it in a '+private' setting"
+        )
+    if value == "seeded" and scenario.privacy_noise == "secure":
+        raise ValueError(
+            f"{spec.id}: noise='seeded' asked for while the scenario asks for "
+            "privacy_noise='secure'; they are one setting: drop the option or set both"
+        )
+    return rest, replace(scenario, privacy_noise=value)
 
 
 def one_noise(

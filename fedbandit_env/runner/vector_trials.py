@@ -21,6 +21,7 @@ from fedbandit_env.policies import Requirements
 from fedbandit_env.runner.results import RegretCurves
 from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import spawn, split_trial_seed, vector_policy_generator
+from fedbandit_env.type_aliases import IntArray
 from fedbandit_env.vector.policy import VectorPolicy, VectorSpec
 
 
@@ -110,6 +111,7 @@ def run_vector_trials(
     regret = np.zeros((n_trials, len(agents), steps.size))
     cost = np.zeros((n_trials, steps.size))
     seconds = np.zeros(n_trials)
+    rejected = np.zeros(n_trials, dtype=np.int64)
     bar = tqdm(total=n_trials * horizon, desc=name, unit="step", disable=not progress, leave=False)
     with bar:
         for first in range(0, n_trials, batch):
@@ -131,10 +133,24 @@ def run_vector_trials(
                     shown = t
             venv.close()
             seconds[first : first + k] = (time.perf_counter() - begin) / k
-    return RegretCurves(
+            rejected[first : first + k] = _rejected(policy, k)
+    curves = RegretCurves(
         name, steps, regret, seconds, comm_cost=cost,
         seeds=np.arange(first_trial, first_trial + n_trials),
     )  # fmt: skip
+    # messages the receivers dropped as ones no honest sender can send, per trial (as
+    # run_trials records them on the PettingZoo path)
+    curves.meta["rejected_messages"] = rejected
+    return curves
+
+
+def _rejected(policy: VectorPolicy, k: int) -> IntArray:
+    """Each of the batch's ``k`` envs' dropped messages (the policy's ``rejected``,
+    ``(B, N)`` or ``(B,)``, summed per env; zeros for a policy that does not validate)."""
+    counts = np.asarray(getattr(policy, "rejected", 0), dtype=np.int64)
+    if counts.ndim == 0 or counts.shape[0] != k:
+        return np.zeros(k, dtype=np.int64)
+    return counts.reshape(k, -1).sum(axis=1)
 
 
 def run_episodes(

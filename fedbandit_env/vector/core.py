@@ -135,6 +135,7 @@ class MABCore:
         self.split = split
         self.block = max(1, int(block))
         self.router = Router(protocols, network, self.message_dim, self.backend)
+        self._checked: Any = None  # the rows check_actions checks (None: every row)
         self._stream: DeviceStream | None = None if self.backend.is_numpy else self.backend.stream()
         b, n = self.n_envs, self.n_agents
         self.masters: list[np.random.Generator | None] = [None] * b
@@ -266,6 +267,29 @@ class MABCore:
             draws[k] = noise_draws(rng, self.problems[k].noise, (size, self.n_agents))
         self._draws, self._offset = draws, 0
 
+    def admit_forgers(self, agents: Any) -> None:
+        """Carry agents ``agents``' (indices) messages as the wire would, whatever their
+        values (float32 NaN, infinities, overflow): a Byzantine layer's liars, whom no
+        check at the sender stops; every other agent's malformed message still raises.
+
+        Examples:
+            >>> from fedbandit_env.problems import MABProblem
+            >>> from fedbandit_env.network import Network
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = MABCore(MABProblem([[0.2, 0.8], [0.6, 0.3]]), Network.complete(2),
+            ...                [Broadcast()], horizon=3, message_dim=1)
+            >>> core.admit_forgers([1]); core.reset([7])
+            >>> core.check_actions(np.zeros((1, 2), int), np.array([[[0.5], [np.nan]]]))[1]
+            array([[[0.5],
+                    [nan]]])
+        """
+        forged = np.zeros(self.n_agents, dtype=bool)
+        if self._checked is not None:
+            forged[:] = True
+            forged[self.backend.to_numpy(self._checked)] = False
+        forged[np.asarray(agents, dtype=np.int64)] = True
+        self._checked = self.backend.asarray(np.flatnonzero(~forged))
+
     def check_actions(
         self, arms: Any, messages: Any, values: bool = True
     ) -> tuple[IntArray, FloatArray | None]:
@@ -310,14 +334,19 @@ class MABCore:
         if not values:
             return a, msg
         lo, hi = self.message_bounds
-        low, high = float(msg.min()), float(msg.max())
+        honest = msg if self._checked is None else msg[:, self._checked]
+        if not int(np.prod(honest.shape)):
+            return a, msg
+        low, high = float(honest.min()), float(honest.max())
         if not (lo <= low and high <= hi and -np.inf < low and high < np.inf):
             host = be.to_numpy(msg)
             bad = ~(np.isfinite(host) & (host >= lo) & (host <= hi))
+            if self._checked is not None:
+                bad[:, np.setdiff1d(np.arange(n), be.to_numpy(self._checked))] = False
             where = tuple(int(x) for x in np.argwhere(bad)[0])
             raise ValueError(
                 f"messages must be finite and within [{lo}, {hi}]; "
-                f"messages[{where}] = {host[where]!r}"
+                f"messages[{where}] = {float(host[where])!r}"
             )
         return a, msg
 

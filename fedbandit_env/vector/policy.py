@@ -189,7 +189,7 @@ def _fill(rows: np.ndarray, inboxes: np.ndarray, heard: np.ndarray, part: slice)
     first = heard.argmax(axis=0)[senders]
     rows[senders, part] = inboxes[first, senders, part]
     receivers, who = np.nonzero(heard)
-    if not np.array_equal(inboxes[receivers, who, part], rows[who, part]):
+    if not np.array_equal(inboxes[receivers, who, part], rows[who, part], equal_nan=True):
         raise ValueError(
             "receivers got different copies of one sender's message (a per-receiver "
             "stack, e.g. random delays); a VectorPolicy reads one message per sender"

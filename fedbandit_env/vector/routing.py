@@ -152,8 +152,8 @@ def edge_delivery(
     rows = be.zeros((b, n, d), be.float32)
     values = xp.astype(sent, be.float32)
     if public_dim:
-        prefix = values[..., :public_dim] * xp.astype(heard, be.float32)[None, :, None]
-        rows[..., :public_dim] = prefix
+        heard_rows = xp.astype(be.asarray(heard), be.boolean)[None, :, None]
+        rows[..., :public_dim] = xp.where(heard_rows, values[..., :public_dim], 0.0)
     rows[envs, i] = values[envs, i]
     rows[envs, j] = values[envs, j]
     return mask, rows
@@ -215,7 +215,7 @@ class Router:
         b, n = self.n_envs, self.n
         self._adjacency = be.asarray(adjacency)
         self._heard = be.asarray(heard)
-        self._heard_f32 = be.asarray(heard.astype(np.float32)[None, :, None])
+        self._heard_rows = be.asarray(heard[None, :, None])
         self._edges = be.asarray(network.edges)
         self._adjacency_all = be.xp.broadcast_to(self._adjacency, (b, n, n))  # one view
         self._edge_links = be.full((b,), network.n_edges, be.int64)
@@ -252,7 +252,8 @@ class Router:
     def _broadcast(self, sent: FloatArray) -> Routed:
         rows = self.backend.xp.astype(sent, self.backend.float32)
         if not self._all_heard:
-            rows = rows * self._heard_f32
+            # where, not a product: a forged NaN or inf times 0 is no zero
+            rows = self.backend.xp.where(self._heard_rows, rows, 0.0)
         return Routed(rows, self._adjacency_all, self._edge_links, self._no_links)
 
     def _pick_edges(self, ahead: int) -> Any:
@@ -329,16 +330,17 @@ def sender_rows(delivery: Delivery, public_dim: int, name: str) -> tuple[Float32
     n = mask.shape[0]
     senders = np.arange(n)
     full: np.ndarray = np.asarray(mask.any(axis=0))
-    rows = got[mask.argmax(axis=0), senders] * full[:, None]
+    # np.where, not a product: a forged NaN or inf times 0 is no zero (issue 63)
+    rows = np.where(full[:, None], got[mask.argmax(axis=0), senders], np.float32(0.0))
     public = None
     if public_dim and delivery.public_mask is not None:
         public = np.asarray(delivery.public_mask, dtype=bool)
         reach = mask | public
         reached: np.ndarray = np.asarray(reach.any(axis=0))
-        prefix = got[reach.argmax(axis=0), senders, :public_dim] * reached[:, None]
+        prefix = np.where(reached[:, None], got[reach.argmax(axis=0), senders, :public_dim], 0)
         rows[~full, :public_dim] = prefix[~full]
     again = inbox(rows[None], mask[None], None if public is None else public[None], public_dim)[0]
-    if not np.array_equal(again, got):
+    if not np.array_equal(again, got, equal_nan=True):
         raise ValueError(
             f"the protocol {name} delivered different contents of one sender to different "
             "receivers; the batched core keeps one message per sender"

@@ -17,8 +17,13 @@ arm is its policy's own, and honest agents' messages are untouched. Behaviours:
   reset (the adversary knows the instance);
 - a function ``(message, t, rng) -> message``.
 
-Whatever comes out is clipped to the env's ``message_bounds``, so the action stays
-valid. **Regret**: Byzantine agents are not part of the team being scored. Their
+Whatever comes out is clipped to the env's ``message_bounds`` and sent as the wire
+carries it, float32: a NaN stays NaN and ``1e300`` arrives as ``inf``. The env lets the
+liars' messages through unchecked (``admit_forgers``), so every receiver must survive
+them: the registered ones drop what no honest sender can send and count it
+(``rejected_messages``); an honest agent's malformed message still raises.
+
+**Regret**: Byzantine agents are not part of the team being scored. Their
 ``infos["regret"]`` and ``infos["cumulative_regret"]`` are replaced by the honest
 agents' mean, so any average over agents (the runners' per-agent regret) is the honest
 agents' average, and the group regret is ``N`` times it; every agent's own values are
@@ -117,6 +122,9 @@ class Byzantine(NetworkWrapper):
         self._bounds = (float(lo), float(hi))
         self._honest = [a for a in names if a not in self.liars]
         self._t = 0
+        admit = getattr(base, "admit_forgers", None)
+        if admit is not None:  # the wire carries a lie whatever its value (NaN, inf)
+            admit(self.liars)
 
     def restart(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:
         """Step count 0; ``boost``'s target picked on this episode's instance."""
@@ -159,8 +167,9 @@ class Byzantine(NetworkWrapper):
             if not isinstance(action, dict) or "message" not in action:
                 raise TypeError(f"{agent}'s action has no 'message' to corrupt: {action!r}")
             message = np.asarray(action["message"], dtype=np.float64).reshape(-1)
-            lie = np.clip(self.lie(message), *self._bounds)
-            actions[agent] = {**action, "message": lie.astype(np.float32)}
+            with np.errstate(over="ignore", invalid="ignore"):  # float32 overflows to inf
+                lie = np.clip(self.lie(message), *self._bounds).astype(np.float32)
+            actions[agent] = {**action, "message": lie}
             corrupted += 1
         obs, rewards, terms, truncs, infos = self.env.step(actions)
         honest = [a for a in self._honest if a in infos]

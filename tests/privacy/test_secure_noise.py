@@ -164,3 +164,29 @@ def test_bench_with_secure_noise_differs_from_run_to_run(
         views.append(heard())
     assert entropy and views[0].size and views[0].size == views[1].size == views[2].size
     assert not np.array_equal(views[1], views[0]) and not np.array_equal(views[1], views[2])
+
+
+@pytest.mark.parametrize("policy", ["tuned_private_ts", "index_private_ts", "private_coop_ts"])
+def test_a_noise_option_for_a_policy_without_a_mechanism_is_the_settings(policy: str) -> None:
+    """Issue 63: ``options={"noise": "secure"}`` raised a raw ``TypeError`` for the
+    policies whose noise is the setting's ``PrivateRewards``; it now makes that noise
+    secure (the same seed gives different runs; seeded noise, the same run)."""
+    s = Scenario(n_agents=4, n_arms=3, horizon=60, setting="neighbours+private", epsilon=1.0)
+
+    def final(noise: str) -> np.ndarray:
+        return evaluate(policy, s, {"noise": noise}, trials=2, seed=5).regret[..., -1]
+
+    np.testing.assert_array_equal(final("seeded"), final("seeded"))
+    assert not np.array_equal(final("secure"), final("secure"))
+
+
+def test_a_noise_option_with_no_noise_to_set_is_refused_in_one_line() -> None:
+    s = Scenario(n_agents=4, n_arms=3, horizon=20, setting="neighbours")
+    with pytest.raises(ValueError, match="tuned_ts has no noise of its own"):
+        evaluate("tuned_ts", s, {"noise": "secure"}, trials=1)
+    private = Scenario(n_agents=4, n_arms=3, horizon=20, setting="neighbours+private",
+                       epsilon=1.0, privacy_noise="secure")  # fmt: skip
+    with pytest.raises(ValueError, match="one setting"):
+        evaluate("tuned_private_ts", private, {"noise": "seeded"}, trials=1)
+    with pytest.raises(ValueError, match="noise must be 'seeded' or 'secure'"):
+        evaluate("tuned_private_ts", private, {"noise": "os"}, trials=1)

@@ -107,6 +107,7 @@ class VecByzantine(VecWrapper):
         lo, hi = env.unwrapped.message_bounds  # type: ignore[attr-defined]
         self._bounds = (float(lo), float(hi))
         self._targets = np.zeros(self.num_envs, dtype=np.int64)
+        env.unwrapped.core.admit_forgers(self.liars)  # type: ignore[attr-defined]
         self.restart_streams(None)
         self._t = 0
 
@@ -171,8 +172,9 @@ class VecByzantine(VecWrapper):
                 f"messages must have shape {(self.num_envs, self.n_agents, self.message_dim)}, "
                 f"got {sent.shape}"
             )
-        lies = np.clip(self.lies(sent[:, self.liars]), *self._bounds)
-        sent[:, self.liars] = lies.astype(np.float32)  # sent as float32, as the PettingZoo lie
+        with np.errstate(over="ignore", invalid="ignore"):  # float32 overflows to inf
+            lies = np.clip(self.lies(sent[:, self.liars]), *self._bounds).astype(np.float32)
+        sent[:, self.liars] = lies  # sent as float32, as the PettingZoo lie
         obs, rewards, terms, truncs, infos = self.env.step(arms, sent)  # type: ignore[call-arg]
         return obs, rewards, terms, truncs, self._scored(infos, reset=False)
 

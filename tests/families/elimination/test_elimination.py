@@ -229,3 +229,31 @@ def test_bad_options_are_refused() -> None:
     ring_parts = Scenario(n_agents=6, components=(3, 3), graph="ring")
     with pytest.raises(ValueError, match="'gis_flooding' needs a connected network"):
         ring_parts.make_env(DDPMAB().requirements(6, 5))
+
+
+@pytest.mark.parametrize(("policy", "setting"), [("cdp_mab", "server"), ("hdp_mab", "hybrid")])
+def test_a_dropped_round_ends_the_epoch_and_later_rounds_complete(
+    policy: str, setting: str
+) -> None:
+    """Issue 63: a liar's NaN in its first upload poisons the server's average; every
+    receiver drops that result (``screen_inbox``) and starts its next epoch, so a later
+    round completes. On ``ce066ca`` the agents waited for the lost round to the end
+    (``rounds_done`` 0 of 0 at T = 4,000)."""
+    from fedbandit_env import registry
+    from fedbandit_env.runner.rollout import rollout
+    from fedbandit_env.wrappers import Byzantine
+
+    s = Scenario(n_agents=4, n_arms=3, horizon=4000, setting=setting)
+    team = registry.spec(policy).make()
+    forged: list[int] = []
+
+    def first_upload(message: np.ndarray, t: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.array(message, dtype=np.float64)
+        if out[0] == 1.0 and not forged:  # its first upload's flag
+            forged.append(t)
+            out[1] = np.nan
+        return out
+
+    rollout(Byzantine(s.make_env(team.requirements(4, 3)), 1, first_upload), team, seed=0)
+    assert forged and team.rejected_messages() == 4  # every agent dropped the result
+    assert all(p.rounds_done >= 1 for p in team.policies)  # and a later round completed
