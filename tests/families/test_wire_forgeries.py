@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_forged_messages import TALKERS  # every registered talker, plugins' included
 
 from fedbandit_env import registry
 from fedbandit_env.runner.rollout import run_trials
@@ -49,20 +50,8 @@ def _scenario(policy: str, setting: str | None) -> Scenario:
     return Scenario(n_agents=4, n_arms=3, horizon=horizon, **kw)
 
 
-def _talkers() -> list[str]:
-    out = []
-    for pid in registry.policy_ids():
-        spec = registry.spec(pid)
-        if spec.privileged:
-            continue
-        if spec.make().requirements(4, 6 if spec.bandit == "linear" else 3).message_dim > 0:
-            out.append(pid)
-    return out
-
-
-TALKERS = _talkers()
 CASES = [
-    pytest.param(p, setting, id=f"{p}-{setting}")
+    pytest.param(p, setting, id=f"{p}-{setting}", marks=[pytest.mark.slow] if p in HORIZONS else [])
     for p in TALKERS
     for setting in registry.spec(p).settings or (None,)
 ]
@@ -187,6 +176,20 @@ def test_the_vector_env_checks_every_row_but_the_liars() -> None:
         liar.step(np.zeros((2, 4), int), sent)
 
 
+def vector_rollout(venv: Any, policy: Any, s: Scenario, needs: Any, trials: int) -> Any:
+    """Play ``policy`` (a vector policy, or a probe around one) for ``s.horizon`` steps
+    of ``venv``, env ``b`` seeded ``b`` and its policy stream ``default_rng(100 + b)``;
+    return the last step's infos."""
+    obs, _ = venv.reset(seed=list(range(trials)))
+    rngs = [np.random.default_rng(100 + k) for k in range(trials)]
+    policy.reset(VectorSpec.from_env(s.make_env(needs), trials), rngs)
+    infos: Any = {}
+    for _ in range(s.horizon):
+        arms, messages = policy.act(obs)
+        obs, _, _, _, infos = venv.step(arms, messages)
+    return infos
+
+
 class _Counting:
     """A vector policy's steps, with the unusable deliveries in what it observed."""
 
@@ -216,12 +219,7 @@ def test_every_receiver_survives_the_wire_in_every_field_vector(
             venv = VecByzantine(make_vec(s, 2, needs), 1, _forger(field, value))
             inner = spec.make().policy
             probe = _Counting(inner)
-            rngs = [np.random.default_rng(k) for k in range(2)]
-            obs, _ = venv.reset(seed=[0, 1])
-            inner.reset(VectorSpec.from_env(s.make_env(needs), 2), rngs)
-            for _ in range(s.horizon):
-                arms, messages = probe.act(obs)
-                obs, _, _, _, infos = venv.step(arms, messages)
+            infos = vector_rollout(venv, probe, s, needs, 2)
             assert np.isfinite(infos["cumulative_regret"]).all(), (field, value)
             rejected = int(np.sum(getattr(inner, "rejected", 0)))
             if _shipped(policy):
@@ -253,12 +251,7 @@ def _private_sums_run(value: float | None, trials: int = 8) -> Any:
             return out
 
         venv = VecByzantine(venv, 1, forge)
-    obs, _ = venv.reset(seed=list(range(trials)))
-    rngs = [np.random.default_rng(100 + k) for k in range(trials)]
-    inner.reset(VectorSpec.from_env(s.make_env(needs), trials), rngs)
-    for _ in range(s.horizon):
-        arms, messages = inner.act(obs)
-        obs, _, _, _, _ = venv.step(arms, messages)
+    vector_rollout(venv, inner, s, needs, trials)
     return inner.rejected
 
 
