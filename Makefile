@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test docs docs-numbers learned-numbers privacy-numbers install clean clean-kernels
+.PHONY: bench test docs docs-numbers learned-numbers privacy-numbers mutations install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,13 @@ privacy-numbers: $(BIN)/.installed
 	mkdir -p results && rm -f results/audits.jsonl
 	FEDBANDIT_AUDIT_LOG=results/audits.jsonl $(BIN)/pytest -q -p no:cacheprovider $(AUDIT_TESTS)
 	$(BIN)/python -m fedbandit_env.privacy.audit_log results/audits.jsonl --into docs/privacy.md
+
+# Each known weakening of the privacy code (tests/privacy/mutations.py) applied to the
+# package, the quick privacy suite run under it: prints the test that catches each.
+# One weakening on any selection: FEDBANDIT_MUTATION=<name> PYTHONPATH=tests/privacy
+# .venv/bin/pytest -p mutations -m 'not slow' <tests>
+mutations: $(BIN)/.installed
+	$(BIN)/pytest -q -p no:cacheprovider -m slow -s tests/privacy/test_mutations.py
 
 # Numba's disk cache is keyed by the source file of each compiled function, not by
 # the files it calls into; the fast path drops caches compiled against other kernels

@@ -92,8 +92,13 @@ class ServerIndexPolicy(IndexPolicy):
     def _honest_payload(self, payload: FloatArray) -> np.ndarray:
         """Which payloads ``[means (M), variances (M)]`` an honest upload (or average of
         uploads) can be: finite, variances non-negative and no larger than the prior's
-        (``sigma^2 / alpha`` plus the tree's), and with raw rewards in a known range the
-        means inside it; the rest are dropped and counted in :attr:`rejected`."""
+        (``sigma^2 / alpha`` plus the tree's), and the means inside the reward range
+        (or the prior mean) where one is known. With private sums a local mean is
+        ``(S + alpha mu0) / (n + alpha)`` with ``S`` within
+        :func:`~fedbandit_env.privacy.mechanisms.tree_sum_slack` of the clip range's
+        ``[lo n, hi n]`` (``S = 0`` exactly while ``n = 0``), so it lies within
+        ``slack / (1 + alpha)`` of ``[lo, hi]``, and so does an average of such means;
+        the rest are dropped and counted in :attr:`rejected` (issue 63)."""
         m = self.m
         means, variances = payload[..., :m], payload[..., m : 2 * m]
         ok = np.isfinite(payload).all(axis=-1)
@@ -101,12 +106,12 @@ class ServerIndexPolicy(IndexPolicy):
         alpha = float(np.min(self.alpha))
         top = (self.var / alpha + self.extra / (alpha * alpha)) * (1 + 1e-6) + 1e-12
         ok &= ((v >= 0) & (v <= top)).all(axis=-1)
-        lo, hi = self.bounds
-        if not self.noisy_sums and np.isfinite(lo) and np.isfinite(hi):
+        lo, hi = self.bounds if self.clip is None else self.clip
+        if (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi):
             mu = np.where(np.isfinite(means), means, lo)
             mu0 = float(np.min(self.mu0)), float(np.max(self.mu0))
             low, high = min(lo, mu0[0]), max(hi, mu0[1])
-            slack = 1e-6 * (abs(low) + abs(high) + 1.0)
+            slack = 1e-6 * (abs(low) + abs(high) + 1.0) + self.sum_slack / (1.0 + alpha)
             ok &= ((mu >= low - slack) & (mu <= high + slack)).all(axis=-1)
         return np.asarray(ok)
 

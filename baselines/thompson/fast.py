@@ -41,7 +41,7 @@ from baselines.thompson.policies import (
     private_extra_variance,
     resolve_posterior,
 )
-from fedbandit_env.privacy.mechanisms import clip_range, tree_levels
+from fedbandit_env.privacy.mechanisms import clip_range, tree_levels, tree_sum_slack
 from fedbandit_env.privacy.tree_kernels import (
     PrivateRewardsParams,
     PrivateRewardsState,
@@ -275,12 +275,14 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
     eps = policy.epsilon
     private = eps is not None
     lo, hi, tree_scale, extra = 0.0, 1.0, 1.0, 0.0
+    checked = None  # private sums: the clip range and the tree's slack, for the receivers
     if eps is not None:  # as PrivateRewards(clip=scenario.clip) on the env's declared bounds
         lo, hi = clip_range(scenario.clip, st.reward_bounds, "PrivateRewards")
         tree_scale = tree_levels(scenario.horizon) * float(hi - lo) / eps
         extra = private_extra_variance(scenario.horizon, eps, policy.sensitivity)
+        checked = (lo, hi, tree_sum_slack(scenario.horizon, eps, float(hi - lo)))
     post = resolve_posterior(
-        policy.posterior, st.reward_bounds, policy.scale, extra, policy.share is not None
+        policy.posterior, st.reward_bounds, policy.scale, extra, policy.share is not None, checked
     )
     n, m = scenario.n_agents, scenario.n_arms
     code = -1 if share is None else SHARES.index(share)

@@ -58,12 +58,15 @@ MOMENT = 2
 
 class Posterior(NamedTuple):
     """What a posterior draw needs: the family code, the reward range's low end and
-    width (:data:`BETA`), the noise scale and the extra variance of the sums
-    (:data:`GAUSSIAN`).
+    width (:data:`BETA`; with private sums the clip range's), the noise scale and the
+    extra variance of the sums (:data:`GAUSSIAN`), and how far a :data:`GAUSSIAN`
+    row's private sums may leave the clip range's ``[lo n, (lo + width) n]``
+    (:func:`~fedbandit_env.privacy.mechanisms.tree_sum_slack`; negative: sums unchecked,
+    as for unbounded rewards).
 
     Examples:
-        >>> Posterior(BETA, 0.0, 1.0, 1.0, 0.0).family
-        0
+        >>> Posterior(BETA, 0.0, 1.0, 1.0, 0.0).family, Posterior(BETA, 0.0, 1.0, 1.0, 0.0).slack
+        (0, -1.0)
     """
 
     family: int
@@ -71,6 +74,7 @@ class Posterior(NamedTuple):
     width: float
     scale: float
     extra: float
+    slack: float = -1.0
 
 
 @njit(cache=True, inline="always")
@@ -227,8 +231,9 @@ def honest_row(
     most ``limit`` pulls: every number finite, every count a non-negative integer, the
     counts adding up to at most ``limit``, and (:data:`BETA`, :data:`MOMENT`: rewards in
     ``[lo, lo + width]``) every sum between ``lo n`` and ``(lo + width) n``, up to
-    float32's rounding on the wire. A :data:`GAUSSIAN` posterior's sums (unbounded or
-    private rewards) need only be finite.
+    float32's rounding on the wire. A :data:`GAUSSIAN` posterior's sums of private
+    rewards may leave that range by ``post.slack`` (the tree's noise; issue 63); with
+    unbounded rewards (``slack < 0``) they need only be finite.
 
     Examples:
         >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
@@ -245,9 +250,9 @@ def honest_row(
         if not (math.isfinite(n) and math.isfinite(sm)) or n < 0.0 or n != math.floor(n):
             return False
         total += n
-        if post.family != GAUSSIAN:  # BETA, MOMENT: rewards in a known range
+        if post.family != GAUSSIAN or post.slack >= 0.0:  # rewards in a known range
             lo, hi = post.lo * n, (post.lo + post.width) * n
-            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0)
+            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) + max(post.slack, 0.0)
             if sm < min(lo, hi) - slack or sm > max(lo, hi) + slack:
                 return False
     return total <= limit

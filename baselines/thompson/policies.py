@@ -53,7 +53,7 @@ from baselines.thompson.kernels import (
     team_sample,
 )
 from fedbandit_env.policies import AgentSpec, Policy, Requirements
-from fedbandit_env.privacy.mechanisms import tree_noise_variance
+from fedbandit_env.privacy.mechanisms import tree_noise_variance, tree_sum_slack
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray, Observation, SeedLike
 
 SHARES = ("hold", "relay")
@@ -76,6 +76,7 @@ def resolve_posterior(
     scale: float,
     extra: float,
     cooperative: bool = False,
+    private: tuple[float, float, float] | None = None,
 ) -> Posterior:
     """The posterior an agent uses (the policy's and the batched loop's one rule).
 
@@ -83,7 +84,9 @@ def resolve_posterior(
     when the agent averages several rows (``cooperative``; one normal per arm instead of a
     Beta draw per held row and arm: equal regret within intervals, measured in
     ``docs/references.md``) and :data:`~baselines.thompson.kernels.BETA` alone;
-    Gaussian for unbounded or private rewards.
+    Gaussian for unbounded or private rewards; ``private`` ``(lo, hi, slack)``: the
+    clip range of private rewards and how far the tree's noise may carry a sum beyond it
+    (what a received row is checked against).
 
     Examples:
         >>> resolve_posterior("auto", (0.0, 1.0), 1.0, 0.0).family == BETA
@@ -98,6 +101,9 @@ def resolve_posterior(
     if posterior in ("beta", "moment") and not finite:
         raise ValueError(f"a {posterior} posterior needs rewards in a finite range, got {bounds}")
     if extra > 0 or posterior == "gaussian" or (posterior == "auto" and not finite):
+        if private is not None and extra > 0:
+            lo, hi, slack = (float(v) for v in private)
+            return Posterior(GAUSSIAN, lo, hi - lo, float(scale), float(extra), slack)
         return Posterior(GAUSSIAN, 0.0, 1.0, float(scale), float(extra))
     if posterior == "moment" or (posterior == "auto" and cooperative):
         return Posterior(MOMENT, float(lo), float(hi - lo), float(scale), 0.0)
@@ -191,11 +197,14 @@ class CooperativeTS(Policy):
             )
         n, m = spec.n_agents, spec.n_arms
         self.spec = spec
-        extra = 0.0
+        extra, private = 0.0, None
         if self.epsilon is not None:
             extra = private_extra_variance(spec.horizon, self.epsilon, self.sensitivity)
+            if spec.private_clip is not None:
+                lo, hi = spec.private_clip
+                private = (lo, hi, tree_sum_slack(spec.horizon, self.epsilon, hi - lo))
         self.post = resolve_posterior(
-            self.posterior, spec.reward_bounds, self.scale, extra, self.share is not None
+            self.posterior, spec.reward_bounds, self.scale, extra, self.share is not None, private
         )
         self.rng = np.random.default_rng(seed)
         # the rows it may hold, in increasing sender order: every agent's when relaying;

@@ -267,3 +267,32 @@ def test_private_receivers_drop_sums_the_tree_cannot_release(value: float) -> No
     # tree_sum_slack(300, 1, 1), about 336
     rejected = _private_sums_run(value)
     assert (rejected[:, :5].sum(axis=1) > 0).all()  # every trial's honest agents drop it
+
+
+def _coop_sums_run(value: float | None, trials: int) -> np.ndarray:
+    """private_coop_ts in neighbours+private (N = 6, M = 3, T = 300) on the PettingZoo
+    path, the last agent forging its sum of arm 0 to ``value`` (``None``: honest); the
+    rejected rows per trial."""
+    s = Scenario(n_agents=6, n_arms=3, horizon=300, setting="neighbours+private", epsilon=1.0)
+    spec = registry.spec("private_coop_ts")
+    needs = spec.make().requirements(6, 3)
+
+    def forge(message: np.ndarray, t: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.array(message, dtype=np.float64)
+        out[3] = value
+        return out
+
+    make = (lambda: Byzantine(s.make_env(needs), 1, forge)) if value is not None else None
+    c = run_trials(make or (lambda: s.make_env(needs)), spec.make, trials, progress=False)
+    return np.asarray(c.meta["rejected_messages"])
+
+
+def test_private_coop_ts_keeps_every_honest_release() -> None:
+    assert int(_coop_sums_run(None, 4).sum()) == 0
+
+
+@pytest.mark.parametrize("value", [1e6, -1e6, 2000.0])
+def test_private_coop_ts_drops_sums_the_tree_cannot_release(value: float) -> None:
+    # Issue 63: private_coop_ts's receivers took any finite sum (one liar's 1e6 at N = 10,
+    # M = 5, T = 1000: honest regret 114.5 -> 431.9, 0 rejected; now 118.1)
+    assert (_coop_sums_run(value, 2) > 0).all()

@@ -1,4 +1,4 @@
-"""Known weakenings of the privacy mechanisms, applied to the package itself (issue 49).
+"""Known weakenings of the privacy mechanisms, applied to the package itself (issues 49, 63).
 
 Loaded as a pytest plugin (``-p mutations``, with this folder on ``PYTHONPATH``) with
 ``FEDBANDIT_MUTATION`` naming one of :data:`MUTATIONS`; it patches the package at
@@ -111,14 +111,96 @@ def _secure_noise_seeded() -> None:
     PrivateRewards.reset = seeded_reset  # type: ignore[method-assign]
 
 
+def _vector_no_clip() -> None:
+    """``VecPrivateRewards`` releases rewards unclipped (its noise calibrated for the range)."""
+    from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
+
+    init = VecPrivateRewards.__init__
+
+    def unclipped(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._tree.clip = (-np.inf, np.inf)
+
+    VecPrivateRewards.__init__ = unclipped  # type: ignore[method-assign]
+
+
+def _sub_env_noise_shared() -> None:
+    """The vector trees of envs ``2k`` and ``2k + 1`` draw the same noise (a copied stream)."""
+    import copy
+
+    from fedbandit_env.privacy.batched_tree import TreeNoise
+
+    restart = TreeNoise.restart
+
+    def paired(self: Any, rngs: Any = None, stream: Any = None) -> None:
+        if rngs is not None:
+            rngs = [copy.deepcopy(rngs[b - b % 2]) for b in range(len(rngs))]
+        restart(self, rngs, stream)
+
+    TreeNoise.restart = paired  # type: ignore[method-assign]
+
+
+def _agent_noise_shared() -> None:
+    """In every vector tree agent 1's streams get agent 0's noise (dyadic trees)."""
+    from fedbandit_env.privacy.batched_tree import BatchedTree
+
+    step = BatchedTree.step
+
+    def sharing(self: Any, arms: Any, rewards: Any, t: int) -> Any:
+        m = self.shape[2]
+        draws = self.noise.draws
+
+        def copied(marked: Any) -> Any:
+            out = draws(marked)
+            if out.shape[1] == self.shape[1] * m and self.shape[1] > 1:
+                out[:, m : 2 * m] = out[:, :m]
+            return out
+
+        self.noise.draws = copied
+        try:
+            return step(self, arms, rewards, t)
+        finally:
+            del self.noise.draws
+
+    BatchedTree.step = sharing  # type: ignore[method-assign]
+
+
+def _private_server_ts_raw() -> None:
+    """``private_server_ts`` asks for no private rewards: in its own env it sends raw means."""
+    from dataclasses import replace
+
+    from baselines.index.server import ServerIndexPolicy
+
+    requirements = ServerIndexPolicy.requirements
+
+    def raw(self: Any, n_agents: int, n_arms: int) -> Any:
+        return replace(requirements(self, n_agents, n_arms), epsilon=None)
+
+    ServerIndexPolicy.requirements = raw  # type: ignore[method-assign]
+
+
 MUTATIONS: dict[str, Callable[[], None]] = {
     "noise_halved": _noise_halved,
     "tree_level_reused": _tree_level_reused,
     "record_in_two_trees": _record_in_two_trees,
     "shared_stream": _shared_stream,
     "secure_noise_seeded": _secure_noise_seeded,
+    "vector_no_clip": _vector_no_clip,
+    "sub_env_noise_shared": _sub_env_noise_shared,
+    "agent_noise_shared": _agent_noise_shared,
+    "private_server_ts_raw": _private_server_ts_raw,
 }
 """Each known weakening, by name."""
+
+FIRST: dict[str, str] = {
+    "vector_no_clip": "tests/vector/test_vector_private_noise.py",
+    "sub_env_noise_shared": "tests/vector/test_vector_private_noise.py",
+    "agent_noise_shared": "tests/vector/test_vector_private_noise.py",
+    "private_server_ts_raw": "tests/privacy/test_private_releases.py",
+}
+"""The suite file expected to catch a weakening, which the runner runs first (the rest
+of the suite follows it): the order only saves time, since the runner stops at the
+first failure, and any failing assertion of the suite counts."""
 
 
 def pytest_configure(config: Any) -> None:

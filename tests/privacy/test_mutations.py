@@ -1,4 +1,4 @@
-"""The mutation runner (issue 49, item 5): each known weakening of the privacy code,
+"""The mutation runner (issues 49 and 63): each known weakening of the privacy code,
 applied to the package (``tests/privacy/mutations.py``), must make some privacy test
 fail. One quick privacy suite a mutation, in a subprocess, stopping at the first
 failure; a mutation that crashes the suite instead (an exception that is no assertion)
@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from mutations import MUTATIONS  # type: ignore[import-not-found]
+from mutations import FIRST, MUTATIONS  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = [
@@ -25,7 +25,16 @@ SUITE = [
     "tests/privacy/test_secure_noise.py",
     "tests/privacy/test_privacy.py",
     "tests/families/linear/test_linear_privacy.py",
+    "tests/vector/test_vector_audit.py",
+    "tests/vector/test_vector_private_noise.py",
+    "tests/privacy/test_private_releases.py",
 ]
+
+
+def _ordered(mutation: str) -> list[str]:
+    """The suite, the file expected to catch ``mutation`` first (``FIRST``)."""
+    first = FIRST.get(mutation)
+    return [first, *(f for f in SUITE if f != first)] if first else list(SUITE)
 
 
 def _run(mutation: str, report: Path) -> tuple[int, list[tuple[str, str]]]:
@@ -37,7 +46,7 @@ def _run(mutation: str, report: Path) -> tuple[int, list[tuple[str, str]]]:
         ),
     }
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-m", "not slow", "-p", "mutations",
-           "-p", "no:cacheprovider", f"--junitxml={report}", *SUITE]  # fmt: skip
+           "-p", "no:cacheprovider", f"--junitxml={report}", *_ordered(mutation)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     failed = []
     for case in ET.parse(report).getroot().iter("testcase"):
@@ -56,6 +65,10 @@ def test_every_known_weakening_is_caught_by_a_privacy_test(mutation: str, tmp_pa
     assert any("assert" in message.lower() or "Error" not in message for _, message in failed), (
         failed
     )
+
+
+def test_every_first_file_is_in_the_suite() -> None:
+    assert set(FIRST) <= set(MUTATIONS) and set(FIRST.values()) <= set(SUITE)
 
 
 def test_the_runner_applies_no_mutation_unless_asked(tmp_path: Path) -> None:

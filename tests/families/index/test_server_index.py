@@ -128,3 +128,51 @@ def test_one_forged_upload_costs_one_round_not_the_run(policy: str, setting: str
     uploads = np.array(flags)[forged_at + 4 :, :, :3]  # honest agents, after the round ends
     assert inner.rejected[:, :3].sum() > 0  # the poisoned result was dropped ...
     assert (uploads.sum(axis=0) >= 10).all()  # ... and every honest agent kept uploading
+
+
+def _private_server_run(value: float | None, setting: str, trials: int = 4) -> np.ndarray:
+    """private_server_ts (N = 4, M = 3, T = 300, epsilon 1), the last agent uploading
+    ``value`` as arm 0's mean (``None``: honest); the rejected counts ``(B, N)``."""
+    from fedbandit_env import registry
+    from fedbandit_env.vector import make_vec
+    from fedbandit_env.vector.policy import VectorSpec
+    from fedbandit_env.vector.wrappers import VecByzantine
+
+    s = Scenario(n_agents=4, n_arms=3, horizon=300, setting=setting, epsilon=1.0)
+    team = registry.spec("private_server_ts").make()
+    needs = team.requirements(4, 3)
+    venv = make_vec(s, trials, needs)
+    if value is not None:
+
+        def forge(message: np.ndarray, t: int, rng: np.random.Generator) -> np.ndarray:
+            out = np.array(message, dtype=np.float64)
+            out[1] = value
+            return out
+
+        venv = VecByzantine(venv, 1, forge)
+    inner = team.policy
+    obs, _ = venv.reset(seed=list(range(trials)))
+    inner.reset(VectorSpec.from_env(s.make_env(needs), trials),
+                [np.random.default_rng(k) for k in range(trials)])  # fmt: skip
+    for _ in range(s.horizon):
+        obs, *_ = venv.step(*inner.act(obs))
+    return np.asarray(inner.rejected)
+
+
+@pytest.mark.parametrize("setting", ["server+private", "flooding+private"])
+def test_private_server_receivers_keep_every_honest_release(setting: str) -> None:
+    assert int(_private_server_run(None, setting).sum()) == 0
+
+
+@pytest.mark.parametrize("setting", ["server+private", "flooding+private"])
+@pytest.mark.parametrize("value", [1e6, -1e6])
+def test_private_server_receivers_drop_means_no_tree_can_release(
+    setting: str, value: float
+) -> None:
+    """Issue 63: a local mean of private sums lies within ``tree_sum_slack / (1 + alpha)``
+    of the clip range, and so does the server's average; before, private_server_ts took
+    any finite mean (one liar sending 1e6 for arm 0 at N = 10, T = 2000: honest regret
+    166 -> 865, 0 rejected; now every poisoned round is dropped: 384, the agents' own
+    posteriors)."""
+    rejected = _private_server_run(value, setting)
+    assert (rejected[:, :3].sum(axis=1) > 0).all()
