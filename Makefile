@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ARGS ?=
 
-.PHONY: bench test docs docs-numbers learned-numbers privacy-numbers mutations install clean clean-kernels
+.PHONY: bench test docs docs-numbers learned-numbers privacy-numbers references-numbers mutations install clean clean-kernels
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,11 @@ privacy-numbers: $(BIN)/.installed
 	mkdir -p results && rm -f results/audits.jsonl
 	FEDBANDIT_AUDIT_LOG=results/audits.jsonl $(BIN)/pytest -q -p no:cacheprovider $(AUDIT_TESTS)
 	$(BIN)/python -m fedbandit_env.privacy.audit_log results/audits.jsonl --into docs/privacy.md
+
+# Every table of docs/references.md: each section's benches (examples/references_numbers.py
+# lists them) into results/references, then its generated block (about half an hour).
+references-numbers: $(BIN)/.installed
+	$(BIN)/python examples/references_numbers.py --into docs/references.md
 
 # Each known weakening of the privacy code (tests/privacy/mutations.py) applied to the
 # package, the quick privacy suite run under it: prints the test that catches each.

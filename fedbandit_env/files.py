@@ -206,7 +206,8 @@ def block_markers(name: str) -> tuple[str, str]:
     """The two comment lines around a generated block of a Markdown page; the first names
     the Makefile target that regenerates it (``make learned-numbers`` for the
     ``learned-*`` blocks, ``make privacy-numbers`` for the ``privacy-*`` ones, ``make
-    docs-numbers`` for the others).
+    references-numbers`` for the ``references-*`` ones, ``make docs-numbers`` for the
+    others).
 
     Examples:
         >>> block_markers("default-bench")[0]
@@ -215,7 +216,7 @@ def block_markers(name: str) -> tuple[str, str]:
         '<!-- generated: learned-gossip (make learned-numbe'
     """
     target = "docs-numbers"
-    for prefix in ("learned", "privacy"):
+    for prefix in ("learned", "privacy", "references"):
         if name.startswith(f"{prefix}-"):
             target = f"{prefix}-numbers"
     return (

@@ -170,3 +170,44 @@ def test_coop_ts_speed_prints_its_ratios(
     runpy.run_path(str(EXAMPLES / "coop_ts_speed.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "x gossip_ucb" in out and "coop_ts (beta)" in out
+
+
+def test_references_numbers_measures_a_section_and_writes_its_block(tmp_path: Path) -> None:
+    """Issue 64 item 5: a section of the references page is measured by its benches
+    and written, commands and table, into the page's generated block, whose drift test
+    (tests/test_docs.py) then reads it; a section without results is refused, and the
+    Beta plugin's policy runs through ``--import`` beside the moment sampler."""
+    from fedbandit_env import registry
+    from fedbandit_env.files import block_markers, read_block
+
+    mod = runpy.run_path(str(EXAMPLES / "references_numbers.py"))
+    small = "--agents 3 --arms 2 --horizon 30 --trials 20 --no-plot --held-out"
+    section = mod["Section"](
+        "small",
+        (
+            mod["_bench"](
+                f"--import {EXAMPLES / 'coop_ts_beta.py'} --setting neighbours",
+                small,
+                "--policies coop_ts,coop_ts_beta",
+            ),
+        ),
+        against="coop_ts_beta",
+    )
+    page = tmp_path / "page.md"
+    start, end = block_markers(section.block)
+    page.write_text(f"# Page\n\n{start}\nold\n{end}\n", encoding="utf-8")
+    try:
+        with pytest.raises(SystemExit, match="no results in .*small: measure first"):
+            mod["render"](section, tmp_path / "r", [page])
+        mod["measure"](section, tmp_path / "r")
+        mod["render"](section, tmp_path / "r", [page])
+    finally:
+        for pid in ("coop_ts_beta", "coop_ts_relay_beta"):
+            if pid in registry.policy_ids():
+                registry.deregister(pid)
+    block = read_block(page.read_text(encoding="utf-8"), section.block)
+    assert block.startswith(mod["command_lines"](section) + "\n\n")
+    assert "| coop_ts_beta |" in block and "paired against coop_ts_beta" in block
+    assert "| coop_ts | 20 |" in block  # the paired row: 20 trials on the same instances
+    with pytest.raises(SystemExit):
+        mod["main"](["--only", "nope"])

@@ -176,7 +176,8 @@ def add_setting_options(parser: argparse.ArgumentParser, out: Path) -> None:
         default="seeded",
         help="where every private mechanism's noise comes from: seeded (replayable from "
         "--seed, so private only while the seed stays secret) or secure (fresh OS entropy, "
-        "not recorded; runs do not replay and take the PettingZoo path)",
+        "not recorded; runs do not replay: vector policies draw it on the vector env, the "
+        "others take the PettingZoo path, never the compiled loops)",
     )
     b.add_argument(
         "--components",
