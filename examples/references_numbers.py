@@ -348,9 +348,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(names))
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(names)}")
-    for section in SECTIONS:
-        if section.name not in chosen:
-            continue
+    sections = [s for s in SECTIONS if s.name in chosen]
+    for page in args.into or []:  # refuse before any work, naming the page
+        from fedbandit_env.files import read_block
+
+        try:
+            text = page.read_text(encoding="utf-8")
+            for section in sections:
+                read_block(text, section.block)
+        except (OSError, ValueError) as err:
+            parser.error(f"{page}: {err}")
+    for section in sections:
         if not args.render_only:
             measure(section, args.results)
         if args.into:

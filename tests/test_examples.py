@@ -209,5 +209,7 @@ def test_references_numbers_measures_a_section_and_writes_its_block(tmp_path: Pa
     assert block.startswith(mod["command_lines"](section) + "\n\n")
     assert "| coop_ts_beta |" in block and "paired against coop_ts_beta" in block
     assert "| coop_ts | 20 |" in block  # the paired row: 20 trials on the same instances
-    with pytest.raises(SystemExit):
-        mod["main"](["--only", "nope"])
+    for argv in (["--only", "nope"], ["--render-only", "--into", str(tmp_path / "none.md")],
+                 ["--render-only", "--into", str(page)]):  # fmt: skip
+        with pytest.raises(SystemExit):  # one line each: an unknown section, no page, no block
+            mod["main"](argv)
