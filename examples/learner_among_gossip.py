@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from fedbandit_env.registry import make
     from fedbandit_env.rl import LearnerAmong
     from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
+    from fedbandit_env.rl.common import set_torch_threads
     from fedbandit_env.rl.single_agent import make_single_agent
-    from fedbandit_env.rl.train import set_torch_threads
     from fedbandit_env.runner import run_trials
     from fedbandit_env.runner.results import bootstrap_ci
 

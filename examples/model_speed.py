@@ -36,8 +36,8 @@ def main() -> None:
 
     from fedbandit_env.rl import AgentVecEnv, LearnerStack, ModelTeam
     from fedbandit_env.rl.batched import batched_trials
+    from fedbandit_env.rl.common import set_torch_threads
     from fedbandit_env.rl.team import action_probabilities
-    from fedbandit_env.rl.train import set_torch_threads
     from fedbandit_env.runner.evaluate import evaluate
     from fedbandit_env.runner.rollout import run_trials
     from fedbandit_env.scenario import Scenario

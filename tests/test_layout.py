@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +50,7 @@ def test_the_core_never_imports_baselines() -> None:
 
 
 LAYERS: dict[str, tuple[str, ...]] = {
+    "fedbandit_env/core": ("envs", "vector", "wrappers", "runner", "rl", "scenario", "cli"),
     "fedbandit_env/vector": ("runner", "rl", "scenario", "cli", "reproduce"),
     "fedbandit_env/envs": ("runner", "rl", "scenario", "cli", "reproduce"),
     "fedbandit_env/privacy": ("wrappers", "envs", "vector", "runner", "rl", "scenario"),
@@ -56,8 +58,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "fedbandit_env/scenario": ("runner", "rl", "cli", "reproduce"),
     "fedbandit_env/rl": ("runner", "cli", "reproduce"),
 }
-"""Which packages each layer never imports (lazy imports included): the batched core
-and its PettingZoo view below the wrappers, privacy below the wrappers, the scenario
+"""Which packages each layer never imports (lazy imports included): the core
+(``MABCore`` and its router) below both of its views, the batched env and its PettingZoo
+view below the wrappers, privacy below the wrappers, the scenario
 below both the runner and the learners, and the learners below the runner (the runner
 evaluates saved models, so it may import ``rl``; never the reverse)."""
 
@@ -81,6 +84,107 @@ def test_the_layer_check_can_fail() -> None:
     """rl is allowed runner-free; the runner imports rl (it evaluates models): the
     check, run on the runner with rl banned, finds it."""
     assert _layer_violations("fedbandit_env/runner", ("rl",))
+
+
+def _import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Which of the modules under ``root/packages`` each of them imports: every ``import``
+    and ``from ... import`` at any depth (lazy imports in functions included; relative
+    ones resolved), except under ``if TYPE_CHECKING:`` (annotations, never executed).
+    A module that names a package imports its ``__init__``; importing ``a.b.c`` does not
+    count as importing ``a`` or ``a.b`` (a package's own ``__init__`` re-exporting its
+    modules is not a circle of layers)."""
+    paths = {}
+    for package in packages:
+        for path in (root / package).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text())
+        skipped = {
+            id(node)
+            for branch in ast.walk(tree)
+            if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+            for node in ast.walk(branch)
+        }
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+                targets = [t for t in targets if t in paths] or [base]
+            else:
+                continue
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]], unit: Any = None) -> list[list[str]]:
+    """The import circles of ``graph`` (its strongly connected components of more than
+    one node), after mapping each module to its ``unit`` (a package: its folder)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for a, targets in graph.items():
+        for b in targets:
+            ua, ub = (a, b) if unit is None else (unit(a), unit(b))
+            if ua != ub:
+                g.add_edge(ua, ub)
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def _package_of(graph: dict[str, set[str]]) -> Any:
+    """A module's unit at the package level: its subpackage (a module directly in a
+    top-level package is its own unit, as ``validation`` or ``registry``)."""
+    packages = {m for m in graph if any(o.startswith(m + ".") for o in graph)}
+
+    def unit(module: str) -> str:
+        parent = module.rpartition(".")[0]
+        if module in packages or parent.count(".") == 0:
+            return module
+        return parent
+
+    return unit
+
+
+def test_no_import_circle_anywhere() -> None:
+    """Issue 62 item 3: no module of ``fedbandit_env`` or ``baselines`` imports, however
+    indirectly and however lazily, one that imports it back, and no package does: the
+    core (``fedbandit_env.core``: ``MABCore`` and its router) sits below the PettingZoo
+    env and the vector env that view it, the conditions of tuned policies below both
+    ``evaluate`` and ``tune``, torch's thread count below every SB3 adapter, and the
+    scenario's constant lists in ``checks``."""
+    graph = _import_graph(ROOT, ("fedbandit_env", "baselines"))
+    assert _circles(graph) == []
+    assert _circles(graph, _package_of(graph)) == []
+
+
+def test_the_circle_check_can_fail(tmp_path: Path) -> None:
+    """A lazy import back, through a relative import, and a circle of packages whose
+    modules form no circle are each found."""
+    pkg = tmp_path / "p"
+    for folder, files in {"a": {"x": "from p.b.y import f\n", "z": ""},
+                          "b": {"y": "def f():\n    from ..a import z\n"}}.items():  # fmt: skip
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+        for stem, text in files.items():
+            (pkg / folder / f"{stem}.py").write_text(text)
+    (pkg / "__init__.py").write_text("")
+    graph = _import_graph(tmp_path, ("p",))
+    assert graph["p.b.y"] == {"p.a.z"} and _circles(graph) == []
+    assert _circles(graph, _package_of(graph)) == [["p.a", "p.b"]]
+    (pkg / "a" / "z.py").write_text("import p.a.x\n")
+    assert _circles(_import_graph(tmp_path, ("p",))) == [["p.a.x", "p.a.z", "p.b.y"]]
 
 
 def test_the_core_loaded_whole_leaves_baselines_unimported() -> None:

@@ -31,9 +31,10 @@ from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOL_ALIASES, PROTOCOLS
 from fedbandit_env.registry import model_label
 from fedbandit_env.runner.evaluate import is_model
+from fedbandit_env.scenario.checks import INSTANCE_SPLITS
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, FAULTS
 from fedbandit_env.scenario.instances import instance_names
-from fedbandit_env.scenario.scenario import INSTANCE_SPLITS, Scenario
+from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.settings import SETTINGS
 
 

@@ -47,6 +47,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.core.mab import MABCore
+from fedbandit_env.core.routing import Routed, inbox
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import reset_infos, step_infos
@@ -65,8 +67,6 @@ from fedbandit_env.type_aliases import (
     StepResult,
 )
 from fedbandit_env.validation import check_reset_options
-from fedbandit_env.vector.core import MABCore
-from fedbandit_env.vector.routing import Routed, inbox
 
 _ZERO = np.float32(0.0)
 

@@ -71,7 +71,7 @@ def rewards_of(
     """Rewards of arms whose local means are ``pulled``, from :func:`noise_draws` of the
     same shape (Bernoulli: ``u < mu``; Gaussian: ``mu + sigma z``, clipped to ``[0, 1]``
     for ``clipped_gaussian``). :meth:`MABProblem.sample` and the batched core
-    (:mod:`fedbandit_env.vector.core`) both compute rewards here.
+    (:mod:`fedbandit_env.core.mab`) both compute rewards here.
 
     Examples:
         >>> rewards_of(np.array([0.5, 0.5]), np.array([0.2, 0.7]), "bernoulli", 1.0).tolist()

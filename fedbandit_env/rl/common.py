@@ -218,3 +218,19 @@ def batch_observations(
         return batch
     keys = list(observations[agents[0]])
     return {k: np.stack([np.asarray(observations[a][k]) for a in agents]) for k in keys}
+
+
+def set_torch_threads(threads: int | None = 1) -> int:
+    """Set torch's intra-op thread count (``None``: leave it); returns the count in use.
+
+    Examples:
+        >>> set_torch_threads(None) >= 1
+        True
+    """
+    import torch
+
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
+        torch.set_num_threads(threads)
+    return int(torch.get_num_threads())

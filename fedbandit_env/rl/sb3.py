@@ -22,8 +22,8 @@ from fedbandit_env.rl.common import (
     draw_episode_length,
     learner_rewards,
     scaled_space,
+    set_torch_threads,
 )
-from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.type_aliases import Action, AgentID, Observation
 from fedbandit_env.wrappers.arm_actions import MessageFn, arm_space, pack
 from fedbandit_env.wrappers.flatten import flat_box

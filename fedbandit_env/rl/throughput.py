@@ -15,8 +15,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from fedbandit_env.rl.common import set_torch_threads
 from fedbandit_env.rl.stack import LearnerStack
-from fedbandit_env.rl.train import set_torch_threads
 from fedbandit_env.scenario.scenario import Scenario
 
 

@@ -25,24 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env.files import package_versions, strict_json, write_text_atomic
+from fedbandit_env.rl.common import set_torch_threads
 from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
 from fedbandit_env.scenario.scenario import Scenario
-
-
-def set_torch_threads(threads: int | None = 1) -> int:
-    """Set torch's intra-op thread count (``None``: leave it); returns the count in use.
-
-    Examples:
-        >>> set_torch_threads(None) >= 1
-        True
-    """
-    import torch
-
-    if threads is not None:
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
-        torch.set_num_threads(threads)
-    return int(torch.get_num_threads())
 
 
 def train_model(

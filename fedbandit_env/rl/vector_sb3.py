@@ -14,7 +14,7 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from fedbandit_env.rl.train import set_torch_threads
+from fedbandit_env.rl.common import set_torch_threads
 from fedbandit_env.rl.view import LearnerView, VectorMessageFn, learner_rewards
 
 vector_learner_rewards = learner_rewards  # the former name

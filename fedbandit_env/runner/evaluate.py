@@ -18,41 +18,12 @@ import numpy as np
 
 from fedbandit_env import registry
 from fedbandit_env.policies import privacy_curve
+from fedbandit_env.runner.conditions import UntrainedConditionsWarning, untuned_conditions
 from fedbandit_env.runner.rollout import RegretCurves, run_trials
 from fedbandit_env.runner.vector_trials import run_vector_trials, vector_unsupported
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.seeding import spawn
 from fedbandit_env.settings import get_setting
-
-
-class UntrainedConditionsWarning(UserWarning):
-    """A saved model is evaluated at a horizon or on instances it was not trained for."""
-
-
-CONDITIONS = ("setting", "instance", "n_agents", "n_arms", "horizon", "graph", "epsilon")
-"""The scenario fields a tuned or trained policy's conditions are compared on."""
-
-
-def untuned_conditions(tuned_on: Mapping[str, Any], scenario: Scenario) -> list[str]:
-    """How ``scenario`` differs from the scenario a policy was tuned or trained on
-    (``Scenario.to_dict``), one phrase per field of :data:`CONDITIONS` that differs, and
-    a fixed instance where it was tuned on drawn ones.
-
-    Examples:
-        >>> s = Scenario(n_agents=10, n_arms=5, horizon=200, setting="neighbours")
-        >>> untuned_conditions({**s.to_dict(), "horizon": 20000}, s)
-        ['horizon=200 (tuned on 20000)']
-    """
-    now = scenario.to_dict()
-    differ = [
-        f"{key}={now.get(key)!r} (tuned on {tuned_on.get(key)!r})"
-        for key in CONDITIONS
-        if key in tuned_on and tuned_on.get(key) != now.get(key)
-    ]
-    if now.get("instances") == "fixed":
-        differ.append("a fixed instance (tuned on drawn train instances)")
-    return differ
-
 
 TUNED_PREFIX = "tuned:"
 """A policy ``"tuned:path.json"`` is the result ``fedbandit tune`` saved there."""
@@ -377,7 +348,7 @@ def _evaluate_model(
     with one forward pass a step (:mod:`fedbandit_env.rl.batched`) where the stack
     allows, else one PettingZoo rollout per trial (the same trials either way)."""
     from fedbandit_env.rl import ModelTeam, load_model
-    from fedbandit_env.rl.train import set_torch_threads
+    from fedbandit_env.rl.common import set_torch_threads
     from fedbandit_env.wrappers.flatten import flat_box
 
     set_torch_threads(1)  # a small network on few cores: more threads only oversubscribe

@@ -37,7 +37,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fedbandit_env import registry
-from fedbandit_env.runner.evaluate import UntrainedConditionsWarning, untuned_conditions
+from fedbandit_env.runner.conditions import UntrainedConditionsWarning, untuned_conditions
 from fedbandit_env.runner.vector_trials import run_episodes
 from fedbandit_env.seeding import spawn
 

@@ -23,6 +23,7 @@ from fedbandit_env.privacy.mechanisms import NOISES, clip_range
 from fedbandit_env.problems.mab import NOISE_KINDS
 from fedbandit_env.protocols import PROTOCOLS, protocol_name
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, check_faults
+from fedbandit_env.seeding import SPLITS
 from fedbandit_env.settings import get_setting
 from fedbandit_env.validation import check_int, check_memory, trial_bytes
 from fedbandit_env.wrappers.base import check_probability
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
 
 ESTIMATORS = ("dyadic", "honaker")
 """The tree mechanism's estimators."""
+LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
+"""The information settings of linear scenarios (``PrivateRewards`` is per-arm: the
+``+private`` ones are multi-armed only; the linear family privatises what it sends)."""
+INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
+"""``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
 
 
 def _number(name: str, value: Any) -> float:
@@ -54,7 +60,6 @@ def check_scenario(s: Scenario) -> dict[str, Any]:
         TypeError: For a value of the wrong type, naming the field.
     """
     from fedbandit_env.scenario.instances import instance_names, instance_spec
-    from fedbandit_env.scenario.scenario import INSTANCE_SPLITS, LINEAR_SETTINGS
 
     fixed: dict[str, Any] = {}
     for name, minimum in (("n_agents", 2), ("n_arms", 1), ("horizon", 1), ("seed", 0)):

@@ -22,16 +22,10 @@ from fedbandit_env.scenario.checks import check_scenario
 from fedbandit_env.scenario.faults import FAULT_DEFAULTS, fault_layers, has_faults
 from fedbandit_env.scenario.instances import drawn, instance_spec
 from fedbandit_env.scenario.plan import Layer, StackPlan
-from fedbandit_env.seeding import SPLITS, instance_seed
+from fedbandit_env.seeding import instance_seed
 from fedbandit_env.settings import get_setting
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
-
-LINEAR_SETTINGS: tuple[str | None, ...] = (None, "local", "sync")
-"""The information settings of linear scenarios (``PrivateRewards`` is per-arm: the
-``+private`` ones are multi-armed only; the linear family privatises what it sends)."""
-INSTANCE_SPLITS: tuple[str, ...] = ("fixed", *SPLITS)
-"""``fixed`` (one instance for every trial), or the instance seeds each trial draws from."""
 
 
 @functools.lru_cache(maxsize=64)

@@ -14,9 +14,9 @@ Examples:
     ((16, 4), ['arm', 'reward', 'step'])
 """
 
-from fedbandit_env.vector.core import MABCore
+from fedbandit_env.core.mab import MABCore
+from fedbandit_env.core.routing import Routed, inbox
 from fedbandit_env.vector.env import FederatedMABVecEnv, joint_spaces
 from fedbandit_env.vector.make import make_vec
-from fedbandit_env.vector.routing import Routed, inbox
 
 __all__ = ["FederatedMABVecEnv", "MABCore", "Routed", "inbox", "joint_spaces", "make_vec"]

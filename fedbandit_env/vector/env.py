@@ -11,7 +11,7 @@ Observations       a dict of arrays, leading shape ``(B, N)``, the PettingZoo en
                    nobody heard it) and ``mask (B, N, N)``: ``mask[b, r, s]``, receiver ``r``
                    heard ``s`` (plus ``public_mask``, ``server (B, N, D)``,
                    ``server_mask (B, N, 1)`` as the protocol has them).
-                   :func:`~fedbandit_env.vector.routing.inbox` gives the PettingZoo form,
+                   :func:`~fedbandit_env.core.routing.inbox` gives the PettingZoo form,
                    one ``(N, D)`` inbox per receiver, zeros where nothing arrived
 Rewards            ``(B, N)`` float64, each agent's local reward
 Terminations       ``(B, N)`` bool, never; truncations ``(B, N)``, every agent at the horizon
@@ -55,6 +55,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.backend import backend
+from fedbandit_env.core.mab import CoreStep, MABCore
+from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import STEP_INFO
 from fedbandit_env.envs.spaces import observation_space
@@ -64,8 +66,6 @@ from fedbandit_env.problems.mab import MABProblem
 from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.type_aliases import FloatArray
 from fedbandit_env.validation import check_int, check_memory, check_reset_options, trial_bytes
-from fedbandit_env.vector.core import CoreStep, MABCore
-from fedbandit_env.vector.routing import Routed
 
 VecObs = dict[str, np.ndarray]
 """A batched observation: key -> array with leading shape ``(B, N)``."""

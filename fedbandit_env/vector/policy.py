@@ -158,7 +158,7 @@ def sender_rows(
     inboxes: np.ndarray, mask: np.ndarray, public_mask: np.ndarray | None, public_dim: int
 ) -> Float32Array:
     """The sender-indexed messages ``(N, D)`` of one env from its receivers' inboxes
-    ``(N, N, D)`` (the PettingZoo form; :func:`~fedbandit_env.vector.routing.inbox` is the
+    ``(N, N, D)`` (the PettingZoo form; :func:`~fedbandit_env.core.routing.inbox` is the
     inverse): row ``s`` is what a receiver that heard ``s`` got (its public prefix where only
     that reached someone), zeros where nobody heard it.
 

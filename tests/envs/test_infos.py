@@ -108,7 +108,7 @@ def test_torchrl_runs_every_setting_and_records_the_regret(setting: str, instanc
     import torch
     from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 
-    from fedbandit_env.rl.train import set_torch_threads
+    from fedbandit_env.rl.common import set_torch_threads
 
     set_torch_threads(1)
     epsilon = 1.0 if "private" in setting else None

@@ -113,7 +113,7 @@ def test_a_stack_without_a_vector_form_plays_on_pettingzoo() -> None:
 
 
 def test_sender_rows_inverts_the_inbox_and_refuses_per_receiver_copies() -> None:
-    from fedbandit_env.vector.routing import inbox
+    from fedbandit_env.core.routing import inbox
 
     rng = np.random.default_rng(0)
     sent = rng.random((1, 5, 3)).astype(np.float32)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fedbandit_env.core import mab as core_module
+from fedbandit_env.core import routing
 from fedbandit_env.policies import Requirements
 from fedbandit_env.scenario.scenario import Scenario
 from fedbandit_env.settings import SETTINGS
 from fedbandit_env.testing import check_vector_replay
-from fedbandit_env.vector import core as core_module
-from fedbandit_env.vector import routing
 
 MAB_SETTINGS = sorted(name for name in SETTINGS if name != "sync")
 GRAPHS = ("complete", "ring", "star")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedbandit_env.backend import array_backend
-from fedbandit_env.vector.routing import inbox
+from fedbandit_env.core.routing import inbox
 from fedbandit_env.wrappers.flatten import FlatLayout
 
 
@@ -16,7 +16,7 @@ def flat_rows(
     """Every agent's observation of a vector step, flattened as ``layout`` flattens the
     PettingZoo observations: ``out`` ``(B N, width)`` float32, row ``b N + i`` agent
     ``i`` of env ``b``, messages as that receiver's inbox
-    (:func:`~fedbandit_env.vector.routing.inbox`). The same numbers as
+    (:func:`~fedbandit_env.core.routing.inbox`). The same numbers as
     ``layout.batch`` of the agents' PettingZoo observations, value for value.
 
     Examples:

@@ -18,7 +18,7 @@ the arms through their random numbers (:func:`~fedbandit_env.problems.mab.noise_
 so each env's numbers are drawn a block of steps ahead, read one row a step;
 :func:`~fedbandit_env.problems.mab.rewards_of` turns them into rewards, the same
 function :meth:`MABProblem.sample <fedbandit_env.problems.MABProblem.sample>` uses.
-Messages go through a :class:`~fedbandit_env.vector.routing.Router`.
+Messages go through a :class:`~fedbandit_env.core.routing.Router`.
 
 **On any device.** Every array operation of a step goes through the backend's array
 namespace (:mod:`fedbandit_env.backend`), so the same lines step NumPy arrays (the
@@ -40,13 +40,13 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
+from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem, noise_draws, rewards_of
 from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.seeding import instance_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
-from fedbandit_env.vector.routing import Routed, Router
 
 BLOCK = 256
 """Steps of reward noise (and gossip edges) drawn ahead per env."""

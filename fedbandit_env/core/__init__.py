@@ -1,0 +1,23 @@
+"""The federated multi-armed bandit, written once: the lowest layer of the envs.
+
+- :class:`MABCore` (:mod:`fedbandit_env.core.mab`): ``B`` episodes of ``N`` agents and
+  ``M`` arms as arrays, stepped by both views: the PettingZoo env
+  (:class:`~fedbandit_env.envs.federated_mab.FederatedMABEnv`, ``B = 1``) and the
+  Gymnasium vector env (:class:`~fedbandit_env.vector.FederatedMABVecEnv`);
+- :class:`Router` and :class:`Routed` (:mod:`fedbandit_env.core.routing`): what a
+  protocol delivered in ``B`` envs at one step; :func:`inbox` gives the per-receiver
+  (PettingZoo) form.
+
+It imports the problems, the network, the protocols and the backend, never ``envs`` or
+``vector`` (``tests/test_layout.py`` checks that no import circle exists anywhere).
+
+Examples:
+    >>> from fedbandit_env.core import MABCore
+    >>> MABCore.__module__
+    'fedbandit_env.core.mab'
+"""
+
+from fedbandit_env.core.mab import CoreStep, MABCore
+from fedbandit_env.core.routing import Routed, Router, inbox
+
+__all__ = ["CoreStep", "MABCore", "Routed", "Router", "inbox"]
