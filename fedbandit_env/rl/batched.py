@@ -53,31 +53,11 @@ from fedbandit_env.scenario.trial import record_steps
 from fedbandit_env.seeding import model_generator, split_trial_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.wrappers.flatten import flat_rows
-from fedbandit_env.wrappers.agent_crash import AgentCrash
-from fedbandit_env.wrappers.byzantine import Byzantine
-from fedbandit_env.wrappers.clip import ClipRewards
+from fedbandit_env.wrappers.base import vector_form
 from fedbandit_env.wrappers.flatten import FlatLayout, flat_box
-from fedbandit_env.wrappers.held_messages import HeldMessages
-from fedbandit_env.wrappers.horizon_free import HorizonFree
 from fedbandit_env.wrappers.local_statistics import LocalStatistics
 from fedbandit_env.wrappers.message_delay import MessageDelay
-from fedbandit_env.wrappers.message_loss import MessageLoss
 from fedbandit_env.wrappers.privacy import PrivateRewards
-from fedbandit_env.wrappers.team_posterior import TeamPosterior
-
-VECTOR_LAYERS = (
-    LocalStatistics,
-    PrivateRewards,
-    HeldMessages,
-    HorizonFree,
-    MessageLoss,
-    MessageDelay,
-    Byzantine,
-    AgentCrash,
-    ClipRewards,
-    TeamPosterior,
-)
-"""The wrappers the vector stack has a form of (``MessageDelay`` at a fixed delay)."""
 
 
 def _layers(env: ParallelEnv[Any, Any, Any]) -> tuple[list[Any], Any]:
@@ -109,7 +89,7 @@ def unsupported(env: ParallelEnv[Any, Any, Any]) -> str | None:
     kinds = [type(layer) for layer in layers]
     for layer in layers:
         kind = type(layer)
-        if kind not in VECTOR_LAYERS:
+        if vector_form(kind) is None:  # named once, by the wrapper itself
             return f"the wrapper {kind.__name__}"
         if kind is MessageDelay and layer.max_delay != layer.delay:
             return "random message delays"
@@ -294,7 +274,6 @@ def batched_trials(
 
 
 __all__ = [
-    "VECTOR_LAYERS",
     "BatchedModelRollout",
     "batched_trials",
     "unsupported",

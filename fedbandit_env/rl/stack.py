@@ -225,24 +225,21 @@ class LearnerStack:
             (4, 3, 3, 2)
         """
         from fedbandit_env.vector import make_vec
-        from fedbandit_env.vector.wrappers import (
-            VecHeldMessages,
-            VecHorizonFree,
-            VecLocalStatistics,
-        )
+        from fedbandit_env.wrappers.base import vector_form
+        from fedbandit_env.wrappers.held_messages import HeldMessages
+        from fedbandit_env.wrappers.horizon_free import HorizonFree
+        from fedbandit_env.wrappers.team_posterior import TeamPosterior
 
         self._check_setting(scenario)
         venv = make_vec(scenario, num_envs, self.requirements(scenario.n_arms), device=device)
         if self.posterior:
-            from fedbandit_env.vector.wrappers import VecTeamPosterior
-
-            return VecTeamPosterior(venv)
+            return vector_form(TeamPosterior)(venv)
         if self.epsilon is None and self.statistics:
-            venv = VecLocalStatistics(venv)
+            venv = vector_form(LocalStatistics)(venv)
         if self.memory and self.share_means:
-            venv = VecHeldMessages(venv)
+            venv = vector_form(HeldMessages)(venv)
         if self.horizon_free:
-            venv = VecHorizonFree(venv)
+            venv = vector_form(HorizonFree)(venv)
         return venv
 
     def vector_messages(self, obs: dict[str, np.ndarray]) -> np.ndarray:

@@ -28,7 +28,7 @@ from pettingzoo import ParallelEnv
 from fedbandit_env.scenario.plan import Layer, StackPlan
 from fedbandit_env.validation import check_int
 from fedbandit_env.wrappers.agent_crash import AgentCrash
-from fedbandit_env.wrappers.base import check_probability
+from fedbandit_env.wrappers.base import check_probability, vector_form
 from fedbandit_env.wrappers.byzantine import BEHAVIOURS, Byzantine
 from fedbandit_env.wrappers.message_delay import MessageDelay
 from fedbandit_env.wrappers.message_loss import MessageLoss
@@ -87,34 +87,6 @@ class Fault:
         return (self.switch, *self.qualifiers)
 
 
-def _vec_loss(venv: Any, p: float) -> Any:
-    """The vector form of the loss layer (imported when first built)."""
-    from fedbandit_env.vector.wrappers.message_loss import VecMessageLoss
-
-    return VecMessageLoss(venv, p)
-
-
-def _vec_liars(venv: Any, count: int, attack: str) -> Any:
-    """The vector form of the Byzantine layer (imported when first built)."""
-    from fedbandit_env.vector.wrappers.byzantine import VecByzantine
-
-    return VecByzantine(venv, count, attack)
-
-
-def _vec_crash(venv: Any, crash: float, recover: float) -> Any:
-    """The vector form of the crash layer (imported when first built)."""
-    from fedbandit_env.vector.wrappers.agent_crash import VecAgentCrash
-
-    return VecAgentCrash(venv, crash, recover)
-
-
-def _vec_delay(venv: Any, delay: int) -> Any:
-    """The vector form of the delay layer (imported when first built)."""
-    from fedbandit_env.vector.wrappers.message_delay import VecMessageDelay
-
-    return VecMessageDelay(venv, delay)
-
-
 FAULTS: tuple[Fault, ...] = (
     Fault(
         FaultField(
@@ -123,7 +95,7 @@ FAULTS: tuple[Fault, ...] = (
         ),
         lambda f: Layer(
             "Byzantine", lambda e: Byzantine(e, int(f["byzantine"]), f["attack"]), True, "",
-            "lie", vector=lambda v: _vec_liars(v, int(f["byzantine"]), f["attack"]),
+            "lie", vector=lambda v: vector_form(Byzantine)(v, int(f["byzantine"]), f["attack"]),
         ),
         (FaultField("attack", str, "boost", "--byzantine's lie", _behaviour, BEHAVIOURS),),
         "there are no --byzantine agents",
@@ -136,7 +108,7 @@ FAULTS: tuple[Fault, ...] = (
         lambda f: Layer(
             "AgentCrash", lambda e: AgentCrash(e, float(f["crash"]), float(f["recover"])),
             True, "", "crash",
-            vector=lambda v: _vec_crash(v, float(f["crash"]), float(f["recover"])),
+            vector=lambda v: vector_form(AgentCrash)(v, float(f["crash"]), float(f["recover"])),
         ),
         (
             FaultField(
@@ -150,7 +122,7 @@ FAULTS: tuple[Fault, ...] = (
         FaultField("delay", int, 0, "steps every peer message arrives late (MessageDelay)", _steps),
         lambda f: Layer(
             "MessageDelay", lambda e: MessageDelay(e, int(f["delay"])), True, "", "delay",
-            vector=lambda v: _vec_delay(v, int(f["delay"])),
+            vector=lambda v: vector_form(MessageDelay)(v, int(f["delay"])),
         ),
     ),
     Fault(
@@ -160,7 +132,7 @@ FAULTS: tuple[Fault, ...] = (
         ),
         lambda f: Layer(
             "MessageLoss", lambda e: MessageLoss(e, float(f["loss"])), True, "", "lose",
-            vector=lambda v: _vec_loss(v, float(f["loss"])),
+            vector=lambda v: vector_form(MessageLoss)(v, float(f["loss"])),
         ),
     ),
 )  # fmt: skip

@@ -24,6 +24,7 @@ from fedbandit_env.scenario.instances import drawn, instance_spec
 from fedbandit_env.scenario.plan import Layer, StackPlan
 from fedbandit_env.seeding import instance_seed
 from fedbandit_env.settings import get_setting
+from fedbandit_env.wrappers.base import vector_form
 from fedbandit_env.wrappers.clip import ClipRewards
 from fedbandit_env.wrappers.privacy import PrivateRewards
 
@@ -323,9 +324,7 @@ class Scenario:
                 return PrivateRewards(env, eps, estimator, clip, noise=noise)  # type: ignore[arg-type]
 
             def private_vector(venv: Any) -> Any:
-                from fedbandit_env.vector.wrappers import VecPrivateRewards
-
-                return VecPrivateRewards(venv, eps, estimator, clip, noise=noise)  # type: ignore[arg-type]
+                return vector_form(PrivateRewards)(venv, eps, estimator, clip, noise=noise)
 
             secure = noise == "secure"
             layer = Layer("PrivateRewards", private, True, "privatise", "", secure, private_vector)
@@ -334,9 +333,7 @@ class Scenario:
             lo, hi = self.clip
 
             def clip_vector(venv: Any) -> Any:
-                from fedbandit_env.vector.wrappers import VecClipRewards
-
-                return VecClipRewards(venv, lo, hi)
+                return vector_form(ClipRewards)(venv, lo, hi)
 
             def clip_env(env: ParallelEnv[Any, Any, Any]) -> ParallelEnv[Any, Any, Any]:
                 return ClipRewards(env, lo, hi)

@@ -66,6 +66,8 @@ class AgentCrash(NetworkWrapper):
         ([0, 0, 1, 1], True)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.agent_crash:VecAgentCrash"
+
     STEP_INFO: ClassVar[Mapping[str, Any]] = {
         "crashed": False,
         "recovered": False,

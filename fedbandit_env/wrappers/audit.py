@@ -182,6 +182,8 @@ class ReplaceReward(ParallelWrapper):
         (0.25, 0.25)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.audit:VecReplaceReward"
+
     def __init__(
         self,
         env: ParallelEnv[AgentID, Observation, Action],

@@ -111,6 +111,27 @@ def claim_stream(key: tuple[int, int], owner: str) -> None:
     claims[key] = owner
 
 
+def vector_form(kind: type) -> Any:
+    """The vector form the wrapper class ``kind`` names in its own
+    :attr:`ParallelWrapper.vector_form` (not inherited: a subclass that behaves
+    differently, as ``GilbertElliottLoss`` under ``MessageLoss``, names its own), or
+    ``None``. The stacks that build vector envs (the scenario's plan, its faults, the
+    learner's stack) and the batched loop's check all read it here.
+
+    Examples:
+        >>> from fedbandit_env.wrappers import GilbertElliottLoss, MessageLoss
+        >>> vector_form(MessageLoss).__name__, vector_form(GilbertElliottLoss)
+        ('VecMessageLoss', None)
+    """
+    import importlib
+
+    path = vars(kind).get("vector_form")
+    if path is None:
+        return None
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     """A parallel-env wrapper that keeps ``agents`` in sync with the wrapped env.
 
@@ -135,6 +156,14 @@ class ParallelWrapper(BaseParallelWrapper[AgentID, Observation, Action]):
     STEP_INFO: ClassVar[Mapping[str, Any]] = {}
     """The keys this wrapper's ``step`` adds to every agent's info, with their values
     before the first step."""
+
+    vector_form: ClassVar[str | None] = None
+    """Where this wrapper's vector form lives, ``"module:Class"`` (a
+    :class:`~fedbandit_env.vector.wrappers.VecWrapper` built with the same arguments
+    after the vector env, or a leading subset of them: ``VecMessageDelay`` takes a fixed
+    delay), or ``None``: the one place a wrapper's vector form is named
+    (read by :func:`vector_form`; ``tests/vector/test_vector_wrappers.py`` requires every
+    vector wrapper to be named by exactly one wrapper)."""
 
     def with_step_info(self, infos: dict[AgentID, dict[str, Any]]) -> dict[AgentID, dict[str, Any]]:
         """The reset ``infos`` with this wrapper's :attr:`STEP_INFO` added to every agent's.

@@ -71,6 +71,8 @@ class Byzantine(NetworkWrapper):
         ([0.0, 1.0, 1.0, 9.0], True)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.byzantine:VecByzantine"
+
     STEP_INFO: ClassVar[Mapping[str, Any]] = {
         "corrupted": 0,
         "own_regret": 0.0,

@@ -58,6 +58,8 @@ class ClipRewards(ParallelWrapper):
         True
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.clip:VecClipRewards"
+
     def __init__(
         self, env: ParallelEnv[AgentID, Observation, Action], low: float, high: float
     ) -> None:

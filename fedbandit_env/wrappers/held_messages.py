@@ -44,6 +44,8 @@ class HeldMessages(ParallelWrapper):
         (True, True)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.held_messages:VecHeldMessages"
+
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         super().__init__(env)
         refuse_twice(env, HeldMessages)

@@ -77,6 +77,8 @@ class HorizonFree(ParallelWrapper):
         ([0.5, 0.5], 1.0986)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.horizon_free:VecHorizonFree"
+
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         super().__init__(env)
         refuse_twice(env, HorizonFree)

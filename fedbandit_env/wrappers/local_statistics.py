@@ -60,6 +60,8 @@ class LocalStatistics(ParallelWrapper):
         [0.0, 0.0, 1.0]
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.local_statistics:VecLocalStatistics"
+
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action]) -> None:
         super().__init__(env)
         refuse_twice(env, LocalStatistics)

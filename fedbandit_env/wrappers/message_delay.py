@@ -55,6 +55,8 @@ class MessageDelay(NetworkWrapper):
         [0, 0, 3]
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.message_delay:VecMessageDelay"
+
     STEP_INFO: ClassVar[Mapping[str, Any]] = {"messages_in_flight": 0, "messages_superseded": 0}
 
     def __init__(

@@ -45,6 +45,8 @@ class MessageLoss(NetworkWrapper):
         (0, 3)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.message_loss:VecMessageLoss"
+
     STEP_INFO: ClassVar[Mapping[str, Any]] = {"messages_lost": 0, "messages_lost_total": 0}
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action], p: float) -> None:

@@ -105,6 +105,8 @@ class PrivateRewards(ParallelWrapper):
         ([0.0, 1.0, 0.0], 0.25)
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.private_rewards:VecPrivateRewards"
+
     STEP_INFO: ClassVar[Mapping[str, Any]] = {"epsilon": 0.0, "delta": 0.0}
 
     def __init__(

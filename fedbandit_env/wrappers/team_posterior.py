@@ -465,6 +465,8 @@ class TeamPosterior(ParallelWrapper):
         (['arm', 'posterior', 'step'], (2, 10), Discrete(2))
     """
 
+    vector_form = "fedbandit_env.vector.wrappers.team_posterior:VecTeamPosterior"
+
     STEP_INFO = {"rejected_messages": 0}  # noqa: RUF012 (ParallelWrapper's ClassVar)
 
     def __init__(self, env: ParallelEnv[AgentID, Observation, Action], strength: float = 1.0):
