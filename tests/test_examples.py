@@ -213,3 +213,17 @@ def test_references_numbers_measures_a_section_and_writes_its_block(tmp_path: Pa
                  ["--render-only", "--into", str(page)]):  # fmt: skip
         with pytest.raises(SystemExit):  # one line each: an unknown section, no page, no block
             mod["main"](argv)
+
+
+def test_vector_speed_measures_every_vector_wrapper() -> None:
+    """Issue 62 item 5 keeps the wrappers' cost visible: the benchmark measures every
+    vector form a wrapper names (none skipped but the audit instruments), each as a
+    positive multiple of the bare step."""
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.scenario import Scenario
+
+    mod = runpy.run_path(str(EXAMPLES / "vector_speed.py"))
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=4, setting="neighbours")
+    ratios = mod["wrapper_ratios"](scenario, Requirements(message_dim=4), 2, 4, 1)
+    assert set(ratios) == set(mod["vector_wrappers"]()) - mod["AUDIT_ONLY"]
+    assert all(r is not None and r > 0 for r in ratios.values()), ratios
