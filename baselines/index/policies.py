@@ -24,6 +24,14 @@ mean's variance by ``extra = private_extra_variance(T, epsilon, sensitivity)``.
 The policy is a :class:`~fedbandit_env.vector.policy.VectorPolicy`: every agent of ``B``
 envs in one call, so it runs on the vector env (tuning, ``bench``) and, through
 ``VectorTeam``, on the PettingZoo env with the same draws.
+
+**Held rows: degree x M, not N x M** (issue 62 item 4). A receiver keeps a column per
+sender that can reach it (:func:`sender_slots`: its graph neighbours, ascending), so the
+table is ``(B, N, degree, 2 M)`` and a step costs ``O(N degree M)``: flat in ``N`` at a
+fixed degree. A protocol that delivers from beyond the neighbours (flooding, a server)
+widens the table to every other agent the first time it does (:meth:`IndexPolicy._widen`),
+so nothing heard is lost. Either way the held rows are summed in ascending sender order
+with exact zeros for the unheard, so the trials are those of the dense table's to the bit.
 """
 
 from __future__ import annotations
@@ -49,6 +57,29 @@ PARAMETERS: dict[str, tuple[float, float, float]] = {
 the default is Thompson sampling on the averaged posterior with a weak prior at 1/2)."""
 
 _BLOCK = 64  # steps of normal draws taken from each env's generator at a time
+
+
+def sender_slots(adjacency: np.ndarray) -> IntArray:
+    """Each receiver's possible senders, ascending, padded with ``-1`` to the widest
+    row: the columns of the held table (a graph without edges: every other agent).
+
+    Examples:
+        >>> ring = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], bool)
+        >>> sender_slots(ring).tolist()
+        [[1, 3], [0, 2], [1, 3], [0, 2]]
+        >>> sender_slots(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], bool)).tolist()
+        [[1, 2], [0, -1], [0, -1]]
+    """
+    n = adjacency.shape[0]
+    others = np.asarray(adjacency, dtype=bool) & ~np.eye(n, dtype=bool)
+    if not others.any():
+        others = ~np.eye(n, dtype=bool)
+    width = int(others.sum(axis=1).max())
+    slots = np.full((n, width), -1, dtype=np.int64)
+    for r in range(n):
+        senders = np.flatnonzero(others[r])
+        slots[r, : senders.size] = senders
+    return slots
 
 
 class IndexPolicy(VectorPolicy):
@@ -81,6 +112,12 @@ class IndexPolicy(VectorPolicy):
     """
 
     name = "index_ts"
+    held: FloatArray
+    """``(B, N, S, 2 M)``: each receiver's newest row from the sender of each column."""
+    heard: np.ndarray
+    """``(B, N, S)``: which columns hold a row."""
+    slots: IntArray
+    """``(N, S)``: each column's sender (:func:`sender_slots`; ``-1``: padding)."""
     TUNABLE = PARAMETERS
     """What ``fedbandit tune`` searches (:data:`PARAMETERS`)."""
 
@@ -164,9 +201,8 @@ class IndexPolicy(VectorPolicy):
             else tree_sum_slack(spec.horizon, self.epsilon, self.clip[1] - self.clip[0])
         )
         self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
-        self.held = np.zeros((b, n, n, 2 * m))  # [env, receiver, sender]: newest heard
-        self.heard = np.zeros((b, n, n), dtype=bool)
         self.index = np.arange(b)[:, None], np.arange(n)[None, :]
+        self._use_slots(sender_slots(spec.adjacency), b, 2 * m)
         self.draws = np.zeros((b, 0, n, m))
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
@@ -180,11 +216,12 @@ class IndexPolicy(VectorPolicy):
             honest = self._honest(rows[..., :m], rows[..., m : 2 * m], t)  # (B, senders)
             self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
             mask = mask & honest[:, None, :]
-            self.held = np.where(mask[..., None], rows[:, None, :, :], self.held)
-            self.heard |= mask
-        n = self.counts.shape[1]
-        eye = np.eye(n, dtype=bool)[None]
-        others = self.heard & ~eye  # own row: always the agent's own, fresh
+            if (mask & ~self.allowed).any():  # heard from beyond the table's senders
+                self._widen()
+            kept = mask[:, self._receivers, self._gather] & self._valid  # (B, N, slots)
+            self.held = np.where(kept[..., None], rows[:, self._gather, :], self.held)
+            self.heard |= kept
+        others = self.heard  # the slots never hold the agent itself: its own row is fresh
         rows = others.sum(axis=2) + 1.0  # K per receiver (B, N)
         weight = others[..., None].astype(np.float64)
         n_held, s_held = self.held[..., :m], self.held[..., m:]
@@ -198,6 +235,32 @@ class IndexPolicy(VectorPolicy):
         arms: IntArray = np.argmax(index, axis=2)
         messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
         return arms, messages
+
+    def _use_slots(self, slots: IntArray, b: int, width: int) -> None:
+        """Hold a column per sender of ``slots`` ``(N, S)``: ``held`` ``(B, N, S, width)``
+        (the newest row heard from each), ``heard`` ``(B, N, S)``, both empty."""
+        n = slots.shape[0]
+        self.slots = slots
+        self._valid = slots >= 0
+        self._gather = np.where(self._valid, slots, 0)  # a padded column reads sender 0, unkept
+        self._receivers = np.arange(n)[:, None]
+        self.allowed = np.eye(n, dtype=bool)  # who may be heard (itself: ignored anyway)
+        self.allowed[np.nonzero(self._valid)[0], slots[self._valid]] = True
+        self.held = np.zeros((b, n, slots.shape[1], width))
+        self.heard = np.zeros((b, n, slots.shape[1]), dtype=bool)
+
+    def _widen(self) -> None:
+        """A column for every other agent (a protocol reached beyond the graph's
+        neighbours), keeping every row held so far in its sender's column."""
+        old_slots, old_valid = self.slots, self._valid
+        held, heard = self.held, self.heard
+        b, n, _, width = held.shape
+        self._use_slots(sender_slots(np.zeros((n, n), dtype=bool)), b, width)
+        receivers, columns = np.nonzero(old_valid)
+        senders = old_slots[receivers, columns]
+        new_columns = senders - (senders > receivers)  # every other agent, ascending
+        self.held[:, receivers, new_columns] = held[:, receivers, columns]
+        self.heard[:, receivers, new_columns] = heard[:, receivers, columns]
 
     def _honest(self, counts: FloatArray, sums: FloatArray, t: int) -> np.ndarray:
         """Which senders' ``[counts, sums]`` an honest agent can send after ``t`` steps:
@@ -255,4 +318,4 @@ class IndexPolicy(VectorPolicy):
         return self.draws[:, k]
 
 
-__all__ = ["PARAMETERS", "IndexPolicy"]
+__all__ = ["PARAMETERS", "IndexPolicy", "sender_slots"]

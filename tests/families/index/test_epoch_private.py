@@ -150,8 +150,9 @@ def test_forged_rows_are_dropped() -> None:
         }
         policy.act(obs)
     assert policy.rejected[0].tolist() == [2, 0]  # the 2-pull row and the huge sum
-    assert policy.heard[0, 0, 1]
-    np.testing.assert_array_equal(policy.held[0, 0, 1], [3, 1, 1.0, -0.5])
+    column = policy.slots[0].tolist().index(1)  # agent 0's column of agent 1's rows
+    assert policy.heard[0, 0, column]
+    np.testing.assert_array_equal(policy.held[0, 0, column], [3, 1, 1.0, -0.5])
 
 
 @pytest.mark.parametrize("where", ["option", "scenario"])

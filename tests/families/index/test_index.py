@@ -40,6 +40,42 @@ def test_both_paths_give_the_same_trials(policy: str, setting: str) -> None:
     np.testing.assert_array_equal(vector.regret, pettingzoo.regret)
 
 
+def test_the_held_table_is_degree_wide_and_plays_the_dense_tables_trials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 62 item 4: a receiver holds a column per sender that can reach it (its
+    ring neighbours: two, at any N), and the trials are the dense table's to the bit, on
+    a ring and under flooding, whose deliveries from beyond the neighbours widen the
+    table (a table that dropped them, or summed in another order, would differ)."""
+    from baselines.index import policies
+    from fedbandit_env.policies import AgentSpec
+    from fedbandit_env.vector.policy import VectorSpec
+
+    for n in (50, 400):
+        agents = tuple(AgentSpec(i, n, 3, 10, message_dim=6, neighbors=((i - 1) % n, (i + 1) % n))
+                       for i in range(n))  # fmt: skip
+        policy = IndexPolicy()
+        policy.reset(VectorSpec(2, agents), [np.random.default_rng(b) for b in range(2)])
+        assert policy.held.shape == (2, n, 2, 6)
+    slots, widened = policies.sender_slots, []
+    original_widen = IndexPolicy._widen
+
+    def widen(self: IndexPolicy) -> None:
+        widened.append(True)
+        original_widen(self)
+
+    monkeypatch.setattr(IndexPolicy, "_widen", widen)
+    for extra in ({"setting": "neighbours"}, {"protocol": "gis_flooding"}):
+        scenario = Scenario(**SMALL, graph="ring", instances="held_out", **extra)  # type: ignore[arg-type]
+        widened.clear()
+        compact = evaluate("tuned_ts", scenario, trials=3, progress=False).regret
+        assert bool(widened) == ("protocol" in extra)  # flooding reached beyond the ring
+        with monkeypatch.context() as m:  # the dense table: a column for every other agent
+            m.setattr(policies, "sender_slots", lambda adj: slots(np.zeros_like(adj)))
+            dense = evaluate("tuned_ts", scenario, trials=3, progress=False).regret
+        assert np.array_equal(compact, dense)
+
+
 def test_candidates_side_by_side_play_what_each_plays_alone() -> None:
     """Common random numbers: parameters per env, one batch, equal to separate runs."""
     scenario = Scenario(setting="neighbours", instances="train", **SMALL)
