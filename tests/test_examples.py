@@ -165,11 +165,13 @@ def test_wrapper_speed_example_prints_every_stack_over_the_bare_step(
 def test_coop_ts_speed_prints_its_ratios(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["coop_ts_speed.py", "--agents", "4", "--arms", "3", "--horizon", "50", "--trials", "1"]
+    argv = ["coop_ts_speed.py", "--agents", "4", "--arms", "3", "--horizon", "50", "--trials", "1",
+            "--graph", "ring"]  # fmt: skip
     monkeypatch.setattr("sys.argv", argv)
     runpy.run_path(str(EXAMPLES / "coop_ts_speed.py"), run_name="__main__")
     out = capsys.readouterr().out
-    assert "x gossip_ucb" in out and "coop_ts (beta)" in out
+    assert out.count("x gossip_ucb") == 6 and "coop_ts (beta)" in out and "graph ring" in out
+    assert "tuned_ts" in out and "server_ts (flooding)" in out
 
 
 def test_references_numbers_measures_a_section_and_writes_its_block(tmp_path: Path) -> None:

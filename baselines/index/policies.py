@@ -32,6 +32,12 @@ fixed degree. A protocol that delivers from beyond the neighbours (flooding, a s
 widens the table to every other agent the first time it does (:meth:`IndexPolicy._widen`),
 so nothing heard is lost. Either way the held rows are summed in ascending sender order
 with exact zeros for the unheard, so the trials are those of the dense table's to the bit.
+
+**A compiled step.** ``act`` screens, keeps and scores in numba
+(:mod:`baselines.index.kernels`), in the floating-point order of the NumPy statement it
+replaced (``tests/families/index/test_index_kernels.py`` holds it to a NumPy reference),
+and each held row's local posterior is computed once, when the row arrives. The normal
+draws stay NumPy's, taken ``_BLOCK`` steps at a time from each env's generator.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+import baselines.index.kernels as kernels
 from baselines.thompson.policies import private_extra_variance
 from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import tree_sum_slack
@@ -114,6 +121,9 @@ class IndexPolicy(VectorPolicy):
     name = "index_ts"
     held: FloatArray
     """``(B, N, S, 2 M)``: each receiver's newest row from the sender of each column."""
+    posterior: FloatArray
+    """``(B, N, S, 2 M)``: each held row's local posterior ``[mean (M), variance (M)]``,
+    computed when the row arrived."""
     heard: np.ndarray
     """``(B, N, S)``: which columns hold a row."""
     slots: IntArray
@@ -176,6 +186,11 @@ class IndexPolicy(VectorPolicy):
                 raise ValueError(f"{name} has {value.size} values for {b} envs")
             shaped[name] = value.reshape(-1, 1, 1) if value.ndim == 1 else value
         self.alpha, self.mu0 = shaped["prior_strength"], shaped["prior_mean"]
+        # the compiled index's form: every parameter one value per env
+        self._per_env = {
+            name: np.ascontiguousarray(np.broadcast_to(value, (b,)), dtype=np.float64)
+            for name, value in self._values.items()
+        }
         self.draw_scale, self.bonus = shaped["draw_scale"], shaped["bonus"]
         lo, hi = spec.reward_bounds
         if self.sigma is not None:
@@ -206,35 +221,70 @@ class IndexPolicy(VectorPolicy):
         self.draws = np.zeros((b, 0, n, m))
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
-        """Fold in the last pull and what was heard; pull the best index."""
+        """Fold in the last pull and what was heard; pull the best index (the compiled
+        steps of :mod:`baselines.index.kernels`)."""
         t = int(observations["step"][0, 0, 0])
         m = self.m
         self._fold_own(observations, t)
         if "mask" in observations:
-            mask = np.asarray(observations["mask"], dtype=bool)
+            mask = np.asarray(observations["mask"])
             rows = np.asarray(observations["messages"], dtype=np.float64)
-            honest = self._honest(rows[..., :m], rows[..., m : 2 * m], t)  # (B, senders)
-            self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
-            mask = mask & honest[:, None, :]
-            if (mask & ~self.allowed).any():  # heard from beyond the table's senders
-                self._widen()
-            kept = mask[:, self._receivers, self._gather] & self._valid  # (B, N, slots)
-            self.held = np.where(kept[..., None], rows[:, self._gather, :], self.held)
-            self.heard |= kept
-        others = self.heard  # the slots never hold the agent itself: its own row is fresh
-        rows = others.sum(axis=2) + 1.0  # K per receiver (B, N)
-        weight = others[..., None].astype(np.float64)
-        n_held, s_held = self.held[..., :m], self.held[..., m:]
-        mean_own, var_own = self._local(self.counts, self.sums)
-        mean_held, var_held = self._local(n_held, s_held)
-        mean = (mean_own + (weight * mean_held).sum(axis=2)) / rows[..., None]
-        std = np.sqrt(var_own + (weight * var_held).sum(axis=2)) / rows[..., None]
-        index = mean + std * self.bonus
-        if np.any(self.draw_scale > 0):
-            index = index + std * self.draw_scale * self._normals(t)
-        arms: IntArray = np.argmax(index, axis=2)
+            counts, sums = rows[..., :m], rows[..., m : 2 * m]
+            honest = self._honest(counts, sums, t)  # (B, senders)
+            post = self._posteriors(counts, sums)  # each sender's, once
+            if not kernels.keep_heard(
+                mask,
+                honest,
+                rows,
+                self.slots,
+                self.allowed,
+                post,
+                self.held,
+                self.posterior,
+                self.heard,
+                self.rejected,
+            ):
+                self._widen()  # heard from beyond the table's senders: widen, then keep
+                kernels.keep_heard(
+                    mask,
+                    honest,
+                    rows,
+                    self.slots,
+                    self.allowed,
+                    post,
+                    self.held,
+                    self.posterior,
+                    self.heard,
+                    self.rejected,
+                )
+        own = self._posteriors(self.counts, self.sums)
+        draws = bool(np.any(self.draw_scale > 0))
+        z = self._normals(t) if draws else own
+        arms: IntArray = np.empty(self.counts.shape[:2], dtype=np.int64)
+        kernels.team_index(own, self.posterior, self.heard, self._per_env["bonus"],
+                           self._per_env["draw_scale"], draws, z, arms)  # fmt: skip
         messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
         return arms, messages
+
+    def _posteriors(self, counts: FloatArray, sums: FloatArray) -> FloatArray:
+        """Each row's local posterior ``[mean (M), variance (M)]`` ``(B, J, 2 M)``
+        (:meth:`_local`, compiled: :func:`~baselines.index.kernels.local_posteriors`); the
+        noise variance is the tree's ``extra`` where a row has pulls (this class's
+        :meth:`_noise_variance`), or a subclass's :meth:`_noise_variance` of the counts."""
+        given = counts
+        if type(self)._noise_variance is IndexPolicy._noise_variance:
+            noise = kernels.TREE_NOISE if self.extra else kernels.NO_NOISE
+        else:
+            variance = self._noise_variance(counts)
+            noise = kernels.GIVEN_NOISE
+            if np.ndim(variance) == 0 and float(variance) == 0.0:
+                noise = kernels.NO_NOISE
+            given = np.broadcast_to(np.asarray(variance, dtype=np.float64), counts.shape)
+        out = np.empty((*counts.shape[:2], 2 * counts.shape[2]))
+        kernels.local_posteriors(counts, sums, self._per_env["prior_strength"],
+                                 self._per_env["prior_mean"], self.var, noise,
+                                 float(self.extra), given, out)  # fmt: skip
+        return out
 
     def _use_slots(self, slots: IntArray, b: int, width: int) -> None:
         """Hold a column per sender of ``slots`` ``(N, S)``: ``held`` ``(B, N, S, width)``
@@ -247,19 +297,21 @@ class IndexPolicy(VectorPolicy):
         self.allowed = np.eye(n, dtype=bool)  # who may be heard (itself: ignored anyway)
         self.allowed[np.nonzero(self._valid)[0], slots[self._valid]] = True
         self.held = np.zeros((b, n, slots.shape[1], width))
+        self.posterior = np.zeros((b, n, slots.shape[1], width))
         self.heard = np.zeros((b, n, slots.shape[1]), dtype=bool)
 
     def _widen(self) -> None:
         """A column for every other agent (a protocol reached beyond the graph's
         neighbours), keeping every row held so far in its sender's column."""
         old_slots, old_valid = self.slots, self._valid
-        held, heard = self.held, self.heard
+        held, posterior, heard = self.held, self.posterior, self.heard
         b, n, _, width = held.shape
         self._use_slots(sender_slots(np.zeros((n, n), dtype=bool)), b, width)
         receivers, columns = np.nonzero(old_valid)
         senders = old_slots[receivers, columns]
         new_columns = senders - (senders > receivers)  # every other agent, ascending
         self.held[:, receivers, new_columns] = held[:, receivers, columns]
+        self.posterior[:, receivers, new_columns] = posterior[:, receivers, columns]
         self.heard[:, receivers, new_columns] = heard[:, receivers, columns]
 
     def _honest(self, counts: FloatArray, sums: FloatArray, t: int) -> np.ndarray:
@@ -270,16 +322,15 @@ class IndexPolicy(VectorPolicy):
         :func:`~fedbandit_env.privacy.mechanisms.tree_sum_slack` (what a liar can still
         shift a sum by); a message that fails is dropped and counted in
         :attr:`rejected` (as ``coop_ts``'s receivers do)."""
-        ok = np.isfinite(counts).all(axis=-1) & np.isfinite(sums).all(axis=-1)
-        safe = np.where(np.isfinite(counts), counts, -1.0)
-        ok &= (safe >= 0).all(axis=-1) & (safe == np.floor(safe)).all(axis=-1)
-        ok &= safe.sum(axis=-1) <= t
         lo, hi = self.bounds if self.clip is None else self.clip
-        if (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi):
-            slack = 1e-6 * (abs(lo) + abs(hi) + 1.0) * np.maximum(safe, 1.0) + self.sum_slack
-            s = np.where(np.isfinite(sums), sums, 0.0)
-            ok &= ((s >= lo * safe - slack) & (s <= hi * safe + slack)).all(axis=-1)
-        return np.asarray(ok)
+        check = (
+            (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi)
+        )
+        rounding = 1e-6 * (abs(lo) + abs(hi) + 1.0)
+        ok = np.empty(counts.shape[:2], dtype=bool)
+        kernels.honest_rows(counts, sums, t, bool(check), float(lo), float(hi), rounding,
+                            float(self.sum_slack), ok)  # fmt: skip
+        return ok
 
     def _fold_own(self, observations: VectorObs, t: int) -> None:
         """The own counts and sums: the last pull folded in, or the private view's (the

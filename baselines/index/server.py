@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+import baselines.index.kernels as kernels
 from baselines.index.policies import PARAMETERS, IndexPolicy
 from fedbandit_env.policies import Requirements
 from fedbandit_env.type_aliases import FloatArray, IntArray
@@ -100,20 +101,21 @@ class ServerIndexPolicy(IndexPolicy):
         ``slack / (1 + alpha)`` of ``[lo, hi]``, and so does an average of such means;
         the rest are dropped and counted in :attr:`rejected` (issue 63)."""
         m = self.m
-        means, variances = payload[..., :m], payload[..., m : 2 * m]
-        ok = np.isfinite(payload).all(axis=-1)
-        v = np.where(np.isfinite(variances), variances, -1.0)
         alpha = float(np.min(self.alpha))
         top = (self.var / alpha + self.extra / (alpha * alpha)) * (1 + 1e-6) + 1e-12
-        ok &= ((v >= 0) & (v <= top)).all(axis=-1)
         lo, hi = self.bounds if self.clip is None else self.clip
-        if (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi):
-            mu = np.where(np.isfinite(means), means, lo)
+        check = (
+            (not self.noisy_sums or self.clip is not None) and np.isfinite(lo) and np.isfinite(hi)
+        )
+        low = high = 0.0
+        if check:
             mu0 = float(np.min(self.mu0)), float(np.max(self.mu0))
             low, high = min(lo, mu0[0]), max(hi, mu0[1])
             slack = 1e-6 * (abs(low) + abs(high) + 1.0) + self.sum_slack / (1.0 + alpha)
-            ok &= ((mu >= low - slack) & (mu <= high + slack)).all(axis=-1)
-        return np.asarray(ok)
+            low, high = low - slack, high + slack
+        ok = np.empty(payload.shape[:2], dtype=bool)
+        kernels.honest_payloads(payload[..., : 2 * m], top, bool(check), low, high, ok)
+        return ok
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """Messages ``[flag, means (M), variances (M)]``; private rewards with ``epsilon``."""
@@ -137,22 +139,11 @@ class ServerIndexPolicy(IndexPolicy):
         self._fold_own(observations, t)
         m = self.m
         if "server" in observations:
-            arrived = np.asarray(observations["server_mask"], dtype=bool)[..., 0]  # (B, N)
-            got = arrived
             server = np.asarray(observations["server"], dtype=np.float64)
-            n = server.shape[1]
-            k_raw = server[..., 0]
-            honest = (k_raw >= 1) & (k_raw <= n) & (k_raw == np.floor(k_raw))
-            honest &= self._honest_payload(server[..., 1 : 1 + 2 * m])
-            self.rejected += got & ~honest
-            got = got & honest
-            server = np.where(honest[..., None], server, 0.0)
-            k = np.maximum(server[..., :1], 1.0)
-            self.global_mean = np.where(got[..., None], server[..., 1 : 1 + m], self.global_mean)
-            var = server[..., 1 + m : 1 + 2 * m] / k
-            self.global_var = np.where(got[..., None], var, self.global_var)
-            self.have |= got
-            self.waiting &= ~arrived  # a dropped result ends the round too (issue 63)
+            payload_ok = self._honest_payload(server[..., 1 : 1 + 2 * m])
+            kernels.take_broadcast(server, np.asarray(observations["server_mask"]), payload_ok,
+                                   self.global_mean, self.global_var, self.have,
+                                   self.rejected, self.waiting)  # fmt: skip
         elif "mask" in observations:  # flooding: every upload, indexed by origin
             mask = np.asarray(observations["mask"], dtype=bool)
             payload = np.asarray(observations["messages"], dtype=np.float64)[..., 1 : 1 + 2 * m]
@@ -160,32 +151,21 @@ class ServerIndexPolicy(IndexPolicy):
             honest = self._honest_payload(payload) & np.isfinite(whole).all(axis=-1)
             self.rejected += (mask & ~honest[:, None, :]).sum(axis=2)
             mask = mask & honest[:, None, :]
-            sent = np.where(honest[..., None], payload, 0.0)[:, None, :, :]
-            self.payloads = np.where(mask[..., None], sent, self.payloads)
-            self.origins |= mask
-            heard = self.origins
-            if mask.any():
-                rows = heard.sum(axis=2)[..., None]  # (B, N, 1)
-                weight = heard[..., None]
-                total = (weight * self.payloads).sum(axis=2)
-                fresh = rows[..., 0] > 0
-                mean = total[..., :m] / np.maximum(rows, 1)
-                var = total[..., m:] / np.maximum(rows, 1) ** 2
-                self.global_mean = np.where(fresh[..., None], mean, self.global_mean)
-                self.global_var = np.where(fresh[..., None], var, self.global_var)
-                self.have |= fresh
+            if mask.any():  # a round completed (most steps none does: nothing to redo)
+                kernels.flood_average(mask, payload, self.payloads, self.origins,
+                                      self.global_mean, self.global_var, self.have)  # fmt: skip
             self.waiting &= ~mask.any(axis=2)
-        own_mean, own_var = self._local(self.counts, self.sums)
-        mean = np.where(self.have[..., None], self.global_mean, own_mean)
-        std = np.sqrt(np.where(self.have[..., None], self.global_var, own_var))
-        index = mean + std * self.bonus
-        if np.any(self.draw_scale > 0):
-            index = index + std * self.draw_scale * self._normals(t)
-        arms: IntArray = np.argmax(index, axis=2)
+        own = self._posteriors(self.counts, self.sums)  # [mean (M), variance (M)]
+        draws = bool(np.any(self.draw_scale > 0))
+        z = self._normals(t) if draws else self.global_mean
+        arms: IntArray = np.empty(self.counts.shape[:2], dtype=np.int64)
+        kernels.server_index(own, self.global_mean, self.global_var, self.have,
+                             self._per_env["bonus"], self._per_env["draw_scale"], draws, z,
+                             arms)  # fmt: skip
         send = ~self.waiting & (t % self.period == 0)
         self.waiting |= send
         flag = send[..., None].astype(np.float64)
-        messages: FloatArray = np.concatenate([flag, own_mean, own_var], axis=2)
+        messages: FloatArray = np.concatenate([flag, own], axis=2)
         return arms, messages
 
 

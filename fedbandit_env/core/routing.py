@@ -17,11 +17,16 @@ Three routers, chosen by the protocol's exact type:
   edges are drawn a block of steps ahead from its protocol's own generator by NumPy's
   bounded-integer algorithm (:func:`~fedbandit_env.rng_kernels.integer_below`, the same
   numbers and stream consumption as ``rng.integers(n_edges)`` once a step);
+- :class:`ServerRounds <fedbandit_env.protocols.ServerRounds>`: every env's round in
+  one compiled call (:func:`server_rounds`): the uploaders drawn from each env's protocol
+  generator (:func:`~fedbandit_env.protocols.kernels.choose_subset`), their payloads
+  averaged in agent order (:func:`~fedbandit_env.protocols.kernels.mean_rows`), as
+  ``ServerRounds.route`` does;
 - any other protocol: each env's own protocol object routes its step
   (:meth:`Protocol.route <fedbandit_env.protocols.Protocol.route>`), and the delivery is
   converted (refused if a protocol hands two receivers different contents of one sender).
 
-``tests/vector/test_vector_replay.py`` holds the first two to ``Protocol.route``.
+``tests/vector/test_vector_replay.py`` holds the first three to ``Protocol.route``.
 
 The first two route on any device (:mod:`fedbandit_env.backend`): the same array code
 for NumPy and torch; on a torch device a gossip edge is drawn by the device's generator
@@ -31,6 +36,7 @@ that routes through its own object has no device form: the core refuses it there
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +48,8 @@ from fedbandit_env.network.graph import Network
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
 from fedbandit_env.protocols.gossip import RandomEdgeGossip
+from fedbandit_env.protocols.kernels import choose_subset, mean_rows
+from fedbandit_env.protocols.rounds import SEND_FLAG, ServerRounds
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -128,6 +136,49 @@ def draw_below(table: Any, n: IntArray, out: IntArray) -> None:  # pragma: no co
             out[k, b] = integer_below(slot, n[k])
 
 
+@njit(cache=True, nogil=True)
+def server_rounds(
+    sent: np.ndarray,
+    participation: FloatArray,
+    table: Any,
+    server: Float32Array,
+    server_mask: np.ndarray,
+    uploads: IntArray,
+) -> None:  # pragma: no cover
+    """:meth:`ServerRounds.route <fedbandit_env.protocols.ServerRounds.route>` in every env
+    at once: in env ``b``, ``ceil(p_b * flagged)`` of the agents whose send flag is set
+    upload (drawn from generator ``b`` of ``table`` as ``choose_subset`` draws them), and
+    the server broadcasts ``[uploads, mean payload]`` (float32) to every agent
+    (``server``, ``server_mask``); ``uploads[b]`` is the round's ``c1`` links. Envs
+    without a flag are left as they are (zeros).
+
+    Examples:
+        >>> sent = np.array([[[1, 0.2], [1, 0.4], [0, 9.0]]])
+        >>> server, smask = np.zeros((1, 3, 2), np.float32), np.zeros((1, 3, 1), np.int8)
+        >>> up = np.zeros(1, np.int64)
+        >>> rngs = [np.random.default_rng(0)]
+        >>> server_rounds(sent, np.ones(1), generator_table(rngs), server, smask, up)
+        >>> server[0, 0].astype(float).round(6).tolist(), smask[0, :, 0].tolist(), up.tolist()
+        ([2.0, 0.3], [1, 1, 1], [2])
+    """
+    b_count, n, d = sent.shape
+    chosen = np.zeros(n, dtype=np.bool_)
+    aggregate = np.zeros(d - 1)
+    for b in range(b_count):
+        flagged = np.flatnonzero(sent[b, :, SEND_FLAG] > 0.5)
+        if flagged.size == 0:
+            continue
+        k = max(1, math.ceil(participation[b] * flagged.size - 1e-9))  # rounds.participants
+        choose_subset(flagged, k, generator_at(table, b), chosen)
+        mean_rows(sent[b, :, 1:], chosen, aggregate)
+        for i in range(n):
+            server[b, i, 0] = k
+            for j in range(d - 1):
+                server[b, i, 1 + j] = aggregate[j]
+            server_mask[b, i, 0] = 1
+        uploads[b] = k
+
+
 def edge_delivery(
     be: Backend, sent: Any, ends: Any, public_dim: int, heard: Any
 ) -> tuple[Any, Any]:
@@ -200,6 +251,8 @@ class Router:
             self.kind = "broadcast"
         elif kinds == {RandomEdgeGossip} and len({p.public_dim for p in protocols}) == 1:
             self.kind = "random_edge"
+        elif kinds == {ServerRounds} and be.is_numpy:
+            self.kind = "server_rounds"
         else:
             self.kind = "generic"
         if self.kind == "generic" and message_dim and not be.is_numpy:
@@ -246,6 +299,8 @@ class Router:
             return self._broadcast(sent)
         if self.kind == "random_edge":
             return self._random_edge(sent, ahead)
+        if self.kind == "server_rounds":
+            return self._server_rounds(sent)
         return self._generic(sent, t)
 
     # ------------------------------------------------------------------ routers
@@ -281,6 +336,19 @@ class Router:
             return Routed(rows, mask, self._gossip_links, self._no_links, self._adjacency_all)
         return Routed(rows, mask, self._one_link, self._no_links)
 
+    def _server_rounds(self, sent: FloatArray) -> Routed:
+        b, n, d = sent.shape
+        server = np.zeros((b, n, d), dtype=np.float32)
+        smask = np.zeros((b, n, 1), dtype=np.int8)
+        up = np.zeros(b, dtype=np.int64)
+        if d >= 2:
+            rngs = [p._rng for p in self.protocols]  # alive during the call
+            rates = np.array([p.participation for p in self.protocols])  # type: ignore[attr-defined]
+            server_rounds(np.asarray(sent), rates, generator_table(rngs), server, smask, up)
+        mask = np.zeros((b, n, n), dtype=np.int8)
+        rows = np.zeros((b, n, d), dtype=np.float32)
+        return Routed(rows, mask, np.zeros(b, dtype=np.int64), up, None, server, smask)
+
     def _generic(self, sent: FloatArray, t: int) -> Routed:
         b, n, d = sent.shape
         rows = np.zeros((b, n, d), dtype=np.float32)
@@ -296,7 +364,7 @@ class Router:
         for k, protocol in enumerate(self.protocols):
             delivery = protocol.route(sent[k], t)
             if per_receiver is not None:
-                per_receiver[k] = delivery.messages
+                per_receiver[k] = delivery.inbox
                 mask[k] = delivery.mask
             else:
                 rows[k], mask[k] = sender_rows(delivery, self.public_dim, type(protocol).__name__)
@@ -325,7 +393,9 @@ def sender_rows(delivery: Delivery, public_dim: int, name: str) -> tuple[Float32
         >>> rows.tolist(), mask.tolist()
         ([[0.0], [2.0]], [[0, 1], [0, 0]])
     """
-    got = delivery.messages.astype(np.float32)
+    if delivery.rows is not None:  # sender-indexed already: one content per sender
+        return _rows_heard(delivery, public_dim)
+    got = delivery.inbox.astype(np.float32)
     mask = np.asarray(delivery.mask, dtype=bool)
     n = mask.shape[0]
     senders = np.arange(n)
@@ -348,8 +418,32 @@ def sender_rows(delivery: Delivery, public_dim: int, name: str) -> tuple[Float32
     return rows.astype(np.float32), mask.astype(np.int8)
 
 
+def _rows_heard(delivery: Delivery, public_dim: int) -> tuple[Float32Array, np.ndarray]:
+    """:func:`sender_rows` of a delivery given per sender: each row where someone heard
+    it whole, its public prefix where only that reached someone, zeros elsewhere (what
+    the inbox's rows would give, without building the inbox)."""
+    sent = np.asarray(delivery.rows).astype(np.float32)
+    mask = np.asarray(delivery.mask, dtype=bool)
+    full: np.ndarray = np.asarray(mask.any(axis=0))
+    # np.where, not a product: a forged NaN or inf times 0 is no zero (issue 63)
+    rows = np.where(full[:, None], sent, np.float32(0.0))
+    k = min(public_dim, delivery.public_dim)  # the prefix the protocol sent alone
+    if k and delivery.public_mask is not None:
+        reached = np.asarray(delivery.public_mask, dtype=bool).any(axis=0) & ~full
+        rows[reached, :k] = sent[reached, :k]
+    return rows, mask.astype(np.int8)
+
+
 def _numpy() -> Backend:
     return backend(None)
 
 
-__all__ = ["Routed", "Router", "draw_below", "edge_delivery", "inbox", "sender_rows"]
+__all__ = [
+    "Routed",
+    "Router",
+    "draw_below",
+    "edge_delivery",
+    "inbox",
+    "sender_rows",
+    "server_rounds",
+]

@@ -336,7 +336,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         elif delivery is None:
             inbox, mask = np.zeros((n, n, d), np.float32), np.zeros((n, n), np.int8)
         else:
-            inbox, mask = delivery.messages.astype(np.float32), delivery.mask.astype(np.int8)
+            inbox, mask = delivery.inbox.astype(np.float32), delivery.mask.astype(np.int8)
         public = None
         if self.protocol.public_dim:
             pm = None if delivery is None else delivery.public_mask

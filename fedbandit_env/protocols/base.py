@@ -25,33 +25,70 @@ from fedbandit_env.type_aliases import BoolArray, FloatArray
 class Delivery:
     """What a protocol delivered in one step.
 
+    A protocol whose receivers of one sender all get the same content (every MAB
+    protocol but relays) hands over the sender-indexed ``rows`` ``(N, D)`` and the
+    ``mask``, and ``messages`` is ``None``: the per-receiver inbox is built only if
+    someone reads :attr:`inbox` (``O(N^2 D)``), never by the batched core, which keeps
+    one row per sender (issue 62: a step of a flooding or server protocol no longer
+    costs ``N^2 D``). A relay whose copies differ by receiver hands over ``messages``.
+
     Attributes:
-        messages: ``(N, N, D)`` float array, ``messages[r, s]`` is what receiver ``r``
-            got from sender ``s`` (zeros where nothing arrived).
+        messages: ``(N, N, D)`` float array or ``None``: ``messages[r, s]`` is what
+            receiver ``r`` got from sender ``s`` (zeros where nothing arrived); ``None``
+            when ``rows`` says it.
         mask: ``(N, N)`` bool array, ``mask[r, s]`` is True iff ``r`` got a message
             from ``s`` this step.
         peer_links: Agent-agent links used this step (Li & Song's ``c2`` links).
         server_links: Agent-server links used this step (``c1`` links).
         public_mask: ``(N, N)`` bool array or ``None``: where only the *public* prefix of
-            a message (its first ``Protocol.public_dim`` entries) arrived, e.g. the pull
-            counts Zhu et al. let every neighbour see while estimates travel by gossip.
+            a message (its first ``public_dim`` entries) arrived, e.g. the pull counts
+            Zhu et al. let every neighbour see while estimates travel by gossip.
         server: ``(N, D)`` float array or ``None``: what the server sent each agent this
             step (protocols with :attr:`Protocol.has_server`).
         server_mask: ``(N,)`` bool array or ``None``: True where the server sent something.
+        rows: ``(N, D)`` float array or ``None``: ``rows[s]`` is the message of sender
+            ``s``, whole to every ``r`` with ``mask[r, s]``, its first ``public_dim``
+            entries to every ``r`` with ``public_mask[r, s]`` only.
+        public_dim: The public prefix's length (with ``rows`` and ``public_mask``).
 
     Examples:
         >>> d = Delivery(np.zeros((2, 2, 1)), np.eye(2, dtype=bool)[::-1], 1, 0)
         >>> d.mask.sum(axis=1).tolist()
         [1, 1]
+        >>> d = Delivery(None, np.array([[0, 1], [0, 0]], bool), rows=np.array([[1.0], [2.0]]))
+        >>> d.inbox[:, :, 0].tolist()
+        [[0.0, 2.0], [0.0, 0.0]]
     """
 
-    messages: FloatArray
+    messages: FloatArray | None
     mask: BoolArray
     peer_links: int = 0
     server_links: int = 0
     public_mask: BoolArray | None = None
     server: FloatArray | None = None
     server_mask: BoolArray | None = None
+    rows: FloatArray | None = None
+    public_dim: int = 0
+
+    def __post_init__(self) -> None:
+        if self.messages is None and self.rows is None:
+            raise ValueError("a Delivery needs messages (per receiver) or rows (per sender)")
+
+    @property
+    def inbox(self) -> FloatArray:
+        """The per-receiver inbox ``(N, N, D)``: ``messages``, or built from ``rows``
+        (zeros where nothing arrived; the public prefix where only it did)."""
+        if self.messages is not None:
+            return self.messages
+        rows = np.asarray(self.rows)
+        mask = np.asarray(self.mask, dtype=bool)
+        inbox = np.where(mask[:, :, None], rows[None, :, :], 0.0)
+        if self.public_mask is not None and self.public_dim:
+            reached = (mask | np.asarray(self.public_mask, dtype=bool))[:, :, None]
+            prefix = rows[None, :, : self.public_dim]
+            inbox[:, :, : self.public_dim] = np.where(reached, prefix, 0.0)
+        object.__setattr__(self, "messages", inbox)  # built once
+        return inbox
 
 
 class Protocol(ABC):
@@ -138,16 +175,15 @@ def deliver_mask(
 
     Examples:
         >>> d = deliver_mask(np.array([[1.0], [2.0]]), np.array([[0, 1], [0, 0]], bool))
-        >>> d.messages[:, :, 0].tolist()
+        >>> d.inbox[:, :, 0].tolist()
         [[0.0, 2.0], [0.0, 0.0]]
         >>> msgs = np.array([[1.0, 10.0], [2.0, 20.0]])
         >>> nobody = np.zeros((2, 2), bool)
         >>> everyone = ~np.eye(2, dtype=bool)
-        >>> deliver_mask(msgs, nobody, public_mask=everyone, public_dim=1).messages[0].tolist()
+        >>> deliver_mask(msgs, nobody, public_mask=everyone, public_dim=1).inbox[0].tolist()
         [[0.0, 0.0], [2.0, 0.0]]
     """
-    inbox = np.where(mask[:, :, None], messages[None, :, :], 0.0)
-    if public_mask is not None and public_dim:
-        reached = (mask | public_mask)[:, :, None]
-        inbox[:, :, :public_dim] = np.where(reached, messages[None, :, :public_dim], 0.0)
-    return Delivery(inbox, mask, peer_links, server_links, public_mask)
+    rows = np.array(messages)  # the content as sent (a copy: the caller may reuse it)
+    return Delivery(
+        None, mask, peer_links, server_links, public_mask, rows=rows, public_dim=public_dim
+    )

@@ -19,7 +19,7 @@ class Broadcast(Protocol):
         >>> b = Broadcast()
         >>> b.reset(Network.star(3), np.random.default_rng(0))
         >>> d = b.route(np.array([[1.0], [2.0], [3.0]]), t=1)
-        >>> d.messages[0, :, 0].tolist(), d.peer_links
+        >>> d.inbox[0, :, 0].tolist(), d.peer_links
         ([0.0, 2.0, 3.0], 2)
     """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.rng_kernels import integer_below
+from fedbandit_env.rng_kernels import GeneratorSlot, integer_below
 from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
@@ -68,7 +68,7 @@ def neighbour_calls(
 
 @njit(cache=True)
 def choose_subset(
-    candidates: IntArray, k: int, rng: np.random.Generator, mask: BoolArray
+    candidates: IntArray, k: int, rng: np.random.Generator | GeneratorSlot, mask: BoolArray
 ) -> BoolArray:  # pragma: no cover
     """Mark ``k`` of ``candidates`` chosen uniformly without replacement in ``mask``
     (cleared first): a partial Fisher-Yates shuffle, one ``integers`` draw per pick, and

@@ -74,17 +74,18 @@ def participants(participation: float, n_agents: int) -> int:
 
 def _quiet(n: int, d: int, server: bool, peer_links: int = 0, server_links: int = 0) -> Delivery:
     """Nothing delivered to agents this step (links may still have been used)."""
-    inbox = np.zeros((n, n, d))
+    rows = np.zeros((n, d))
     mask = np.zeros((n, n), dtype=bool)
     if not server:
-        return Delivery(inbox, mask, peer_links, server_links)
+        return Delivery(None, mask, peer_links, server_links, rows=rows)
     return Delivery(
-        inbox,
+        None,
         mask,
         peer_links,
         server_links,
         server=np.zeros((n, d)),
         server_mask=np.zeros(n, dtype=bool),
+        rows=rows,
     )
 
 
@@ -96,12 +97,13 @@ def _from_server(
     server[:, 0] = n_aggregated
     server[:, 1:] = aggregate
     return Delivery(
-        np.zeros((n, n, d)),
+        None,
         np.zeros((n, n), dtype=bool),
         peer_links,
         server_links,
         server=server,
         server_mask=np.ones(n, dtype=bool),
+        rows=np.zeros((n, d)),
     )
 
 
@@ -155,7 +157,9 @@ class ServerRounds(Protocol):
         return f"ServerRounds(participation={self.participation})"
 
 
-def gis_slot(adjacency: IntArray, edges: IntArray, held: BoolArray, new: BoolArray) -> BoolArray:
+def gis_slot(
+    adjacency: IntArray | FloatArray, edges: IntArray, held: BoolArray, new: BoolArray
+) -> BoolArray:
     """One GIS slot (Algorithm 2, lines 4-10), in place.
 
     ``held[i, j]``: agent ``i`` holds origin ``j``'s payload; ``new[i, j]``: it got it in
@@ -173,7 +177,9 @@ def gis_slot(adjacency: IntArray, edges: IntArray, held: BoolArray, new: BoolArr
     """
     advertising: BoolArray = np.asarray(new.any(axis=1))
     used: BoolArray = advertising[edges[:, 0]] | advertising[edges[:, 1]]
-    incoming = (adjacency @ new.astype(np.int64)) > 0
+    # a neighbour with news: a product of 0/1 matrices, exact in floating point too (a
+    # float adjacency makes it a BLAS product, far faster than an integer one)
+    incoming = (adjacency @ new.astype(adjacency.dtype)) > 0
     fresh = incoming & ~held
     held |= fresh
     new[:] = fresh
@@ -212,7 +218,7 @@ class Flooding(Protocol):
         >>> second = proto.route(np.zeros((3, 2)), t=2)
         >>> second.mask.astype(int).tolist(), second.peer_links
         ([[0, 1, 1], [1, 0, 1], [1, 1, 0]], 2)
-        >>> float(second.messages[0, 2, 1])
+        >>> float(second.inbox[0, 2, 1])
         0.3
     """
 
@@ -221,13 +227,13 @@ class Flooding(Protocol):
     def __init__(self) -> None:
         super().__init__()
         self._rounds: list[_Flood] = []
-        self._adjacency = np.zeros((0, 0), dtype=np.int64)
+        self._adjacency = np.zeros((0, 0))
 
     def reset(self, network: Network, rng: np.random.Generator) -> None:
         """Bind to a connected network; forget rounds in flight."""
         super().reset(network, rng)
         self._rounds = []
-        self._adjacency = network.adjacency.astype(np.int64)
+        self._adjacency = network.adjacency.astype(np.float64)
 
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Start a round for this step's flagged agents, advance every round one slot,
@@ -241,20 +247,19 @@ class Flooding(Protocol):
             return _quiet(n, d, server=False)
         edges = self.network.edges
         used = np.zeros(edges.shape[0], dtype=bool)
-        inbox = np.zeros((n, n, d))
+        rows = np.zeros((n, d))  # one content per origin: every receiver gets the same
         mask = np.zeros((n, n), dtype=bool)
         remaining = []
         for rnd in self._rounds:  # oldest first; a later round overwrites a shared origin
             used |= gis_slot(self._adjacency, edges, rnd.held, rnd.new)
             if rnd.held[:, rnd.origins].all():
                 mask[:, rnd.origins] = True
-                inbox[:, rnd.origins] = rnd.messages[rnd.origins]
+                rows[rnd.origins] = rnd.messages[rnd.origins]
             else:
                 remaining.append(rnd)
         self._rounds = remaining
         np.fill_diagonal(mask, False)
-        inbox[np.arange(n), np.arange(n)] = 0.0
-        return Delivery(inbox, mask, peer_links=int(used.sum()))
+        return Delivery(None, mask, peer_links=int(used.sum()), rows=rows)
 
 
 def find_sinks(network: Network) -> tuple[IntArray, IntArray]:

@@ -55,11 +55,15 @@ class Synchronize(Protocol):
     def route(self, messages: FloatArray, t: int) -> Delivery:
         """Sum every payload if any agent asked for a round."""
         n, d = messages.shape
-        nothing = np.broadcast_to(np.zeros((1, 1, 1)), (n, n, d))  # no peer messages
+        nothing = np.zeros((n, d))  # no peer messages
         no_mask = np.zeros((n, n), dtype=bool)
         if d < 2 or not (messages[:, SYNC_FLAG] > 0.5).any():
             return Delivery(
-                nothing, no_mask, server=np.zeros((n, d)), server_mask=np.zeros(n, dtype=bool)
+                None,
+                no_mask,
+                server=np.zeros((n, d)),
+                server_mask=np.zeros(n, dtype=bool),
+                rows=nothing,
             )
         total = np.zeros(d - 1)
         for i in range(n):  # index order: the fast path sums the same way
@@ -68,11 +72,12 @@ class Synchronize(Protocol):
         server[:, 0] = n
         server[:, 1:] = total
         return Delivery(
-            nothing,
+            None,
             no_mask,
             server_links=n,
             server=server,
             server_mask=np.ones(n, dtype=bool),
+            rows=nothing,
         )
 
     def reset(self, network: Network, rng: np.random.Generator) -> None:

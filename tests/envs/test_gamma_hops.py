@@ -26,7 +26,7 @@ def test_a_message_reaches_hop_h_after_h_minus_1_steps_and_no_further_than_gamma
     seen = np.zeros((8, 6, 6))  # [step, receiver, origin]: what arrived from the origin
     for t in range(8):
         d = proto.route(first if t == 0 else np.zeros((6, 1)), t + 1)
-        seen[t] = np.where(d.mask & (d.messages[:, :, 0] > 0), d.messages[:, :, 0], 0.0)
+        seen[t] = np.where(d.mask & (d.inbox[:, :, 0] > 0), d.inbox[:, :, 0], 0.0)
     dist = net.hop_distances
     for u in range(6):
         for v in range(6):
@@ -46,7 +46,7 @@ def test_gamma_one_is_broadcast() -> None:
         msgs = rng.random((5, 3))
         a, b = local.route(msgs, t), plain.route(msgs, t)
         np.testing.assert_array_equal(a.mask, b.mask)
-        np.testing.assert_array_equal(a.messages, b.messages)
+        np.testing.assert_array_equal(a.inbox, b.inbox)
         assert a.peer_links == b.peer_links == net.n_edges
 
 

@@ -21,8 +21,8 @@ def test_broadcast_delivers_exactly_along_edges() -> None:
     d = b.route(msgs, t=1)
     np.testing.assert_array_equal(d.mask, net.adjacency)
     r, s = np.nonzero(net.adjacency)
-    np.testing.assert_array_equal(d.messages[r, s], msgs[s])
-    assert np.all(d.messages[~net.adjacency] == 0) and d.peer_links == net.n_edges
+    np.testing.assert_array_equal(d.inbox[r, s], msgs[s])
+    assert np.all(d.inbox[~net.adjacency] == 0) and d.peer_links == net.n_edges
 
 
 def test_random_edge_gossip_is_uniform_over_edges() -> None:
@@ -92,11 +92,11 @@ def test_public_prefix_reaches_all_neighbours_and_the_rest_only_the_partner() ->
     assert d.public_mask is not None
     np.testing.assert_array_equal(d.public_mask, net.adjacency)
     r, s = np.nonzero(net.adjacency)
-    np.testing.assert_array_equal(d.messages[r, s, :2], msgs[s, :2])
-    private = d.messages[:, :, 2]
+    np.testing.assert_array_equal(d.inbox[r, s, :2], msgs[s, :2])
+    private = d.inbox[:, :, 2]
     np.testing.assert_array_equal(private != 0, d.mask & (msgs[None, :, 2] != 0))
     assert int(np.triu(d.mask).sum()) == 1 and d.peer_links == 1 + net.n_edges
-    assert np.all(d.messages[~net.adjacency] == 0)
+    assert np.all(d.inbox[~net.adjacency] == 0)
 
 
 def test_env_exposes_public_mask_and_refuses_a_too_long_public_prefix() -> None:
@@ -139,3 +139,31 @@ def test_communication_cost_follows_the_link_counts(protocol: str, per_step: Any
     silent = scenario.make_env()
     _, _, none = rollout(silent, make_team("local_ucb"), seed=0, record_every=10)
     assert np.all(none == 0.0)
+
+
+def test_a_delivery_by_sender_is_its_inbox_to_the_core() -> None:
+    """Issue 62: a protocol that hands over one row per sender (``Delivery.rows``) is
+    read by the batched core exactly as the per-receiver inbox it stands for (whole rows
+    where heard, the public prefix where only that arrived, zeros elsewhere - NaN and inf
+    in unheard rows included), and the inbox is built only when read."""
+    from fedbandit_env.core.routing import sender_rows
+    from fedbandit_env.protocols import Delivery
+
+    rng = np.random.default_rng(4)
+    n, d = 7, 4
+    for public_dim in (0, 2):
+        for _ in range(50):
+            rows = rng.normal(size=(n, d))
+            rows[rng.random((n, d)) < 0.1] = np.nan
+            rows[rng.random((n, d)) < 0.05] = np.inf
+            mask = rng.random((n, n)) < 0.3
+            public = (rng.random((n, n)) < 0.3) if public_dim else None
+            by_sender = Delivery(None, mask, public_mask=public, rows=rows, public_dim=public_dim)
+            assert by_sender.messages is None  # nothing built yet
+            by_receiver = Delivery(by_sender.inbox, mask, public_mask=public)
+            ours = sender_rows(by_sender, public_dim, "by sender")
+            theirs = sender_rows(by_receiver, public_dim, "by receiver")
+            np.testing.assert_array_equal(ours[0], theirs[0])
+            np.testing.assert_array_equal(ours[1], theirs[1])
+    with pytest.raises(ValueError, match="messages .* or rows"):
+        Delivery(None, np.zeros((2, 2), bool))

@@ -91,23 +91,27 @@ def test_power_a_leaked_message_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
         check_vector_replay(scenario, Requirements(message_dim=2), num_envs=2)
 
 
-@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip"])
+@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip", "server"])
 def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
     """The array routers against ``Protocol.route`` (the generic router) on the same
-    generators and messages, public prefix included."""
+    generators and messages, public prefix included; the server's rounds with partial
+    participation (each env's uploaders drawn from its own generator) and flags that
+    come and go."""
     from fedbandit_env.network import Network
     from fedbandit_env.protocols import make_protocol
 
     net = Network.ring(6)
     d, b = 3, 4
     for public in (0, 1):
-        fast = routing.Router([make_protocol(kind, public) for _ in range(b)], net, d)
-        slow = routing.Router([make_protocol(kind, public) for _ in range(b)], net, d)
+        options = {"participation": 0.5} if kind == "server" else {}
+        fast = routing.Router([make_protocol(kind, public, **options) for _ in range(b)], net, d)
+        slow = routing.Router([make_protocol(kind, public, **options) for _ in range(b)], net, d)
         slow.kind = "generic"
         assert fast.kind != "generic"
         fast.reset([np.random.default_rng(k) for k in range(b)])
         slow.reset([np.random.default_rng(k) for k in range(b)])
         rng = np.random.default_rng(0)
+        uploads = 0
         for t in range(1, 40):
             sent = rng.random((b, 6, d))
             ours, theirs = fast.route(sent, t, 40 - t), slow.route(sent, t, 40 - t)
@@ -116,6 +120,11 @@ def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
             assert np.array_equal(got, want)
             assert np.array_equal(ours.mask, theirs.mask)
             assert np.array_equal(ours.peer_links, theirs.peer_links)
+            assert np.array_equal(ours.server_links, theirs.server_links)
+            for field in ("server", "server_mask"):
+                assert np.array_equal(getattr(ours, field), getattr(theirs, field))
+            uploads += int(np.sum(ours.server_links))
+        assert (uploads > 0) == (kind == "server")
 
 
 @pytest.mark.parametrize("setting", ["neighbours", "gossip", "flooding", "gossip+private"])

@@ -84,7 +84,7 @@ def test_flooding_delivers_everything_after_diameter_minus_one_steps(network: Ne
             break
     assert step == max(network.diameter, 1)  # upload step + diameter - 1 slots
     assert (d.mask == ~np.eye(n, dtype=bool)).all()
-    np.testing.assert_array_equal(d.messages[0, :, 1], np.r_[0.0, np.arange(1, n)])
+    np.testing.assert_array_equal(d.inbox[0, :, 1], np.r_[0.0, np.arange(1, n)])
 
 
 @pytest.mark.parametrize(
