@@ -9,11 +9,12 @@ runs in; ``tests/families/index/test_index.py``):
 
 - :func:`honest_rows` is ``IndexPolicy._honest``'s check of a ``[counts, sums]`` row;
 - :func:`keep_heard` folds the honest rows a receiver heard into its held table
-  (``held[b, i, s] = rows[b, slots[i, s]]`` where heard), counts the dropped ones, and
-  says when a sender beyond the table's columns was heard (the table must widen first);
+  (``held[b, i, s] = post[b, slots[i, s]]`` where heard, a row's local posterior),
+  counts the dropped ones, and says when a sender beyond the table's columns was heard
+  (the table must widen first);
 - :func:`local_posteriors` is each row's local posterior (``IndexPolicy._local``),
-  computed once per sender when its row arrives and held beside the row, so a step adds
-  held posteriors without a division;
+  computed once per sender when its row arrives and held instead of the row, so a step
+  adds held posteriors without a division;
 - :func:`team_index` averages the own and held local posteriors (the module docstring of
   :mod:`baselines.index.policies`) and pulls the argmax, ties to the lowest arm.
 
@@ -89,12 +90,10 @@ def honest_rows(
 def keep_heard(
     mask: np.ndarray,
     honest: np.ndarray,
-    rows: np.ndarray,
     slots: IntArray,
     allowed: np.ndarray,
     post: FloatArray,
     held: FloatArray,
-    posterior: FloatArray,
     heard: np.ndarray,
     rejected: IntArray,
 ) -> bool:  # pragma: no cover
@@ -103,20 +102,17 @@ def keep_heard(
 
     ``mask`` ``(B, N, N)`` (receiver, sender) says who heard whom, ``honest`` ``(B, N)``
     which senders' rows pass :func:`honest_rows`; a heard dishonest row counts in
-    ``rejected[b, i]``, an honest one replaces column ``s`` of ``held[b, i]`` ``(B, N, S,
-    W)`` where ``slots[i, s]`` is its sender (``rows`` ``(B, N, >= W)``), its local
-    posterior ``post[b, sender]`` (:func:`local_posteriors`) column ``s`` of
-    ``posterior[b, i]``, and it sets ``heard[b, i, s]``.
+    ``rejected[b, i]``, an honest one's local posterior ``post[b, sender]``
+    (:func:`local_posteriors`) replaces column ``s`` of ``held[b, i]`` ``(B, N, S, W)``
+    where ``slots[i, s]`` is the sender, and sets ``heard[b, i, s]``.
 
     Examples:
         >>> mask = np.array([[[0, 1], [1, 0]]], np.int8)
-        >>> rows = np.array([[[1, 2], [3, 4]]], np.float32)
+        >>> post = np.array([[[1.0, 2.0], [3.0, 4.0]]])
         >>> held, heard = np.zeros((1, 2, 1, 2)), np.zeros((1, 2, 1), bool)
         >>> rejected, honest = np.zeros((1, 2), np.int64), np.array([[True, False]])
         >>> slots, allowed = np.array([[1], [0]]), ~np.eye(2, dtype=bool)
-        >>> post, posterior = np.zeros((1, 2, 2)), np.zeros((1, 2, 1, 2))
-        >>> keep_heard(mask, honest, rows, slots, allowed, post, held, posterior, heard,
-        ...            rejected)
+        >>> keep_heard(mask, honest, slots, allowed, post, held, heard, rejected)
         True
         >>> held[0, 1, 0].tolist(), heard.tolist(), rejected.tolist()
         ([1.0, 2.0], [[[False], [True]]], [[1, 0]])
@@ -137,8 +133,7 @@ def keep_heard(
                 sender = slots[i, c]
                 if sender >= 0 and mask[b, i, sender] and honest[b, sender]:
                     for k in range(width):
-                        held[b, i, c, k] = np.float64(rows[b, sender, k])
-                        posterior[b, i, c, k] = post[b, sender, k]
+                        held[b, i, c, k] = post[b, sender, k]
                     heard[b, i, c] = True
     return True
 

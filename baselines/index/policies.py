@@ -36,7 +36,7 @@ with exact zeros for the unheard, so the trials are those of the dense table's t
 **A compiled step.** ``act`` screens, keeps and scores in numba
 (:mod:`baselines.index.kernels`), in the floating-point order of the NumPy statement it
 replaced (``tests/families/index/test_index_kernels.py`` holds it to a NumPy reference),
-and each held row's local posterior is computed once, when the row arrives. The normal
+and a held row is kept as its local posterior, computed once, when the row arrives. The normal
 draws stay NumPy's, taken ``_BLOCK`` steps at a time from each env's generator.
 """
 
@@ -120,10 +120,9 @@ class IndexPolicy(VectorPolicy):
 
     name = "index_ts"
     held: FloatArray
-    """``(B, N, S, 2 M)``: each receiver's newest row from the sender of each column."""
-    posterior: FloatArray
-    """``(B, N, S, 2 M)``: each held row's local posterior ``[mean (M), variance (M)]``,
-    computed when the row arrived."""
+    """``(B, N, S, 2 M)``: the local posterior ``[mean (M), variance (M)]`` of each
+    receiver's newest row from the sender of each column, computed when the row arrived
+    (all the index reads of a row)."""
     heard: np.ndarray
     """``(B, N, S)``: which columns hold a row."""
     slots: IntArray
@@ -232,36 +231,16 @@ class IndexPolicy(VectorPolicy):
             counts, sums = rows[..., :m], rows[..., m : 2 * m]
             honest = self._honest(counts, sums, t)  # (B, senders)
             post = self._posteriors(counts, sums)  # each sender's, once
-            if not kernels.keep_heard(
-                mask,
-                honest,
-                rows,
-                self.slots,
-                self.allowed,
-                post,
-                self.held,
-                self.posterior,
-                self.heard,
-                self.rejected,
-            ):
+            table = (self.slots, self.allowed, post, self.held, self.heard, self.rejected)
+            if not kernels.keep_heard(mask, honest, *table):
                 self._widen()  # heard from beyond the table's senders: widen, then keep
-                kernels.keep_heard(
-                    mask,
-                    honest,
-                    rows,
-                    self.slots,
-                    self.allowed,
-                    post,
-                    self.held,
-                    self.posterior,
-                    self.heard,
-                    self.rejected,
-                )
+                table = (self.slots, self.allowed, post, self.held, self.heard, self.rejected)
+                kernels.keep_heard(mask, honest, *table)
         own = self._posteriors(self.counts, self.sums)
         draws = bool(np.any(self.draw_scale > 0))
         z = self._normals(t) if draws else own
         arms: IntArray = np.empty(self.counts.shape[:2], dtype=np.int64)
-        kernels.team_index(own, self.posterior, self.heard, self._per_env["bonus"],
+        kernels.team_index(own, self.held, self.heard, self._per_env["bonus"],
                            self._per_env["draw_scale"], draws, z, arms)  # fmt: skip
         messages: FloatArray = np.concatenate([self.counts, self.sums], axis=2)
         return arms, messages
@@ -297,21 +276,19 @@ class IndexPolicy(VectorPolicy):
         self.allowed = np.eye(n, dtype=bool)  # who may be heard (itself: ignored anyway)
         self.allowed[np.nonzero(self._valid)[0], slots[self._valid]] = True
         self.held = np.zeros((b, n, slots.shape[1], width))
-        self.posterior = np.zeros((b, n, slots.shape[1], width))
         self.heard = np.zeros((b, n, slots.shape[1]), dtype=bool)
 
     def _widen(self) -> None:
         """A column for every other agent (a protocol reached beyond the graph's
         neighbours), keeping every row held so far in its sender's column."""
         old_slots, old_valid = self.slots, self._valid
-        held, posterior, heard = self.held, self.posterior, self.heard
+        held, heard = self.held, self.heard
         b, n, _, width = held.shape
         self._use_slots(sender_slots(np.zeros((n, n), dtype=bool)), b, width)
         receivers, columns = np.nonzero(old_valid)
         senders = old_slots[receivers, columns]
         new_columns = senders - (senders > receivers)  # every other agent, ascending
         self.held[:, receivers, new_columns] = held[:, receivers, columns]
-        self.posterior[:, receivers, new_columns] = posterior[:, receivers, columns]
         self.heard[:, receivers, new_columns] = heard[:, receivers, columns]
 
     def _honest(self, counts: FloatArray, sums: FloatArray, t: int) -> np.ndarray:

@@ -152,7 +152,9 @@ def test_forged_rows_are_dropped() -> None:
     assert policy.rejected[0].tolist() == [2, 0]  # the 2-pull row and the huge sum
     column = policy.slots[0].tolist().index(1)  # agent 0's column of agent 1's rows
     assert policy.heard[0, 0, column]
-    np.testing.assert_array_equal(policy.held[0, 0, column], [3, 1, 1.0, -0.5])
+    mean, var = policy._local(np.array([[[3.0, 1.0]]]), np.array([[[1.0, -0.5]]]))
+    held = policy.held[0, 0, column]  # the local posterior of the honest row [3, 1, 1, -0.5]
+    np.testing.assert_allclose(held, np.concatenate([mean, var], axis=2)[0, 0], rtol=1e-12)
 
 
 @pytest.mark.parametrize("where", ["option", "scenario"])
