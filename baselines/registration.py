@@ -339,7 +339,7 @@ def register_policies() -> None:
         )
     register(
         "local_ucb",
-        "baselines.ucb:LocalUCB1",
+        "baselines.ucb.vector:local_ucb",
         description="UCB1 on the agent's own rewards, no communication (Auer et al. 2002)",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_local_ucb",
@@ -347,7 +347,7 @@ def register_policies() -> None:
     )
     register(
         "kl_ucb",
-        "baselines.ucb:LocalKLUCB",
+        "baselines.ucb.vector:kl_ucb",
         description="KL-UCB on the agent's own rewards, no communication (Garivier & Cappe 2011)",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_kl_ucb",
@@ -363,7 +363,7 @@ def register_policies() -> None:
     )
     register(
         "oracle_ucb",
-        "baselines.ucb:OracleUCB",
+        "baselines.ucb.vector:OracleVector",
         description="centralized UCB1 on every agent's rewards, all pulling one arm",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_oracle",
@@ -372,7 +372,7 @@ def register_policies() -> None:
     )
     register(
         "random",
-        "baselines.ucb:RandomPolicy",
+        "baselines.ucb.vector:RandomVector",
         description="uniformly random arms",
         family="ucb",
         fast_entry_point="baselines.ucb.fast:run_random",

@@ -1,8 +1,10 @@
 """The plain baselines: local UCB1 (no communication), the pooled oracle, random.
 
-``policies.py`` and ``oracle.py`` hold the policies, ``kernels.py`` their indices,
-``fast.py`` their batched trial loops; ``baselines.registration`` registers them as
-``local_ucb``, ``kl_ucb``, ``oracle_ucb`` and ``random``.
+``policies.py`` and ``oracle.py`` hold the per-agent policies, ``vector.py`` their vector
+forms (what the registry makes), ``kernels.py`` their indices and compiled steps,
+``fast.py`` their batched trial loops (run where they model the scenario);
+``baselines.registration`` registers them as ``local_ucb``, ``kl_ucb``, ``oracle_ucb`` and
+``random``.
 
 Examples:
     >>> from baselines.ucb import LocalUCB1

@@ -1,7 +1,9 @@
 """The plain baselines' indices: UCB1 of one agent, and the oracle's pooled UCB1.
 
-Called by :class:`~baselines.ucb.LocalUCB1` and :class:`~baselines.ucb.OracleUCB` and by
-the batched loops of :mod:`baselines.ucb.fast`: one source of truth for both paths.
+Called by the per-agent policies (:class:`~baselines.ucb.LocalUCB1`,
+:class:`~baselines.ucb.OracleUCB`, ...) and by the vector policies' compiled steps
+(:func:`local_index_step`, :func:`random_step`, :func:`oracle_step`, the ``act`` of
+:mod:`baselines.ucb.vector`): one source of truth for both.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fedbandit_env.type_aliases import FloatArray
+from baselines.common.kernels import argmax_count, first_unpulled, log_time, mean_of, tie_pick
+from fedbandit_env.rng_kernels import generator_at, integer_below
+from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
 @njit(cache=True)
@@ -194,3 +198,122 @@ def kl_ucb_choice(
     for k in range(m):
         out[k] = lo + width * out[k]
     return out
+
+
+@njit(cache=True, nogil=True)
+def local_index_step(
+    arm: IntArray,
+    reward: np.ndarray,
+    t: int,
+    counts: FloatArray,
+    sums: FloatArray,
+    kl: bool,
+    scale: float,
+    c: float,
+    lo: float,
+    width: float,
+    table: np.ndarray,
+    arms: IntArray,
+) -> None:  # pragma: no cover
+    """One step of every local index agent of ``B`` envs: fold in the last pull (``arm``
+    ``(B, N)``, the float32 ``reward`` ``(B, N)``) when ``t > 0``, then pull the first
+    unpulled arm or the largest UCB1 (``kl``: KL-UCB) index of the own ``counts`` and
+    ``sums`` ``(B, N, M)``, a tie broken by agent ``(b, i)``'s generator, row ``b N + i``
+    of ``table`` (touched only on a tie), as :class:`~baselines.ucb.LocalUCB1` and
+    :class:`~baselines.ucb.LocalKLUCB` do.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> counts, sums = np.ones((1, 1, 2)), np.array([[[0.2, 0.9]]])
+        >>> arms = np.zeros((1, 1), np.int64)
+        >>> rngs = [np.random.default_rng(0)]  # alive while the table is used
+        >>> table = generator_table(rngs)
+        >>> local_index_step(arms, np.zeros((1, 1), np.float32), 0, counts, sums, False,
+        ...                  1.0, 0.0, 0.0, 1.0, table, arms)
+        >>> arms.tolist()
+        [[1]]
+    """
+    b_count, n, m = counts.shape
+    index = np.zeros(m)
+    log_t = log_time(t)
+    for b in range(b_count):
+        for i in range(n):
+            if t > 0:  # IndexPolicy.observe of the last step (float32 observation)
+                counts[b, i, arm[b, i]] += 1.0
+                sums[b, i, arm[b, i]] += float(reward[b, i])
+            k = first_unpulled(counts[b, i])
+            if k < 0:
+                if kl:
+                    kl_ucb_choice(sums[b, i], counts[b, i], log_t, c, lo, width, scale, index)
+                else:
+                    ucb1_index(sums[b, i], counts[b, i], log_t, scale, index)
+                k, ties = argmax_count(index)
+                if ties > 1:
+                    k = tie_pick(index, ties, generator_at(table, b * n + i))
+            arms[b, i] = k
+
+
+@njit(cache=True, nogil=True)
+def random_step(table: np.ndarray, m: int, arms: IntArray) -> None:  # pragma: no cover
+    """Every agent's uniform arm, from its own generator (row ``b N + i`` of ``table``),
+    as :class:`~baselines.ucb.RandomPolicy` draws it.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> arms = np.zeros((1, 2), np.int64)
+        >>> rngs = [np.random.default_rng(s) for s in (0, 1)]  # alive while the table is used
+        >>> random_step(generator_table(rngs), 5, arms)
+        >>> arms[0, 1] == np.random.default_rng(1).integers(5)
+        np.True_
+    """
+    b_count, n = arms.shape
+    for b in range(b_count):
+        for i in range(n):
+            arms[b, i] = integer_below(generator_at(table, b * n + i), m)
+
+
+@njit(cache=True, nogil=True)
+def oracle_step(
+    arm: IntArray,
+    reward: np.ndarray,
+    t: int,
+    counts: FloatArray,
+    sums: FloatArray,
+    scale: float,
+    table: np.ndarray,
+    arms: IntArray,
+) -> None:  # pragma: no cover
+    """One step of the pooled oracle of ``B`` envs: fold in the last step (the arm every
+    agent pulled, ``arm[b, 0]``, and the mean of their float32 rewards) when ``t > 0``,
+    then every agent of env ``b`` pulls the first unpulled arm or the largest pooled UCB1
+    index (:func:`oracle_index`) of ``counts``, ``sums`` ``(B, M)``, a tie broken by env
+    ``b``'s team generator (row ``b`` of ``table``), as :class:`~baselines.ucb.OracleUCB`
+    does.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> counts, sums = np.ones((1, 2)), np.array([[0.2, 0.9]])
+        >>> arms, rngs = np.zeros((1, 3), np.int64), [np.random.default_rng(0)]
+        >>> oracle_step(arms, np.zeros((1, 3), np.float32), 0, counts, sums, 1.0,
+        ...             generator_table(rngs), arms)
+        >>> arms.tolist()
+        [[1, 1, 1]]
+    """
+    b_count, n = arms.shape
+    m = counts.shape[1]
+    index = np.zeros(m)
+    seen = np.zeros(n)
+    for b in range(b_count):
+        if t > 0:
+            for i in range(n):
+                seen[i] = float(reward[b, i])
+            sums[b, arm[b, 0]] += mean_of(seen)
+            counts[b, arm[b, 0]] += 1.0
+        k = first_unpulled(counts[b])
+        if k < 0:
+            oracle_index(sums[b], counts[b], t, n, scale, index)
+            k, ties = argmax_count(index)
+            if ties > 1:
+                k = tie_pick(index, ties, generator_at(table, b))
+        for i in range(n):
+            arms[b, i] = k

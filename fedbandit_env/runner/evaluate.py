@@ -163,9 +163,10 @@ def evaluate(
         fast_ok = not unmodelled_faults(spec.fast_runner(), scenario)
     from fedbandit_env.vector.policy import VectorTeam
 
-    # a vector policy plays on the vector env where it models the stack, else (the same
+    # a compiled trial loop where the family has one and it models the scenario; else a
+    # vector policy plays on the vector env where it models the stack, else (the same
     # trials, slower) through its VectorTeam on the PettingZoo env
-    vector = isinstance(team, VectorTeam) and not interactive
+    vector = isinstance(team, VectorTeam) and not interactive and not fast_ok
     if vector and vector_unsupported(scenario, needs) is None:
         assert isinstance(team, VectorTeam)
         from fedbandit_env.backend import blas_threads

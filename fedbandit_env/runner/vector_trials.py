@@ -54,13 +54,14 @@ def _start(venv: Any, policy: VectorPolicy, seeds: list[Any], agents: Any) -> An
     """Reset env ``b`` of ``venv`` with trial ``b``'s env seed and ``policy`` with each
     trial's generator (the trial seeds split as every path splits them); the first
     observations."""
-    env_seeds, rngs = [], []
+    env_seeds, rngs, team_seeds = [], [], []
     for child in seeds:
         env_seed, team_seed = split_trial_seed(child)
         env_seeds.append(int(env_seed))
         rngs.append(vector_policy_generator(team_seed))
+        team_seeds.append(team_seed)
     obs, _ = venv.reset(seed=env_seeds)
-    policy.reset(VectorSpec(len(seeds), agents), rngs)
+    policy.reset(VectorSpec(len(seeds), agents, tuple(team_seeds)), rngs)
     return obs
 
 

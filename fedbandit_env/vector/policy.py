@@ -29,7 +29,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import AgentSpec, Requirements, Team
-from fedbandit_env.seeding import vector_policy_generator
+from fedbandit_env.seeding import seed_sequence, vector_policy_generator
 from fedbandit_env.type_aliases import (
     Action,
     AgentID,
@@ -58,6 +58,11 @@ class VectorSpec:
 
     num_envs: int
     agents: tuple[AgentSpec, ...]
+    team_seeds: tuple[Any, ...] = ()
+    """Each env's trial team seed (a ``SeedSequence``), where a trial runner knows it
+    (``evaluate``'s vector trials and ``VectorTeam``; empty otherwise): what a policy
+    that replays a per-agent team's draws derives its agents' generators from
+    (:func:`agent_generators`)."""
 
     @property
     def n_agents(self) -> int:
@@ -97,6 +102,37 @@ class VectorSpec:
         """The spec of ``num_envs`` copies of the (possibly wrapped) PettingZoo env."""
         agents = tuple(AgentSpec.from_env(env, a) for a in env.possible_agents)
         return cls(int(num_envs), agents)
+
+
+def agent_generators(
+    spec: VectorSpec, rngs: Sequence[np.random.Generator]
+) -> list[np.random.Generator]:
+    """Every agent's own generator, env by env (``B N`` of them, env ``b``'s agent ``i`` at
+    ``b N + i``): those :class:`~fedbandit_env.policies.IndependentTeam` gives its agents
+    (:func:`~fedbandit_env.seeding.team_generators` of the trial's team seed) where the
+    spec knows the trial seeds, so a vector policy replays a per-agent team draw for
+    draw; else ``N`` children spawned from each env's generator ``rngs[b]``.
+
+    Examples:
+        >>> from fedbandit_env.policies import AgentSpec
+        >>> from fedbandit_env.seeding import team_generators
+        >>> agents = tuple(AgentSpec(i, 2, 3, 10) for i in range(2))
+        >>> seeds = tuple(np.random.SeedSequence(s) for s in (5, 6))
+        >>> gens = agent_generators(VectorSpec(2, agents, seeds), [])
+        >>> len(gens), gens[3].random() == team_generators(seeds[1], 2)[1].random()
+        (4, True)
+    """
+    from fedbandit_env.seeding import team_generators
+
+    n = spec.n_agents
+    if spec.team_seeds:
+        if len(spec.team_seeds) != spec.num_envs:
+            raise ValueError(f"need one team seed per env ({spec.num_envs}), got "
+                             f"{len(spec.team_seeds)}")  # fmt: skip
+        return [g for seed in spec.team_seeds for g in team_generators(seed, n)]
+    if len(rngs) != spec.num_envs:
+        raise ValueError(f"need one generator per env ({spec.num_envs}), got {len(rngs)}")
+    return [np.random.default_rng(child) for rng in rngs for child in rng.spawn(n)]
 
 
 class VectorPolicy(ABC):
@@ -257,22 +293,33 @@ class VectorTeam(Team):
         self._agents = list(env.possible_agents)
         self._public = int(getattr(protocol, "public_dim", 0)) if spec.message_dim else 0
         self._message_dim = spec.message_dim
+        spec = VectorSpec(1, spec.agents, (seed_sequence(seed),))
         self.policy.reset(spec, [vector_policy_generator(seed)])
 
     def act(self, observations: dict[AgentID, Observation]) -> dict[AgentID, Action]:
         """Gather the agents' observations into ``(1, N)`` arrays, act, scatter."""
         arms, messages = self.policy.act(self.gather(observations))
         arms = np.asarray(arms).reshape(len(self._agents))
+        acting = [(i, a) for i, a in enumerate(self._agents) if a in observations]
         if not self._message_dim:
-            return {a: int(arms[i]) for i, a in enumerate(self._agents)}
+            return {a: int(arms[i]) for i, a in acting}
         if messages is None:
             raise ValueError("the env expects messages; the vector policy returned None")
         rows = np.asarray(messages, dtype=np.float32).reshape(len(self._agents), -1)
-        return {a: {"arm": int(arms[i]), "message": rows[i]} for i, a in enumerate(self._agents)}
+        return {a: {"arm": int(arms[i]), "message": rows[i]} for i, a in acting}
 
     def gather(self, observations: dict[AgentID, Observation]) -> VectorObs:
-        """The vector env's observation ``(1, N, ...)`` from the agents' own."""
-        per_agent = [observations[a] for a in self._agents]
+        """The vector env's observation ``(1, N, ...)`` from the agents' own. An agent
+        missing from ``observations`` (one a learner acts for, as in
+        :class:`~fedbandit_env.rl.SingleAgentEnv`) is given a blank observation of the
+        step (no pull, nothing heard) and gets no action back: the member for it stays
+        idle, as an ``IndependentTeam``'s does."""
+        if not observations:
+            raise ValueError("no observations: a team acts for at least one agent")
+        present = next(iter(observations.values()))
+        blank = {k: np.zeros_like(np.asarray(v)) for k, v in present.items()}
+        blank["step"] = np.asarray(present["step"])
+        per_agent = [observations.get(a, blank) for a in self._agents]
         out: VectorObs = {}
         for key in per_agent[0]:
             out[key] = np.stack([np.asarray(o[key]) for o in per_agent])[None]
@@ -285,4 +332,11 @@ class VectorTeam(Team):
         return out
 
 
-__all__ = ["VectorObs", "VectorPolicy", "VectorSpec", "VectorTeam", "sender_rows"]
+__all__ = [
+    "VectorObs",
+    "VectorPolicy",
+    "VectorSpec",
+    "VectorTeam",
+    "agent_generators",
+    "sender_rows",
+]
