@@ -8,6 +8,8 @@ vector wrapper a wrapper names (``vector_form``) as a multiple of the bare vecto
 (target: <= 2x), measured interleaved with the bare step: each time is the best of
 ``--repeats`` rounds (the least disturbed on a shared machine). A vector form this
 script has no arguments for is printed as not measured, so none is left out silently.
+Last, the bare vector step against a hand-written NumPy step doing the same work
+(:func:`hand_written_rate`; the issue's target: within 1.5x).
 
     python examples/vector_speed.py
     python examples/vector_speed.py --setting gossip --envs 256 --steps 200
@@ -142,6 +144,59 @@ def vector_rate(
     return steps * envs * n / best
 
 
+def hand_written_rate(
+    scenario: Scenario, needs: Requirements, envs: int, steps: int, repeats: int
+) -> float:
+    """Agent-steps a second of the bare vector step's work written out in NumPy, with
+    nothing else: the arms and messages read once to check them, each env's reward
+    noise drawn from its own generator a block of steps at a time, one gather of the
+    pulled means, Bernoulli rewards, one gather of the gaps into the regret, the
+    broadcast's rows as float32 with the graph as the mask, and the observation dict.
+    The scenario's instances and graph come from ``make_vec``; Bernoulli rewards only.
+
+    Examples:
+        >>> s = Scenario(n_agents=3, n_arms=2, horizon=8, setting="neighbours")
+        >>> hand_written_rate(s, Requirements(message_dim=4), 4, 8, 1) > 0
+        True
+    """
+    venv = make_vec(scenario, envs, needs)
+    venv.reset(seed=0)
+    core = venv.core
+    b, n, m = envs, venv.n_agents, venv.n_arms
+    flat_means = np.asarray(core.means).reshape(-1)
+    flat_gaps = np.asarray(core.gaps).reshape(-1)
+    row_of = (np.arange(b)[:, None] * n + np.arange(n)[None, :]) * m
+    env_of = np.arange(b)[:, None] * m
+    mask = np.broadcast_to(core.network.adjacency.astype(np.int8), (b, n, n))
+    rng = np.random.default_rng(0)
+    arms = rng.integers(m, size=(8, envs, n))
+    msgs = rng.random((8, envs, n, needs.message_dim))
+    block = 64
+    best = np.inf
+    for r in range(repeats):
+        gens = [np.random.default_rng([r, k]) for k in range(b)]
+        cum = np.zeros((b, n))
+        draws = np.zeros((b, 0, n))
+        begin = time.perf_counter()
+        for t in range(steps):
+            a, msg = arms[t % 8], msgs[t % 8]
+            if (a.astype(np.uint64) >= m).any() or not np.isfinite(msg).all():
+                raise ValueError("bad actions")
+            if t % block == 0:
+                draws = np.stack([g.random((block, n)) for g in gens])
+            rewards = (draws[:, t % block] < flat_means[row_of + a]).astype(np.float64)
+            cum += flat_gaps[env_of + a]
+            _ = {
+                "arm": a.copy(),
+                "reward": rewards.astype(np.float32)[..., None],
+                "step": np.full((b, n, 1), t + 1, np.float32),
+                "messages": msg.astype(np.float32),
+                "mask": mask,
+            }
+        best = min(best, time.perf_counter() - begin)
+    return steps * envs * n / best
+
+
 def main() -> None:
     """Print the two speeds and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -172,6 +227,11 @@ def main() -> None:
         shown = "not measured (no sample arguments)" if ratio is None else f"{ratio:12.2f}x"
         over = f" (over Vec{BELOW[name]})" if name in BELOW else ""
         print(f"Vec{name:<23} {shown} the bare vector step{over}")
+    if args.setting == "neighbours":
+        hand = hand_written_rate(scenario, needs, args.envs, args.steps, args.repeats)
+        bare = vector_rate(scenario, needs, args.envs, args.steps, args.repeats)
+        print(f"bare vector step:          {hand / bare:12.2f}x a hand-written NumPy step "
+              "(the same work, nothing else)")  # fmt: skip
 
 
 if __name__ == "__main__":

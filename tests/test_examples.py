@@ -229,3 +229,16 @@ def test_vector_speed_measures_every_vector_wrapper() -> None:
     ratios = mod["wrapper_ratios"](scenario, Requirements(message_dim=4), 2, 4, 1)
     assert set(ratios) == set(mod["vector_wrappers"]()) - mod["AUDIT_ONLY"]
     assert all(r is not None and r > 0 for r in ratios.values()), ratios
+
+
+def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 62 item 5's second ratio: the bare vector step over a hand-written NumPy step
+    doing the same work, printed by the benchmark in ``neighbours``."""
+    argv = ["vector_speed.py", "--agents", "3", "--arms", "2", "--envs", "4", "--steps", "6",
+            "--repeats", "1"]  # fmt: skip
+    monkeypatch.setattr("sys.argv", argv)
+    runpy.run_path(str(EXAMPLES / "vector_speed.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "x a hand-written NumPy step" in out
