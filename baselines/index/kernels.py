@@ -179,6 +179,30 @@ def local_posteriors(
                 out[b, j, m + a] = v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _score(
+    mean: float, std: float, bonus: float, draw_scale: float, draws: bool, z: float
+) -> float:  # pragma: no cover
+    """``mean + std * bonus [+ std * draw_scale * z]``, in the NumPy statement's order."""
+    score = mean + std * bonus
+    if draws:
+        score = score + std * draw_scale * z
+    return score
+
+
+@njit(cache=True, nogil=True)
+def _first_argmax(scores: FloatArray) -> int:  # pragma: no cover
+    """NumPy's ``argmax``: the first largest entry, or the first NaN."""
+    best, best_arm = 0.0, -1
+    for a in range(scores.size):
+        score = scores[a]
+        if math.isnan(score):
+            return a
+        if best_arm < 0 or score > best:
+            best, best_arm = score, a
+    return best_arm
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def team_index(
     own: FloatArray,
@@ -208,7 +232,7 @@ def team_index(
     b_count, n, width = own.shape
     m = width // 2
     slots = posterior.shape[2]
-    held_mean, held_var = np.zeros(m), np.zeros(m)
+    held_mean, held_var, scores = np.zeros(m), np.zeros(m), np.zeros(m)
     for b in range(b_count):
         for i in range(n):
             k = 1.0
@@ -220,19 +244,11 @@ def team_index(
                     for a in range(m):
                         held_mean[a] += posterior[b, i, c, a]
                         held_var[a] += posterior[b, i, c, m + a]
-            best, best_arm = 0.0, -1
             for a in range(m):
                 mean = (own[b, i, a] + held_mean[a]) / k
                 std = math.sqrt(own[b, i, m + a] + held_var[a]) / k
-                score = mean + std * bonus[b]
-                if draws:
-                    score = score + std * draw_scale[b] * z[b, i, a]
-                if math.isnan(score):
-                    best_arm = a
-                    break
-                if best_arm < 0 or score > best:
-                    best, best_arm = score, a
-            arms[b, i] = best_arm
+                scores[a] = _score(mean, std, bonus[b], draw_scale[b], draws, z[b, i, a])
+            arms[b, i] = _first_argmax(scores)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -261,23 +277,16 @@ def server_index(
         [[0]]
     """
     b_count, n, m = global_mean.shape
+    scores = np.zeros(m)
     for b in range(b_count):
         for i in range(n):
-            best, best_arm = 0.0, -1
             for a in range(m):
                 if have[b, i]:
                     mean, std = global_mean[b, i, a], math.sqrt(global_var[b, i, a])
                 else:
                     mean, std = own[b, i, a], math.sqrt(own[b, i, m + a])
-                score = mean + std * bonus[b]
-                if draws:
-                    score = score + std * draw_scale[b] * z[b, i, a]
-                if math.isnan(score):
-                    best_arm = a
-                    break
-                if best_arm < 0 or score > best:
-                    best, best_arm = score, a
-            arms[b, i] = best_arm
+                scores[a] = _score(mean, std, bonus[b], draw_scale[b], draws, z[b, i, a])
+            arms[b, i] = _first_argmax(scores)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
