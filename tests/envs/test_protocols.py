@@ -167,3 +167,32 @@ def test_a_delivery_by_sender_is_its_inbox_to_the_core() -> None:
             np.testing.assert_array_equal(ours[1], theirs[1])
     with pytest.raises(ValueError, match="messages .* or rows"):
         Delivery(None, np.zeros((2, 2), bool))
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip", "neighbour_gossip",
+                                  "server", "gis_flooding", "hybrid", "sync"])  # fmt: skip
+def test_a_per_sender_protocol_never_builds_the_inbox(kind: str) -> None:
+    """Issue 62: a protocol whose receivers of one sender get the same content hands over
+    one row per sender; the ``N x N x D`` inbox is built only when someone reads it (the
+    batched core never does). A relay whose copies differ by receiver keeps the inbox."""
+    from fedbandit_env.protocols import PROTOCOLS, make_protocol
+
+    assert kind in PROTOCOLS
+    protocol = make_protocol(kind, public_dim=1)
+    assert protocol.per_sender
+    net = Network.ring(6)
+    protocol.reset(net, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    delivered = 0
+    for t in range(1, 20):
+        msgs = rng.random((6, 3))
+        msgs[:, 0] = 1.0 if t % 6 == 1 else 0.0  # the round protocols' send flag
+        d = protocol.route(msgs, t)
+        assert d.messages is None and d.rows is not None
+        delivered += int(np.asarray(d.mask).sum())
+        inbox = d.inbox  # built on demand, then kept
+        assert inbox.shape == (6, 6, 3) and d.messages is inbox
+    assert delivered > 0 or kind in ("server", "hybrid", "sync")  # those reach via the server
+    relay = make_protocol("gamma_hops", gamma=2)
+    relay.reset(net, np.random.default_rng(0))
+    assert not relay.per_sender and relay.route(rng.random((6, 3)), 1).messages is not None
