@@ -19,18 +19,28 @@ from fedbandit_env.wrappers.base import (
 
 
 def fold_pulls(
-    counts: FloatArray, sums: FloatArray, index: tuple[Any, ...], seen: FloatArray
+    counts: FloatArray,
+    sums: FloatArray,
+    index: tuple[Any, ...],
+    seen: FloatArray,
+    counts32: Any,
+    means32: Any,
 ) -> tuple[Any, Any]:
     """Add one pull with reward ``seen`` to each cell ``index`` of the float64 statistics
     ``counts`` and ``sums`` (in place; the cells distinct: one pulled arm per agent) and
-    return their float32 views ``(counts32, means32)``, ``means32`` being ``sums / counts``
-    rounded once (0 where never pulled). The PettingZoo wrapper (cells ``(i, arm_i)``)
-    and its vector form (cells ``(b, i, arm_bi)``, on any device) both fold here.
+    return new float32 views ``(counts32, means32)``: copies of the last ones (the
+    arrays handed out are never changed) with the pulled cells set to their count and to
+    ``sums / counts`` rounded once. Every other cell is unchanged, so this equals
+    recomputing the views over every cell (``means32`` 0 where never pulled) with one
+    write per agent instead of passes over ``(N, M)``. The PettingZoo wrapper (cells ``(i,
+    arm_i)``) and its vector form (cells ``(b, i, arm_bi)``, on any device) both fold
+    here.
 
     Examples:
         >>> counts, sums = np.zeros((2, 3)), np.zeros((2, 3))
+        >>> c32, m32 = np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32)
         >>> c32, m32 = fold_pulls(counts, sums, (np.array([0, 1]), np.array([2, 0])),
-        ...                       np.array([0.5, 1.0]))
+        ...                       np.array([0.5, 1.0]), c32, m32)
         >>> c32.tolist(), m32[0].tolist()
         ([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], [0.0, 0.0, 0.5])
     """
@@ -38,9 +48,11 @@ def fold_pulls(
     xp = be.xp
     be.add_at(counts, index, 1.0)
     be.add_at(sums, index, seen)
-    pulled = counts > 0
-    means = sums / xp.where(pulled, counts, xp.ones_like(counts))
-    return xp.astype(counts, be.float32), xp.astype(means, be.float32)
+    new_counts, new_means = be.copy(counts32), be.copy(means32)
+    pulled = counts[index]  # every folded cell now has a pull
+    new_counts[index] = xp.astype(pulled, be.float32)
+    new_means[index] = xp.astype(sums[index] / pulled, be.float32)
+    return new_counts, new_means
 
 
 class LocalStatistics(ParallelWrapper):
@@ -112,7 +124,9 @@ class LocalStatistics(ParallelWrapper):
             rows = self._rows if keys == self.possible_agents else agent_rows(self._row, keys, k)
             arms = np.fromiter((o["arm"] for o in obs.values()), np.int64, k)
             seen = np.fromiter((o["reward"][0] for o in obs.values()), np.float64, k)
-            self._counts32, self._means32 = fold_pulls(self._counts, self._sums, (rows, arms), seen)
+            self._counts32, self._means32 = fold_pulls(
+                self._counts, self._sums, (rows, arms), seen, self._counts32, self._means32
+            )
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _augment(self, obs: dict[AgentID, Observation]) -> dict[AgentID, Observation]:

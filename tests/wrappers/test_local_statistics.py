@@ -63,3 +63,31 @@ def test_statistics_follow_each_agent_whatever_the_order_and_who_is_missing() ->
     assert list(obs) == ["agent_2", "agent_1"]
     assert obs["agent_2"]["counts"].tolist() == [0.0, 0.0, 0.0, 1.0]
     assert obs["agent_1"]["counts"].tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_folding_one_pull_per_agent_is_the_whole_recompute() -> None:
+    """``fold_pulls`` writes only the pulled cells of new copies (issue 62 item 5: the
+    step no longer passes over every (agent, arm)); on a random stream its views equal
+    the statistics recomputed over every cell (``means`` 0 where never pulled), bit for
+    bit, and the views it handed out earlier are not changed. Power: returning the old
+    views unchanged fails."""
+    from fedbandit_env.wrappers.local_statistics import fold_pulls
+
+    rng = np.random.default_rng(3)
+    b, n, m = 4, 5, 6
+    counts, sums = np.zeros((b, n, m)), np.zeros((b, n, m))
+    c32, m32 = np.zeros((b, n, m), np.float32), np.zeros((b, n, m), np.float32)
+    envs, agents = np.arange(b)[:, None], np.arange(n)[None, :]
+    handed = []  # (the arrays returned, a snapshot of them)
+    for _ in range(40):
+        arms = rng.integers(m, size=(b, n))
+        seen = rng.normal(size=(b, n)) * 3.0
+        c32, m32 = fold_pulls(counts, sums, (envs, agents, arms), seen, c32, m32)
+        handed.append(((c32, m32), (c32.copy(), m32.copy())))
+        pulled = counts > 0
+        whole = np.where(pulled, sums / np.where(pulled, counts, 1.0), 0.0).astype(np.float32)
+        np.testing.assert_array_equal(c32, counts.astype(np.float32))
+        np.testing.assert_array_equal(m32, whole)
+    for (got_counts, got_means), (was_counts, was_means) in handed:
+        np.testing.assert_array_equal(got_counts, was_counts)
+        np.testing.assert_array_equal(got_means, was_means)

@@ -52,8 +52,9 @@ class VecLocalStatistics(VecWrapper):
         be, b = self.backend, self.num_envs
         self._counts: FloatArray = be.zeros((b, n, m))
         self._sums: FloatArray = be.zeros((b, n, m))
-        self._envs = be.arange(b)[:, None]
-        self._agents = be.arange(n)[None, :]
+        # agent (b, i)'s cells start at (b N + i) M: a pull is one flat index (a 1-D
+        # gather/scatter, several times cheaper than three broadcast index arrays)
+        self._cells = (be.arange(b)[:, None] * n + be.arange(n)[None, :]) * m
         self._counts32: Any = be.zeros((b, n, m), be.float32)
         self._means32: Any = be.zeros((b, n, m), be.float32)
 
@@ -72,10 +73,14 @@ class VecLocalStatistics(VecWrapper):
         if resets:
             self._clear()
         else:
-            xp = self.backend.xp
-            seen = xp.astype(obs["reward"][..., 0], self.backend.float64)
-            index = (self._envs, self._agents, obs["arm"])
-            self._counts32, self._means32 = fold_pulls(self._counts, self._sums, index, seen)
+            xp, shape = self.backend.xp, (self.num_envs, self.n_agents, self.n_arms)
+            seen = xp.reshape(xp.astype(obs["reward"][..., 0], self.backend.float64), (-1,))
+            index = (xp.reshape(self._cells + obs["arm"], (-1,)),)
+            flat = [xp.reshape(x, (-1,)) for x in (self._counts, self._sums)]
+            views = [xp.reshape(x, (-1,)) for x in (self._counts32, self._means32)]
+            counts32, means32 = fold_pulls(*flat, index, seen, *views)
+            self._counts32 = xp.reshape(counts32, shape)
+            self._means32 = xp.reshape(means32, shape)
         return self._augment(obs), rewards, terms, truncs, infos
 
     def _clear(self) -> None:
@@ -84,7 +89,7 @@ class VecLocalStatistics(VecWrapper):
         self._counts32, self._means32 = be.zeros(shape, be.float32), be.zeros(shape, be.float32)
 
     def _augment(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        # fold_pulls returns fresh views each step and _clear fresh zeros: never mutated
+        # fold_pulls returns new views each step and _clear new zeros: never mutated
         return {**obs, "counts": self._counts32, "means": self._means32}
 
 
