@@ -76,9 +76,11 @@ class VecLocalStatistics(VecWrapper):
             xp, shape = self.backend.xp, (self.num_envs, self.n_agents, self.n_arms)
             seen = xp.reshape(xp.astype(obs["reward"][..., 0], self.backend.float64), (-1,))
             index = (xp.reshape(self._cells + obs["arm"], (-1,)),)
-            flat = [xp.reshape(x, (-1,)) for x in (self._counts, self._sums)]
-            views = [xp.reshape(x, (-1,)) for x in (self._counts32, self._means32)]
-            counts32, means32 = fold_pulls(*flat, index, seen, *views)
+            counts, sums, counts32, means32 = (
+                xp.reshape(x, (-1,))
+                for x in (self._counts, self._sums, self._counts32, self._means32)
+            )  # views: the folds land in the (B, N, M) arrays
+            counts32, means32 = fold_pulls(counts, sums, index, seen, counts32, means32)
             self._counts32 = xp.reshape(counts32, shape)
             self._means32 = xp.reshape(means32, shape)
         return self._augment(obs), rewards, terms, truncs, infos
