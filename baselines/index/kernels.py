@@ -12,7 +12,8 @@ runs in; ``tests/families/index/test_index.py``):
   (``held[b, i, s] = post[b, slots[i, s]]`` where heard, a row's local posterior),
   counts the dropped ones, and says when a sender beyond the table's columns was heard
   (the table must widen first);
-- :func:`local_posteriors` is each row's local posterior (``IndexPolicy._local``),
+- :func:`local_posteriors` is each row's local posterior (the module docstring's
+  ``m_j, v_j``),
   computed once per sender when its row arrives and held instead of the row, so a step
   adds held posteriors without a division;
 - :func:`team_index` averages the own and held local posteriors (the module docstring of

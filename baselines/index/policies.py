@@ -247,7 +247,8 @@ class IndexPolicy(VectorPolicy):
 
     def _posteriors(self, counts: FloatArray, sums: FloatArray) -> FloatArray:
         """Each row's local posterior ``[mean (M), variance (M)]`` ``(B, J, 2 M)``
-        (:meth:`_local`, compiled: :func:`~baselines.index.kernels.local_posteriors`); the
+        (``(S + alpha mu0) / (n + alpha)`` and ``var / (n + alpha) + noise / (n +
+        alpha)^2``, compiled: :func:`~baselines.index.kernels.local_posteriors`); the
         noise variance is the tree's ``extra`` where a row has pulls (this class's
         :meth:`_noise_variance`), or a subclass's :meth:`_noise_variance` of the counts."""
         given = counts
@@ -319,15 +320,6 @@ class IndexPolicy(VectorPolicy):
             arm = observations["arm"]
             self.counts[(*self.index, arm)] += 1.0
             self.sums[(*self.index, arm)] += observations["reward"][..., 0]
-
-    def _local(self, counts: FloatArray, sums: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Each row's local posterior mean and variance, per arm."""
-        extra_axes = (1,) * (counts.ndim - 3)  # the held table's sender axis
-        alpha = self.alpha.reshape(self.alpha.shape + extra_axes) if self.alpha.ndim else self.alpha
-        mu0 = self.mu0.reshape(self.mu0.shape + extra_axes) if self.mu0.ndim else self.mu0
-        pulls = counts + alpha
-        mean = (sums + alpha * mu0) / pulls
-        return mean, self.var / pulls + self._noise_variance(counts) / (pulls * pulls)
 
     def _noise_variance(self, counts: FloatArray) -> FloatArray | float:
         """The variance of the noise in a row's sums (the tree's, with private sums; 0

@@ -291,6 +291,10 @@ class Router:
         self._edge_block = np.zeros((self.n_envs, 0), dtype=np.int64)
         self._offset = 0
         self._stream = stream
+        if self.kind == "server_rounds":  # the protocols' generators, bound for the episode
+            self._rngs = list(rngs)  # alive while the table is used
+            self._table = generator_table(self._rngs)
+            self._rates = np.array([p.participation for p in self.protocols])  # type: ignore[attr-defined]
 
     def route(self, sent: FloatArray, t: int, ahead: int) -> Routed:
         """Deliver the messages ``sent`` (``(B, N, D)``) at step ``t``; ``ahead``: how
@@ -342,9 +346,7 @@ class Router:
         smask = np.zeros((b, n, 1), dtype=np.int8)
         up = np.zeros(b, dtype=np.int64)
         if d >= 2:
-            rngs = [p._rng for p in self.protocols]  # alive during the call
-            rates = np.array([p.participation for p in self.protocols])  # type: ignore[attr-defined]
-            server_rounds(np.asarray(sent), rates, generator_table(rngs), server, smask, up)
+            server_rounds(np.asarray(sent), self._rates, self._table, server, smask, up)
         mask = np.zeros((b, n, n), dtype=np.int8)
         rows = np.zeros((b, n, d), dtype=np.float32)
         return Routed(rows, mask, np.zeros(b, dtype=np.int64), up, None, server, smask)

@@ -29,7 +29,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.policies import AgentSpec, Requirements, Team
-from fedbandit_env.seeding import seed_sequence, vector_policy_generator
+from fedbandit_env.seeding import seed_sequence, team_generators, vector_policy_generator
 from fedbandit_env.type_aliases import (
     Action,
     AgentID,
@@ -122,8 +122,6 @@ def agent_generators(
         >>> len(gens), gens[3].random() == team_generators(seeds[1], 2)[1].random()
         (4, True)
     """
-    from fedbandit_env.seeding import team_generators
-
     n = spec.n_agents
     if spec.team_seeds:
         if len(spec.team_seeds) != spec.num_envs:

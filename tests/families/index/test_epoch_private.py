@@ -152,9 +152,13 @@ def test_forged_rows_are_dropped() -> None:
     assert policy.rejected[0].tolist() == [2, 0]  # the 2-pull row and the huge sum
     column = policy.slots[0].tolist().index(1)  # agent 0's column of agent 1's rows
     assert policy.heard[0, 0, column]
-    mean, var = policy._local(np.array([[[3.0, 1.0]]]), np.array([[[1.0, -0.5]]]))
+    counts, sums = np.array([3.0, 1.0]), np.array([1.0, -0.5])
+    alpha, mu0 = float(policy.alpha), float(policy.mu0)  # the module docstring's posterior
+    pulls = counts + alpha
+    mean = (sums + alpha * mu0) / pulls
+    var = policy.var / pulls + policy._noise_variance(counts) / pulls**2
     held = policy.held[0, 0, column]  # the local posterior of the honest row [3, 1, 1, -0.5]
-    np.testing.assert_allclose(held, np.concatenate([mean, var], axis=2)[0, 0], rtol=1e-12)
+    np.testing.assert_allclose(held, np.concatenate([mean, var]), rtol=1e-12)
 
 
 @pytest.mark.parametrize("where", ["option", "scenario"])

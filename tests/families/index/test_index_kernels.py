@@ -174,7 +174,7 @@ def test_the_server_index_reads_the_servers_average() -> None:
     mean = server[..., 1 : 1 + M].astype(np.float64)
     std = np.sqrt(server[..., 1 + M :].astype(np.float64) / N)
     want = np.argmax(mean + 0.5 * std, axis=2)
-    own_mean, own_var = policy._local(policy.counts, policy.sums)
+    own_mean, own_var = _Reference(policy).local(policy.counts, policy.sums)
     own = np.argmax(own_mean + 0.5 * np.sqrt(own_var), axis=2)
     have = arrived[..., 0].astype(bool)
     have[0, 0] = False
