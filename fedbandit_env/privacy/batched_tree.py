@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.backend import Backend, DeviceStream
+from fedbandit_env.privacy.batched_kernels import close_blocks, record_pulls, take_draws
 
 
 def lowest_bit(t: int) -> int:
@@ -88,18 +89,16 @@ class TreeNoise:
             return xp.where(marked, fresh, xp.zeros_like(fresh))
         if marked.shape[1] > self.capacity:
             raise ValueError(f"a step needs {marked.shape[1]} draws, buffered {self.capacity}")
-        need = marked.sum(axis=1)
-        short = np.flatnonzero(self._offset + need > self.capacity)
+        # refill every buffer that may run short (a row can mark all its cells): the
+        # draws handed out are the generator's in order whenever the refill happens
+        short = np.flatnonzero(self._offset > self.capacity - marked.shape[1])
         for b in short:  # refill: keep the unused draws, append the generator's next ones
             kept = self._buffer[b, self._offset[b] :]
             fill = self.rngs[b].laplace(0.0, 1.0, self.capacity - kept.size)
             self._buffer[b] = np.concatenate([kept, fill])
             self._offset[b] = 0
-        position = self._offset[:, None] + np.cumsum(marked, axis=1) - 1
-        position = np.where(marked, position, 0)
-        got = np.take_along_axis(self._buffer, position, axis=1)
-        self._offset += need
-        return np.where(marked, self.scale * got, 0.0)
+        out = np.empty(marked.shape)
+        return take_draws(self._buffer, self._offset, np.asarray(marked), self.scale, out)
 
 
 class BatchedTree:
@@ -175,10 +174,20 @@ class BatchedTree:
         """Agent ``i`` of env ``b`` pulled ``arms[b, i]`` and got ``rewards[b, i]`` at step
         ``t``: clip it into stream ``i M + arm``, close and noise the blocks ending at
         ``t`` (Algorithm 3) and sum the dyadic cover of ``t`` (Algorithm 2). Returns
-        each agent's increment of its pulled stream's private sum, ``(B, N)``."""
+        each agent's increment of its pulled stream's private sum, ``(B, N)``.
+
+        On NumPy the same arithmetic runs compiled (:mod:`~fedbandit_env.privacy.batched_kernels`,
+        held to the bit to the array statement below, which a torch device runs)."""
         be, xp = self.backend, self.backend.xp
         lo, hi = self.clip
         value = xp.clip(xp.astype(rewards, be.float64), lo, hi)
+        if be.is_numpy:
+            return self._compiled_step(np.asarray(arms, dtype=np.int64), value, t)
+        return self._array_step(arms, value, t)
+
+    def _array_step(self, arms: Any, value: Any, t: int) -> Any:
+        """:meth:`step` after the clip, as array operations (any device)."""
+        be, xp = self.backend, self.backend.xp
         streams = self._first + arms
         be.add_at(self.counts, (self._envs, self._agents, arms), 1.0)
         self.last[self._envs, streams] = t
@@ -203,6 +212,23 @@ class BatchedTree:
         self.means32 = xp.astype(xp.where(pulled, means, xp.zeros_like(means)), be.float32)
         self.t = t
         return prefix[self._envs, streams] + (-before)
+
+    def _compiled_step(self, arms: np.ndarray, value: np.ndarray, t: int) -> np.ndarray:
+        """:meth:`step` on NumPy: the same updates in :mod:`batched_kernels`' order."""
+        record_pulls(self.counts, self.last, self.acc, arms, value, t)
+        top = lowest_bit(t)
+        if self.honaker:
+            self._honaker(t, top)
+            noise = self.prefix  # unread
+        else:
+            noise = self.noise.draws(self.last > t - (1 << top))
+        b, n, m = self.shape
+        prefix, increments = np.empty((b, n * m)), np.empty((b, n))
+        self.means32 = np.empty((b, n, m), np.float32)
+        close_blocks(self.acc, self.node, self.prefix, self.counts, arms, noise, t, top,
+                     not self.honaker, prefix, increments, self.means32)  # fmt: skip
+        self.prefix, self.t = prefix, t
+        return increments
 
     def _honaker(self, t: int, top: int) -> None:
         """Honaker's bottom-up pass over levels ``0 .. top`` (``tree_complete``'s)."""

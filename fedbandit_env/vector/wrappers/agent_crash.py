@@ -12,6 +12,7 @@ from numba import njit
 
 from fedbandit_env.rng_kernels import _next64, generator_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
+from fedbandit_env.vector.wrappers.kernels import cut_off
 from fedbandit_env.wrappers.base import agent_name, check_probability
 from fedbandit_env.wrappers.link_failures import ONE_HOP
 
@@ -116,11 +117,11 @@ class VecAgentCrash(VecWrapper):
         down = self.down
         if not down.any():
             return obs, rewards, terms, truncs, self._with_state(infos, was)
-        cut = down[:, :, None] | down[:, None, :]  # (B, receiver, sender)
         out = dict(obs)
-        for key in ("mask", "public_mask"):
+        for key in ("mask", "public_mask"):  # (B, receiver, sender): 0 where either is down
             if key in obs:
-                out[key] = np.where(cut, 0, obs[key]).astype(np.asarray(obs[key]).dtype)
+                given = np.asarray(obs[key])
+                out[key] = cut_off(down, given, np.empty(given.shape, given.dtype))
         for key in ("server", "server_mask"):
             if key in obs:
                 value = np.array(obs[key])

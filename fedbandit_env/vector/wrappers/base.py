@@ -11,6 +11,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import wrapper_generator
+from fedbandit_env.vector.wrappers.kernels import heard_rows_into
 
 
 def vector_depth(env: VectorEnv) -> int:
@@ -33,7 +34,8 @@ def heard_rows(obs: dict[str, np.ndarray], public_dim: int) -> np.ndarray:
     """The sender-indexed ``messages`` of ``obs`` with what no receiver heard any more
     zeroed: a sender's whole row where its ``mask`` column is empty, all but the public
     prefix where only its ``public_mask`` column is not (a fault layer calls it after
-    clearing masks, so the rows show only what someone got, as the env's do).
+    clearing masks, so the rows show only what someone got, as the env's do). Compiled:
+    :func:`~fedbandit_env.vector.wrappers.kernels.heard_rows_into`.
 
     Examples:
         >>> obs = {"messages": np.ones((1, 2, 2), np.float32),
@@ -42,13 +44,11 @@ def heard_rows(obs: dict[str, np.ndarray], public_dim: int) -> np.ndarray:
         [[[0.0, 0.0], [1.0, 1.0]]]
     """
     sent = np.asarray(obs["messages"], dtype=np.float32)
-    full: np.ndarray = np.asarray(np.asarray(obs["mask"]).astype(bool).any(axis=1))
-    rows = sent * full[..., None]
-    if public_dim and "public_mask" in obs:
-        public = np.asarray(obs["public_mask"]).astype(bool).any(axis=1)
-        prefix: np.ndarray = np.asarray(public & ~full)
-        rows[..., :public_dim] += sent[..., :public_dim] * prefix[..., None]
-    return np.asarray(rows, dtype=np.float32)
+    public = obs.get("public_mask") if public_dim else None
+    empty = np.zeros((0, 0, 0), np.int8)
+    return heard_rows_into(sent, np.asarray(obs["mask"]),
+                           empty if public is None else np.asarray(public), public_dim,
+                           np.empty(sent.shape, np.float32))  # fmt: skip
 
 
 def split_actions(actions: Any, messages: Any) -> tuple[Any, Any]:

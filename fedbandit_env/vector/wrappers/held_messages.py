@@ -11,6 +11,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.vector.wrappers.base import VecWrapper
+from fedbandit_env.vector.wrappers.kernels import hold_arrived
 
 
 class VecHeldMessages(VecWrapper):
@@ -77,6 +78,15 @@ class VecHeldMessages(VecWrapper):
         obs, rewards, terms, truncs, infos = self.env.step(actions, messages)  # type: ignore[call-arg]
         if resets:
             self._clear()
+        elif self.backend.is_numpy:  # the same update compiled, with the age
+            b, n, d = self.num_envs, self.n_agents, self.message_dim
+            held, heard = np.empty((b, n, n, d), np.float32), np.empty((b, n, n), np.int8)
+            last, age = np.empty((b, n, n)), np.empty((b, n, n), np.float32)
+            rows = np.asarray(obs["messages"], dtype=np.float32)
+            hold_arrived(np.asarray(obs["mask"]), rows, self._held, self._heard, self._last,
+                         float(self.t), float(self.horizon), held, heard, last, age)  # fmt: skip
+            self._held, self._heard, self._last = held, heard, last
+            return {**obs, "held": held, "heard": heard, "age": age}, rewards, terms, truncs, infos
         else:  # a whole message arrived where mask: its sender's row, whatever the receiver
             xp = self.backend.xp
             arrived = xp.astype(obs["mask"], self.backend.boolean)

@@ -94,11 +94,16 @@ class VecMessageLoss(VecWrapper):
                 truncs,
                 self._with_losses(infos, np.zeros((self.num_envs, self.n_agents), int)),
             )
-        mask = np.array(obs["mask"], dtype=np.int8)  # own copies: the router's may be shared
-        reached = mask.astype(bool)
+        # own C-ordered copies: the router's may be shared, or a broadcast graph (whose
+        # default copy is ordered for its zero stride: a kernel would write it across)
+        mask = np.array(obs["mask"], dtype=np.int8, order="C")
         has_public = "public_mask" in obs
-        public = np.array(obs["public_mask"], dtype=np.int8) if has_public else np.zeros_like(mask)
-        reached |= public.astype(bool)
+        public = (
+            np.array(obs["public_mask"], dtype=np.int8, order="C")
+            if has_public
+            else np.zeros(mask.shape, np.int8)
+        )
+        reached = (mask | public) != 0
         lost = lose_messages(reached, self.p, self._table, mask, public)
         out = {**obs, "mask": mask}
         if has_public:
