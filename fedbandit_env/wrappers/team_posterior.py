@@ -60,6 +60,7 @@ from fedbandit_env.backend import Backend, backend
 from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice, step_of
+from fedbandit_env.wrappers.posterior_kernels import receive_senders, team_features
 
 POSTERIOR_FEATURES = (
     "z",
@@ -239,6 +240,15 @@ class PosteriorState:
                 lists[r, : found.size] = found
             self._lists = be.asarray(lists)
         self.verify = be.is_numpy if verify is None else bool(verify)
+        lo, hi = prior.bounds
+        ranged = bool(np.isfinite(lo) and np.isfinite(hi))
+        poison = POISON_SCALES * float(np.sqrt(prior.extra)) if prior.extra else 0.0
+        pad = 1e-6 * (abs(lo) + abs(hi) + 1.0) if ranged else 0.0
+        self._screen = (ranged, float(lo), float(hi), pad, poison)  # the compiled screen's
+        self.compiled = be.is_numpy
+        """Whether the per-sender step runs compiled (on NumPy, by default; the same bits:
+        :mod:`~fedbandit_env.wrappers.posterior_kernels`); ``False``: the array statement."""
+        self._prior = (prior.strength, prior.strength * prior.mean, prior.variance, prior.extra)
         self.reset()
 
     def reset(self) -> None:
@@ -295,6 +305,11 @@ class PosteriorState:
             )
             if not (broadcast and bool(xp.all(arrived == self._adjacency))):
                 self._to_table()
+        if self.per_sender and self.compiled:  # the same arithmetic, compiled
+            self.rejected = self.rejected.copy()
+            receive_senders(rows[:, 0], mask, t, self._screen, self._prior, self.last,
+                            self.ever, self.rejected)  # fmt: skip
+            return
         if self.per_sender:
             rows = rows[:, :1]  # one row per sender: what its neighbours all got
         got = xp.astype(rows, be.float64)
@@ -318,6 +333,14 @@ class PosteriorState:
         """``(B, N, M, F)`` float32: ``POSTERIOR_FEATURES`` of every agent and arm."""
         be, xp = self.backend, self.backend.xp
         n = self.shape[1]
+        if self.per_sender and self.compiled:  # the same arithmetic, compiled
+            out = np.empty((*self.shape, len(POSTERIOR_FEATURES)), np.float32)
+            pooled = np.empty(self.shape)
+            team_features(self.counts, self.sums, self.last, self.ever, self._lists, self._complete,
+                          self._prior, float(np.log1p(t)), pooled, out)  # fmt: skip
+            out[..., 4] = np.log1p(pooled)
+            out[..., 5] = np.log1p(self.counts)
+            return out
         own_mean, own_var = self._local(self.counts, self.sums)
         if self.per_sender:
             w = xp.astype(self.ever, be.float64)  # (B, N)
