@@ -322,3 +322,98 @@ def test_test_modules_have_unique_basenames() -> None:
     for path in (ROOT / "tests").rglob("test_*.py"):
         names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {n: p for n, p in names.items() if len(p) > 1} == {}
+
+
+REWARD_DRAWS = frozenset({"draw_reward", "rewards_of", "noise_draws"})
+"""The functions that turn random numbers into rewards (``problems``)."""
+ENV_STEPS = {
+    "fedbandit_env/core/mab.py::MABCore.step": "the array step of B envs (any device)",
+    "fedbandit_env/core/kernels.py::pull_arms": "the step the multi-armed compiled loops call",
+    "fedbandit_env/core/kernels.py::pull_sets": "the step the linear env and loops call",
+    "baselines/linear/batched.py::batched_trial": "a NumPy yardstick (issue 62 item 2 retires it)",
+    "baselines/linear/naive.py::naive_trial": "a NumPy yardstick (issue 62 item 2 retires it)",
+}
+"""Every function allowed to draw rewards and add regret, and why: an env step is written
+in the core, and families call it."""
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of ``function``'s body, nested functions and classes left out."""
+    found: list[ast.AST] = []
+    stack = list(getattr(function, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _called(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _writes_an_env_step(function: ast.AST) -> bool:
+    """Whether ``function`` draws rewards (a reward kernel, or ``problem.sample``) and adds
+    regret (``+=`` of a gap, a regret or the global means)."""
+    nodes = _own_nodes(function)
+    draws = any(
+        _called(n) in REWARD_DRAWS
+        or (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "sample"
+            and "problem" in ast.unparse(n.func.value)
+        )
+        for n in nodes
+    )
+    adds = any(
+        isinstance(n, ast.AugAssign)
+        and isinstance(n.op, ast.Add)
+        and any(word in ast.unparse(n) for word in ("gap", "regret", "global_means"))
+        for n in nodes
+    )
+    return draws and adds
+
+
+def _env_steps(paths: list[Path]) -> set[str]:
+    found: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for node in tree.body:
+            members = node.body if isinstance(node, ast.ClassDef) else [node]
+            prefix = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+            for fn in members:
+                if isinstance(fn, ast.FunctionDef) and _writes_an_env_step(fn):
+                    found.add(f"{name}::{prefix}{fn.name}")
+    return found
+
+
+def test_an_env_step_is_written_only_in_the_core() -> None:
+    """Issue 62: the reward draws and the regret of a step are written in the core
+    (``MABCore.step``, ``core.kernels``); the families' compiled loops and the linear env
+    call it. Once fourteen functions wrote a step out (twelve loops, the two envs)."""
+    found = _env_steps(_modules("fedbandit_env") + _modules("baselines"))
+    assert found == set(ENV_STEPS)
+
+
+def test_the_env_step_scan_can_fail(tmp_path: Path) -> None:
+    """Power: a loop that draws its rewards and adds the gaps itself is found."""
+    loop = tmp_path / "loop.py"
+    loop.write_text(
+        "def trial(mu, arms, rng, gaps, rewards, cum):\n"
+        "    for i in range(arms.size):\n"
+        "        rewards[i] = draw_reward(mu[i, arms[i]], 0, 1.0, rng)\n"
+        "        cum[i] += gaps[arms[i]]\n"
+        "class Env:\n"
+        "    def step(self, rows):\n"
+        "        y = self.problem.sample(rows, self.rng)\n"
+        "        self.regret += self.problem.gaps(self.sets, rows)\n"
+        "        return y\n"
+    )
+    assert _env_steps([loop]) == {"loop.py::trial", "loop.py::Env.step"}

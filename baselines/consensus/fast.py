@@ -20,7 +20,7 @@ from baselines.common.bundles import ProblemArrays, Recording, problem_arrays, r
 from baselines.common.trial import record_step
 from baselines.consensus.kernels import chebyshev_coefficients, chebyshev_step, mix_row, ucb_arm
 from baselines.consensus.policies import DDUCB, CoopUCB2, consensus_sigma
-from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.protocols import make_protocol
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
@@ -159,7 +159,7 @@ def _consensus_trial(
         if variant != COOP_UCB2 and done > m:
             r_stage = 0 if closing else r_stage + 1
             closed = closed or closing
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         for i in range(n):
             seen[i] = np.float32(rewards[i])
             for k in range(size):
@@ -168,8 +168,6 @@ def _consensus_trial(
         due = r < steps.size and s == steps[r]
         if due:
             cost_out[r] = cum_cost
-        for i in range(n):
-            cum[i] += gaps[arms[i]]
         if due or t_arms.shape[0]:
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 

@@ -24,8 +24,8 @@ from baselines.elimination.kernels import (
     local_best,
     running_private_mean,
 )
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.privacy.mechanisms import clip_range
-from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols import Flooding, Hybrid, participants, round_schedule
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows, weighted_mean_rows
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
@@ -210,7 +210,7 @@ def _elimination_trial(
                 arms[i] = local_best(sums[i], counts[i], active)
         else:
             arms[:] = commit
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         # ---- the protocol's route() of this step
         if round_start > 0 and s - round_start < length:
             j = s - round_start
@@ -240,8 +240,6 @@ def _elimination_trial(
         due = r < steps.size and s == steps[r]
         if due:  # the network's cost, at the same steps as the regret
             cost_out[r] = cum_cost
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if due or t_arms.shape[0]:
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 

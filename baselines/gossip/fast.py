@@ -47,6 +47,7 @@ from baselines.gossip.kernels import (
     update_n_tilde,
 )
 from baselines.gossip.policies import resolve_alpha_1
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.privacy.mechanisms import clip_range, tree_levels
 from fedbandit_env.privacy.tree_kernels import (
     tree_add,
@@ -55,7 +56,6 @@ from fedbandit_env.privacy.tree_kernels import (
     tree_complete_listed,
     tree_prefix_streams,
 )
-from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
@@ -319,7 +319,7 @@ def _gossip_trial(
                         k, ties = argmax_count(index)
                         k = tie_pick(index, ties, generator_at(agent_table, i))
                 arms[i] = k
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         # The messages [n~(t+1), theta(t-1)] on the wire (float32). Count estimates: only
         # the entries that changed this step; estimates: only the rows someone receives.
         n_changed = 0
@@ -392,8 +392,6 @@ def _gossip_trial(
         due = r < steps.size and s == steps[r]
         if due:  # the network's cost, at the same steps as the regret
             cost_out[r] = cum_cost
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if due or t_arms.shape[0]:
             r = record_step(arms, seen_reward, cum, out, steps, r, s, t_arms, t_rewards)
 

@@ -41,7 +41,7 @@ from baselines.gossip.kernels import (
     update_n_tilde,
 )
 from baselines.gossip.policies import resolve_alpha_1
-from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge
 from fedbandit_env.rng_kernels import generator_at, generator_table
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
@@ -153,7 +153,7 @@ def _faulty_trial(
                 if ties > 1:
                     k = tie_pick(index, ties, generator_at(agent_table, i))
             arms[i] = k
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         here = s % size  # what the protocol delivers now, seen delay steps later
         for i in range(n):
             for k in range(m):
@@ -184,7 +184,6 @@ def _faulty_trial(
                 counted[i, j] = prefix if public else full
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-            cum[i] += gaps[arms[i]]
         if r < steps.size and s == steps[r]:
             cost_out[r] = cum_cost
         if (r < steps.size and s == steps[r]) or t_arms.shape[0]:

@@ -573,23 +573,3 @@ def noise_prior(
         k * vec_bound / math.sqrt(rho_min),
         lam + 2.0 * k * gram_bound,
     )
-
-
-@njit(cache=True, nogil=True, inline="always")
-def add_set_regret(
-    sets: IntArray, rows: IntArray, global_means: FloatArray, cum: FloatArray
-) -> None:  # pragma: no cover
-    """``cum[i] += max_k g[sets[i, k]] - g[rows[i]]``: a step's pseudo-regret against each
-    agent's own decision set, as ``LinearProblem.gaps`` (the batched loops' copy).
-
-    Examples:
-        >>> cum = np.zeros(1)
-        >>> add_set_regret(np.array([[0, 1]]), np.array([0]), np.array([0.2, 0.5]), cum)
-        >>> cum.round(6).tolist()
-        [0.3]
-    """
-    for i in range(sets.shape[0]):
-        best = -np.inf
-        for j in range(sets.shape[1]):
-            best = max(best, global_means[sets[i, j]])
-        cum[i] += best - global_means[rows[i]]

@@ -16,7 +16,6 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
-    add_set_regret,
     clip_norm,
     confidence_width,
     mat_vec,
@@ -29,7 +28,8 @@ from baselines.linear.kernels import (
     ucb_choice,
 )
 from baselines.linear.loop import _draw_pending
-from fedbandit_env.problems.kernels import draw_sets, sample_rewards
+from fedbandit_env.core.kernels import pull_sets
+from fedbandit_env.problems.kernels import draw_sets
 from fedbandit_env.type_aliases import IntArray
 
 
@@ -234,10 +234,9 @@ def local_loop(
                         msg[3 + a * e + b] = np.float32(release[a, b])
                 released[i, g] += 1
                 fresh[i, g] = 0
-        sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
+        pull_sets(local_means, rows, noise, sigma, reward_rng, sets, global_means, rewards, cum)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        add_set_regret(sets, rows, global_means, cum)
         cost += step_cost
         if t_arms.shape[0]:
             t_arms[step - 1] = arms

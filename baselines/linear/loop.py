@@ -13,7 +13,6 @@ from numba import njit
 
 from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
-    add_set_regret,
     clip_norm,
     confidence_width,
     mat_vec,
@@ -25,7 +24,8 @@ from baselines.linear.kernels import (
     tree_release,
     ucb_choice,
 )
-from fedbandit_env.problems.kernels import draw_sets, sample_rewards
+from fedbandit_env.core.kernels import pull_sets
+from fedbandit_env.problems.kernels import draw_sets
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
@@ -258,10 +258,9 @@ def linear_loop(
                     flags[i] = since[i] > 0 and (ldw[i] - lds[i]) * since[i] > threshold
                 else:
                     flags[i] = since[i] >= batch and rnd[i] < rounds
-        sample_rewards(local_means, rows, noise, sigma, reward_rng, rewards)
+        pull_sets(local_means, rows, noise, sigma, reward_rng, sets, global_means, rewards, cum)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        add_set_regret(sets, rows, global_means, cum)
         synced = federated and bool(flags.any())
         if synced:  # Synchronize: float32 releases summed in agent order, sent as float32
             acc_sum = np.zeros((e, e))

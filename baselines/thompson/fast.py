@@ -41,6 +41,7 @@ from baselines.thompson.policies import (
     private_extra_variance,
     resolve_posterior,
 )
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.privacy.mechanisms import clip_range, tree_levels, tree_sum_slack
 from fedbandit_env.privacy.tree_kernels import (
     PrivateRewardsParams,
@@ -48,7 +49,6 @@ from fedbandit_env.privacy.tree_kernels import (
     private_rewards_state,
     private_rewards_step,
 )
-from fedbandit_env.problems.kernels import sample_rewards
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
@@ -190,7 +190,7 @@ def _ts_trial(
             else:
                 team_sample(counts[i], sums[i], rows, n_rows, post, agents[i], draws)
             arms[i] = first_argmax(draws)
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         if private:  # PrivateRewards: the private mean, and (traced) the increment
             private_rewards_step(
                 tree, tree_params, arms, rewards, s, privacy_rng, seen_mean,
@@ -230,8 +230,6 @@ def _ts_trial(
         due = r < steps.size and s == steps[r]
         if due:
             cost_out[r] = cum_cost
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if due or t_arms.shape[0]:
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 

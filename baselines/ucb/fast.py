@@ -26,7 +26,7 @@ from baselines.common.kernels import (
 from baselines.common.trial import agent_rngs, record_step
 from baselines.ucb.kernels import kl_ucb_choice, oracle_index, ucb1_index
 from baselines.ucb.policies import kl_range
-from fedbandit_env.problems.kernels import sample_rewards
+from fedbandit_env.core.kernels import pull_arms
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators, team_generators
@@ -91,11 +91,9 @@ def _local_index_trial(
                 if ties > 1:  # touch the agent's generator only on a tie
                     k = tie_pick(index, ties, generator_at(agent_table, i))
             arms[i] = k
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if t_arms.shape[0] or (r < steps.size and s == steps[r]):
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
@@ -123,11 +121,9 @@ def _random_trial(
     for s in range(1, horizon + 1):
         for i in range(n):
             arms[i] = integer_below(generator_at(agent_table, i), m)
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if t_arms.shape[0] or (r < steps.size and s == steps[r]):
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 
@@ -171,11 +167,9 @@ def _oracle_trial(
             if ties > 1:
                 k = tie_pick(index, ties, team_rng)
         arms[:] = k
-        sample_rewards(mu, arms, noise, sigma, reward_rng, rewards)
+        pull_arms(mu, arms, noise, sigma, reward_rng, gaps, rewards, cum)  # the env's step
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        for i in range(n):  # the step's regret
-            cum[i] += gaps[arms[i]]
         if t_arms.shape[0] or (r < steps.size and s == steps[r]):
             r = record_step(arms, seen, cum, out, steps, r, s, t_arms, t_rewards)
 

@@ -41,6 +41,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
+from fedbandit_env.core.kernels import pull_sets
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import reset_infos, step_infos
@@ -261,8 +262,10 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
             raise RuntimeError("step() called on a finished episode; call reset() first")
         arms, messages = self._actions.parse(actions, self.agents, set(self.agents))
         rows = self._sets[np.arange(self.n_agents), arms]
-        rewards = self.problem.sample(rows, self._rngs[0])
-        regret = self.problem.gaps(self._sets, rows)
+        rewards, regret = np.empty(self.n_agents), np.zeros(self.n_agents)
+        problem = self.problem  # the step of the compiled loops (core.kernels.pull_sets)
+        pull_sets(problem.local_means, rows, problem.noise_code, float(problem.sigma),
+                  self._rngs[0], self._sets, problem.global_means, rewards, regret)  # fmt: skip
         self._t += 1
         self._cum_regret += regret
         self._last_arms, self._last_rewards, self._last_regret = arms, rewards, regret

@@ -1,5 +1,6 @@
 """Compiled reward and decision-set draws, shared by the problems (``MABProblem.sample``,
-``LinearProblem.draw_sets``) and the batched kernels."""
+``LinearProblem.draw_sets``) and the env step of compiled code
+(:mod:`fedbandit_env.core.kernels`)."""
 
 from __future__ import annotations
 
@@ -7,41 +8,32 @@ import numpy as np
 from numba import njit
 
 from fedbandit_env.rng_kernels import integer_below
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import IntArray
 
 NOISE_CODES = {"bernoulli": 0, "gaussian": 1, "clipped_gaussian": 2}
 """Integer code of each noise kind inside compiled code."""
 
 
-@njit(cache=True)
-def sample_rewards(
-    local_means: FloatArray,
-    arms: IntArray,
-    noise: int,
-    sigma: float,
-    rng: np.random.Generator,
-    out: FloatArray,
-) -> FloatArray:  # pragma: no cover
-    """One reward per agent (agent order): Bernoulli ``u < mu`` with one uniform each,
-    Gaussian ``mu + sigma z`` with one standard normal each, clipped to [0, 1] for 2;
-    into ``out``.
+@njit(cache=True, nogil=True, inline="always")
+def draw_reward(
+    mean: float, noise: int, sigma: float, rng: np.random.Generator
+) -> float:  # pragma: no cover
+    """One reward of local mean ``mean``: Bernoulli ``u < mean`` with one uniform,
+    Gaussian ``mean + sigma z`` with one standard normal, clipped to [0, 1] for noise 2
+    (:data:`NOISE_CODES`). Inlined where it is called (a scalar helper, no array
+    arguments: it adds no reference counting to a loop).
 
     Examples:
-        >>> sample_rewards(np.array([[1.0, 0.0]]), np.array([0]), 0, 1.0,
-        ...                np.random.default_rng(0), np.empty(1)).tolist()
-        [1.0]
+        >>> rng = np.random.default_rng(0)
+        >>> draw_reward(1.0, 0, 1.0, rng), draw_reward(0.5, 1, 0.0, rng)
+        (1.0, 0.5)
     """
-    n = arms.size
-    for i in range(n):
-        mu = local_means[i, arms[i]]
-        if noise == 0:
-            out[i] = 1.0 if rng.random() < mu else 0.0
-        else:
-            x = mu + sigma * rng.standard_normal()
-            if noise == 2:
-                x = min(max(x, 0.0), 1.0)
-            out[i] = x
-    return out
+    if noise == 0:
+        return 1.0 if rng.random() < mean else 0.0
+    x = mean + sigma * rng.standard_normal()
+    if noise == 2:
+        x = min(max(x, 0.0), 1.0)
+    return x
 
 
 @njit(cache=True, nogil=True)

@@ -204,7 +204,7 @@ class LinearProblem:
 
     def sample(self, rows: IntArray, rng: np.random.Generator) -> FloatArray:
         """One reward per agent: agent ``i`` chose pool row ``rows[i]`` (the draws of
-        :func:`~fedbandit_env.problems.kernels.sample_rewards`, vectorized).
+        :func:`~fedbandit_env.problems.kernels.draw_reward`, vectorized).
 
         Examples:
             >>> p = LinearProblem(np.eye(2), [1.0, 0.0], set_size=1, noise="bernoulli")

@@ -222,8 +222,8 @@ class MABProblem:
             >>> p.sample(np.array([0, 0]), np.random.default_rng(0)).tolist()
             [1.0, 0.0]
         """
-        # Vectorized NumPy draws; the compiled ``problems.kernels.sample_rewards`` of the
-        # fast path draws the same numbers one by one (tests/runner/test_replay.py). Passing a
+        # Vectorized NumPy draws; the compiled ``core.kernels.pull_arms`` of the fast
+        # path draws the same numbers one by one (tests/runner/test_replay.py). Passing a
         # Generator into compiled code costs ~10 us a call, too much per env step.
         mu = self.local_means.ravel()[self._rows + arms]  # row offsets i * M: one gather
         return rewards_of(mu, noise_draws(rng, self.noise, mu.shape), self.noise, self.sigma)
