@@ -109,6 +109,30 @@ def split_trial_seed(seed: SeedLike) -> tuple[int, np.random.SeedSequence]:
     return int_seed(env_ss), team_ss
 
 
+def env_streams(master: np.random.Generator, linear: bool = False) -> list[np.random.Generator]:
+    """The generators an env's master spawns at every reset, in this order: the rewards'
+    and the protocol's, and the linear env's decision sets' (the one statement of the
+    split: the envs, ``MABCore`` and the compiled loops all take it from here).
+
+    Examples:
+        >>> master = np.random.default_rng(0)
+        >>> len(env_streams(master)), len(env_streams(master, linear=True))
+        (2, 3)
+    """
+    return master.spawn(3 if linear else 2)
+
+
+def env_master(env_seed: int) -> np.random.Generator:
+    """The master generator of ``reset(seed=env_seed)`` (as ``gymnasium``'s
+    ``seeding.np_random`` makes it).
+
+    Examples:
+        >>> env_master(3).random() == np.random.default_rng(3).random()
+        True
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
+
+
 def env_generators(env_seed: int) -> tuple[np.random.Generator, np.random.Generator]:
     """The reward and protocol generators an env spawns at ``reset(seed=env_seed)``.
 
@@ -117,9 +141,23 @@ def env_generators(env_seed: int) -> tuple[np.random.Generator, np.random.Genera
         >>> r1.random() == r2.random()
         True
     """
-    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
-    reward, protocol = master.spawn(2)
+    reward, protocol = env_streams(env_master(env_seed))
     return reward, protocol
+
+
+def linear_env_generators(
+    env_seed: int,
+) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """The reward, protocol and decision-set generators the linear env spawns at
+    ``reset(seed=env_seed)``.
+
+    Examples:
+        >>> a, _, sets = linear_env_generators(5)
+        >>> sets.random() == linear_env_generators(5)[2].random() != a.random()
+        True
+    """
+    reward, protocol, sets = env_streams(env_master(env_seed), linear=True)
+    return reward, protocol, sets
 
 
 WRAPPER_KEY = 2

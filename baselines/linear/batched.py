@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.seeding import linear_env_generators
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
@@ -53,8 +54,7 @@ def batched_trial(
         raise ValueError(f"batch must be >= 1 or None, got {batch!r}")
     n, d = problem.n_agents, problem.dim
     federated = batch is not None
-    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
-    reward_rng, _, sets_rng = master.spawn(3)
+    reward_rng, _, sets_rng = linear_env_generators(env_seed)
     features = problem.features.astype(np.float32).astype(np.float64)
     lam0 = n * regularizer if federated else regularizer
     m_agents = n if federated else 1

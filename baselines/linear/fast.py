@@ -30,7 +30,7 @@ from fedbandit_env import registry
 from fedbandit_env.policies import AgentSpec
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
-from fedbandit_env.seeding import team_generators
+from fedbandit_env.seeding import linear_env_generators, team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
@@ -122,8 +122,7 @@ def linear_trial(
         ((2, 2), [0.0, 0.0])
     """
     run = LinearRun.of(policy, problem, horizon, c1)
-    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
-    reward_rng, _, sets_rng = master.spawn(3)
+    reward_rng, _, sets_rng = linear_env_generators(env_seed)
     n = problem.n_agents
     rngs = typed.List(team_generators(team_seed, n))
     out, cost = np.zeros((n, steps.size)), np.zeros(steps.size)
@@ -199,8 +198,7 @@ def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> Tria
         policy.vec_bound,
         policy.noise_bound == "joint",
     )
-    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
-    reward_rng, _, sets_rng = master.spawn(3)
+    reward_rng, _, sets_rng = linear_env_generators(env_seed)
     out, cost = np.zeros((n, st.steps.size)), np.zeros(st.steps.size)
     _, t_arms, t_rewards = st.buffers()
     local_loop(

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.seeding import linear_env_generators
 from fedbandit_env.type_aliases import FloatArray
 
 
@@ -36,8 +37,7 @@ def naive_trial(
 ) -> FloatArray:
     """Play one trial; return each agent's cumulative pseudo-regret."""
     n, d = problem.n_agents, problem.dim
-    master = np.random.Generator(np.random.PCG64(np.random.SeedSequence(env_seed)))
-    reward_rng, _, sets_rng = master.spawn(3)
+    reward_rng, _, sets_rng = linear_env_generators(env_seed)
     features = problem.features.astype(np.float32).astype(np.float64)
     lam0 = n * regularizer if batch else regularizer
     shared = lam0 * np.eye(d)  # S: synchronised Gram matrix

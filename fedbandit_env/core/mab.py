@@ -45,7 +45,7 @@ from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
 from fedbandit_env.problems.mab import MABProblem, noise_draws, rewards_of
 from fedbandit_env.protocols.base import Protocol
-from fedbandit_env.seeding import instance_seed
+from fedbandit_env.seeding import env_streams, instance_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 BLOCK = 256
@@ -179,7 +179,7 @@ class MABCore:
             if seed is not None or master is None:
                 master, _ = seeding.np_random(seed)
                 self.masters[k] = master
-            reward_rng, protocol_rng = master.spawn(2)  # as seeding.env_generators
+            reward_rng, protocol_rng = env_streams(master)
             self.reward_rngs[k] = reward_rng
             protocol_rngs.append(protocol_rng)
             if pinned is not None:

@@ -49,7 +49,7 @@ from fedbandit_env.envs.spaces import action_space, joint_state, observation_spa
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Delivery, Protocol
-from fedbandit_env.seeding import SPLITS, instance_seed
+from fedbandit_env.seeding import SPLITS, env_streams, instance_seed
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
 from fedbandit_env.validation import check_reset_options
 
@@ -157,7 +157,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         }
         self._state_space = state_space(n, self.n_arms, problem.reward_bounds, self.horizon)
         self._np_random: np.random.Generator | None = None
-        self._rngs = list(np.random.default_rng(0).spawn(3))
+        self._rngs = env_streams(np.random.default_rng(0), linear=True)  # until a reset
         self._t, self._cum_cost = 0, 0.0
         self._cum_regret = np.zeros(n)
         self._sets: IntArray = np.zeros((n, self.n_arms), dtype=np.int64)
@@ -224,7 +224,7 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         options = dict(check_reset_options(options))  # before any state changes
         if seed is not None or self._np_random is None:
             self._np_random, _ = seeding.np_random(seed)
-        self._rngs = list(self._np_random.spawn(3))  # rewards, protocol, decision sets
+        self._rngs = env_streams(self._np_random, linear=True)  # rewards, protocol, sets
         self._instance: int | None = None
         pinned = options.get("problem")
         if pinned is not None:
