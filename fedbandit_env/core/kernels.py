@@ -15,6 +15,9 @@ finds every function that draws rewards and adds regret):
   ``sets[i]``; the regret is against the best global mean in that set
   (``LinearProblem.gaps``).
 
+Beside them, the checks a NumPy step of the vector env runs on its actions in one pass
+each (:func:`arms_within`, :func:`messages_within`).
+
 A loop calls one of them once a step, and the reward of one agent is
 :func:`~fedbandit_env.problems.kernels.draw_reward`, inlined: a call with array arguments
 costs a loop atomic reference counts (``baselines/common/trial.py``), and a nested one
@@ -89,4 +92,52 @@ def pull_sets(
         cum[i] += best - global_means[rows[i]]
 
 
-__all__ = ["pull_arms", "pull_sets"]
+@njit(cache=True, nogil=True)
+def arms_within(arms: np.ndarray, n_arms: int) -> bool:  # pragma: no cover
+    """Whether every entry of ``arms`` (any integer dtype, ``(B, N)``) lies in ``[0, M)``:
+    the vector env's check of a step's arms in one pass (``MABCore.check_actions``).
+
+    Examples:
+        >>> arms_within(np.array([[0, 2]]), 3), arms_within(np.array([[0, -1]]), 3)
+        (True, False)
+    """
+    for b in range(arms.shape[0]):
+        for i in range(arms.shape[1]):
+            a = arms[b, i]
+            if a < 0 or a >= n_arms:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def messages_within(
+    messages: np.ndarray, agents: IntArray, low: float, high: float
+) -> bool:  # pragma: no cover
+    """Whether every entry the ``agents`` send in ``messages`` ``(B, N, D)`` is finite and
+    within ``[low, high]``: the vector env's check of a step's messages in one pass
+    (without a branch a number: ``v - v`` is 0 only for a finite ``v``, and the loops
+    run in SIMD; all agents of a contiguous array: one flat loop).
+
+    Examples:
+        >>> sent = np.array([[[0.5], [np.nan]]])
+        >>> messages_within(sent, np.array([0]), 0.0, 1.0)
+        True
+        >>> messages_within(sent, np.array([0, 1]), -np.inf, np.inf)
+        False
+    """
+    bad = False
+    if agents.size == messages.shape[1] and messages.flags.c_contiguous:
+        flat = messages.reshape(-1)
+        for k in range(flat.size):
+            v = flat[k]
+            bad |= (v - v != 0.0) | (v < low) | (v > high)
+        return not bad
+    for b in range(messages.shape[0]):
+        for i in agents:
+            for k in range(messages.shape[2]):
+                v = messages[b, i, k]
+                bad |= (v - v != 0.0) | (v < low) | (v > high)
+    return not bad
+
+
+__all__ = ["arms_within", "messages_within", "pull_arms", "pull_sets"]

@@ -309,7 +309,7 @@ class Router:
 
     # ------------------------------------------------------------------ routers
     def _broadcast(self, sent: FloatArray) -> Routed:
-        rows = self.backend.xp.astype(sent, self.backend.float32)
+        rows = self.backend.astype(sent, self.backend.float32)
         if not self._all_heard:
             # where, not a product: a forged NaN or inf times 0 is no zero
             rows = self.backend.xp.where(self._heard_rows, rows, 0.0)

@@ -318,7 +318,7 @@ class FederatedMABVecEnv(VectorEnv):
         b, n, d = self.num_envs, self.n_agents, self.message_dim
         obs: VecObs = {
             "arm": be.copy(core.last_arms),
-            "reward": be.xp.astype(core.last_rewards, be.float32)[..., None],
+            "reward": be.astype(core.last_rewards, be.float32)[..., None],
             "step": be.full((b, n, 1), core.t, be.float32),
         }
         if not d:
