@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.backend import array_backend
@@ -46,6 +47,10 @@ def fold_pulls(
     """
     be = array_backend(counts)
     xp = be.xp
+    if be.is_numpy and len(index) == 1 and counts.ndim == 1:  # flat cells: one pass
+        new_counts, new_means = np.empty_like(counts32), np.empty_like(means32)
+        fold_flat(counts, sums, index[0], seen, counts32, means32, new_counts, new_means)
+        return new_counts, new_means
     be.add_at(counts, index, 1.0)
     be.add_at(sums, index, seen)
     new_counts, new_means = be.copy(counts32), be.copy(means32)
@@ -53,6 +58,39 @@ def fold_pulls(
     new_counts[index] = xp.astype(pulled, be.float32)
     new_means[index] = xp.astype(sums[index] / pulled, be.float32)
     return new_counts, new_means
+
+
+@njit(cache=True, nogil=True)
+def fold_flat(
+    counts: FloatArray,
+    sums: FloatArray,
+    cells: np.ndarray,
+    seen: FloatArray,
+    counts32: np.ndarray,
+    means32: np.ndarray,
+    new_counts: np.ndarray,
+    new_means: np.ndarray,
+) -> None:  # pragma: no cover
+    """:func:`fold_pulls` of flat NumPy statistics compiled: the views copied into
+    ``new_counts`` / ``new_means``, then each cell of ``cells`` folded (the same float
+    operations in the same order, one pass).
+
+    Examples:
+        >>> counts, sums = np.zeros(3), np.zeros(3)
+        >>> c32, m32 = np.zeros(3, np.float32), np.zeros(3, np.float32)
+        >>> out = np.empty(3, np.float32), np.empty(3, np.float32)
+        >>> fold_flat(counts, sums, np.array([2]), np.array([0.5]), c32, m32, *out)
+        >>> out[0].tolist(), out[1].tolist()
+        ([0.0, 0.0, 1.0], [0.0, 0.0, 0.5])
+    """
+    new_counts[:] = counts32
+    new_means[:] = means32
+    for k in range(cells.size):
+        c = cells[k]
+        counts[c] += 1.0
+        sums[c] += seen[k]
+        new_counts[c] = np.float32(counts[c])
+        new_means[c] = np.float32(sums[c] / counts[c])
 
 
 class LocalStatistics(ParallelWrapper):
