@@ -52,7 +52,7 @@ class VecMessageDelay(VecWrapper):
         return obs, self._with_counts(infos)
 
     def _restart(self, obs: dict[str, np.ndarray]) -> None:
-        empty = {k: np.zeros_like(obs[k]) for k in _KEYS if k in obs}
+        empty = {k: np.zeros(np.shape(obs[k]), np.asarray(obs[k]).dtype) for k in _KEYS if k in obs}
         self._slots = [{k: v.copy() for k, v in empty.items()} for _ in range(self.delay + 1)]
         self._held[:] = 0
         self._t = 0
@@ -68,14 +68,14 @@ class VecMessageDelay(VecWrapper):
             return obs, rewards, terms, truncs, self._with_counts(infos)
         self._t += 1
         size = self.delay + 1
+        # the due slot is refilled at the next step (its arrival slot then), so it is
+        # handed out as it is and never written again
         self._slots[(self._t + self.delay) % size] = {
             k: np.array(obs[k]) for k in _KEYS if k in obs
         }
         self._held += np.count_nonzero(obs["mask"], axis=2)
-        here = self._t % size
-        due = self._slots[here]
+        due = self._slots[self._t % size]
         self._held -= np.count_nonzero(due["mask"], axis=2)
-        self._slots[here] = {k: np.zeros_like(v) for k, v in due.items()}
         return {**obs, **due}, rewards, terms, truncs, self._with_counts(infos)
 
     def _with_counts(self, infos: dict[str, Any]) -> dict[str, Any]:
