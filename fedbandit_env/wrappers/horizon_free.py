@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ def horizon_free_features(t: int, counts: FloatArray) -> tuple[FloatArray, Float
 
     All float32, computed in float64 (the batched evaluation calls this same function,
     so both paths see the same bits). On NumPy, many whole counts with few values read
-    two tables of ``0 .. max`` (:func:`whole_max`, :func:`look_up`): the same values.
+    two tables of ``0 .. max`` (:func:`look_up`): the same values.
 
     Examples:
         >>> log_step, shares, bonus = horizon_free_features(4, np.array([[1.0, 3.0]]))
@@ -40,15 +39,15 @@ def horizon_free_features(t: int, counts: FloatArray) -> tuple[FloatArray, Float
     xp = be.xp
     if be.is_numpy:
         counts = np.asarray(counts)
-        top = whole_max(counts.reshape(-1))
-        if 0 <= top < counts.size // 4:  # whole counts, few values: two tables, one gather
-            table = _computed(t, log_t, np.arange(top + 1, dtype=np.float64))
+        top = float(counts.max()) if counts.size else -1.0
+        if 0.0 <= top < counts.size // 4:  # whole counts, few values: two tables, one gather
+            table = _computed(t, log_t, np.arange(int(top) + 1, dtype=np.float64))
             shares32 = np.empty(counts.shape, np.float32)
             bonus32 = np.empty(counts.shape, np.float32)
-            look_up(counts.reshape(-1), table[0], table[1], shares32.reshape(-1),
-                    bonus32.reshape(-1))  # fmt: skip
-            found: Any = (log_t.astype(np.float32), shares32, bonus32)  # float32 arrays
-            return found
+            if look_up(counts.reshape(-1), table[0], table[1], shares32.reshape(-1),
+                       bonus32.reshape(-1)):  # fmt: skip
+                found: Any = (log_t.astype(np.float32), shares32, bonus32)  # float32 arrays
+                return found
         found = (log_t.astype(np.float32), *_computed(t, log_t, np.array(counts, np.float64)))
         return found
     c = xp.astype(be.asarray(counts), be.float64)
@@ -74,45 +73,37 @@ def _computed(t: int, log_t: np.ndarray, c: FloatArray) -> tuple[np.ndarray, np.
 
 
 @njit(cache=True, nogil=True)
-def whole_max(counts: np.ndarray) -> int:  # pragma: no cover
-    """The largest of ``counts`` (flat) if every one is a whole number >= 0, else -1.
-
-    Examples:
-        >>> whole_max(np.array([0.0, 3.0, 1.0])), whole_max(np.array([0.5, -1.0]))
-        (3, -1)
-    """
-    top = 0.0
-    for k in range(counts.size):
-        c = np.float64(counts[k])
-        if not (c >= 0.0 and c == math.floor(c) and c < 9.0e15):
-            return -1
-        top = max(top, c)
-    return int(top)
-
-
-@njit(cache=True, nogil=True)
 def look_up(
     counts: np.ndarray,
     shares: np.ndarray,
     bonus: np.ndarray,
     shares_out: np.ndarray,
     bonus_out: np.ndarray,
-) -> None:  # pragma: no cover
-    """``shares_out[k] = shares[counts[k]]`` and the same for ``bonus`` (whole counts:
-    the tables hold :func:`horizon_free_features` of ``0 .. max``, so the values are
-    those of computing each cell).
+) -> bool:  # pragma: no cover
+    """``shares_out[k] = shares[counts[k]]`` and the same for ``bonus``, where the tables
+    hold :func:`horizon_free_features` of ``0 .. len - 1`` (so the values are those of
+    computing each cell); ``False`` (the outputs unfinished) at the first count that is
+    not a whole number in the tables' range.
 
     Examples:
         >>> out = np.empty(2, np.float32), np.empty(2, np.float32)
         >>> look_up(np.array([1.0, 0.0]), np.array([0.0, 0.5], np.float32),
         ...         np.array([2.0, 1.0], np.float32), *out)
+        True
         >>> out[0].tolist(), out[1].tolist()
         ([0.5, 0.0], [1.0, 2.0])
     """
+    size = shares.size
     for k in range(counts.size):
-        i = int(counts[k])
+        c = np.float64(counts[k])
+        if not (c >= 0.0 and c < size):  # NaN fails too
+            return False
+        i = int(c)
+        if i != c:
+            return False
         shares_out[k] = shares[i]
         bonus_out[k] = bonus[i]
+    return True
 
 
 class HorizonFree(ParallelWrapper):
