@@ -1,6 +1,7 @@
-"""Compiled reward and decision-set draws, shared by the problems (``MABProblem.sample``,
-``LinearProblem.draw_sets``) and the env step of compiled code
-(:mod:`fedbandit_env.core.kernels`)."""
+"""Compiled reward and decision-set draws: one agent's reward (:func:`draw_reward`, what
+the env step of compiled code draws, :mod:`fedbandit_env.core.kernels`; the same numbers
+as ``MABProblem.sample`` and ``LinearProblem.sample`` draw vectorized) and a step's
+decision sets (:func:`draw_sets`, ``LinearProblem.draw_sets``'s draws one by one)."""
 
 from __future__ import annotations
 

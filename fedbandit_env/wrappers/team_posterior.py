@@ -157,16 +157,33 @@ def honest_rows(be: Backend, counts: Any, sums: Any, t: int, prior: Prior) -> An
         return _honest(be.xp, counts, sums, t, prior)
 
 
+def screen_of(prior: Prior) -> tuple[bool, float, float, float, float]:
+    """The constants of the honest-row screen: whether the reward range is finite, its
+    ``lo`` and ``hi``, the relative pad of a sum and the privacy slack (``POISON_SCALES``
+    tree-noise standard deviations; 0 with raw sums). :func:`honest_rows` and the
+    compiled screen (:func:`~fedbandit_env.wrappers.posterior_kernels.receive_senders`)
+    both read them here.
+
+    Examples:
+        >>> screen_of(Prior())
+        (True, 0.0, 1.0, 2e-06, 0.0)
+    """
+    lo, hi = prior.bounds
+    ranged = bool(np.isfinite(lo) and np.isfinite(hi))
+    pad = 1e-6 * (abs(lo) + abs(hi) + 1.0) if ranged else 0.0
+    poison = POISON_SCALES * float(np.sqrt(prior.extra)) if prior.extra else 0.0
+    return ranged, float(lo), float(hi), pad, poison
+
+
 def _honest(xp: Any, counts: Any, sums: Any, t: int, prior: Prior) -> Any:
     # n == |floor(n)|: whole and non-negative (NaN and -inf fail; +inf fails the sum)
     whole = xp.all(counts == xp.abs(xp.floor(counts)), axis=-1)
     ok = whole & (xp.sum(counts, axis=-1) <= t)
-    lo, hi = prior.bounds
-    if np.isfinite(lo) and np.isfinite(hi):  # a comparison with NaN or the wrong inf fails
-        pad = 1e-6 * (abs(lo) + abs(hi) + 1.0)
+    ranged, lo, hi, pad, poison = screen_of(prior)
+    if ranged:  # a comparison with NaN or the wrong inf fails
         slack = pad * xp.maximum(counts, xp.ones_like(counts))
         if prior.extra:
-            slack = slack + POISON_SCALES * float(np.sqrt(prior.extra))
+            slack = slack + poison
         ok = ok & xp.all((sums >= lo * counts - slack) & (sums <= hi * counts + slack), axis=-1)
     else:
         ok = ok & xp.all(xp.isfinite(sums), axis=-1)
@@ -240,11 +257,7 @@ class PosteriorState:
                 lists[r, : found.size] = found
             self._lists = be.asarray(lists)
         self.verify = be.is_numpy if verify is None else bool(verify)
-        lo, hi = prior.bounds
-        ranged = bool(np.isfinite(lo) and np.isfinite(hi))
-        poison = POISON_SCALES * float(np.sqrt(prior.extra)) if prior.extra else 0.0
-        pad = 1e-6 * (abs(lo) + abs(hi) + 1.0) if ranged else 0.0
-        self._screen = (ranged, float(lo), float(hi), pad, poison)  # the compiled screen's
+        self._screen = screen_of(prior)  # the compiled screen's constants
         self.compiled = be.is_numpy
         """Whether the per-sender step runs compiled (on NumPy, by default; the same bits:
         :mod:`~fedbandit_env.wrappers.posterior_kernels`); ``False``: the array statement."""
