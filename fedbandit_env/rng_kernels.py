@@ -14,7 +14,11 @@ cost: an item access there is a C call and atomic reference counts, about 40 ns.
 as a :func:`generator_table` instead, one row of addresses per generator from NumPy's
 documented ``bit_generator.ctypes`` interface, and :func:`generator_at` gives a row that
 :func:`integer_below` draws from exactly as from the generator itself (the same C
-functions on the same state).
+functions on the same state). :func:`bit_generator_at` makes a row numba's own bit
+generator, so its distributions (:func:`fill_noise`: uniforms and standard normals) draw
+from it exactly as ``Generator.random`` and ``Generator.standard_normal`` do, at a few
+nanoseconds a number where NumPy's calls on small arrays cost more in the call than in
+the draws.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ import numpy as np
 import numpy.typing as npt
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
-from numba.np.random.generator_core import next_uint32, next_uint64
+from numba.np.random.distributions import random_standard_normal
+from numba.np.random.generator_core import next_double, next_uint32, next_uint64
 
 _UINT32_MAX = 0xFFFFFFFF
 _UINT64_MAX = 0xFFFFFFFFFFFFFFFF
@@ -52,12 +58,14 @@ def _multiply_64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:  # 
 
 
 GeneratorSlot = tuple[int, int, int]
-"""One row of a :func:`generator_table`: ``(state address, next_uint32, next_uint64)``."""
+"""The first three entries of a row of a :func:`generator_table`: ``(state address,
+next_uint32, next_uint64)``."""
 
 
 def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint64]:
-    """The ``(len(rngs), 3)`` ``uint64`` table of the generators' bit-generator state and
-    ``next_uint32`` / ``next_uint64`` function addresses, for :func:`generator_at`.
+    """The ``(len(rngs), 4)`` ``uint64`` table of the generators' bit-generator state and
+    ``next_uint32`` / ``next_uint64`` / ``next_double`` function addresses, for
+    :func:`generator_at` and :func:`bit_generator_at`.
 
     The table holds addresses, not references: the generators must stay alive (and not
     be drawn from elsewhere) while a kernel uses it.
@@ -65,15 +73,16 @@ def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint6
     Examples:
         >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
         >>> generator_table(rngs).shape
-        (2, 3)
+        (2, 4)
     """
-    table = np.zeros((len(rngs), 3), dtype=np.uint64)
+    table = np.zeros((len(rngs), 4), dtype=np.uint64)
     for i, rng in enumerate(rngs):
         interface = rng.bit_generator.ctypes
         table[i] = (
             interface.state_address,
             _address(interface.next_uint32),
             _address(interface.next_uint64),
+            _address(interface.next_double),
         )
     return table
 
@@ -97,6 +106,78 @@ def generator_at(table: npt.NDArray[np.uint64], i: int) -> GeneratorSlot:  # pra
         True
     """
     return table[i, 0], table[i, 1], table[i, 2]
+
+
+def _bit_generator_typing(typingctx: Any, table: Any, i: Any) -> Any:
+    """numba's bit generator (``NumPyRandomBitGeneratorType``) over row ``i`` of a
+    :func:`generator_table`: the state and the three ``next_*`` addresses of that row
+    (no Python object behind it: nothing is reference-counted)."""
+    bit_type = types.NumPyRandomBitGeneratorType("bit_generator")
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        row = builder.mul(args[1], context.get_constant(types.intp, 4))
+
+        def column(k: int) -> Any:
+            at = builder.add(row, context.get_constant(types.intp, k))
+            return builder.load(builder.gep(array.data, [at]))
+
+        value = cgutils.create_struct_proxy(bit_type)(context, builder)
+        value.state_address = column(0)
+        value.state = column(0)
+        value.fnptr_next_uint32 = column(1)
+        value.fnptr_next_uint64 = column(2)
+        value.fnptr_next_double = column(3)
+        value.bit_generator = context.get_constant(types.uintp, 0)
+        value.parent = cgutils.get_null_value(value.parent.type)
+        return value._getvalue()
+
+    return bit_type(table, types.intp), codegen
+
+
+_bit_generator: Any = intrinsic(_bit_generator_typing)
+
+
+@njit(cache=True, nogil=True)
+def bit_generator_at(table: npt.NDArray[np.uint64], i: int) -> Any:  # pragma: no cover
+    """Row ``i`` of a C-ordered :func:`generator_table` as numba's bit generator, which
+    numba's distributions draw from as from the generator's own (:func:`fill_noise`).
+
+    Examples:
+        >>> rngs = [np.random.default_rng(3)]
+        >>> out = np.empty((1, 1, 2))
+        >>> _ = fill_noise(generator_table(rngs), np.array([0]), out)
+        >>> out[0, 0].tolist() == np.random.default_rng(3).random(2).tolist()
+        True
+    """
+    return _bit_generator(table, i)
+
+
+@njit(cache=True, nogil=True)
+def fill_noise(
+    table: npt.NDArray[np.uint64], kinds: npt.NDArray[np.int64], out: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:  # pragma: no cover
+    """``out[b]`` (any shape after the first axis, C-ordered) filled from generator ``b``
+    of ``table``: uniforms on ``[0, 1)`` where ``kinds[b] == 0``, else standard normals,
+    the numbers ``Generator.random(shape)`` / ``Generator.standard_normal(shape)`` give
+    (numba's algorithms are NumPy's: ``tests/envs/test_rng_kernels.py``).
+
+    Examples:
+        >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
+        >>> out = fill_noise(generator_table(rngs), np.array([0, 1]), np.empty((2, 3)))
+        >>> bool((out[1] == np.random.default_rng(2).standard_normal(3)).all())
+        True
+    """
+    for b in range(out.shape[0]):
+        bits = _bit_generator(table, b)
+        row = out[b].reshape(-1)
+        if kinds[b] == 0:
+            for k in range(row.size):
+                row[k] = next_double(bits)
+        else:
+            for k in range(row.size):
+                row[k] = random_standard_normal(bits)
+    return out
 
 
 def _call_next(width: int) -> Any:

@@ -324,10 +324,11 @@ def test_test_modules_have_unique_basenames() -> None:
     assert {n: p for n, p in names.items() if len(p) > 1} == {}
 
 
-REWARD_DRAWS = frozenset({"draw_reward", "rewards_of", "noise_draws"})
+REWARD_DRAWS = frozenset({"draw_reward", "reward_of", "rewards_of", "noise_draws"})
 """The functions that turn random numbers into rewards (``problems``)."""
 ENV_STEPS = {
     "fedbandit_env/core/mab.py::MABCore.step": "the array step of B envs (any device)",
+    "fedbandit_env/core/kernels.py::step_envs": "MABCore.step on NumPy, and its rollouts",
     "fedbandit_env/core/kernels.py::pull_arms": "the step the multi-armed compiled loops call",
     "fedbandit_env/core/kernels.py::pull_sets": "the step the linear env and loops call",
     "baselines/linear/batched.py::batched_trial": "a NumPy yardstick (issue 62 item 2 retires it)",

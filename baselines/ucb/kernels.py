@@ -254,15 +254,18 @@ def local_index_step(
 
 
 @njit(cache=True, nogil=True)
-def random_step(table: np.ndarray, m: int, arms: IntArray) -> None:  # pragma: no cover
+def random_step(
+    arm: IntArray, reward: np.ndarray, t: int, table: np.ndarray, m: int, arms: IntArray
+) -> None:  # pragma: no cover
     """Every agent's uniform arm, from its own generator (row ``b N + i`` of ``table``),
-    as :class:`~baselines.ucb.RandomPolicy` draws it.
+    as :class:`~baselines.ucb.RandomPolicy` draws it (the last ``arm``, ``reward`` and
+    ``t`` unread: the signature of a vector policy's compiled step).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> arms = np.zeros((1, 2), np.int64)
         >>> rngs = [np.random.default_rng(s) for s in (0, 1)]  # alive while the table is used
-        >>> random_step(generator_table(rngs), 5, arms)
+        >>> random_step(arms, np.zeros((1, 2), np.float32), 0, generator_table(rngs), 5, arms)
         >>> arms[0, 1] == np.random.default_rng(1).integers(5)
         np.True_
     """

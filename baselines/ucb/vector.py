@@ -21,7 +21,13 @@ import baselines.ucb.kernels as kernels
 from baselines.ucb.policies import kl_range
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.type_aliases import FloatArray, IntArray
-from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec, agent_generators
+from fedbandit_env.vector.policy import (
+    CompiledAct,
+    VectorObs,
+    VectorPolicy,
+    VectorSpec,
+    agent_generators,
+)
 
 
 def _silence(spec: VectorSpec) -> FloatArray | None:
@@ -32,12 +38,24 @@ def _silence(spec: VectorSpec) -> FloatArray | None:
     return np.zeros((spec.num_envs, spec.n_agents, spec.message_dim))
 
 
-def _last(observations: VectorObs) -> tuple[int, IntArray, np.ndarray]:
-    """The step, the last arms ``(B, N)`` and the float32 rewards ``(B, N)``."""
-    t = int(observations["step"][0, 0, 0])
-    arm = np.ascontiguousarray(observations["arm"], dtype=np.int64)
-    reward = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], dtype=np.float32)
-    return t, arm, reward
+def _play(policy: VectorPolicy, observations: VectorObs) -> IntArray:
+    """The arms of the policy's compiled step (:meth:`VectorPolicy.kernel`) on the step
+    ``t``, the last arms ``(B, N)`` and the float32 rewards ``(B, N)`` of the
+    observations: ``act`` and the compiled rollout run the same function."""
+    step_count = np.asarray(observations["step"])
+    t, shape = int(step_count[0, 0, 0]), step_count.shape[:2]
+    if "arm" in observations:
+        arm = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+        reward = np.asarray(observations["reward"])[..., 0]
+        reward = np.ascontiguousarray(reward, dtype=np.float32)
+    else:  # a view without the last pull (the random policy reads none)
+        arm, reward = np.zeros(shape, np.int64), np.zeros(shape, np.float32)
+    compiled = policy.kernel()
+    assert compiled is not None
+    step, state = compiled
+    arms = np.empty(arm.shape, dtype=np.int64)
+    step(arm, reward, t, *state, arms)
+    return arms
 
 
 class LocalIndexVector(VectorPolicy):
@@ -83,11 +101,13 @@ class LocalIndexVector(VectorPolicy):
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Fold in the last pull; pull the first unpulled arm or the largest index."""
-        t, arm, reward = _last(observations)
-        arms = np.empty(arm.shape, dtype=np.int64)
-        kernels.local_index_step(arm, reward, t, self.counts, self.sums, self.kl, self.scale,
-                                 self.c, self.lo, self.width, self._table, arms)  # fmt: skip
-        return arms, self._messages
+        return _play(self, observations), self._messages
+
+    def kernel(self) -> CompiledAct:
+        """:func:`~baselines.ucb.kernels.local_index_step` and its statistics."""
+        state = (self.counts, self.sums, self.kl, self.scale, self.c, self.lo, self.width,
+                 self._table)  # fmt: skip
+        return kernels.local_index_step, state
 
 
 def local_ucb(scale: float = 1.0) -> LocalIndexVector:
@@ -119,7 +139,9 @@ class RandomVector(VectorPolicy):
         >>> policy = RandomVector()
         >>> spec = VectorSpec(2, tuple(AgentSpec(i, 3, 4, 10) for i in range(3)))
         >>> policy.reset(spec, [np.random.default_rng(b) for b in range(2)])
-        >>> arms, _ = policy.act({"step": np.zeros((2, 3, 1), np.float32)})
+        >>> obs = {"arm": np.zeros((2, 3), int), "reward": np.zeros((2, 3, 1), np.float32),
+        ...        "step": np.zeros((2, 3, 1), np.float32)}
+        >>> arms, _ = policy.act(obs)
         >>> arms.shape, bool(((0 <= arms) & (arms < 4)).all())
         ((2, 3), True)
     """
@@ -135,9 +157,11 @@ class RandomVector(VectorPolicy):
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Every agent's uniform arm."""
-        arms = np.empty(self.shape, dtype=np.int64)
-        kernels.random_step(self._table, self.m, arms)
-        return arms, self._messages
+        return _play(self, observations), self._messages
+
+    def kernel(self) -> CompiledAct:
+        """:func:`~baselines.ucb.kernels.random_step` and the agents' generators."""
+        return kernels.random_step, (self._table, self.m)
 
 
 class OracleVector(VectorPolicy):
@@ -177,11 +201,11 @@ class OracleVector(VectorPolicy):
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Pool the last step's rewards; send every agent to the best pooled index."""
-        t, arm, reward = _last(observations)
-        arms = np.empty(arm.shape, dtype=np.int64)
-        kernels.oracle_step(arm, reward, t, self.counts, self.sums, self.scale, self._table,
-                            arms)  # fmt: skip
-        return arms, self._messages
+        return _play(self, observations), self._messages
+
+    def kernel(self) -> CompiledAct:
+        """:func:`~baselines.ucb.kernels.oracle_step` and the pooled statistics."""
+        return kernels.oracle_step, (self.counts, self.sums, self.scale, self._table)
 
 
 __all__ = ["LocalIndexVector", "OracleVector", "RandomVector", "kl_ucb", "local_ucb"]

@@ -15,6 +15,12 @@ finds every function that draws rewards and adds regret):
   ``sets[i]``; the regret is against the best global mean in that set
   (``LinearProblem.gaps``).
 
+The same step of ``B`` envs, from noise drawn a block ahead as ``MABCore`` draws it, is
+:func:`step_envs`: what ``MABCore.step`` runs on NumPy (the array statement stays for a
+torch device, and ``tests/vector/test_core_step_kernel.py`` holds the two equal to the bit), and
+what :func:`rollout_block` calls once a step when a vector policy's compiled ``act`` plays
+a whole episode without Python in between (``MABCore.rollout``).
+
 Beside them, the checks a NumPy step of the vector env runs on its actions in one pass
 each (:func:`arms_within`, :func:`messages_within`).
 
@@ -26,11 +32,13 @@ cost ``cdp_mab``'s loop (one of the cheapest) a fifth of its speed, measured.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
-from fedbandit_env.problems.kernels import draw_reward
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.problems.kernels import draw_reward, reward_of
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
 @njit(cache=True, nogil=True)
@@ -93,6 +101,122 @@ def pull_sets(
 
 
 @njit(cache=True, nogil=True)
+def step_envs(
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    arms: IntArray,
+    draws: FloatArray,
+    s: int,
+    rewards: np.ndarray,
+    regret: FloatArray,
+    cum: FloatArray,
+) -> None:  # pragma: no cover
+    """Agent ``i`` of env ``b`` pulls ``arms[b, i]``: its reward from the local means
+    ``means`` ``(B, N, M)`` and the noise ``draws[b, s, i]`` of the block ``(B, S, N)``
+    into ``rewards[b, i]``, the gap ``gaps[b, arm]`` into ``regret[b, i]`` and added to
+    ``cum[b, i]``. ``rewards`` may be float32 (the observation's rounding of the float64
+    reward) and ``regret`` empty (not kept). Env ``b``'s noise is ``kinds[b]``
+    (:data:`~fedbandit_env.problems.kernels.NOISE_CODES`) with scale ``sigma[b]``; a
+    reward is :func:`~fedbandit_env.problems.kernels.reward_of` (``rewards_of``'s
+    arithmetic), so the step is ``MABCore.step``'s on NumPy to the bit.
+
+    Examples:
+        >>> means, gaps = np.array([[[0.9, 0.1]]]), np.array([[0.0, 0.8]])
+        >>> draws = np.array([[[0.5], [0.5]]])  # two steps of one agent's uniforms
+        >>> rewards, regret, cum = np.empty((1, 1)), np.empty((1, 1)), np.zeros((1, 1))
+        >>> step_envs(means, gaps, np.array([0]), np.array([1.0]), np.array([[1]]), draws,
+        ...           1, rewards, regret, cum)
+        >>> rewards.tolist(), cum.tolist()
+        ([[0.0]], [[0.8]])
+    """
+    n_envs, n = arms.shape
+    keep = regret.size > 0
+    for b in range(n_envs):
+        kind, scale = kinds[b], sigma[b]
+        for i in range(n):
+            a = arms[b, i]
+            rewards[b, i] = reward_of(means[b, i, a], draws[b, s, i], kind, scale)
+            gap = gaps[b, a]
+            if keep:
+                regret[b, i] = gap
+            cum[b, i] += gap
+
+
+@njit(cache=True, nogil=True)
+def rollout_block(
+    act: Any,
+    state: Any,
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    draws: FloatArray,
+    first: int,
+    t: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    regret: FloatArray,
+    cum: FloatArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> int:  # pragma: no cover
+    """Steps ``t + 1, t + 2, ..`` of ``B`` envs without messages, one a row of the noise
+    block ``draws[:, first:]``: ``act(last, seen, t, *state, arms)`` (a vector policy's
+    compiled step: from the last arms and float32 rewards, the steps played and its
+    own arrays, it writes the next arms into ``arms``), then :func:`step_envs` with the
+    rewards as the observation holds them (float32, into ``seen``) and ``regret``
+    (empty: not kept), then the last arms. At a recorded step ``steps[r]`` the cumulative
+    regret goes to ``out[:, :, r]``; with ``t_arms`` ``(B, T, N)`` non-empty every
+    step's arms and rewards are traced. Returns the next ``r``.
+
+    ``act`` is a compiled function passed as an argument, so this loop is compiled once
+    per policy kernel (and cached on disk), with no Python between steps.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def first_arm(arms, seen, t, arms_out):
+        ...     arms_out[:] = 0
+        >>> means, gaps = np.array([[[0.9, 0.1]]]), np.array([[0.0, 0.8]])
+        >>> out, trace = np.zeros((1, 1, 1)), np.zeros((0, 0, 0), np.int64)
+        >>> arms, seen = np.zeros((1, 1), np.int64), np.zeros((1, 1), np.float32)
+        >>> rollout_block(first_arm, (), means, gaps, np.array([0]), np.array([1.0]),
+        ...               np.full((1, 3, 1), 0.5), 0, 0, arms.copy(), arms, seen, np.empty((0, 0)),
+        ...               np.zeros((1, 1)), np.array([3]), 0, out, trace,
+        ...               np.zeros((0, 0, 0), np.float32))
+        1
+        >>> seen.tolist(), out.tolist()
+        ([[1.0]], [[[0.0]]])
+    """
+    n_envs, n = arms.shape
+    trace = t_arms.shape[0] > 0
+    for s in range(first, draws.shape[1]):
+        act(last, seen, t, *state, arms)
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
+        t += 1
+        for b in range(n_envs):
+            for i in range(n):
+                last[b, i] = arms[b, i]
+        if trace:
+            for b in range(n_envs):
+                for i in range(n):
+                    t_arms[b, t - 1, i] = arms[b, i]
+                    t_rewards[b, t - 1, i] = seen[b, i]
+        if r < steps.size and t == steps[r]:
+            for b in range(n_envs):
+                for i in range(n):
+                    out[b, i, r] = cum[b, i]
+            r += 1
+    return r
+
+
+@njit(cache=True, nogil=True)
 def arms_within(arms: np.ndarray, n_arms: int) -> bool:  # pragma: no cover
     """Whether every entry of ``arms`` (any integer dtype, ``(B, N)``) lies in ``[0, M)``:
     the vector env's check of a step's arms in one pass (``MABCore.check_actions``).
@@ -140,4 +264,11 @@ def messages_within(
     return not bad
 
 
-__all__ = ["arms_within", "messages_within", "pull_arms", "pull_sets"]
+__all__ = [
+    "arms_within",
+    "messages_within",
+    "pull_arms",
+    "pull_sets",
+    "rollout_block",
+    "step_envs",
+]

@@ -40,17 +40,25 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
-from fedbandit_env.core.kernels import arms_within, messages_within
+from fedbandit_env.core.kernels import arms_within, messages_within, rollout_block, step_envs
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
+from fedbandit_env.problems.kernels import NOISE_CODES
 from fedbandit_env.problems.mab import MABProblem, noise_draws, rewards_of
 from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.rng_kernels import fill_noise, generator_table
 from fedbandit_env.seeding import env_streams, instance_seed
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 BLOCK = 256
 """Steps of reward noise (and gossip edges) drawn ahead per env."""
+
+ROLLOUT_NUMBERS = 1 << 15
+"""Noise numbers a :meth:`MABCore.rollout` draws ahead at once (256 KiB of float64,
+within a core's cache): a
+block of ``max(block, ROLLOUT_NUMBERS // (B N))`` steps, so few envs still run long
+stretches between Python calls (the numbers are the same whatever the block)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -106,6 +114,11 @@ class MABCore:
         ((2, 2), [0.15, 0.15], [1.0, 1.0])
     """
 
+    compiled: bool = True
+    """On NumPy, step through the compiled :func:`~fedbandit_env.core.kernels.step_envs`
+    (``False``: the array statement, which a torch device always runs;
+    ``tests/vector/test_core_step_kernel.py`` holds the two to the same bits)."""
+
     def __init__(
         self,
         problem: MABProblem | ProblemDistribution,
@@ -142,6 +155,7 @@ class MABCore:
         b, n = self.n_envs, self.n_agents
         self.masters: list[np.random.Generator | None] = [None] * b
         self.reward_rngs: list[np.random.Generator] = [np.random.default_rng()] * b
+        self._table: np.ndarray | None = None  # their generator_table (set at the first draw)
         self.problems: list[MABProblem] = [first] * b
         self.instances: list[int | None] = [None] * b
         be = self.backend
@@ -183,6 +197,7 @@ class MABCore:
                 self.masters[k] = master
             reward_rng, protocol_rng = env_streams(master)
             self.reward_rngs[k] = reward_rng
+            self._table = None
             protocol_rngs.append(protocol_rng)
             if pinned is not None:
                 self.problems[k] = check_pinned(pinned, self.distribution, self.problems[k])
@@ -207,6 +222,9 @@ class MABCore:
         self._flat_gaps = self.xp.reshape(self.gaps, (-1,))
         self.sigma = be.asarray(np.array([p.sigma for p in problems])[:, None])  # (B, 1)
         kinds = [p.noise for p in problems]
+        if be.is_numpy:  # the compiled step's: each env's noise code and scale
+            self._kinds = np.array([NOISE_CODES[k] for k in kinds], dtype=np.int64)
+            self._scales = np.ascontiguousarray(self.sigma[:, 0])
         self._groups = {
             k: be.asarray(np.flatnonzero([q == k for q in kinds])) for k in dict.fromkeys(kinds)
         }
@@ -221,6 +239,14 @@ class MABCore:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         if self._offset >= self._draws.shape[1]:
             self._refill()
+        if self.backend.is_numpy and self.compiled:
+            b, n = self.n_envs, self.n_agents
+            rewards, regret = np.empty((b, n)), np.empty((b, n))
+            step_envs(self.means, self.gaps, self._kinds, self._scales, arms, self._draws,
+                      self._offset, rewards, regret, self.cum_regret)  # fmt: skip
+            self._offset += 1
+            self.t += 1
+            return self._after(arms, rewards, regret, messages)
         draws = self._draws[:, self._offset]
         self._offset += 1
         pulled = self._flat_means[self._rows + arms]  # one gather: rows (b N + i) M
@@ -234,6 +260,13 @@ class MABCore:
         self.t += 1
         regret = self._flat_gaps[self._envs + arms]
         self.cum_regret += regret
+        return self._after(arms, rewards, regret, messages)
+
+    def _after(
+        self, arms: IntArray, rewards: FloatArray, regret: FloatArray, messages: FloatArray | None
+    ) -> CoreStep:
+        """The rest of a step once the rewards are drawn: the messages routed and the
+        links' cost."""
         self.last_arms, self.last_rewards = arms, rewards
         routed = None
         if self.message_dim:
@@ -251,10 +284,67 @@ class MABCore:
         self.last_routed = routed
         return CoreStep(rewards, regret, routed, peer, server, cost, self.t >= self.horizon)
 
-    def _refill(self) -> None:
+    def rollout(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: IntArray,
+        out: FloatArray,
+        trace: tuple[IntArray, Float32Array] | None = None,
+    ) -> None:
+        """Play the rest of every env's episode with a compiled policy step ``act`` and
+        its arrays ``state`` (``act(last_arms, last_rewards_f32, t, *state, arms_out)``,
+        a :meth:`VectorPolicy.kernel <fedbandit_env.vector.policy.VectorPolicy.kernel>`),
+        with no Python between steps: :func:`~fedbandit_env.core.kernels.rollout_block`
+        over blocks of noise drawn as :meth:`step` draws it, so the episode is the one
+        :meth:`step` plays for the same arms, to the bit. The cumulative regret at the
+        recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))``; ``trace``
+        ``(B, T, N)`` arms and float32 rewards keeps every step's. NumPy and no
+        messages only (a ``ValueError`` otherwise). Afterwards ``last_rewards`` holds the
+        last step's rewards as its observation does (float32 values).
+
+        Examples:
+            >>> from numba import njit
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> @njit
+            ... def arm_0(last, seen, t, arms):
+            ...     arms[:] = 0
+            >>> core = MABCore(MABProblem([[0.2, 0.8], [0.6, 0.3]]), Network.complete(2),
+            ...                [Broadcast(), Broadcast()], horizon=4)
+            >>> core.reset([7, 8])
+            >>> out = np.zeros((2, 2, 1))
+            >>> core.rollout(arm_0, (), np.array([4]), out)
+            >>> core.t, out[1].round(2).tolist()
+            (4, [[0.6], [0.6]])
+        """
+        if self.message_dim or not self.backend.is_numpy:
+            raise ValueError("a compiled rollout plays NumPy envs without messages")
+        b, n = self.n_envs, self.n_agents
+        last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
+        arms = last.copy()
+        seen = np.asarray(self.last_rewards, dtype=np.float32).copy()
+        regret = np.empty((0, 0))  # not kept
+        if trace is None:  # nothing traced
+            trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
+        t_arms, t_rewards = trace
+        r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
+        ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
+        while self.t < self.horizon:
+            if self._offset >= self._draws.shape[1]:
+                self._refill(ahead)
+            end = self._draws.shape[1]
+            r = rollout_block(act, state, self.means, self.gaps, self._kinds, self._scales,
+                              self._draws, self._offset, self.t, last, arms, seen, regret,
+                              self.cum_regret, steps, r, out, t_arms, t_rewards)  # fmt: skip
+            self.t += end - self._offset
+            self._offset = end
+        self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+
+    def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a
-        torch device from its generator, uniforms or normals by each env's noise)."""
-        size = max(1, min(self.block, self.horizon - self.t))
+        torch device from its generator, uniforms or normals by each env's noise):
+        ``block`` steps (default ``self.block``), not past the horizon."""
+        size = max(1, min(block or self.block, self.horizon - self.t))
         if self._stream is not None:
             draws = self.backend.zeros((self.n_envs, size, self.n_agents))
             for kind, rows in self._groups.items():
@@ -264,8 +354,13 @@ class MABCore:
             self._draws, self._offset = draws, 0
             return
         draws = np.empty((self.n_envs, size, self.n_agents))
-        for k, rng in enumerate(self.reward_rngs):
-            draws[k] = noise_draws(rng, self.problems[k].noise, (size, self.n_agents))
+        if self.compiled:  # each stream's numbers, drawn in compiled code (rng_kernels)
+            if self._table is None:  # addresses of reward_rngs, which keeps them alive
+                self._table = generator_table(self.reward_rngs)
+            fill_noise(self._table, self._kinds, draws)
+        else:
+            for k, rng in enumerate(self.reward_rngs):
+                draws[k] = noise_draws(rng, self.problems[k].noise, (size, self.n_agents))
         self._draws, self._offset = draws, 0
 
     def admit_forgers(self, agents: Any) -> None:

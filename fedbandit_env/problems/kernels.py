@@ -29,9 +29,25 @@ def draw_reward(
         >>> draw_reward(1.0, 0, 1.0, rng), draw_reward(0.5, 1, 0.0, rng)
         (1.0, 0.5)
     """
+    z = rng.random() if noise == 0 else rng.standard_normal()
+    return reward_of(mean, z, noise, sigma)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def reward_of(mean: float, z: float, noise: int, sigma: float) -> float:  # pragma: no cover
+    """The reward of local mean ``mean`` from its random number ``z`` (a uniform for
+    Bernoulli noise, else a standard normal): ``u < mean``, or ``mean + sigma z``
+    clipped to [0, 1] for noise 2; :func:`~fedbandit_env.problems.mab.rewards_of`'s
+    arithmetic, one reward at a time (what :func:`draw_reward` and the core's compiled
+    step compute; inlined, a scalar helper).
+
+    Examples:
+        >>> reward_of(0.5, 0.2, 0, 1.0), reward_of(0.9, 1.0, 2, 0.5)
+        (1.0, 1.0)
+    """
     if noise == 0:
-        return 1.0 if rng.random() < mean else 0.0
-    x = mean + sigma * rng.standard_normal()
+        return 1.0 if z < mean else 0.0
+    x = mean + sigma * z
     if noise == 2:
         x = min(max(x, 0.0), 1.0)
     return x

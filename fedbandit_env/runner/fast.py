@@ -156,28 +156,32 @@ def write_stamps(caches: list[Path], fingerprint: str) -> None:
 def purge_stale_caches(runner: Callable[..., Any]) -> int:
     """Remove :func:`stale_caches` of ``runner``'s family (numba then compiles it again,
     against the kernels as they are) and stamp its cache folders; returns how many files
-    went.
+    went. The family is the runner's module, or the modules it names in
+    ``compiled_modules`` (a :class:`~fedbandit_env.runner.vector_trials.CompiledTrials`:
+    the core's rollout and the policy's kernels).
 
     Examples:
         >>> purge_stale_caches(print)  # a builtin: nothing compiled
         0
     """
-    source = getattr(sys.modules.get(getattr(runner, "__module__", "") or ""), "__file__", None)
-    if source is None or not source.endswith(".py"):
-        return 0
-    folder = Path(source).parent
-    caches, sources = _cache_folders(folder), _compiled_sources()
-    fingerprint = kernels_fingerprint(sources)
-    gone = 0
-    stale = stale_caches(folder, sources, caches, fingerprint)
-    for path in stale:
-        try:
-            path.unlink()
-            gone += 1
-        except OSError:  # another process removed it, or a read-only install: numba copes
-            pass
-    if stale or any(not (c / STAMP).exists() for c in caches):
-        write_stamps(caches, fingerprint)
+    modules = getattr(runner, "compiled_modules", None) or [getattr(runner, "__module__", "")]
+    gone, sources, fingerprint = 0, _compiled_sources(), ""
+    for module in modules:
+        source = getattr(sys.modules.get(module or ""), "__file__", None)
+        if source is None or not source.endswith(".py"):
+            continue
+        folder = Path(source).parent
+        caches = _cache_folders(folder)
+        fingerprint = fingerprint or kernels_fingerprint(sources)
+        stale = stale_caches(folder, sources, caches, fingerprint)
+        for path in stale:
+            try:
+                path.unlink()
+                gone += 1
+            except OSError:  # another process removed it, or a read-only install
+                pass
+        if stale or any(not (c / STAMP).exists() for c in caches):
+            write_stamps(caches, fingerprint)
     return gone
 
 
@@ -279,6 +283,22 @@ def unmodelled_faults(runner: Callable[..., Any], scenario: Scenario) -> list[st
     modelled = getattr(runner, "faults", ())
     switched = [k for k in FAULT_SWITCHES if getattr(scenario, k) and k not in modelled]
     return switched[::-1]  # outermost first: the order the refusal names them
+
+
+BATCH = 256
+"""Trials a batched runner plays at once at most (its envs' state and trace in memory)."""
+
+
+def _chunks(seeds: list[tuple[int, Any]], workers: int) -> list[list[tuple[int, Any]]]:
+    """The trials split into at least ``workers`` batches of at most :data:`BATCH`, in
+    order (a batched runner's trials do not depend on the split).
+
+    Examples:
+        >>> [len(c) for c in _chunks(list(range(5)), 2)]
+        [3, 2]
+    """
+    size = min(BATCH, -(-len(seeds) // workers))
+    return [seeds[k : k + size] for k in range(0, len(seeds), size)]
 
 
 def has_fast_path(policy_id: str) -> bool:
@@ -406,14 +426,29 @@ def run_fast(
         total=n_trials, desc=label or policy_id, unit="trial", disable=not progress, leave=False
     )
     results: list[tuple[TrialResult, float]] = []
+    batched = getattr(runner, "run_batch", None)
     # Say so only when numba compiles and the first trial is slow to come (it would
     # otherwise look like a hang): a warm cache compiles nothing and says nothing.
     with CompileNotice(policy_id) as notice, ThreadPoolExecutor(max_workers=workers) as pool:
-        for res in pool.map(one, seeds):
-            if not results:
-                notice.first_result()
-            results.append(res)
-            bar.update()
+        if batched is not None:  # a batch of envs a thread (CompiledTrials)
+
+            def batch(chunk: list[tuple[int, Any]]) -> list[tuple[TrialResult, float]]:
+                start = time.perf_counter()
+                done = batched(shared, chunk)
+                each = (time.perf_counter() - start) / len(chunk)
+                return [(res, each) for res in done]
+
+            for done in pool.map(batch, _chunks(seeds, workers)):
+                if not results:
+                    notice.first_result()
+                results.extend(done)
+                bar.update(len(done))
+        else:
+            for res in pool.map(one, seeds):
+                if not results:
+                    notice.first_result()
+                results.append(res)
+                bar.update()
     bar.close()
     n_records = steps.size
     curves = RegretCurves(

@@ -7,22 +7,32 @@ reset with the trial's env seed (the vector env replays the PettingZoo env, faul
 private noise included), and the policy's generator for it is
 :func:`~fedbandit_env.seeding.vector_policy_generator` of the trial's team seed, which
 :class:`~fedbandit_env.vector.policy.VectorTeam` gives it on the PettingZoo path.
+
+A policy with a compiled step (:meth:`VectorPolicy.kernel
+<fedbandit_env.vector.policy.VectorPolicy.kernel>`) on a bare env without messages plays
+each batch in one call, with no Python between steps (:meth:`MABCore.rollout
+<fedbandit_env.core.mab.MABCore.rollout>`): the same trials, to the bit. That is also a
+family's fast path (:class:`CompiledTrials`, the registry's ``fast_entry_point``), in
+place of a whole-trial loop of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedbandit_env.policies import Requirements
+from fedbandit_env.entry_points import load_entry_point
+from fedbandit_env.policies import AgentSpec, Requirements
 from fedbandit_env.runner.results import RegretCurves
-from fedbandit_env.scenario.trial import record_steps
+from fedbandit_env.scenario.trial import TrialResult, TrialSetup, record_steps
 from fedbandit_env.seeding import spawn, split_trial_seed, vector_policy_generator
 from fedbandit_env.type_aliases import IntArray
-from fedbandit_env.vector.policy import VectorPolicy, VectorSpec
+from fedbandit_env.vector.policy import CompiledAct, VectorPolicy, VectorSpec
 
 
 def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
@@ -54,15 +64,58 @@ def _start(venv: Any, policy: VectorPolicy, seeds: list[Any], agents: Any) -> An
     """Reset env ``b`` of ``venv`` with trial ``b``'s env seed and ``policy`` with each
     trial's generator (the trial seeds split as every path splits them); the first
     observations."""
-    env_seeds, rngs, team_seeds = [], [], []
-    for child in seeds:
-        env_seed, team_seed = split_trial_seed(child)
-        env_seeds.append(int(env_seed))
-        rngs.append(vector_policy_generator(team_seed))
-        team_seeds.append(team_seed)
+    return _start_split(venv, policy, [split_trial_seed(child) for child in seeds], agents)
+
+
+def _start_split(
+    venv: Any, policy: VectorPolicy, pairs: Sequence[tuple[int, Any]], agents: Any
+) -> Any:
+    """:func:`_start` of seeds already split into ``(env_seed, team_seed)``."""
+    env_seeds = [int(env_seed) for env_seed, _ in pairs]
+    team_seeds = tuple(team_seed for _, team_seed in pairs)
     obs, _ = venv.reset(seed=env_seeds)
-    policy.reset(VectorSpec(len(seeds), agents, tuple(team_seeds)), rngs)
+    rngs = [vector_policy_generator(team_seed) for team_seed in team_seeds]
+    policy.reset(VectorSpec(len(pairs), agents, team_seeds), rngs)
     return obs
+
+
+@functools.lru_cache(maxsize=16)
+def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
+    """Every agent's public facts in ``scenario.make_env(needs)`` (built once per
+    scenario and requirements: a batch of trials asks for them again).
+
+    Examples:
+        >>> from fedbandit_env.scenario import Scenario
+        >>> len(agent_specs(Scenario(n_agents=3, n_arms=2, horizon=5), Requirements()))
+        3
+    """
+    probe = scenario.make_env(needs)
+    agents = VectorSpec.from_env(probe, 1).agents
+    probe.close()
+    return agents
+
+
+def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
+    """The policy's compiled step where ``venv`` is a bare NumPy env without messages
+    (where :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays it),
+    else ``None``. Call after the policy's ``reset``.
+
+    Examples:
+        >>> from fedbandit_env.scenario import Scenario
+        >>> from fedbandit_env.vector import make_vec
+        >>> class Arm0(VectorPolicy):
+        ...     def reset(self, spec, rngs): pass
+        ...     def act(self, observations): return np.zeros((1, 1), np.int64), None
+        >>> compiled_act(make_vec(Scenario(n_agents=3, n_arms=2, horizon=5), 2), Arm0()) is None
+        True
+    """
+    from fedbandit_env.vector.env import FederatedMABVecEnv
+
+    if type(venv) is not FederatedMABVecEnv or venv.core.message_dim:
+        return None
+    if not venv.core.backend.is_numpy:
+        return None
+    return policy.kernel()
 
 
 def run_vector_trials(
@@ -121,17 +174,15 @@ def run_vector_trials(
             begin = time.perf_counter()
             venv = make_vec(scenario, k, needs)
             obs = _start(venv, policy, chunk, agents)
-            r, shown = 0, 0
-            for t in range(1, horizon + 1):
-                arms, messages = policy.act(obs)
-                obs, _, _, _, infos = venv.step(arms, messages)
-                if r < steps.size and t == steps[r]:
-                    regret[first : first + k, :, r] = infos["cumulative_regret"]
-                    cost[first : first + k, r] = infos["cumulative_comm_cost"]
-                    r += 1
-                if t % 64 == 0 or t == horizon:
-                    bar.update(k * (t - shown))
-                    shown = t
+            compiled = compiled_act(venv, policy)
+            if compiled is not None:  # the whole batch in compiled code (no messages)
+                out = np.zeros((k, len(agents), steps.size))
+                venv.core.rollout(*compiled, steps, out)
+                regret[first : first + k] = out
+                bar.update(k * horizon)
+            else:
+                _play_batch(venv, policy, obs, steps, regret[first : first + k],
+                            cost[first : first + k], bar)  # fmt: skip
             venv.close()
             seconds[first : first + k] = (time.perf_counter() - begin) / k
             rejected[first : first + k] = _rejected(policy, k)
@@ -143,6 +194,108 @@ def run_vector_trials(
     # run_trials records them on the PettingZoo path)
     curves.meta["rejected_messages"] = rejected
     return curves
+
+
+class CompiledTrials:
+    """A family's fast path from a vector policy with a compiled step: trials of
+    ``factory(**params)`` played by :meth:`MABCore.rollout
+    <fedbandit_env.core.mab.MABCore.rollout>` on the vector env of the scenario, a batch
+    of envs at a time, in place of a whole-trial loop of the family's own. Register it as
+    the policy's ``fast_entry_point``; :func:`~fedbandit_env.runner.fast.run_fast` gives
+    each thread one batch (:meth:`run_batch`), and calling it plays one trial (the
+    :data:`~fedbandit_env.scenario.trial.TrialRunner` contract). The trials are those
+    of the PettingZoo path (``tests/runner/test_replay.py``).
+
+    Args:
+        factory: ``(**params) -> VectorPolicy`` (an entry point or a ``"module:attr"``).
+
+    Examples:
+        >>> from fedbandit_env.scenario import Scenario
+        >>> from fedbandit_env.seeding import trial_seeds
+        >>> runner = CompiledTrials("baselines.ucb.vector:local_ucb")
+        >>> st = TrialSetup.build(Scenario(n_agents=3, n_arms=2, horizon=20), np.array([20]),
+        ...                       False, {})
+        >>> runner(st, trial_seeds(0, 1)[0]).regret.shape
+        (3, 1)
+    """
+
+    faults: tuple[str, ...] = ()
+    """The faults it models: none (a faulty stack has no bare env; ``evaluate`` plays it
+    on the vector env's wrappers)."""
+
+    def __init__(self, factory: Callable[..., VectorPolicy] | str) -> None:
+        self.factory = factory
+
+    @property
+    def compiled_modules(self) -> list[str]:
+        """The modules whose numba caches its trials use: the core's rollout and the
+        policy's own (``run_fast`` drops them when a kernel they call has changed)."""
+        made = load_entry_point(self.factory, "a compiled fast path's factory")
+        return ["fedbandit_env.core.kernels", str(getattr(made, "__module__", ""))]
+
+    def policy(self, params: dict[str, Any]) -> VectorPolicy:
+        """A fresh policy with the constructor options ``params``."""
+        factory = load_entry_point(self.factory, "a compiled fast path's factory")
+        policy = factory(**params)
+        if not isinstance(policy, VectorPolicy):
+            raise TypeError(f"{self.factory!r} must make a VectorPolicy, got {policy!r}")
+        return policy
+
+    def __call__(self, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+        """One trial: ``seeds`` is its ``(env_seed, team_seed)``."""
+        return self.run_batch(st, [seeds])[0]
+
+    def run_batch(self, st: TrialSetup, seeds: Sequence[tuple[int, Any]]) -> list[TrialResult]:
+        """The trials of ``seeds`` (each ``(env_seed, team_seed)``) as one batch of envs."""
+        from fedbandit_env.vector import make_vec
+
+        scenario, k = st.scenario, len(seeds)
+        policy = self.policy(st.params)
+        needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+        agents = agent_specs(scenario, needs)
+        venv = make_vec(scenario, k, needs)
+        _start_split(venv, policy, seeds, agents)
+        compiled = compiled_act(venv, policy)
+        if compiled is None:
+            raise ValueError(
+                f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "
+                "a bare env without messages only; this scenario's is not: run it through "
+                "evaluate (the vector env's layers)"
+            )
+        n, horizon = len(agents), int(scenario.horizon)
+        out = np.zeros((k, n, st.steps.size))
+        shape = (k, horizon, n) if st.trace else (0, 0, 0)
+        arms, rewards = np.zeros(shape, np.int64), np.zeros(shape, np.float32)
+        venv.core.rollout(*compiled, st.steps, out, (arms, rewards))
+        venv.close()
+        if not st.trace:
+            arms, rewards = np.zeros((k, 0, n), np.int64), np.zeros((k, 0, n), np.float32)
+        return [TrialResult(out[j], arms[j], rewards[j]) for j in range(k)]
+
+
+def _play_batch(
+    venv: Any,
+    policy: VectorPolicy,
+    obs: Any,
+    steps: IntArray,
+    regret: np.ndarray,
+    cost: np.ndarray,
+    bar: Any,
+) -> None:
+    """Step a batch to the horizon through ``policy.act``, recording the regret ``(B, N,
+    R)`` and cost ``(B, R)`` at ``steps``."""
+    k, horizon = regret.shape[0], int(venv.horizon)
+    r, shown = 0, 0
+    for t in range(1, horizon + 1):
+        arms, messages = policy.act(obs)
+        obs, _, _, _, infos = venv.step(arms, messages)
+        if r < steps.size and t == steps[r]:
+            regret[:, :, r] = infos["cumulative_regret"]
+            cost[:, r] = infos["cumulative_comm_cost"]
+            r += 1
+        if t % 64 == 0 or t == horizon:
+            bar.update(k * (t - shown))
+            shown = t
 
 
 def _rejected(policy: VectorPolicy, k: int) -> IntArray:
@@ -188,4 +341,11 @@ def run_episodes(
     return np.asarray(infos["cumulative_regret"], dtype=np.float64).mean(axis=1)
 
 
-__all__ = ["run_episodes", "run_vector_trials", "vector_unsupported"]
+__all__ = [
+    "CompiledTrials",
+    "agent_specs",
+    "compiled_act",
+    "run_episodes",
+    "run_vector_trials",
+    "vector_unsupported",
+]

@@ -45,6 +45,7 @@ is sender-indexed: a step stays ``O(B N D)`` in message data on a complete graph
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -220,21 +221,44 @@ class FederatedMABVecEnv(VectorEnv):
         )  # fmt: skip
         self.validate = be.is_numpy if validate is None else bool(validate)
         self.distribution = self.core.distribution
-        single_obs, single_act = joint_spaces(
-            n,
-            self.n_arms,
-            w.horizon,
-            self.core.problems[0].reward_bounds,
-            w.message_dim,
-            w.message_bounds,
-            w.protocol,
-        )
-        self.single_observation_space = single_obs
-        self.single_action_space = single_act
-        self.observation_space = batch_space(single_obs, num_envs)
-        self.action_space = batch_space(single_act, num_envs)
+        self._reward_bounds = self.core.problems[0].reward_bounds
         self.render_mode = None
         self._needs_reset = True
+
+    # ------------------------------------------------------------------ spaces
+    # Built when first read (a compiled rollout never reads them, and they cost more
+    # than the rest of the constructor); Gymnasium's attributes as properties.
+    @functools.cached_property
+    def _joint(self) -> tuple[spaces.Dict, spaces.Space[Any]]:
+        return joint_spaces(
+            self.n_agents,
+            self.n_arms,
+            self.horizon,
+            self._reward_bounds,
+            self.message_dim,
+            self.message_bounds,
+            self.protocol,
+        )
+
+    @functools.cached_property
+    def single_observation_space(self) -> spaces.Dict:  # type: ignore[override]
+        """One env's observation space (every agent; leading axis ``N``)."""
+        return self._joint[0]
+
+    @functools.cached_property
+    def single_action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """One env's action space."""
+        return self._joint[1]
+
+    @functools.cached_property
+    def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """The batched observation space (leading axis ``B``)."""
+        return batch_space(self.single_observation_space, self.num_envs)
+
+    @functools.cached_property
+    def action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """The batched action space (leading axis ``B``)."""
+        return batch_space(self.single_action_space, self.num_envs)
 
     # ------------------------------------------------------------------ API
     def reset(

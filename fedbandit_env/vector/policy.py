@@ -187,6 +187,32 @@ class VectorPolicy(ABC):
         """Every agent's arm ``(B, N)`` and message ``(B, N, D)`` (``None`` without
         messages) from the newest observations."""
 
+    def kernel(self) -> CompiledAct | None:
+        """This policy's step as compiled code, where it has one and sends nothing:
+        ``(step, state)`` with ``step(last_arms, last_rewards, t, *state, arms)`` a numba
+        function that writes every agent's next arm into ``arms`` ``(B, N)`` from the
+        last arms ``(B, N)`` int64, the last float32 rewards ``(B, N)``, the steps played
+        ``t`` and the policy's own arrays ``state`` (updated in place). Valid after
+        :meth:`reset`, until the next one.
+
+        Where it is not ``None``, trials run with no Python between steps
+        (:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``,
+        ``evaluate``) and :meth:`act` must be the same step, so both paths play the same
+        trials. Default: ``None`` (the policy plays through :meth:`act`).
+
+        Examples:
+            >>> class Arm0(VectorPolicy):
+            ...     def reset(self, spec, rngs): pass
+            ...     def act(self, observations): return np.zeros((1, 1), np.int64), None
+            >>> Arm0().kernel() is None
+            True
+        """
+        return None
+
+
+CompiledAct = tuple[Any, tuple[Any, ...]]
+"""A :meth:`VectorPolicy.kernel`: a numba step function and the arrays it keeps."""
+
 
 def sender_rows(
     inboxes: np.ndarray, mask: np.ndarray, public_mask: np.ndarray | None, public_dim: int
@@ -331,6 +357,7 @@ class VectorTeam(Team):
 
 
 __all__ = [
+    "CompiledAct",
     "VectorObs",
     "VectorPolicy",
     "VectorSpec",

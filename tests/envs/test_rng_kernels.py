@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
+from fedbandit_env.rng_kernels import fill_noise, generator_at, generator_table, integer_below
 
 
 @njit
@@ -70,3 +70,29 @@ def test_integer_below_returns_minus_one_for_an_empty_range_without_drawing() ->
     _draw_all(rng, np.array([0, -5]), out)
     assert out.tolist() == [-1, -1]
     assert rng.random() == untouched.random()
+
+
+@pytest.mark.parametrize("seed", [0, 7, 2024])
+def test_fill_noise_draws_each_generators_numbers_in_order(seed: int) -> None:
+    # three generators, uniforms and normals, in two calls (a stream read on across
+    # blocks): NumPy's numbers, and each generator left where NumPy leaves it
+    kinds = np.array([0, 1, 1])
+    mine = [np.random.default_rng(seed + k) for k in range(3)]
+    theirs = [np.random.default_rng(seed + k) for k in range(3)]
+    table = generator_table(mine)
+    for shape in ((5, 4), (300, 7)):
+        out = fill_noise(table, kinds, np.empty((3, *shape)))
+        for b, rng in enumerate(theirs):
+            expected = rng.random(shape) if kinds[b] == 0 else rng.standard_normal(shape)
+            assert np.array_equal(out[b], expected), (b, shape)
+    for b in range(3):  # the generators' own states moved on by exactly those draws
+        assert mine[b].random() == theirs[b].random()
+
+
+def test_fill_noise_can_tell_the_streams_apart() -> None:
+    # power: the same numbers from the wrong generator, or normals for uniforms, differ
+    rngs = [np.random.default_rng(1), np.random.default_rng(2)]
+    out = fill_noise(generator_table(rngs), np.array([1, 1]), np.empty((2, 50)))
+    assert not np.array_equal(out[0], np.random.default_rng(2).standard_normal(50))
+    out = fill_noise(generator_table([np.random.default_rng(3)]), np.array([0]), np.empty((1, 50)))
+    assert not np.array_equal(out[0], np.random.default_rng(3).standard_normal(50))

@@ -13,10 +13,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+import fedbandit_env.runner.fast as fast_module
+import fedbandit_env.runner.vector_trials as vector_trials
 from baselines.ucb import LocalKLUCB, LocalUCB1, OracleUCB, RandomPolicy
 from fedbandit_env import registry
 from fedbandit_env.policies import IndependentTeam, Team
 from fedbandit_env.runner.evaluate import evaluate
+from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.runner.vector_trials import run_vector_trials
 from fedbandit_env.scenario import Scenario
@@ -119,3 +122,32 @@ def test_the_vector_team_acts_for_the_others_beside_a_learner() -> None:
     assert sorted(team.act({a: observations[a] for a in ("agent_0", "agent_2")})) == [
         "agent_0", "agent_2",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("policy", "options"), CASES[::2])
+def test_the_compiled_fast_path_is_the_vector_envs_trials(
+    policy: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_fast`` (``CompiledTrials``: the core's compiled rollout, one batch a thread)
+    and ``run_vector_trials`` with and without the compiled rollout give the same trials,
+    however the trials are split."""
+    scenario = Scenario(n_agents=5, n_arms=4, horizon=150, instance="zhu", noise="gaussian")
+    made = registry.make(policy, **options)
+    assert isinstance(made, VectorTeam)
+    compiled = run_vector_trials(made.policy, scenario, None, 5, seed=9, batch=2).regret
+    runs = [run_fast(policy, scenario, 5, seed=9, progress=False, workers=w, **options).regret
+            for w in (1, 2, 3)]  # fmt: skip
+    monkeypatch.setattr(fast_module, "BATCH", 2)
+    runs.append(run_fast(policy, scenario, 5, seed=9, progress=False, **options).regret)
+    monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
+    stepped = run_vector_trials(made.policy, scenario, None, 5, seed=9, batch=2).regret
+    for regret in (compiled, *runs):
+        np.testing.assert_array_equal(regret, stepped)
+
+
+def test_the_compiled_fast_path_refuses_a_stack_it_does_not_play() -> None:
+    """A layer over the env (private rewards) leaves no bare env to roll out: a one-line
+    refusal that names the way, not trials without the layer."""
+    private = Scenario(n_agents=3, n_arms=2, horizon=20, setting="local+private", epsilon=1.0)
+    with pytest.raises(ValueError, match="bare env without messages"):
+        run_fast("local_ucb", private, 1, progress=False)
