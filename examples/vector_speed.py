@@ -8,8 +8,11 @@ vector wrapper a wrapper names (``vector_form``) as a multiple of the bare vecto
 (target: <= 2x), measured interleaved with the bare step: each time is the best of
 ``--repeats`` rounds (the least disturbed on a shared machine). A vector form this
 script has no arguments for is printed as not measured, so none is left out silently.
-Last, the bare vector step against a hand-written NumPy step doing the same work
-(:func:`hand_written_rate`; the issue's target: within 1.5x).
+Then the bare vector step against a hand-written NumPy step doing the same work
+(:func:`hand_written_rate`; the issue's target: within 1.5x). Last, a vector policy with
+a compiled step (``local_ucb``, in ``local``: no messages) stepped through the vector
+env against the same trials rolled out by the core with no Python between steps
+(``MABCore.rollout``, what its fast path runs; :func:`rollout_rates`).
 
     python examples/vector_speed.py
     python examples/vector_speed.py --setting gossip --envs 256 --steps 200
@@ -197,6 +200,44 @@ def hand_written_rate(
     return steps * envs * n / best
 
 
+def rollout_rates(
+    agents: int, arms: int, envs: int, steps: int, repeats: int
+) -> tuple[float, float]:
+    """Agent-steps a second of ``local_ucb`` (its vector policy) on ``envs`` envs of
+    ``local``, stepped through ``act`` and the vector env's ``step``, and rolled out by
+    ``MABCore.rollout`` (the same trials: ``tests/families/test_ucb_vector.py``); each the
+    best of ``repeats``, interleaved.
+
+    Examples:
+        >>> stepped, rolled = rollout_rates(3, 2, 4, 8, 1)
+        >>> stepped > 0 and rolled > 0
+        True
+    """
+    from baselines.ucb.vector import local_ucb
+    from fedbandit_env.vector.policy import VectorSpec
+
+    scenario = Scenario(n_agents=agents, n_arms=arms, horizon=steps, setting="local")
+    venv = make_vec(scenario, envs)
+    probe = scenario.make_env(Requirements())
+    spec = VectorSpec.from_env(probe, envs)
+    probe.close()
+    best = {"stepped": np.inf, "rolled": np.inf}
+    for r in range(repeats):
+        for way in best:
+            policy = local_ucb()
+            obs, _ = venv.reset(seed=r)
+            policy.reset(spec, [np.random.default_rng([r, b]) for b in range(envs)])
+            begin = time.perf_counter()
+            if way == "stepped":
+                for _ in range(steps):
+                    obs = venv.step(policy.act(obs)[0])[0]
+            else:
+                kernel = policy.kernel()
+                venv.core.rollout(*kernel, np.array([steps]), np.zeros((envs, agents, 1)))
+            best[way] = min(best[way], time.perf_counter() - begin)
+    return steps * envs * agents / best["stepped"], steps * envs * agents / best["rolled"]
+
+
 def main() -> None:
     """Print the two speeds and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -232,6 +273,12 @@ def main() -> None:
         bare = vector_rate(scenario, needs, args.envs, args.steps, args.repeats)
         print(f"bare vector step:          {hand / bare:12.2f}x a hand-written NumPy step "
               "(the same work, nothing else)")  # fmt: skip
+    for envs in sorted({4, args.envs}):
+        stepped, rolled = rollout_rates(args.agents, args.arms, envs, args.steps, args.repeats)
+        print(
+            f"local_ucb, local, {envs:5d} envs: stepped {stepped:12,.0f} agent-steps/s, "
+            f"compiled rollout {rolled:12,.0f} ({rolled / stepped:.1f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -242,3 +242,4 @@ def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
     runpy.run_path(str(EXAMPLES / "vector_speed.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "x a hand-written NumPy step" in out
+    assert "compiled rollout" in out  # local_ucb stepped and rolled out

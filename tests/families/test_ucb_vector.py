@@ -21,8 +21,9 @@ from fedbandit_env.policies import IndependentTeam, Team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.vector_trials import run_vector_trials
+from fedbandit_env.runner.vector_trials import run_episodes, run_vector_trials
 from fedbandit_env.scenario import Scenario
+from fedbandit_env.seeding import spawn
 from fedbandit_env.vector.policy import VectorTeam
 
 PER_AGENT: dict[str, Any] = {
@@ -139,10 +140,13 @@ def test_the_compiled_fast_path_is_the_vector_envs_trials(
             for w in (1, 2, 3)]  # fmt: skip
     monkeypatch.setattr(fast_module, "BATCH", 2)
     runs.append(run_fast(policy, scenario, 5, seed=9, progress=False, **options).regret)
+    seeds = spawn(4, 3)
+    episodes = run_episodes(made.policy, scenario, seeds)  # what tune scores
     monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
     stepped = run_vector_trials(made.policy, scenario, None, 5, seed=9, batch=2).regret
     for regret in (compiled, *runs):
         np.testing.assert_array_equal(regret, stepped)
+    np.testing.assert_array_equal(episodes, run_episodes(made.policy, scenario, seeds))
 
 
 def test_the_compiled_fast_path_refuses_a_stack_it_does_not_play() -> None:
