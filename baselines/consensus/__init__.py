@@ -3,7 +3,9 @@ DDUCB (Martinez-Rubio, Kanade and Rebeschini 2019), accelerated and plain, and c
 (Landgren, Srivastava and Leonard 2016).
 
 ``policies.py`` holds the policies (and the readings chosen against the authors' code),
-``kernels.py`` their mathematics, ``fast.py`` the batched trial loop;
+``kernels.py`` their mathematics (the per-agent helpers and the vector step
+``consensus_step``), ``vector.py`` the vector policies, ``fast.py`` their fast paths (the
+core's compiled rollout with Broadcast's messages, no trial loop of their own);
 ``baselines.registration`` registers them as ``dducb``, ``dducb_plain`` and
 ``coop_ucb2``.
 

@@ -30,7 +30,7 @@ from numba import njit
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def mix_row(
     own: FloatArray,
     received: Float32Array,
@@ -83,7 +83,7 @@ def chebyshev_coefficients(lam: float, rounds: int) -> tuple[FloatArray, FloatAr
     return a, b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def chebyshev_step(
     mixed: FloatArray, previous: FloatArray, a: float, b: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
@@ -98,7 +98,7 @@ def chebyshev_step(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def ucb_arm(
     state: FloatArray, n_arms: int, log_s: float, width2: float, extra: float
 ) -> int:  # pragma: no cover
@@ -164,3 +164,131 @@ __all__ = [
     "plain_stage",
     "ucb_arm",
 ]
+
+
+DDUCB_ACCEL, DDUCB_PLAIN, COOP_UCB2 = 0, 1, 2
+"""The variants :func:`consensus_step` plays."""
+
+
+@njit(cache=True, nogil=True)
+def consensus_step(
+    last: IntArray,
+    seen: Float32Array,
+    t: int,
+    heard: Float32Array,
+    mask: np.ndarray,
+    y: FloatArray,
+    y_prev: FloatArray,
+    alpha: FloatArray,
+    gamma: FloatArray,
+    delta: FloatArray,
+    stage_at: IntArray,
+    scratch: FloatArray,
+    graph: tuple[IntArray, IntArray, float, FloatArray],
+    rule: tuple[int, int, FloatArray, FloatArray, float, bool],
+    arms: IntArray,
+    sent: FloatArray,
+) -> None:  # pragma: no cover
+    """One step of every agent of ``B`` envs, as :class:`~baselines.consensus.DDUCB`'s
+    ``act`` (``rule[0]`` :data:`DDUCB_ACCEL` or :data:`DDUCB_PLAIN`) or
+    :class:`~baselines.consensus.CoopUCB2`'s (:data:`COOP_UCB2`) plays it: absorb the
+    last pull (``last``, the float32 ``seen``), run the step's consensus round on what the
+    neighbours sent last step (``heard`` ``(B, N, 2M)`` float32, by sender; every
+    neighbour's message arrives under Broadcast), pull into ``arms``, send the state
+    (``sent[b, i, :2M]``, zeros after). The state: ``y`` (DDUCB's beta, coop-UCB2's
+    ``x + e``), ``y_prev``, ``alpha``, ``gamma``, ``delta`` ``(B, N, 2M)``; the stage's
+    round and whether a stage closed (``stage_at``, the same in every env: they depend
+    on the step only); ``scratch`` ``(2, 2M)`` holds a round's sums. ``graph =
+    (neighbours (N, d_max), degrees (N,), weight, eps_c (N,))``; ``rule = (variant, stage
+    C, Chebyshev a, b, width2 = 2 c sigma^2 / N, code_alias)``. The per-agent policies'
+    operations in their order, so the same bits
+    (``tests/families/consensus/test_consensus.py``).
+
+    Examples:
+        >>> b, n, m = 1, 2, 2
+        >>> y = [np.zeros((b, n, 2 * m)) for _ in range(5)]
+        >>> graph = (np.array([[1], [0]]), np.array([1, 1]), 0.5, np.zeros(2))
+        >>> rule = (COOP_UCB2, 1, np.ones(1), np.zeros(1), 0.1, False)
+        >>> arms, sent = np.zeros((b, n), np.int64), np.zeros((b, n, 2 * m))
+        >>> consensus_step(arms, np.zeros((b, n), np.float32), 0, np.zeros((b, n, 4),
+        ...                np.float32), np.zeros((b, n, n), np.int8), *y,
+        ...                np.zeros(2, np.int64), np.zeros((2, 4)), graph, rule, arms, sent)
+        >>> arms.tolist()  # the first pulls: arm t
+        [[0, 0]]
+    """
+    neighbours, degrees, weight, eps_c = graph
+    variant, stage, a, b_coef, width2, alias = rule
+    n_envs, n = arms.shape
+    size = y.shape[2]
+    m = size // 2
+    done = t
+    mixed, new = scratch[0], scratch[1]
+    r_stage = stage_at[0]
+    closed = stage_at[1] != 0
+    closing = variant != COOP_UCB2 and done > m and r_stage + 1 == stage
+    for b in range(n_envs):
+        wire = heard[b]
+        for i in range(n):
+            if variant == COOP_UCB2:  # CoopUCB2.act
+                if done > 0:
+                    mix_row(y[b, i], wire, neighbours[i], degrees[i], weight, mixed)
+                    for k in range(size):
+                        y[b, i, k] = mixed[k]
+                    y[b, i, last[b, i]] += 1.0
+                    y[b, i, m + last[b, i]] += float(seen[b, i])
+                if done < m:
+                    arms[b, i] = done
+                else:
+                    arms[b, i] = ucb_arm(y[b, i], m, math.log(done - m + 1), width2, eps_c[i])
+            else:
+                if done > 0:  # DDUCB.act: absorb the last pull
+                    a_i, u = last[b, i], float(seen[b, i])
+                    if done <= m:
+                        y[b, i, a_i] += 1.0
+                        y[b, i, m + a_i] += u
+                    else:
+                        gamma[b, i, a_i] += 1.0
+                        gamma[b, i, m + a_i] += u
+                        alpha[b, i, a_i] += 1.0 / n
+                        alpha[b, i, m + a_i] += u / n
+                        if alias and closed and variant == DDUCB_ACCEL:
+                            delta[b, i, a_i] += 1.0 / n
+                            delta[b, i, m + a_i] += u / n
+                if done == m:
+                    for k in range(size):
+                        alpha[b, i, k] = y[b, i, k] / m
+                elif done > m:  # DDUCB._round
+                    mix_row(y[b, i], wire, neighbours[i], degrees[i], weight, mixed)
+                    if variant == DDUCB_ACCEL:
+                        chebyshev_step(mixed, y_prev[b, i], a[r_stage], b_coef[r_stage], new)
+                        for k in range(size):
+                            y_prev[b, i, k] = y[b, i, k]
+                            y[b, i, k] = new[k]
+                    else:
+                        for k in range(size):
+                            y[b, i, k] = mixed[k]
+                    if closing:
+                        for k in range(size):
+                            if variant == DDUCB_ACCEL:
+                                delta[b, i, k] += y[b, i, k]
+                                alpha[b, i, k] = delta[b, i, k]
+                                y[b, i, k] = gamma[b, i, k]
+                                y_prev[b, i, k] = 0.0
+                            else:
+                                alpha[b, i, k] = y[b, i, k]
+                                y[b, i, k] += gamma[b, i, k]
+                                if alias:
+                                    alpha[b, i, k] = y[b, i, k]
+                            gamma[b, i, k] = 0.0
+                if done < m:
+                    arms[b, i] = done
+                else:
+                    c_s = m + n * (done - m) if done < m + stage else n * (done - stage)
+                    arms[b, i] = ucb_arm(alpha[b, i], m, math.log(max(c_s, 1)), width2, 0.0)
+            for k in range(size):
+                sent[b, i, k] = y[b, i, k]
+            for k in range(size, sent.shape[2]):
+                sent[b, i, k] = 0.0
+    if variant != COOP_UCB2 and done > m:
+        stage_at[0] = 0 if closing else r_stage + 1
+        stage_at[1] = 1 if closed or closing else 0

@@ -217,6 +217,102 @@ def rollout_block(
 
 
 @njit(cache=True, nogil=True)
+def rollout_broadcast(
+    act: Any,
+    state: Any,
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    draws: FloatArray,
+    first: int,
+    t: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    regret: FloatArray,
+    cum: FloatArray,
+    wire: tuple[Any, ...],
+    record: tuple[Any, ...],
+) -> tuple[int, int]:  # pragma: no cover
+    """:func:`rollout_block` for envs whose messages go by ``Broadcast``: ``act(last,
+    seen, t, heard, mask, *state, arms, sent)`` also reads what it heard last step
+    (``heard`` ``(B, N, D)`` float32, by sender; ``mask`` ``(B, N, N)`` int8) and writes
+    its messages ``sent`` ``(B, N, D)``. ``wire = (heard, mask, sent, adjacency, heard_by,
+    checked, low, high, cost, cum_cost)``: each sender's row as float32 where some agent
+    hears it (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
+    (``adjacency``: the router's broadcast), each env's ``cum_cost`` plus the step's
+    ``cost``. ``record = (steps, r, out, cost_out, t_arms,
+    t_rewards)``: :func:`rollout_block`'s, and the cumulative cost at the recorded steps.
+
+    Before a step, the messages of the senders ``checked`` ``(N,)`` are checked as the
+    vector env checks them (finite, within ``[low, high]``: :func:`messages_within`'s
+    test); a bad one stops the rollout before that step. Returns the next ``r`` and the
+    steps played by then.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def say_arm(last, seen, t, heard, mask, arms, sent):
+        ...     arms[:] = 0
+        ...     sent[:] = t
+        >>> means, gaps = np.array([[[0.9, 0.1], [0.9, 0.1]]]), np.array([[0.0, 0.8]])
+        >>> n = np.zeros((1, 2), np.int64)
+        >>> heard, mask = np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 2), np.int8)
+        >>> adjacency = np.array([[0, 1], [1, 0]], np.int8)
+        >>> wire = (heard, mask, np.zeros((1, 2, 1)), adjacency, np.ones(2, np.bool_),
+        ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1))
+        >>> none = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
+        >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
+        >>> rollout_broadcast(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
+        ...                   np.full((1, 3, 2), 0.5), 0, 0, n.copy(), n, np.zeros((1, 2),
+        ...                   np.float32), np.empty((0, 0)), np.zeros((1, 2)), wire, record)
+        (1, 3)
+        >>> heard[0, :, 0].tolist(), mask[0].tolist(), record[3].tolist()
+        ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
+    """
+    heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost = wire
+    steps, r, out, cost_out, t_arms, t_rewards = record
+    n_envs, n = arms.shape
+    trace = t_arms.shape[0] > 0
+    for s in range(first, draws.shape[1]):
+        act(last, seen, t, heard, mask, *state, arms, sent)
+        bad = False  # messages_within's check, in the pass that puts them on the wire
+        for b in range(n_envs):
+            for i in range(n):
+                keep, checked = heard_by[i], senders[i]
+                for k in range(sent.shape[2]):
+                    v = sent[b, i, k]
+                    bad |= checked & ((v - v != 0.0) | (v < low) | (v > high))
+                    heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
+        if bad:  # the wire is left half-written: the caller raises
+            return r, t
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
+        t += 1
+        for b in range(n_envs):
+            cum_cost[b] += cost
+            for i in range(n):
+                last[b, i] = arms[b, i]
+        if t == 1:  # the graph from the first delivery on
+            for b in range(n_envs):
+                for i in range(n):
+                    for j in range(n):
+                        mask[b, i, j] = adjacency[i, j]
+        if trace:
+            for b in range(n_envs):
+                for i in range(n):
+                    t_arms[b, t - 1, i] = arms[b, i]
+                    t_rewards[b, t - 1, i] = seen[b, i]
+        if r < steps.size and t == steps[r]:
+            for b in range(n_envs):
+                cost_out[b, r] = cum_cost[b]
+                for i in range(n):
+                    out[b, i, r] = cum[b, i]
+            r += 1
+    return r, t
+
+
+@njit(cache=True, nogil=True)
 def arms_within(arms: np.ndarray, n_arms: int) -> bool:  # pragma: no cover
     """Whether every entry of ``arms`` (any integer dtype, ``(B, N)``) lies in ``[0, M)``:
     the vector env's check of a step's arms in one pass (``MABCore.check_actions``).
@@ -270,5 +366,6 @@ __all__ = [
     "pull_arms",
     "pull_sets",
     "rollout_block",
+    "rollout_broadcast",
     "step_envs",
 ]

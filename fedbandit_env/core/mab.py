@@ -40,7 +40,13 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
-from fedbandit_env.core.kernels import arms_within, messages_within, rollout_block, step_envs
+from fedbandit_env.core.kernels import (
+    arms_within,
+    messages_within,
+    rollout_block,
+    rollout_broadcast,
+    step_envs,
+)
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
@@ -284,6 +290,24 @@ class MABCore:
         self.last_routed = routed
         return CoreStep(rewards, regret, routed, peer, server, cost, self.t >= self.horizon)
 
+    @property
+    def rolls_out(self) -> bool:
+        """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
+        by ``Broadcast`` (every neighbour's row every step, no public prefix or server).
+
+        Examples:
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = MABCore(MABProblem([[0.2, 0.8], [0.6, 0.3]]), Network.complete(2),
+            ...                [Broadcast()], horizon=3, message_dim=2)
+            >>> core.rolls_out
+            True
+        """
+        if not self.backend.is_numpy:
+            return False
+        router = self.router
+        plain = router.kind == "broadcast" and not router.public_dim and not router.has_server
+        return not self.message_dim or plain
+
     def rollout(
         self,
         act: Any,
@@ -291,17 +315,23 @@ class MABCore:
         steps: IntArray,
         out: FloatArray,
         trace: tuple[IntArray, Float32Array] | None = None,
+        cost_out: FloatArray | None = None,
     ) -> None:
         """Play the rest of every env's episode with a compiled policy step ``act`` and
-        its arrays ``state`` (``act(last_arms, last_rewards_f32, t, *state, arms_out)``,
-        a :meth:`VectorPolicy.kernel <fedbandit_env.vector.policy.VectorPolicy.kernel>`),
-        with no Python between steps: :func:`~fedbandit_env.core.kernels.rollout_block`
-        over blocks of noise drawn as :meth:`step` draws it, so the episode is the one
-        :meth:`step` plays for the same arms, to the bit. The cumulative regret at the
-        recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))``; ``trace``
-        ``(B, T, N)`` arms and float32 rewards keeps every step's. NumPy and no
-        messages only (a ``ValueError`` otherwise). Afterwards ``last_rewards`` holds the
-        last step's rewards as its observation does (float32 values).
+        its arrays ``state`` (a :meth:`VectorPolicy.kernel
+        <fedbandit_env.vector.policy.VectorPolicy.kernel>`: ``act(last_arms,
+        last_rewards_f32, t, *state, arms_out)``, or with messages ``act(last_arms,
+        last_rewards_f32, t, heard, mask, *state, arms_out, sent_out)``), with no Python
+        between steps: :func:`~fedbandit_env.core.kernels.rollout_block` (or
+        :func:`~fedbandit_env.core.kernels.rollout_broadcast`) over blocks of noise drawn
+        as :meth:`step` draws it, so the episode is the one :meth:`step` plays for the
+        same actions, to the bit, messages and link costs included. The cumulative regret
+        at the recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))`` (the
+        cumulative cost to ``cost_out`` ``(B, len(steps))``); ``trace`` ``(B, T, N)`` arms
+        and float32 rewards keeps every step's. Where :attr:`rolls_out` is false, a
+        ``ValueError``; a message the env would refuse raises its ``ValueError`` before
+        that step. Afterwards ``last_rewards`` holds the last step's rewards as its
+        observation does (float32 values).
 
         Examples:
             >>> from numba import njit
@@ -317,9 +347,11 @@ class MABCore:
             >>> core.t, out[1].round(2).tolist()
             (4, [[0.6], [0.6]])
         """
-        if self.message_dim or not self.backend.is_numpy:
-            raise ValueError("a compiled rollout plays NumPy envs without messages")
-        b, n = self.n_envs, self.n_agents
+        if not self.rolls_out:
+            raise ValueError(
+                "a compiled rollout plays NumPy envs without messages, or with Broadcast's"
+            )
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
         arms = last.copy()
         seen = np.asarray(self.last_rewards, dtype=np.float32).copy()
@@ -329,16 +361,51 @@ class MABCore:
         t_arms, t_rewards = trace
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
+        if d:
+            wire = self._wire()
+            kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         while self.t < self.horizon:
             if self._offset >= self._draws.shape[1]:
                 self._refill(ahead)
-            end = self._draws.shape[1]
-            r = rollout_block(act, state, self.means, self.gaps, self._kinds, self._scales,
-                              self._draws, self._offset, self.t, last, arms, seen, regret,
-                              self.cum_regret, steps, r, out, t_arms, t_rewards)  # fmt: skip
-            self.t += end - self._offset
+            start = self._offset
+            args = (self.means, self.gaps, self._kinds, self._scales, self._draws, start,
+                    self.t, last, arms, seen, regret, self.cum_regret)  # fmt: skip
+            if not d:
+                r = rollout_block(act, state, *args, steps, r, out, t_arms, t_rewards)
+                end = self._draws.shape[1]
+            else:
+                record = (steps, r, out, kept, t_arms, t_rewards)
+                r, t = rollout_broadcast(act, state, *args, wire, record)
+                end = start + t - self.t
+                if end < self._draws.shape[1] and t < self.horizon:  # a message refused
+                    self.t, self._offset = t, end
+                    self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+                    self.check_actions(arms, wire[2])  # the env's own refusal, its message
+                    raise ValueError("a message outside the bounds the env declares")
+            self.t += end - start
             self._offset = end
         self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+
+    def _wire(self) -> tuple[Any, ...]:
+        """:func:`~fedbandit_env.core.kernels.rollout_broadcast`'s ``wire``: what was
+        heard last step (zeros before the first), the broadcast's graph and the link
+        cost of a step as :meth:`step` adds it."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        router = self.router
+        if self.t and self.last_routed is not None:
+            heard = np.array(self.last_routed.messages, dtype=np.float32, order="C")
+            mask = np.array(self.last_routed.mask, dtype=np.int8, order="C")
+        else:
+            heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)
+        adjacency = np.ascontiguousarray(self.network.adjacency, dtype=np.int8)
+        heard_by = np.ascontiguousarray(np.asarray(router._heard), dtype=np.bool_)
+        edges = float(self.network.n_edges)
+        cost = float(self.link_costs[0] * 0.0 + self.link_costs[1] * edges)
+        lo, hi = self.message_bounds
+        checked = np.zeros(n, dtype=np.bool_)
+        checked[self._senders] = True  # every agent but an admitted forger
+        return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
+                float(lo), float(hi), cost, self.cum_cost)  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

@@ -96,9 +96,10 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 
 
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
-    """The policy's compiled step where ``venv`` is a bare NumPy env without messages
-    (where :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays it),
-    else ``None``. Call after the policy's ``reset``.
+    """The policy's compiled step where ``venv`` is a bare NumPy env that
+    :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
+    or Broadcast's: ``MABCore.rolls_out``), else ``None``. Call after the policy's
+    ``reset``.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -111,9 +112,7 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """
     from fedbandit_env.vector.env import FederatedMABVecEnv
 
-    if type(venv) is not FederatedMABVecEnv or venv.core.message_dim:
-        return None
-    if not venv.core.backend.is_numpy:
+    if type(venv) is not FederatedMABVecEnv or not venv.core.rolls_out:
         return None
     return policy.kernel()
 
@@ -175,9 +174,9 @@ def run_vector_trials(
             venv = make_vec(scenario, k, needs)
             obs = _start(venv, policy, chunk, agents)
             compiled = compiled_act(venv, policy)
-            if compiled is not None:  # the whole batch in compiled code (no messages)
+            if compiled is not None:  # the whole batch in compiled code
                 out = np.zeros((k, len(agents), steps.size))
-                venv.core.rollout(*compiled, steps, out)
+                venv.core.rollout(*compiled, steps, out, cost_out=cost[first : first + k])
                 regret[first : first + k] = out
                 bar.update(k * horizon)
             else:
@@ -259,18 +258,20 @@ class CompiledTrials:
         if compiled is None:
             raise ValueError(
                 f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "
-                "a bare env without messages only; this scenario's is not: run it through "
-                "evaluate (the vector env's layers)"
+                "a bare env without messages or with Broadcast's only; this scenario's is "
+                "not: run it through evaluate (the vector env's layers)"
             )
         n, horizon = len(agents), int(scenario.horizon)
-        out = np.zeros((k, n, st.steps.size))
+        out, cost = np.zeros((k, n, st.steps.size)), np.zeros((k, st.steps.size))
         shape = (k, horizon, n) if st.trace else (0, 0, 0)
         arms, rewards = np.zeros(shape, np.int64), np.zeros(shape, np.float32)
-        venv.core.rollout(*compiled, st.steps, out, (arms, rewards))
+        venv.core.rollout(*compiled, st.steps, out, (arms, rewards), cost)
+        talks = bool(venv.core.message_dim)
         venv.close()
         if not st.trace:
             arms, rewards = np.zeros((k, 0, n), np.int64), np.zeros((k, 0, n), np.float32)
-        return [TrialResult(out[j], arms[j], rewards[j]) for j in range(k)]
+        return [TrialResult(out[j], arms[j], rewards[j], cost[j] if talks else None)
+                for j in range(k)]  # fmt: skip
 
 
 def _play_batch(

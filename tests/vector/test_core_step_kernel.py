@@ -149,9 +149,93 @@ def test_a_rollout_is_the_episode_step_plays(noise: str, python_steps: int) -> N
     assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
 
 
-def test_a_rollout_refuses_an_env_with_messages() -> None:
-    core = MABCore(problems()["bernoulli"], Network.complete(N),
-                   [Broadcast() for _ in range(B)], horizon=T, message_dim=1)  # fmt: skip
+@njit
+def _pooled(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: np.ndarray,
+            sums: np.ndarray, counts: np.ndarray, arms: np.ndarray,
+            sent: np.ndarray) -> None:  # fmt: skip
+    # a learner that talks: its own counts and sums sent, the neighbours' heard added in
+    b_count, n = arms.shape
+    m = sums.shape[2]
+    for b in range(b_count):
+        for i in range(n):
+            if t > 0:
+                counts[b, i, last[b, i]] += 1.0
+                sums[b, i, last[b, i]] += seen[b, i]
+        for i in range(n):
+            best, k = -1.0, 0
+            for a in range(m):
+                c, x = counts[b, i, a], sums[b, i, a]
+                for j in range(n):
+                    if mask[b, i, j]:
+                        c += heard[b, j, a]
+                        x += heard[b, j, m + a]
+                value = 2.0 + a if c == 0 else x / c
+                if value > best:
+                    best, k = value, a
+            arms[b, i] = k
+            for a in range(m):
+                sent[b, i, a] = counts[b, i, a]
+                sent[b, i, m + a] = sums[b, i, a] / 3.0  # not a float32: the wire rounds it
+
+
+def talking_core(network: Network, horizon: int = T, protocol: Any = Broadcast) -> MABCore:
+    core = MABCore(problems()["clipped_gaussian"], network, [protocol() for _ in range(B)],
+                   horizon=horizon, message_dim=2 * M, link_costs=(25.0, 0.3),
+                   block=7)  # fmt: skip
+    core.reset(list(range(200, 200 + B)))
+    return core
+
+
+@pytest.mark.parametrize("graph", ["complete", "star", "path"])
+@pytest.mark.parametrize("python_steps", [0, 6])
+def test_a_rollout_with_broadcast_is_the_episode_step_plays(graph: str, python_steps: int) -> None:
+    # messages heard, masks, costs and choices: the router's broadcast, step by step
+    network = getattr(Network, graph)(N)
+    steps = np.array([4, 6, 7, 19, T])
+    stepped, rolled = talking_core(network), talking_core(network)
+    mine, theirs = state(), state()
+    records, costs = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
+    for core, held, until in ((stepped, theirs, T), (rolled, mine, python_steps)):
+        heard, mask = np.zeros((B, N, 2 * M), np.float32), np.zeros((B, N, N), np.int8)
+        for t in range(until):
+            arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, 2 * M))
+            seen = core.last_rewards.astype(np.float32)
+            _pooled(core.last_arms, seen, t, heard, mask, *held, arms, sent)
+            routed = core.step(arms, sent).routed
+            assert routed is not None
+            heard, mask = np.array(routed.messages), np.array(routed.mask)
+            if core is stepped and t + 1 in steps:
+                records[:, :, list(steps).index(t + 1)] = core.cum_regret
+                costs[:, list(steps).index(t + 1)] = core.cum_cost
+    out, cost_out = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
+    rolled.rollout(_pooled, mine, steps, out, cost_out=cost_out)
+    first = int(np.searchsorted(steps, python_steps, side="right"))
+    assert np.array_equal(out[:, :, first:], records[:, :, first:])
+    assert np.array_equal(cost_out[:, first:], costs[:, first:])
+    assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+    assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
+    assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
+
+
+@njit
+def _shout(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: np.ndarray,
+           arms: np.ndarray, sent: np.ndarray) -> None:  # fmt: skip
+    arms[:] = 0
+    sent[:] = 1e9 if t == 3 else 0.5
+
+
+def test_a_rollout_refuses_what_the_env_refuses() -> None:
+    # a message outside the bounds stops the rollout before its step, with the env's
+    # message; a protocol other than Broadcast is not rolled out at all
+    core = MABCore(problems()["bernoulli"], Network.complete(N), [Broadcast() for _ in range(B)],
+                   horizon=T, message_dim=1, message_bounds=(0.0, 1.0))  # fmt: skip
     core.reset(list(range(B)))
-    with pytest.raises(ValueError, match="without messages"):
-        core.rollout(_greedy, state(), np.array([T]), np.zeros((B, N, 1)))
+    with pytest.raises(ValueError, match="messages must be finite and within"):
+        core.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
+    assert core.t == 3  # the three steps before the refused one were played
+    from fedbandit_env.protocols import RandomEdgeGossip
+
+    gossip = talking_core(Network.complete(N), protocol=RandomEdgeGossip)
+    assert not gossip.rolls_out
+    with pytest.raises(ValueError, match="Broadcast"):
+        gossip.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
