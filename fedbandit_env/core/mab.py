@@ -385,6 +385,9 @@ class MABCore:
             self.t += end - start
             self._offset = end
         self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+        if d:  # what the last step delivered, as step() leaves it
+            router = self.router
+            self.last_routed = Routed(wire[0], wire[1], router._edge_links, router._no_links)
 
     def _wire(self) -> tuple[Any, ...]:
         """:func:`~fedbandit_env.core.kernels.rollout_broadcast`'s ``wire``: what was

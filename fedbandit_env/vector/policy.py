@@ -188,17 +188,21 @@ class VectorPolicy(ABC):
         messages) from the newest observations."""
 
     def kernel(self) -> CompiledAct | None:
-        """This policy's step as compiled code, where it has one and sends nothing:
-        ``(step, state)`` with ``step(last_arms, last_rewards, t, *state, arms)`` a numba
-        function that writes every agent's next arm into ``arms`` ``(B, N)`` from the
-        last arms ``(B, N)`` int64, the last float32 rewards ``(B, N)``, the steps played
-        ``t`` and the policy's own arrays ``state`` (updated in place). Valid after
-        :meth:`reset`, until the next one.
+        """This policy's step as compiled code, where it has one: ``(step, state)`` with
+        ``step(last_arms, last_rewards, t, *state, arms)`` a numba function that writes
+        every agent's next arm into ``arms`` ``(B, N)`` from the last arms ``(B, N)``
+        int64, the last float32 rewards ``(B, N)``, the steps played ``t`` and the
+        policy's own arrays ``state`` (updated in place). A policy that talks takes what
+        it heard last step and writes what it sends: ``step(last_arms, last_rewards, t,
+        heard, mask, *state, arms, sent)`` (``heard`` ``(B, N, D)`` float32 by sender,
+        ``mask`` ``(B, N, N)`` int8 as the observations hold them, ``sent`` ``(B, N, D)``
+        float64). Valid after :meth:`reset`, until the next one.
 
-        Where it is not ``None``, trials run with no Python between steps
-        (:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``,
-        ``evaluate``) and :meth:`act` must be the same step, so both paths play the same
-        trials. Default: ``None`` (the policy plays through :meth:`act`).
+        Where it is not ``None``, trials on a bare NumPy env without messages or with
+        Broadcast's run with no Python between steps (:meth:`MABCore.rollout
+        <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``, ``evaluate``), and
+        :meth:`act` must be the same step, so both paths play the same trials. Default:
+        ``None`` (the policy plays through :meth:`act`).
 
         Examples:
             >>> class Arm0(VectorPolicy):

@@ -213,6 +213,9 @@ def test_a_rollout_with_broadcast_is_the_episode_step_plays(graph: str, python_s
     assert np.array_equal(out[:, :, first:], records[:, :, first:])
     assert np.array_equal(cost_out[:, first:], costs[:, first:])
     assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+    assert rolled.last_routed is not None and stepped.last_routed is not None
+    assert np.array_equal(rolled.last_routed.messages, stepped.last_routed.messages)
+    assert np.array_equal(rolled.last_routed.mask, stepped.last_routed.mask)
     assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
     assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
 
