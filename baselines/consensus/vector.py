@@ -54,6 +54,8 @@ class ConsensusVector(VectorPolicy):
         ([[0, 0, 0], [0, 0, 0]], (2, 3, 4))
     """
 
+    kernel_talks = True
+
     def __init__(self, template: DDUCB | CoopUCB2) -> None:
         self.template = template
         self.name = "coop_ucb2" if isinstance(template, CoopUCB2) else "dducb"

@@ -98,7 +98,8 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """The policy's compiled step where ``venv`` is a bare NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's: ``MABCore.rolls_out``), else ``None``. Call after the policy's
+    or Broadcast's: ``MABCore.rolls_out``) and the step's form fits it (talking where
+    the env carries messages: ``kernel_talks``), else ``None``. Call after the policy's
     ``reset``.
 
     Examples:
@@ -114,6 +115,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
 
     if type(venv) is not FederatedMABVecEnv or not venv.core.rolls_out:
         return None
+    if bool(venv.core.message_dim) != bool(getattr(policy, "kernel_talks", False)):
+        return None  # a silent step in an env that carries messages, or the reverse
     return policy.kernel()
 
 

@@ -187,6 +187,10 @@ class VectorPolicy(ABC):
         """Every agent's arm ``(B, N)`` and message ``(B, N, D)`` (``None`` without
         messages) from the newest observations."""
 
+    kernel_talks: bool = False
+    """Whether :meth:`kernel`'s step is the talking form (reads what was heard, writes
+    what it sends); a silent one plays only envs without messages."""
+
     def kernel(self) -> CompiledAct | None:
         """This policy's step as compiled code, where it has one: ``(step, state)`` with
         ``step(last_arms, last_rewards, t, *state, arms)`` a numba function that writes

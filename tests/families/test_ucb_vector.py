@@ -171,3 +171,21 @@ def test_the_compiled_fast_path_draws_each_trials_instance_as_the_pettingzoo_pat
                             record_every=1, progress=False)  # fmt: skip
     np.testing.assert_array_equal(fast.regret, pettingzoo.regret)
     assert len({float(r) for r in fast.regret[:, 0, -1]}) > 1  # the trials differ
+
+
+def test_a_silent_compiled_step_in_an_env_with_messages_is_stepped() -> None:
+    """An env asked to carry messages (Broadcast) which local UCB never reads (it sends
+    zeros): its silent compiled step does not fit that rollout, so the batch is stepped,
+    with the per-agent team's trials."""
+    from fedbandit_env.policies import Requirements
+
+    scenario = Scenario(n_agents=4, n_arms=3, horizon=40, graph="ring")
+    needs = Requirements(message_dim=6, protocol="broadcast")
+    made = registry.make("local_ucb")
+    assert isinstance(made, VectorTeam)
+    vector = run_vector_trials(made.policy, scenario, needs, 3, seed=2, batch=3)
+    want = run_trials(functools.partial(scenario.make_env, needs),
+                      functools.partial(registry.make, "local_ucb"), n_trials=3, seed=2,
+                      record_every=1, progress=False)  # fmt: skip
+    np.testing.assert_array_equal(vector.regret, want.regret)
+    np.testing.assert_array_equal(vector.comm_cost, want.comm_cost)
