@@ -2,7 +2,8 @@
 
 ``policies.py`` and ``oracle.py`` hold the per-agent policies, ``vector.py`` their vector
 forms (what the registry makes), ``kernels.py`` their indices and compiled steps,
-``fast.py`` their batched trial loops (run where they model the scenario);
+``fast.py`` their fast paths (the core's compiled rollout of the vector forms, no trial
+loop of their own);
 ``baselines.registration`` registers them as ``local_ucb``, ``kl_ucb``, ``oracle_ucb`` and
 ``random``.
 
