@@ -1,4 +1,11 @@
-"""Local and cooperative Thompson sampling as one batched trial loop.
+"""Local and cooperative Thompson sampling's fast paths.
+
+:data:`run_local_ts` and :data:`run_coop_ts` are the family's vector policies
+(:mod:`baselines.thompson.vector`) rolled out by the core in compiled code
+(:class:`~fedbandit_env.runner.vector_trials.CompiledTrials`) where it can: no messages,
+or Broadcast's or RandomEdgeGossip's, raw rewards. The private forms and neighbour gossip
+still play on the trial loop below (issue 62: it goes once the core's rollout carries
+``PrivateRewards`` and the other routers).
 
 The loop plays every agent of a trial with the kernels of
 :mod:`baselines.thompson.kernels` (the policies call the same ones) and the env's own
@@ -50,6 +57,7 @@ from fedbandit_env.privacy.tree_kernels import (
     private_rewards_step,
 )
 from fedbandit_env.protocols.kernels import neighbour_calls, random_edge_pair
+from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import env_generators
 from fedbandit_env.type_aliases import IntArray
@@ -325,17 +333,39 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
     return TrialResult(out, arms, rewards, cost if code >= 0 else None)
 
 
-def run_local_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """One trial of local Thompson sampling (fast entry point of ``local_ts``)."""
+def loop_local_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of local Thompson sampling on the loop: what :data:`run_local_ts` plays
+    where the compiled rollout does not (private rewards)."""
     return _run(st, seeds, None)
 
 
-def run_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """One trial of cooperative Thompson sampling (fast entry point of ``coop_ts``,
-    ``coop_ts_relay`` and ``private_coop_ts``; ``share`` and ``epsilon`` from its
-    options)."""
+def loop_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
+    """One trial of cooperative Thompson sampling on the loop (``share`` and ``epsilon``
+    from its options): what :data:`run_coop_ts` plays where the compiled rollout does not
+    (private rewards, neighbour gossip)."""
     share = st.params.get("share", "hold")
     return _run(st, seeds, None if share is None else str(share))
 
 
-__all__ = ["PROTOCOL_CODES", "ThompsonParams", "held_members", "run_coop_ts", "run_local_ts"]
+run_local_ts = CompiledTrials(
+    "baselines.thompson.vector:local_ts", fallback="baselines.thompson.fast:loop_local_ts"
+)
+"""``local_ts``'s fast path: :class:`~baselines.thompson.vector.ThompsonVector` rolled out
+by the core (the loop with private rewards)."""
+run_coop_ts = CompiledTrials(
+    "baselines.thompson.vector:coop_ts", fallback="baselines.thompson.fast:loop_coop_ts"
+)
+"""The fast path of ``coop_ts``, ``coop_ts_relay`` and ``private_coop_ts``: the vector
+policy rolled out by the core with Broadcast's or RandomEdgeGossip's messages; the loop
+with private rewards or neighbour gossip."""
+
+
+__all__ = [
+    "PROTOCOL_CODES",
+    "ThompsonParams",
+    "held_members",
+    "loop_coop_ts",
+    "loop_local_ts",
+    "run_coop_ts",
+    "run_local_ts",
+]

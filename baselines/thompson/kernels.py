@@ -41,7 +41,7 @@ Posteriors (``family``):
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -357,6 +357,199 @@ def held_rows(stamps: FloatArray, me: int, rows: IntArray) -> int:  # pragma: no
     return c
 
 
+@njit(cache=True, nogil=True)
+def thompson_step(
+    last: IntArray,
+    seen: np.ndarray,
+    t: int,
+    heard: np.ndarray,
+    mask: np.ndarray,
+    counts: FloatArray,
+    sums: FloatArray,
+    stamps: FloatArray,
+    mom_mu: FloatArray,
+    mom_var: FloatArray,
+    members: IntArray,
+    own: IntArray,
+    share: int,
+    post: Posterior,
+    private: bool,
+    agents: Any,
+    rejected: IntArray,
+    strict: bool,
+    scratch: FloatArray,
+    rows: IntArray,
+    arms: IntArray,
+    sent: FloatArray,
+) -> bool:  # pragma: no cover
+    """Every agent of ``B`` envs: :class:`~baselines.thompson.CooperativeTS`'s ``act``
+    (absorb the last pull, keep what was heard, sample, pull the argmax) and its message,
+    in the per-agent policy's order of operations and floating-point order, so a trial is
+    the per-agent team's to the bit.
+
+    ``last`` ``(B, N)`` int64 and ``seen`` ``(B, N)`` float32: the last arms and what
+    their rewards read as (with ``private``, the pulled arm's private mean: its sum is
+    then ``seen * count``); ``t`` the steps played. ``heard`` ``(B, N, D)`` float32 by
+    sender and ``mask`` ``(B, N, N)`` what arrived last step. Agent ``i``'s table holds
+    a row per sender of ``members[i]`` (increasing; ``-1`` pads; its own at ``own[i]``):
+    ``counts``/``sums`` ``(B, N, S, M)``, ``stamps`` ``(B, N, S)``; ``share`` is -1
+    (alone), 0 (hold: a neighbour's ``2M`` numbers replace its row, each sender checked
+    once a step by :func:`honest_row`, as :func:`merge_held` checks it) or 1 (relay:
+    :func:`merge_relayed` of each sender's table, senders in order). ``mom_mu`` and
+    ``mom_var`` ``(B, N, S, M)``: with hold and :data:`MOMENT`, each held cell's
+    :func:`moment_cell`, refreshed where a row changes (:func:`moment_sample`), else
+    ``(1, 1, 1, 1)``. ``agents``: every agent's generator, env ``b``'s agent ``i`` at
+    ``b N + i``. Messages dropped as ones no honest agent sends are counted in
+    ``rejected`` ``(B, N)``; the arms go to ``arms`` ``(B, N)`` and the messages to
+    ``sent`` ``(B, N, D)`` (the own row, or the table with its stamps; the rest of a row
+    left as it is). ``scratch`` ``(3 M + N)`` and ``rows`` ``(S,)``: work space. With
+    ``strict`` (a protocol that may deliver off the graph's edges), returns ``False`` if
+    an agent heard a sender it holds no row of (hold: only the graph's neighbours are
+    held), else ``True``.
+
+    Examples:
+        >>> from numba import typed
+        >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        >>> z = np.zeros((1, 1, 1, 2))
+        >>> arms = np.zeros((1, 1), np.int64)
+        >>> thompson_step(arms.copy(), np.zeros((1, 1), np.float32), 0,
+        ...               np.zeros((1, 1, 0), np.float32), np.zeros((1, 1, 1), np.int8),
+        ...               z.copy(), z.copy(), np.zeros((1, 1, 1)), z, z,
+        ...               np.zeros((1, 1), np.int64), np.zeros(1, np.int64), -1, post, False,
+        ...               typed.List([np.random.default_rng(0)]), np.zeros((1, 1), np.int64),
+        ...               True, np.zeros(7), np.zeros(1, np.int64), arms, np.zeros((1, 1, 0)))
+        True
+        >>> int(arms[0, 0]) in (0, 1)
+        True
+    """
+    n_envs, n = last.shape
+    m = counts.shape[3]
+    width = members.shape[1]
+    wide = 2 * m + 1
+    cached = mom_mu.shape[3] == m and share == 0
+    lo_r, width_r = post.lo, post.width
+    done = t
+    row64, draws, honest = scratch[: 2 * m], scratch[2 * m : 3 * m], scratch[3 * m : 3 * m + n]
+    complete = True
+    for b in range(n_envs):
+        if share == 0 and done > 0:  # each sender checked once (merge_held's check)
+            for j in range(n):
+                for k in range(2 * m):
+                    row64[k] = heard[b, j, k]
+                honest[j] = 1.0 if honest_row(row64[:m], row64[m : 2 * m], done, post) else 0.0
+        for i in range(n):
+            me = own[i]
+            if done > 0:  # CooperativeTS.absorb, then .listen (senders in order)
+                a = last[b, i]
+                counts[b, i, me, a] += 1.0
+                if private:  # the private prefix sum, private_means[arm] * counts[arm]
+                    sums[b, i, me, a] = float(seen[b, i]) * counts[b, i, me, a]
+                else:
+                    sums[b, i, me, a] += float(seen[b, i])
+                stamps[b, i, me] = done
+                if cached:
+                    mom_mu[b, i, me, a], mom_var[b, i, me, a] = moment_cell(
+                        counts[b, i, me, a], sums[b, i, me, a], lo_r, width_r
+                    )
+                if share == 0:  # its neighbours' rows (degree x M)
+                    kept = 0
+                    for row in range(width):
+                        j = members[i, row]
+                        if j < 0 or j == i or not mask[b, i, j]:
+                            continue
+                        kept += 1
+                        if honest[j] == 0.0:
+                            rejected[b, i] += 1
+                            continue
+                        for k in range(m):
+                            counts[b, i, row, k] = heard[b, j, k]
+                            sums[b, i, row, k] = heard[b, j, m + k]
+                            if cached:
+                                mom_mu[b, i, row, k], mom_var[b, i, row, k] = moment_cell(
+                                    counts[b, i, row, k], sums[b, i, row, k], lo_r, width_r
+                                )
+                        stamps[b, i, row] = done
+                    if strict:
+                        arrived = 0
+                        for j in range(n):
+                            if j != i and mask[b, i, j]:
+                                arrived += 1
+                        complete &= arrived == kept
+                elif share == 1:  # every agent's rows (row j is agent j's)
+                    for j in range(n):
+                        if mask[b, i, j]:  # float32 as heard (merge_relayed widens each)
+                            table = heard[b, j, : n * wide].reshape(n, wide)
+                            rejected[b, i] += merge_relayed(
+                                counts[b, i], sums[b, i], stamps[b, i], table, i, done, post
+                            )
+            n_rows = held_rows(stamps[b, i], me, rows)
+            if cached:
+                moment_sample(mom_mu[b, i], mom_var[b, i], rows, n_rows, post,
+                              agents[b * n + i], draws)  # fmt: skip
+            else:
+                team_sample(counts[b, i], sums[b, i], rows, n_rows, post, agents[b * n + i],
+                            draws)  # fmt: skip
+            arms[b, i] = first_argmax(draws)
+        if share == 0:  # its own row: counts, sums
+            for j in range(n):
+                for k in range(m):
+                    sent[b, j, k] = counts[b, j, own[j], k]
+                    sent[b, j, m + k] = sums[b, j, own[j], k]
+        elif share == 1:  # its table, a row per agent: counts, sums, stamp
+            for j in range(n):
+                for row in range(n):
+                    for k in range(m):
+                        sent[b, j, row * wide + k] = counts[b, j, row, k]
+                        sent[b, j, row * wide + m + k] = sums[b, j, row, k]
+                    sent[b, j, row * wide + 2 * m] = stamps[b, j, row]
+    return complete
+
+
+@njit(cache=True, nogil=True)
+def thompson_alone(
+    last: IntArray,
+    seen: np.ndarray,
+    t: int,
+    counts: FloatArray,
+    sums: FloatArray,
+    stamps: FloatArray,
+    mom_mu: FloatArray,
+    mom_var: FloatArray,
+    members: IntArray,
+    own: IntArray,
+    share: int,
+    post: Posterior,
+    private: bool,
+    agents: Any,
+    rejected: IntArray,
+    strict: bool,
+    scratch: FloatArray,
+    rows: IntArray,
+    arms: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`thompson_step` of agents that neither hear nor send (``share`` -1, local
+    Thompson sampling): the silent form of a compiled step.
+
+    Examples:
+        >>> from numba import typed
+        >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
+        >>> z, arms = np.zeros((1, 1, 1, 2)), np.zeros((1, 1), np.int64)
+        >>> thompson_alone(arms.copy(), np.zeros((1, 1), np.float32), 0, z.copy(), z.copy(),
+        ...                np.zeros((1, 1, 1)), z, z, np.zeros((1, 1), np.int64),
+        ...                np.zeros(1, np.int64), -1, post, False,
+        ...                typed.List([np.random.default_rng(0)]),
+        ...                np.zeros((1, 1), np.int64), False, np.zeros(7), np.zeros(1, np.int64),
+        ...                arms)
+        >>> arms.shape
+        (1, 1)
+    """
+    nothing = np.zeros((1, 1, 0), dtype=np.float32)  # never read alone
+    unheard = np.zeros((1, 1, 1), dtype=np.int8)
+    thompson_step(last, seen, t, nothing, unheard, counts, sums, stamps, mom_mu, mom_var,
+                  members, own, share, post, private, agents, rejected, strict, scratch, rows,
+                  arms, np.zeros((1, 1, 0)))  # fmt: skip
+
+
 __all__ = [
     "BETA",
     "GAUSSIAN",
@@ -370,4 +563,6 @@ __all__ = [
     "moment_cell",
     "moment_sample",
     "team_sample",
+    "thompson_alone",
+    "thompson_step",
 ]

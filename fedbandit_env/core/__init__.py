@@ -17,7 +17,7 @@ Examples:
     'fedbandit_env.core.mab'
 """
 
-from fedbandit_env.core.mab import CoreStep, MABCore
+from fedbandit_env.core.mab import CoreStep, MABCore, RolloutStopped
 from fedbandit_env.core.routing import Routed, Router, inbox
 
-__all__ = ["CoreStep", "MABCore", "Routed", "Router", "inbox"]
+__all__ = ["CoreStep", "MABCore", "RolloutStopped", "Routed", "Router", "inbox"]

@@ -32,10 +32,12 @@ cost ``cdp_mab``'s loop (one of the cheapest) a fifth of its speed, measured.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.core.caching import FunctionCache
 
 from fedbandit_env.problems.kernels import draw_reward, reward_of
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -217,7 +219,7 @@ def rollout_block(
 
 
 @njit(cache=True, nogil=True)
-def rollout_broadcast(
+def rollout_talking(
     act: Any,
     state: Any,
     means: FloatArray,
@@ -235,15 +237,19 @@ def rollout_broadcast(
     wire: tuple[Any, ...],
     record: tuple[Any, ...],
 ) -> tuple[int, int]:  # pragma: no cover
-    """:func:`rollout_block` for envs whose messages go by ``Broadcast``: ``act(last,
-    seen, t, heard, mask, *state, arms, sent)`` also reads what it heard last step
-    (``heard`` ``(B, N, D)`` float32, by sender; ``mask`` ``(B, N, N)`` int8) and writes
-    its messages ``sent`` ``(B, N, D)``. ``wire = (heard, mask, sent, adjacency, heard_by,
-    checked, low, high, cost, cum_cost)``: each sender's row as float32 where some agent
+    """:func:`rollout_block` for envs whose messages go by ``Broadcast`` or
+    ``RandomEdgeGossip``: ``act(last, seen, t, heard, mask, *state, arms, sent)`` also
+    reads what it heard last step (``heard`` ``(B, N, D)`` float32, by sender; ``mask``
+    ``(B, N, N)`` int8) and writes its messages ``sent`` ``(B, N, D)``. ``wire = (heard,
+    mask, sent, adjacency, heard_by, checked, low, high, cost, cum_cost, edges,
+    picks)``. Broadcast (``picks`` empty): each sender's row as float32 where some agent
     hears it (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
-    (``adjacency``: the router's broadcast), each env's ``cum_cost`` plus the step's
-    ``cost``. ``record = (steps, r, out, cost_out, t_arms,
-    t_rewards)``: :func:`rollout_block`'s, and the cumulative cost at the recorded steps.
+    (``adjacency``: the router's broadcast). Gossip: env ``b``'s edge at the block's
+    step ``s`` is ``edges[picks[b, s - first]]`` (the router's draws, in its stream's
+    order), both ends hear each other and only their rows are kept (the router's
+    ``edge_delivery``). Each env's ``cum_cost`` gains the step's ``cost``. ``record =
+    (steps, r, out, cost_out, t_arms, t_rewards)``: :func:`rollout_block`'s, and the
+    cumulative cost at the recorded steps.
 
     Before a step, the messages of the senders ``checked`` ``(N,)`` are checked as the
     vector env checks them (finite, within ``[low, high]``: :func:`messages_within`'s
@@ -261,39 +267,58 @@ def rollout_broadcast(
         >>> heard, mask = np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 2), np.int8)
         >>> adjacency = np.array([[0, 1], [1, 0]], np.int8)
         >>> wire = (heard, mask, np.zeros((1, 2, 1)), adjacency, np.ones(2, np.bool_),
-        ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1))
+        ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1),
+        ...         np.zeros((1, 2), np.int64), np.zeros((1, 0), np.int64))
         >>> none = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
-        >>> rollout_broadcast(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
-        ...                   np.full((1, 3, 2), 0.5), 0, 0, n.copy(), n, np.zeros((1, 2),
-        ...                   np.float32), np.empty((0, 0)), np.zeros((1, 2)), wire, record)
+        >>> rollout_talking(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
+        ...                 np.full((1, 3, 2), 0.5), 0, 0, n.copy(), n, np.zeros((1, 2),
+        ...                 np.float32), np.empty((0, 0)), np.zeros((1, 2)), wire, record)
         (1, 3)
         >>> heard[0, :, 0].tolist(), mask[0].tolist(), record[3].tolist()
         ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
     """
-    heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost = wire
+    heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost, edges, picks = wire
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
+    d = sent.shape[2]
     trace = t_arms.shape[0] > 0
+    gossip = picks.shape[1] > 0
     for s in range(first, draws.shape[1]):
         act(last, seen, t, heard, mask, *state, arms, sent)
         bad = False  # messages_within's check, in the pass that puts them on the wire
         for b in range(n_envs):
             for i in range(n):
                 keep, checked = heard_by[i], senders[i]
-                for k in range(sent.shape[2]):
+                for k in range(d):
                     v = sent[b, i, k]
                     bad |= checked & ((v - v != 0.0) | (v < low) | (v > high))
-                    heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
+                    if not gossip:
+                        heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
         if bad:  # the wire is left half-written: the caller raises
             return r, t
+        if gossip:  # the step's edge: last step's ends forgotten, this one's rows kept
+            for b in range(n_envs):
+                if s == first:
+                    heard[b] = 0.0
+                    mask[b] = 0
+                else:
+                    u, v = edges[picks[b, s - first - 1], 0], edges[picks[b, s - first - 1], 1]
+                    mask[b, u, v] = mask[b, v, u] = 0
+                    heard[b, u] = 0.0
+                    heard[b, v] = 0.0
+                u, v = edges[picks[b, s - first], 0], edges[picks[b, s - first], 1]
+                mask[b, u, v] = mask[b, v, u] = 1
+                for k in range(d):
+                    heard[b, u, k] = np.float32(sent[b, u, k])
+                    heard[b, v, k] = np.float32(sent[b, v, k])
         step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
         t += 1
         for b in range(n_envs):
             cum_cost[b] += cost
             for i in range(n):
                 last[b, i] = arms[b, i]
-        if t == 1:  # the graph from the first delivery on
+        if t == 1 and not gossip:  # the graph from the first delivery on
             for b in range(n_envs):
                 for i in range(n):
                     for j in range(n):
@@ -310,6 +335,36 @@ def rollout_broadcast(
                     out[b, i, r] = cum[b, i]
             r += 1
     return r, t
+
+
+class ArgumentFunctionCache(FunctionCache):
+    """numba's disk cache for a function that takes a compiled function as an argument
+    (the rollouts take the policy's step), which keeps a signature it cannot save
+    compiled in memory instead of failing.
+
+    numba keys such a function's cache by the types of its arguments, a compiled
+    function's type included, and rewrites the whole index when it saves a new
+    signature. A process that loaded the index holds the functions named in its keys
+    only among the last ``NUMBA_FUNCTION_CACHE_SIZE`` (128) it unpickled; past that,
+    pickling the index again raises ``ReferenceError: underlying object has vanished``,
+    and the compile of the new signature (a new policy, after others were cached) failed
+    with it. Here that save is skipped: the rollout runs, and the next process compiles
+    that signature again (``tests/vector/test_rollout_cache.py``).
+
+    Examples:
+        >>> isinstance(rollout_block._cache, ArgumentFunctionCache)
+        True
+    """
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        """Save as numba does, unless the index names a function this process let go."""
+        with contextlib.suppress(ReferenceError):
+            super().save_overload(sig, data)
+
+
+_ROLLOUTS: tuple[Any, ...] = (rollout_block, rollout_talking)
+for _rollout in _ROLLOUTS:
+    _rollout._cache = ArgumentFunctionCache(_rollout.py_func)
 
 
 @njit(cache=True, nogil=True)
@@ -361,11 +416,12 @@ def messages_within(
 
 
 __all__ = [
+    "ArgumentFunctionCache",
     "arms_within",
     "messages_within",
     "pull_arms",
     "pull_sets",
     "rollout_block",
-    "rollout_broadcast",
+    "rollout_talking",
     "step_envs",
 ]

@@ -32,7 +32,7 @@ numbers, and no host round-trip a step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ from fedbandit_env.core.kernels import (
     arms_within,
     messages_within,
     rollout_block,
-    rollout_broadcast,
+    rollout_talking,
     step_envs,
 )
 from fedbandit_env.core.routing import Routed, Router
@@ -65,6 +65,16 @@ ROLLOUT_NUMBERS = 1 << 15
 within a core's cache): a
 block of ``max(block, ROLLOUT_NUMBERS // (B N))`` steps, so few envs still run long
 stretches between Python calls (the numbers are the same whatever the block)."""
+
+
+class RolloutStopped(RuntimeError):
+    """:meth:`MABCore.rollout` was asked to stop between two blocks (its ``stop``); the
+    steps played by then stand.
+
+    Examples:
+        >>> issubclass(RolloutStopped, RuntimeError)
+        True
+    """
 
 
 @dataclass(eq=False, slots=True)
@@ -293,7 +303,8 @@ class MABCore:
     @property
     def rolls_out(self) -> bool:
         """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
-        by ``Broadcast`` (every neighbour's row every step, no public prefix or server).
+        by ``Broadcast`` (every neighbour's row every step) or ``RandomEdgeGossip`` (one
+        edge's two rows a step), with no public prefix or server.
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -305,7 +316,11 @@ class MABCore:
         if not self.backend.is_numpy:
             return False
         router = self.router
-        plain = router.kind == "broadcast" and not router.public_dim and not router.has_server
+        plain = (
+            router.kind in ("broadcast", "random_edge")
+            and not router.public_dim
+            and not router.has_server
+        )
         return not self.message_dim or plain
 
     def rollout(
@@ -316,6 +331,7 @@ class MABCore:
         out: FloatArray,
         trace: tuple[IntArray, Float32Array] | None = None,
         cost_out: FloatArray | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         """Play the rest of every env's episode with a compiled policy step ``act`` and
         its arrays ``state`` (a :meth:`VectorPolicy.kernel
@@ -323,7 +339,7 @@ class MABCore:
         last_rewards_f32, t, *state, arms_out)``, or with messages ``act(last_arms,
         last_rewards_f32, t, heard, mask, *state, arms_out, sent_out)``), with no Python
         between steps: :func:`~fedbandit_env.core.kernels.rollout_block` (or
-        :func:`~fedbandit_env.core.kernels.rollout_broadcast`) over blocks of noise drawn
+        :func:`~fedbandit_env.core.kernels.rollout_talking`) over blocks of noise drawn
         as :meth:`step` draws it, so the episode is the one :meth:`step` plays for the
         same actions, to the bit, messages and link costs included. The cumulative regret
         at the recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))`` (the
@@ -331,7 +347,9 @@ class MABCore:
         and float32 rewards keeps every step's. Where :attr:`rolls_out` is false, a
         ``ValueError``; a message the env would refuse raises its ``ValueError`` before
         that step. Afterwards ``last_rewards`` holds the last step's rewards as its
-        observation does (float32 values).
+        observation does (float32 values). ``stop`` is asked before each block (of
+        ``max(block, 2**15 / (B N))`` steps); when it says so, :class:`RolloutStopped`
+        (how Ctrl-C ends a batch of compiled trials in flight).
 
         Examples:
             >>> from numba import njit
@@ -349,7 +367,8 @@ class MABCore:
         """
         if not self.rolls_out:
             raise ValueError(
-                "a compiled rollout plays NumPy envs without messages, or with Broadcast's"
+                "a compiled rollout plays NumPy envs without messages, or with Broadcast's "
+                "or RandomEdgeGossip's"
             )
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
@@ -361,10 +380,15 @@ class MABCore:
         t_arms, t_rewards = trace
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
+        gossip = bool(d) and self.router.kind == "random_edge"
         if d:
             wire = self._wire()
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
+        stopped = False
         while self.t < self.horizon:
+            if stop is not None and stop():
+                stopped = True
+                break
             if self._offset >= self._draws.shape[1]:
                 self._refill(ahead)
             start = self._offset
@@ -375,8 +399,13 @@ class MABCore:
                 end = self._draws.shape[1]
             else:
                 record = (steps, r, out, kept, t_arms, t_rewards)
-                r, t = rollout_broadcast(act, state, *args, wire, record)
+                if gossip:  # the edges of the block's steps, drawn as route() draws them
+                    picks = self.router.take_edges(self._draws.shape[1] - start)
+                    wire = (*wire[:-1], picks)
+                r, t = rollout_talking(act, state, *args, wire, record)
                 end = start + t - self.t
+                if gossip and t - self.t < picks.shape[1]:  # the edges of steps not played
+                    self.router.untake_edges(picks[:, t - self.t :])
                 if end < self._draws.shape[1] and t < self.horizon:  # a message refused
                     self.t, self._offset = t, end
                     self.last_arms, self.last_rewards = last, seen.astype(np.float64)
@@ -387,12 +416,16 @@ class MABCore:
         self.last_arms, self.last_rewards = last, seen.astype(np.float64)
         if d:  # what the last step delivered, as step() leaves it
             router = self.router
-            self.last_routed = Routed(wire[0], wire[1], router._edge_links, router._no_links)
+            links = router._one_link if gossip else router._edge_links
+            self.last_routed = Routed(wire[0], wire[1], links, router._no_links)
+        if stopped:  # the core is left as after those steps: a rollout or step goes on
+            raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
 
     def _wire(self) -> tuple[Any, ...]:
-        """:func:`~fedbandit_env.core.kernels.rollout_broadcast`'s ``wire``: what was
-        heard last step (zeros before the first), the broadcast's graph and the link
-        cost of a step as :meth:`step` adds it."""
+        """:func:`~fedbandit_env.core.kernels.rollout_talking`'s ``wire``: what was
+        heard last step (zeros before the first), the broadcast's graph, the gossip's
+        edges (its picks filled in per block) and the link cost of a step as
+        :meth:`step` adds it."""
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         router = self.router
         if self.t and self.last_routed is not None:
@@ -402,13 +435,15 @@ class MABCore:
             heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)
         adjacency = np.ascontiguousarray(self.network.adjacency, dtype=np.int8)
         heard_by = np.ascontiguousarray(np.asarray(router._heard), dtype=np.bool_)
-        edges = float(self.network.n_edges)
-        cost = float(self.link_costs[0] * 0.0 + self.link_costs[1] * edges)
+        links = 1.0 if router.kind == "random_edge" else float(self.network.n_edges)
+        cost = float(self.link_costs[0] * 0.0 + self.link_costs[1] * links)
         lo, hi = self.message_bounds
         checked = np.zeros(n, dtype=np.bool_)
         checked[self._senders] = True  # every agent but an admitted forger
+        edges = np.ascontiguousarray(np.asarray(router._edges), dtype=np.int64).reshape(-1, 2)
         return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
-                float(lo), float(hi), cost, self.cum_cost)  # fmt: skip
+                float(lo), float(hi), cost, self.cum_cost, edges,
+                np.zeros((b, 0), np.int64))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a
@@ -546,4 +581,4 @@ class MABCore:
         return arms.astype(np.int64, copy=False), msg
 
 
-__all__ = ["BLOCK", "CoreStep", "MABCore"]
+__all__ = ["BLOCK", "CoreStep", "MABCore", "RolloutStopped"]

@@ -331,6 +331,46 @@ class Router:
         self._offset += 1
         return pick
 
+    def take_edges(self, k: int) -> IntArray:
+        """Each env's gossip edge (an index into the graph's edges) at each of the next
+        ``k`` steps ``(B, k)``: the picks :meth:`route` would make at those steps, in
+        the same order from the same streams (a compiled rollout routes with them).
+
+        Examples:
+            >>> from fedbandit_env.protocols import RandomEdgeGossip
+            >>> router = Router([RandomEdgeGossip()], Network.ring(4), 1)
+            >>> router.reset([np.random.default_rng(3)])
+            >>> picks = router.take_edges(5)
+            >>> picks.tolist() == [np.random.default_rng(3).integers(4, size=5).tolist()]
+            True
+        """
+        have = self._edge_block[:, self._offset :]
+        if have.shape[1] >= k:
+            self._offset += k
+            return np.ascontiguousarray(have[:, :k])
+        more = np.zeros((self.n_envs, k - have.shape[1]), dtype=np.int64)
+        rngs = [p._rng for p in self.protocols]
+        draw_below(generator_table(rngs), np.full(self.n_envs, self.network.n_edges), more)
+        self._edge_block, self._offset = np.zeros((self.n_envs, 0), dtype=np.int64), 0
+        return np.ascontiguousarray(np.concatenate([have, more], axis=1))
+
+    def untake_edges(self, picks: IntArray) -> None:
+        """Put back ``picks`` ``(B, k)`` of :meth:`take_edges` that no step used: the
+        next steps route with them first.
+
+        Examples:
+            >>> from fedbandit_env.protocols import RandomEdgeGossip
+            >>> router = Router([RandomEdgeGossip()], Network.ring(4), 1)
+            >>> router.reset([np.random.default_rng(3)])
+            >>> picks = router.take_edges(5)
+            >>> router.untake_edges(picks[:, 2:])
+            >>> router.take_edges(3).tolist() == picks[:, 2:].tolist()
+            True
+        """
+        rest = self._edge_block[:, self._offset :]
+        self._edge_block = np.concatenate([np.asarray(picks, dtype=np.int64), rest], axis=1)
+        self._offset = 0
+
     def _random_edge(self, sent: FloatArray, ahead: int) -> Routed:
         pick = self._pick_edges(ahead)
         mask, rows = edge_delivery(

@@ -431,18 +431,23 @@ def run_fast(
     # otherwise look like a hang): a warm cache compiles nothing and says nothing.
     with CompileNotice(policy_id) as notice, ThreadPoolExecutor(max_workers=workers) as pool:
         if batched is not None:  # a batch of envs a thread (CompiledTrials)
+            stop = threading.Event()  # Ctrl-C: the batches in flight end at their next block
 
             def batch(chunk: list[tuple[int, Any]]) -> list[tuple[TrialResult, float]]:
                 start = time.perf_counter()
-                done = batched(shared, chunk)
+                done = batched(shared, chunk, stop=stop.is_set)
                 each = (time.perf_counter() - start) / len(chunk)
                 return [(res, each) for res in done]
 
-            for done in pool.map(batch, _chunks(seeds, workers)):
-                if not results:
-                    notice.first_result()
-                results.extend(done)
-                bar.update(len(done))
+            try:
+                for done in pool.map(batch, _chunks(seeds, workers)):
+                    if not results:
+                        notice.first_result()
+                    results.extend(done)
+                    bar.update(len(done))
+            except BaseException:
+                stop.set()
+                raise
         else:
             for res in pool.map(one, seeds):
                 if not results:

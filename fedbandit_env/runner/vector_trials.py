@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fedbandit_env.core.mab import RolloutStopped
 from fedbandit_env.entry_points import load_entry_point
 from fedbandit_env.policies import AgentSpec, Requirements
 from fedbandit_env.runner.results import RegretCurves
@@ -98,9 +99,9 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """The policy's compiled step where ``venv`` is a bare NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's: ``MABCore.rolls_out``) and the step's form fits it (talking where
-    the env carries messages: ``kernel_talks``), else ``None``. Call after the policy's
-    ``reset``.
+    or Broadcast's or RandomEdgeGossip's: ``MABCore.rolls_out``) and the step's form fits
+    it (talking where the env carries messages: ``kernel_talks``), else ``None``. Call
+    after the policy's ``reset``.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -210,6 +211,9 @@ class CompiledTrials:
 
     Args:
         factory: ``(**params) -> VectorPolicy`` (an entry point or a ``"module:attr"``).
+        fallback: A per-trial runner (or its ``"module:attr"``) for the scenarios the
+            compiled rollout does not play (a layer such as ``PrivateRewards``, a
+            protocol other than Broadcast and RandomEdgeGossip); ``None``: refuse them.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -225,15 +229,25 @@ class CompiledTrials:
     """The faults it models: none (a faulty stack has no bare env; ``evaluate`` plays it
     on the vector env's wrappers)."""
 
-    def __init__(self, factory: Callable[..., VectorPolicy] | str) -> None:
+    def __init__(
+        self,
+        factory: Callable[..., VectorPolicy] | str,
+        fallback: Callable[..., TrialResult] | str | None = None,
+    ) -> None:
         self.factory = factory
+        self.fallback = fallback
 
     @property
     def compiled_modules(self) -> list[str]:
-        """The modules whose numba caches its trials use: the core's rollout and the
-        policy's own (``run_fast`` drops them when a kernel they call has changed)."""
+        """The modules whose numba caches its trials use: the core's rollout, the
+        policy's own and the fallback's (``run_fast`` drops them when a kernel they call
+        has changed)."""
         made = load_entry_point(self.factory, "a compiled fast path's factory")
-        return ["fedbandit_env.core.kernels", str(getattr(made, "__module__", ""))]
+        modules = ["fedbandit_env.core.kernels", str(getattr(made, "__module__", ""))]
+        if self.fallback is not None:
+            runner = load_entry_point(self.fallback, "a compiled fast path's fallback")
+            modules.append(str(getattr(runner, "__module__", "")))
+        return modules
 
     def policy(self, params: dict[str, Any]) -> VectorPolicy:
         """A fresh policy with the constructor options ``params``."""
@@ -247,8 +261,16 @@ class CompiledTrials:
         """One trial: ``seeds`` is its ``(env_seed, team_seed)``."""
         return self.run_batch(st, [seeds])[0]
 
-    def run_batch(self, st: TrialSetup, seeds: Sequence[tuple[int, Any]]) -> list[TrialResult]:
-        """The trials of ``seeds`` (each ``(env_seed, team_seed)``) as one batch of envs."""
+    def run_batch(
+        self,
+        st: TrialSetup,
+        seeds: Sequence[tuple[int, Any]],
+        stop: Callable[[], bool] | None = None,
+    ) -> list[TrialResult]:
+        """The trials of ``seeds`` (each ``(env_seed, team_seed)``) as one batch of envs;
+        ``stop`` is asked between blocks of steps (and between the fallback's trials),
+        ending the batch with :class:`~fedbandit_env.core.mab.RolloutStopped` when it
+        says so (``run_fast`` on Ctrl-C)."""
         from fedbandit_env.vector import make_vec
 
         scenario, k = st.scenario, len(seeds)
@@ -258,17 +280,27 @@ class CompiledTrials:
         venv = make_vec(scenario, k, needs)
         _start_split(venv, policy, seeds, agents)
         compiled = compiled_act(venv, policy)
+        if compiled is None and self.fallback is not None:
+            venv.close()
+            runner = load_entry_point(self.fallback, "a compiled fast path's fallback")
+            results: list[TrialResult] = []
+            for pair in seeds:
+                if stop is not None and stop():
+                    raise RolloutStopped(f"stopped after {len(results)} of {k} trials")
+                results.append(runner(st, pair))
+            return results
         if compiled is None:
             raise ValueError(
                 f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "
-                "a bare env without messages or with Broadcast's only; this scenario's is "
-                "not: run it through evaluate (the vector env's layers)"
+                "a bare env without messages or with Broadcast's or RandomEdgeGossip's "
+                "only; this scenario's is not: run it through evaluate (the vector env's "
+                "layers)"
             )
         n, horizon = len(agents), int(scenario.horizon)
         out, cost = np.zeros((k, n, st.steps.size)), np.zeros((k, st.steps.size))
         shape = (k, horizon, n) if st.trace else (0, 0, 0)
         arms, rewards = np.zeros(shape, np.int64), np.zeros(shape, np.float32)
-        venv.core.rollout(*compiled, st.steps, out, (arms, rewards), cost)
+        venv.core.rollout(*compiled, st.steps, out, (arms, rewards), cost, stop=stop)
         talks = bool(venv.core.message_dim)
         venv.close()
         if not st.trace:
@@ -338,7 +370,7 @@ def run_episodes(
     probe.close()
     obs = _start(venv, policy, seeds, agents)
     compiled = compiled_act(venv, policy)
-    if compiled is not None:  # the whole batch in compiled code (no messages)
+    if compiled is not None:  # the whole batch in compiled code
         horizon = int(scenario.horizon)
         venv.core.rollout(*compiled, np.array([horizon]), np.zeros((len(seeds), len(agents), 1)))
         regret = venv.core.cum_regret.copy()

@@ -15,7 +15,7 @@ import fedbandit_env.core.mab as mab
 from fedbandit_env.core import MABCore
 from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
-from fedbandit_env.protocols import Broadcast
+from fedbandit_env.protocols import Broadcast, NeighbourGossip, RandomEdgeGossip
 
 B, N, M, T = 4, 3, 5, 40
 
@@ -188,11 +188,16 @@ def talking_core(network: Network, horizon: int = T, protocol: Any = Broadcast) 
 
 @pytest.mark.parametrize("graph", ["complete", "star", "path"])
 @pytest.mark.parametrize("python_steps", [0, 6])
-def test_a_rollout_with_broadcast_is_the_episode_step_plays(graph: str, python_steps: int) -> None:
-    # messages heard, masks, costs and choices: the router's broadcast, step by step
+@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip])
+def test_a_talking_rollout_is_the_episode_step_plays(
+    graph: str, python_steps: int, protocol: Any
+) -> None:
+    # messages heard, masks, costs and choices: the router's broadcast or gossip edges,
+    # step by step (after Python steps the router holds edges drawn a block ahead)
     network = getattr(Network, graph)(N)
     steps = np.array([4, 6, 7, 19, T])
-    stepped, rolled = talking_core(network), talking_core(network)
+    stepped = talking_core(network, protocol=protocol)
+    rolled = talking_core(network, protocol=protocol)
     mine, theirs = state(), state()
     records, costs = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
     for core, held, until in ((stepped, theirs, T), (rolled, mine, python_steps)):
@@ -229,16 +234,61 @@ def _shout(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: 
 
 def test_a_rollout_refuses_what_the_env_refuses() -> None:
     # a message outside the bounds stops the rollout before its step, with the env's
-    # message; a protocol other than Broadcast is not rolled out at all
+    # message; a protocol other than Broadcast and RandomEdgeGossip is not rolled out
     core = MABCore(problems()["bernoulli"], Network.complete(N), [Broadcast() for _ in range(B)],
                    horizon=T, message_dim=1, message_bounds=(0.0, 1.0))  # fmt: skip
     core.reset(list(range(B)))
     with pytest.raises(ValueError, match="messages must be finite and within"):
         core.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
     assert core.t == 3  # the three steps before the refused one were played
-    from fedbandit_env.protocols import RandomEdgeGossip
-
-    gossip = talking_core(Network.complete(N), protocol=RandomEdgeGossip)
-    assert not gossip.rolls_out
+    other = talking_core(Network.complete(N), protocol=NeighbourGossip)
+    assert not other.rolls_out
     with pytest.raises(ValueError, match="Broadcast"):
-        gossip.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
+        other.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
+
+
+def test_a_refused_gossip_rollout_leaves_the_edges_of_the_steps_it_did_not_play() -> None:
+    # refused at step 3: the edges drawn for the block's later steps go back to the
+    # router, so stepping on is the episode a core stepped from the start plays
+    def gossip_core() -> MABCore:
+        core = MABCore(problems()["bernoulli"], Network.path(N),
+                       [RandomEdgeGossip() for _ in range(B)], horizon=T, message_dim=1,
+                       message_bounds=(0.0, 1.0), block=7)  # fmt: skip
+        core.reset(list(range(B)))
+        return core
+
+    rolled, stepped = gossip_core(), gossip_core()
+    with pytest.raises(ValueError, match="messages must be finite and within"):
+        rolled.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
+    assert rolled.t == 3
+    arms, sent = np.zeros((B, N), np.int64), np.full((B, N, 1), 0.5)
+    for _ in range(3):
+        stepped.step(arms, sent)
+    for _ in range(3, T):
+        a, b = rolled.step(arms, sent).routed, stepped.step(arms, sent).routed
+        assert a is not None and b is not None
+        assert np.array_equal(a.mask, b.mask)
+    assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
+    assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+
+
+def test_a_rollout_stops_between_blocks_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # how Ctrl-C ends a batch of compiled trials in flight: the steps played stand, and
+    # the rest of the episode plays on as it would have
+    from fedbandit_env.core import RolloutStopped
+
+    monkeypatch.setattr(mab, "ROLLOUT_NUMBERS", B * N * 7)  # blocks of seven steps
+    asked: list[int] = []
+
+    def after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    stopped, whole = talking_core(Network.complete(N)), talking_core(Network.complete(N))
+    mine = state()
+    with pytest.raises(RolloutStopped, match="stopped after 14 of 40 steps"):
+        stopped.rollout(_pooled, mine, np.array([T]), np.zeros((B, N, 1)), stop=after_two)
+    assert stopped.t == 14  # two blocks of seven steps
+    stopped.rollout(_pooled, mine, np.array([T]), np.zeros((B, N, 1)))
+    whole.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
+    assert np.array_equal(stopped.cum_regret, whole.cum_regret)

@@ -1,0 +1,52 @@
+"""The rollouts' disk cache (``core.kernels.ArgumentFunctionCache``): a process that
+compiles a new policy's rollout after others were cached runs it, even when it no longer
+holds the compiled functions named in the cache's index (numba's pickling of the index
+then raises ``ReferenceError``). Reproduced in fresh processes with their own numba cache
+and ``NUMBA_FUNCTION_CACHE_SIZE=1`` (what 128 unpickled functions do in a long run)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PLAY = """
+import sys
+from fedbandit_env.runner.fast import run_fast
+from fedbandit_env.scenario import Scenario
+
+def play(policy):
+    run_fast(policy, Scenario(n_agents=3, n_arms=2, horizon=20), 1, progress=False)
+
+if sys.argv[1] == "unguarded":  # numba's own cache, as the rollouts had it
+    import fedbandit_env.core.kernels as kernels
+    from numba.core.caching import FunctionCache
+    guarded = kernels.rollout_block._cache
+    kernels.rollout_block._cache = FunctionCache(kernels.rollout_block.py_func)
+    try:
+        play(sys.argv[2])
+    except ReferenceError:
+        print("unguarded: ReferenceError")
+    kernels.rollout_block._cache = guarded
+for policy in sys.argv[2:]:
+    play(policy)
+print("played", *sys.argv[2:])
+"""
+
+
+def _run(cache: Path, *args: str, size: str | None = None) -> str:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    if size is not None:
+        env["NUMBA_FUNCTION_CACHE_SIZE"] = size
+    done = subprocess.run([sys.executable, "-c", PLAY, *args], env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_new_policys_rollout_compiles_after_others_were_cached(tmp_path: Path) -> None:
+    assert "played local_ucb random" in _run(tmp_path, "-", "local_ucb", "random")
+    out = _run(tmp_path, "unguarded", "oracle_ucb", size="1")
+    assert "unguarded: ReferenceError" in out  # numba's cache fails here (the power check)
+    assert "played oracle_ucb" in out  # the rollouts' cache does not
