@@ -3,9 +3,9 @@
 :data:`run_local_ts` and :data:`run_coop_ts` are the family's vector policies
 (:mod:`baselines.thompson.vector`) rolled out by the core in compiled code
 (:class:`~fedbandit_env.runner.vector_trials.CompiledTrials`) where it can: no messages,
-or Broadcast's or RandomEdgeGossip's, raw rewards. The private forms and neighbour gossip
+or Broadcast's, RandomEdgeGossip's or NeighbourGossip's, raw rewards. The private forms
 still play on the trial loop below (issue 62: it goes once the core's rollout carries
-``PrivateRewards`` and the other routers).
+``PrivateRewards``).
 
 The loop plays every agent of a trial with the kernels of
 :mod:`baselines.thompson.kernels` (the policies call the same ones) and the env's own
@@ -342,7 +342,7 @@ def loop_local_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
 def loop_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of cooperative Thompson sampling on the loop (``share`` and ``epsilon``
     from its options): what :data:`run_coop_ts` plays where the compiled rollout does not
-    (private rewards, neighbour gossip)."""
+    (private rewards)."""
     share = st.params.get("share", "hold")
     return _run(st, seeds, None if share is None else str(share))
 
@@ -356,8 +356,8 @@ run_coop_ts = CompiledTrials(
     "baselines.thompson.vector:coop_ts", fallback="baselines.thompson.fast:loop_coop_ts"
 )
 """The fast path of ``coop_ts``, ``coop_ts_relay`` and ``private_coop_ts``: the vector
-policy rolled out by the core with Broadcast's or RandomEdgeGossip's messages; the loop
-with private rewards or neighbour gossip."""
+policy rolled out by the core with Broadcast's or a gossip protocol's messages; the loop
+with private rewards."""
 
 
 __all__ = [

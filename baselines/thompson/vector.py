@@ -3,7 +3,8 @@ one compiled step (:func:`~baselines.thompson.kernels.thompson_step`).
 
 They are the family's fast path (``baselines/thompson/fast.py``): the core rolls them out
 in compiled code (``MABCore.rollout``) with no messages (``local_ts``) or with
-Broadcast's or RandomEdgeGossip's (``coop_ts``, ``coop_ts_relay``), in place of the trial
+Broadcast's, RandomEdgeGossip's or NeighbourGossip's (``coop_ts``, ``coop_ts_relay``), in
+place of the trial
 loop the family had. Each plays, trial for trial, what the per-agent policies
 (:class:`~baselines.thompson.CooperativeTS`, :class:`~baselines.thompson.LocalTS`, which
 the registry plays on the PettingZoo path) play: their options, their posterior (the one

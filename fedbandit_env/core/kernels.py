@@ -237,19 +237,24 @@ def rollout_talking(
     wire: tuple[Any, ...],
     record: tuple[Any, ...],
 ) -> tuple[int, int]:  # pragma: no cover
-    """:func:`rollout_block` for envs whose messages go by ``Broadcast`` or
-    ``RandomEdgeGossip``: ``act(last, seen, t, heard, mask, *state, arms, sent)`` also
-    reads what it heard last step (``heard`` ``(B, N, D)`` float32, by sender; ``mask``
-    ``(B, N, N)`` int8) and writes its messages ``sent`` ``(B, N, D)``. ``wire = (heard,
-    mask, sent, adjacency, heard_by, checked, low, high, cost, cum_cost, edges,
-    picks)``. Broadcast (``picks`` empty): each sender's row as float32 where some agent
-    hears it (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
-    (``adjacency``: the router's broadcast). Gossip: env ``b``'s edge at the block's
-    step ``s`` is ``edges[picks[b, s - first]]`` (the router's draws, in its stream's
-    order), both ends hear each other and only their rows are kept (the router's
-    ``edge_delivery``). Each env's ``cum_cost`` gains the step's ``cost``. ``record =
-    (steps, r, out, cost_out, t_arms, t_rewards)``: :func:`rollout_block`'s, and the
-    cumulative cost at the recorded steps.
+    """:func:`rollout_block` for envs whose messages go by ``Broadcast``,
+    ``RandomEdgeGossip`` or ``NeighbourGossip``: ``act(last, seen, t, heard, mask, *state,
+    arms, sent)`` also reads what it heard last step (``heard`` ``(B, N, D)`` float32, by
+    sender; ``mask`` ``(B, N, N)`` int8) and writes its messages ``sent`` ``(B, N, D)``.
+    ``wire = (heard, mask, sent, adjacency, heard_by, checked, low, high, cost, cum_cost,
+    edges, picks, neighbors, degrees, calls, link_cost)``. Broadcast (``picks`` and
+    ``calls`` empty): each sender's row as float32 where some agent hears it
+    (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
+    (``adjacency``: the router's broadcast). Random-edge gossip: env ``b``'s edge at the
+    block's step ``s`` is ``edges[picks[b, s - first]]`` (the router's draws, in its
+    stream's order), both ends hear each other and only their rows are kept (the
+    router's ``edge_delivery``). Neighbour calls: agent ``i`` of env ``b`` calls
+    ``neighbors[i, int(calls[b, s - first, i] * degrees[i])]`` (the router's uniforms),
+    both ends of a call hear each other, a sender's row is kept where someone heard it,
+    and the step costs ``link_cost`` per distinct pair more. Each env's ``cum_cost``
+    gains the step's ``cost``. ``record = (steps, r, out, cost_out, t_arms,
+    t_rewards)``: :func:`rollout_block`'s, and the cumulative cost at the recorded
+    steps.
 
     Before a step, the messages of the senders ``checked`` ``(N,)`` are checked as the
     vector env checks them (finite, within ``[low, high]``: :func:`messages_within`'s
@@ -268,7 +273,8 @@ def rollout_talking(
         >>> adjacency = np.array([[0, 1], [1, 0]], np.int8)
         >>> wire = (heard, mask, np.zeros((1, 2, 1)), adjacency, np.ones(2, np.bool_),
         ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1),
-        ...         np.zeros((1, 2), np.int64), np.zeros((1, 0), np.int64))
+        ...         np.zeros((1, 2), np.int64), np.zeros((1, 0), np.int64),
+        ...         np.zeros((2, 1), np.int64), np.ones(2, np.int64), np.zeros((1, 0, 2)), 0.0)
         >>> none = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
         >>> rollout_talking(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -278,47 +284,65 @@ def rollout_talking(
         >>> heard[0, :, 0].tolist(), mask[0].tolist(), record[3].tolist()
         ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
     """
-    heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost, edges, picks = wire
+    heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost = wire[:10]
+    edges, picks, neighbors, degrees, calls, link_cost = wire[10:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
     trace = t_arms.shape[0] > 0
     gossip = picks.shape[1] > 0
+    calling = calls.shape[1] > 0
+    step_cost = np.full(n_envs, cost)
+    keeps = np.zeros((n_envs, n), dtype=np.bool_)  # whose row some agent hears this step
+    for b in range(n_envs):
+        keeps[b] = heard_by
     for s in range(first, draws.shape[1]):
         act(last, seen, t, heard, mask, *state, arms, sent)
+        at = s - first
+        if gossip:  # the step's edge: last step's ends forgotten, this one's both ways
+            for b in range(n_envs):
+                if s == first:
+                    mask[b] = 0
+                    keeps[b] = False
+                else:
+                    u, v = edges[picks[b, at - 1], 0], edges[picks[b, at - 1], 1]
+                    mask[b, u, v] = mask[b, v, u] = 0
+                    keeps[b, u] = keeps[b, v] = False
+                u, v = edges[picks[b, at], 0], edges[picks[b, at], 1]
+                mask[b, u, v] = mask[b, v, u] = 1
+                keeps[b, u] = keeps[b, v] = True
+        elif calling:  # every agent's call, both ends hearing; a link per distinct pair
+            for b in range(n_envs):
+                mask[b] = 0
+                pairs = 0
+                for i in range(n):
+                    j = neighbors[i, np.int64(calls[b, at, i] * degrees[i])]
+                    if mask[b, i, j] == 0:
+                        pairs += 1
+                    mask[b, i, j] = mask[b, j, i] = 1
+                for i in range(n):  # symmetric: a sender is heard where its row is set
+                    called = False
+                    for j in range(n):
+                        called |= mask[b, i, j] != 0
+                    keeps[b, i] = called
+                step_cost[b] = cost + link_cost * float(pairs)
         bad = False  # messages_within's check, in the pass that puts them on the wire
         for b in range(n_envs):
             for i in range(n):
-                keep, checked = heard_by[i], senders[i]
+                keep, checked = keeps[b, i], senders[i]
                 for k in range(d):
                     v = sent[b, i, k]
                     bad |= checked & ((v - v != 0.0) | (v < low) | (v > high))
-                    if not gossip:
-                        heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
+                    heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
         if bad:  # the wire is left half-written: the caller raises
             return r, t
-        if gossip:  # the step's edge: last step's ends forgotten, this one's rows kept
-            for b in range(n_envs):
-                if s == first:
-                    heard[b] = 0.0
-                    mask[b] = 0
-                else:
-                    u, v = edges[picks[b, s - first - 1], 0], edges[picks[b, s - first - 1], 1]
-                    mask[b, u, v] = mask[b, v, u] = 0
-                    heard[b, u] = 0.0
-                    heard[b, v] = 0.0
-                u, v = edges[picks[b, s - first], 0], edges[picks[b, s - first], 1]
-                mask[b, u, v] = mask[b, v, u] = 1
-                for k in range(d):
-                    heard[b, u, k] = np.float32(sent[b, u, k])
-                    heard[b, v, k] = np.float32(sent[b, v, k])
         step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
         t += 1
         for b in range(n_envs):
-            cum_cost[b] += cost
+            cum_cost[b] += step_cost[b]
             for i in range(n):
                 last[b, i] = arms[b, i]
-        if t == 1 and not gossip:  # the graph from the first delivery on
+        if t == 1 and not gossip and not calling:  # the graph from the first delivery on
             for b in range(n_envs):
                 for i in range(n):
                     for j in range(n):

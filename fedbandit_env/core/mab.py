@@ -303,8 +303,9 @@ class MABCore:
     @property
     def rolls_out(self) -> bool:
         """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
-        by ``Broadcast`` (every neighbour's row every step) or ``RandomEdgeGossip`` (one
-        edge's two rows a step), with no public prefix or server.
+        by ``Broadcast`` (every neighbour's row every step), ``RandomEdgeGossip`` (one
+        edge's two rows a step) or ``NeighbourGossip`` (every agent's call), with no
+        public prefix or server.
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -317,7 +318,7 @@ class MABCore:
             return False
         router = self.router
         plain = (
-            router.kind in ("broadcast", "random_edge")
+            router.kind in ("broadcast", "random_edge", "neighbour_calls")
             and not router.public_dim
             and not router.has_server
         )
@@ -367,8 +368,8 @@ class MABCore:
         """
         if not self.rolls_out:
             raise ValueError(
-                "a compiled rollout plays NumPy envs without messages, or with Broadcast's "
-                "or RandomEdgeGossip's"
+                "a compiled rollout plays NumPy envs without messages, or with Broadcast's, "
+                "RandomEdgeGossip's or NeighbourGossip's"
             )
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
@@ -380,7 +381,7 @@ class MABCore:
         t_arms, t_rewards = trace
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
-        gossip = bool(d) and self.router.kind == "random_edge"
+        drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
         if d:
             wire = self._wire()
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
@@ -399,13 +400,14 @@ class MABCore:
                 end = self._draws.shape[1]
             else:
                 record = (steps, r, out, kept, t_arms, t_rewards)
-                if gossip:  # the edges of the block's steps, drawn as route() draws them
-                    picks = self.router.take_edges(self._draws.shape[1] - start)
-                    wire = (*wire[:-1], picks)
+                if drawn:  # the protocol's draws of the block's steps, as route() draws
+                    picks = self.router.take_draws(self._draws.shape[1] - start)
+                    at = 11 if self.router.kind == "random_edge" else 14
+                    wire = (*wire[:at], picks, *wire[at + 1 :])
                 r, t = rollout_talking(act, state, *args, wire, record)
                 end = start + t - self.t
-                if gossip and t - self.t < picks.shape[1]:  # the edges of steps not played
-                    self.router.untake_edges(picks[:, t - self.t :])
+                if drawn and t - self.t < picks.shape[1]:  # the draws of steps not played
+                    self.router.untake_draws(picks[:, t - self.t :])
                 if end < self._draws.shape[1] and t < self.horizon:  # a message refused
                     self.t, self._offset = t, end
                     self.last_arms, self.last_rewards = last, seen.astype(np.float64)
@@ -416,7 +418,10 @@ class MABCore:
         self.last_arms, self.last_rewards = last, seen.astype(np.float64)
         if d:  # what the last step delivered, as step() leaves it
             router = self.router
-            links = router._one_link if gossip else router._edge_links
+            if router.kind == "neighbour_calls":  # the last step's distinct pairs
+                links = np.triu(wire[1]).sum(axis=(1, 2)).astype(np.int64)
+            else:
+                links = router._one_link if router.kind == "random_edge" else router._edge_links
             self.last_routed = Routed(wire[0], wire[1], links, router._no_links)
         if stopped:  # the core is left as after those steps: a rollout or step goes on
             raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
@@ -435,15 +440,23 @@ class MABCore:
             heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)
         adjacency = np.ascontiguousarray(self.network.adjacency, dtype=np.int8)
         heard_by = np.ascontiguousarray(np.asarray(router._heard), dtype=np.bool_)
-        links = 1.0 if router.kind == "random_edge" else float(self.network.n_edges)
-        cost = float(self.link_costs[0] * 0.0 + self.link_costs[1] * links)
+        links = {"random_edge": 1.0, "neighbour_calls": 0.0}.get(
+            router.kind, float(self.network.n_edges)
+        )  # neighbour calls: link_cost per distinct pair, added by the kernel
+        base = float(self.link_costs[0] * 0.0)
+        cost = (
+            base if router.kind == "neighbour_calls" else float(base + self.link_costs[1] * links)
+        )
         lo, hi = self.message_bounds
         checked = np.zeros(n, dtype=np.bool_)
         checked[self._senders] = True  # every agent but an admitted forger
         edges = np.ascontiguousarray(np.asarray(router._edges), dtype=np.int64).reshape(-1, 2)
+        neighbors = np.ascontiguousarray(self.network.neighbors, dtype=np.int64)
+        degrees = np.ascontiguousarray(self.network.degrees, dtype=np.int64)
         return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
                 float(lo), float(hi), cost, self.cum_cost, edges,
-                np.zeros((b, 0), np.int64))  # fmt: skip
+                np.zeros((b, 0), np.int64), neighbors, degrees, np.zeros((b, 0, n)),
+                float(self.link_costs[1]))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

@@ -47,7 +47,7 @@ from fedbandit_env.backend import Backend, DeviceStream, array_backend, backend
 from fedbandit_env.network.graph import Network
 from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
-from fedbandit_env.protocols.gossip import RandomEdgeGossip
+from fedbandit_env.protocols.gossip import NeighbourGossip, RandomEdgeGossip
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows
 from fedbandit_env.protocols.rounds import SEND_FLAG, ServerRounds
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
@@ -253,6 +253,13 @@ class Router:
             self.kind = "random_edge"
         elif kinds == {ServerRounds} and be.is_numpy:
             self.kind = "server_rounds"
+        elif (
+            kinds == {NeighbourGossip}
+            and be.is_numpy
+            and not self.public_dim
+            and not any(p.public_dim for p in protocols)
+        ):
+            self.kind = "neighbour_calls"
         else:
             self.kind = "generic"
         if self.kind == "generic" and message_dim and not be.is_numpy:
@@ -279,7 +286,9 @@ class Router:
             for constant in (self._edge_links, self._no_links, self._one_link,
                              self._gossip_links):  # fmt: skip
                 constant.flags.writeable = False
-        self._edge_block: IntArray = np.zeros((self.n_envs, 0), dtype=np.int64)
+        self._neighbors = np.asarray(network.neighbors, dtype=np.int64)
+        self._degrees = np.asarray(network.degrees, dtype=np.int64)
+        self._edge_block: np.ndarray = self._empty_block()
         self._offset = 0
         self._stream: DeviceStream | None = None
 
@@ -288,7 +297,7 @@ class Router:
         on a torch device, gossip edges come from ``stream``."""
         for protocol, rng in zip(self.protocols, rngs, strict=True):
             protocol.reset(self.network, rng)
-        self._edge_block = np.zeros((self.n_envs, 0), dtype=np.int64)
+        self._edge_block = self._empty_block()
         self._offset = 0
         self._stream = stream
         if self.kind == "server_rounds":  # the protocols' generators, bound for the episode
@@ -305,6 +314,8 @@ class Router:
             return self._random_edge(sent, ahead)
         if self.kind == "server_rounds":
             return self._server_rounds(sent)
+        if self.kind == "neighbour_calls":
+            return self._neighbour_calls(sent, ahead)
         return self._generic(sent, t)
 
     # ------------------------------------------------------------------ routers
@@ -315,32 +326,67 @@ class Router:
             rows = self.backend.xp.where(self._heard_rows, rows, 0.0)
         return Routed(rows, self._adjacency_all, self._edge_links, self._no_links)
 
+    def _empty_block(self) -> np.ndarray:
+        """No draws held: ``(B, 0)`` edges, or ``(B, 0, N)`` uniforms of neighbour calls."""
+        if self.kind == "neighbour_calls":
+            return np.zeros((self.n_envs, 0, self.n))
+        return np.zeros((self.n_envs, 0), dtype=np.int64)
+
+    def _draw_block(self, size: int) -> np.ndarray:
+        """The protocols' draws of the next ``size`` steps, each env's from its own
+        generator in the order ``route`` consumes them: an edge index a step
+        (``rng.integers(n_edges)``, ``(B, size)``) for random-edge gossip, a uniform per
+        agent a step (``rng.random(N)``, ``(B, size, N)``) for neighbour calls."""
+        b, rngs = self.n_envs, [p._rng for p in self.protocols]
+        if self.kind == "neighbour_calls":
+            return np.stack([rng.random((size, self.n)) for rng in rngs])
+        block = np.zeros((b, size), dtype=np.int64)
+        draw_below(generator_table(rngs), np.full(b, self.network.n_edges), block)
+        return block
+
+    def _next_draws(self, ahead: int) -> np.ndarray:
+        """This step's draws of every env (:meth:`_draw_block`'s, a block ahead)."""
+        if self._offset >= self._edge_block.shape[1]:
+            self._edge_block, self._offset = self._draw_block(max(1, min(256, ahead))), 0
+        draws = self._edge_block[:, self._offset]
+        self._offset += 1
+        return draws
+
     def _pick_edges(self, ahead: int) -> Any:
         """Each env's edge this step: its protocol's draw (NumPy, in
         ``rng.integers(n_edges)``'s order, a block ahead), or the device stream's."""
-        b, n_edges = self.n_envs, self.network.n_edges
         if self._stream is not None:
-            return self._stream.integers(n_edges, (b,))
-        if self._offset >= self._edge_block.shape[1]:
-            size = max(1, min(256, ahead))
-            block = np.zeros((b, size), dtype=np.int64)
-            rngs = [p._rng for p in self.protocols]
-            draw_below(generator_table(rngs), np.full(b, n_edges), block)
-            self._edge_block, self._offset = block, 0
-        pick = self._edge_block[:, self._offset]
-        self._offset += 1
-        return pick
+            return self._stream.integers(self.network.n_edges, (self.n_envs,))
+        return self._next_draws(ahead)
 
-    def take_edges(self, k: int) -> IntArray:
-        """Each env's gossip edge (an index into the graph's edges) at each of the next
-        ``k`` steps ``(B, k)``: the picks :meth:`route` would make at those steps, in
-        the same order from the same streams (a compiled rollout routes with them).
+    def _neighbour_calls(self, sent: FloatArray, ahead: int) -> Routed:
+        """Every agent calls one uniformly random neighbour, both ends hear each other
+        (``NeighbourCalls.draw``, from each env's protocol generator a block ahead); a
+        sender's row where someone heard it; one link per distinct pair."""
+        b, n = self.n_envs, self.n
+        picks = (self._next_draws(ahead) * self._degrees).astype(np.int64)
+        callee = self._neighbors[np.arange(n), picks]
+        mask = np.zeros((b, n, n), dtype=np.int8)
+        mask[np.arange(b)[:, None], np.arange(n)[None, :], callee] = 1
+        mask |= mask.transpose(0, 2, 1)
+        links = np.triu(mask).sum(axis=(1, 2)).astype(np.int64)
+        heard = np.asarray(mask.any(axis=1))[..., None]
+        # where, not a product: a forged NaN or inf times 0 is no zero
+        rows = np.where(heard, np.asarray(sent, dtype=np.float32), np.float32(0.0))
+        return Routed(rows, mask, links, self._no_links)
+
+    def take_draws(self, k: int) -> np.ndarray:
+        """The protocols' draws of the next ``k`` steps (:meth:`_draw_block`: each env's
+        gossip edge, an index into the graph's edges, ``(B, k)``; or each agent's uniform
+        of a neighbour call, ``(B, k, N)``): what :meth:`route` would draw at those
+        steps, in the same order from the same streams (a compiled rollout routes with
+        them).
 
         Examples:
             >>> from fedbandit_env.protocols import RandomEdgeGossip
             >>> router = Router([RandomEdgeGossip()], Network.ring(4), 1)
             >>> router.reset([np.random.default_rng(3)])
-            >>> picks = router.take_edges(5)
+            >>> picks = router.take_draws(5)
             >>> picks.tolist() == [np.random.default_rng(3).integers(4, size=5).tolist()]
             True
         """
@@ -348,27 +394,25 @@ class Router:
         if have.shape[1] >= k:
             self._offset += k
             return np.ascontiguousarray(have[:, :k])
-        more = np.zeros((self.n_envs, k - have.shape[1]), dtype=np.int64)
-        rngs = [p._rng for p in self.protocols]
-        draw_below(generator_table(rngs), np.full(self.n_envs, self.network.n_edges), more)
-        self._edge_block, self._offset = np.zeros((self.n_envs, 0), dtype=np.int64), 0
+        more = self._draw_block(k - have.shape[1])
+        self._edge_block, self._offset = self._edge_block[:, :0], 0
         return np.ascontiguousarray(np.concatenate([have, more], axis=1))
 
-    def untake_edges(self, picks: IntArray) -> None:
-        """Put back ``picks`` ``(B, k)`` of :meth:`take_edges` that no step used: the
-        next steps route with them first.
+    def untake_draws(self, picks: np.ndarray) -> None:
+        """Put back draws of :meth:`take_draws` that no step used (``picks``: the last
+        steps' of them): the next steps route with them first.
 
         Examples:
             >>> from fedbandit_env.protocols import RandomEdgeGossip
             >>> router = Router([RandomEdgeGossip()], Network.ring(4), 1)
             >>> router.reset([np.random.default_rng(3)])
-            >>> picks = router.take_edges(5)
-            >>> router.untake_edges(picks[:, 2:])
-            >>> router.take_edges(3).tolist() == picks[:, 2:].tolist()
+            >>> picks = router.take_draws(5)
+            >>> router.untake_draws(picks[:, 2:])
+            >>> router.take_draws(3).tolist() == picks[:, 2:].tolist()
             True
         """
         rest = self._edge_block[:, self._offset :]
-        self._edge_block = np.concatenate([np.asarray(picks, dtype=np.int64), rest], axis=1)
+        self._edge_block = np.concatenate([np.asarray(picks, dtype=rest.dtype), rest], axis=1)
         self._offset = 0
 
     def _random_edge(self, sent: FloatArray, ahead: int) -> Routed:

@@ -99,9 +99,9 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """The policy's compiled step where ``venv`` is a bare NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's or RandomEdgeGossip's: ``MABCore.rolls_out``) and the step's form fits
-    it (talking where the env carries messages: ``kernel_talks``), else ``None``. Call
-    after the policy's ``reset``.
+    or Broadcast's, RandomEdgeGossip's or NeighbourGossip's: ``MABCore.rolls_out``) and
+    the step's form fits it (talking where the env carries messages: ``kernel_talks``),
+    else ``None``. Call after the policy's ``reset``.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -213,7 +213,7 @@ class CompiledTrials:
         factory: ``(**params) -> VectorPolicy`` (an entry point or a ``"module:attr"``).
         fallback: A per-trial runner (or its ``"module:attr"``) for the scenarios the
             compiled rollout does not play (a layer such as ``PrivateRewards``, a
-            protocol other than Broadcast and RandomEdgeGossip); ``None``: refuse them.
+            protocol routed by its own object); ``None``: refuse them.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -292,7 +292,7 @@ class CompiledTrials:
         if compiled is None:
             raise ValueError(
                 f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "
-                "a bare env without messages or with Broadcast's or RandomEdgeGossip's "
+                "a bare env without messages or with Broadcast's or a gossip protocol's "
                 "only; this scenario's is not: run it through evaluate (the vector env's "
                 "layers)"
             )

@@ -203,8 +203,9 @@ class VectorPolicy(ABC):
         float64). Valid after :meth:`reset`, until the next one.
 
         Where it is not ``None``, trials on a bare NumPy env without messages or with
-        Broadcast's or RandomEdgeGossip's run with no Python between steps (:meth:`MABCore.rollout
-        <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``, ``evaluate``), and
+        Broadcast's or a gossip protocol's run with no Python between steps
+        (:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``,
+        ``evaluate``), and
         :meth:`act` must be the same step, so both paths play the same trials. Default:
         ``None`` (the policy plays through :meth:`act`).
 

@@ -15,7 +15,7 @@ import fedbandit_env.core.mab as mab
 from fedbandit_env.core import MABCore
 from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
-from fedbandit_env.protocols import Broadcast, NeighbourGossip, RandomEdgeGossip
+from fedbandit_env.protocols import Broadcast, Flooding, NeighbourGossip, RandomEdgeGossip
 
 B, N, M, T = 4, 3, 5, 40
 
@@ -188,12 +188,12 @@ def talking_core(network: Network, horizon: int = T, protocol: Any = Broadcast) 
 
 @pytest.mark.parametrize("graph", ["complete", "star", "path"])
 @pytest.mark.parametrize("python_steps", [0, 6])
-@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip])
+@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip, NeighbourGossip])
 def test_a_talking_rollout_is_the_episode_step_plays(
     graph: str, python_steps: int, protocol: Any
 ) -> None:
     # messages heard, masks, costs and choices: the router's broadcast or gossip edges,
-    # step by step (after Python steps the router holds edges drawn a block ahead)
+    # step by step (after Python steps a gossip router holds draws a block ahead)
     network = getattr(Network, graph)(N)
     steps = np.array([4, 6, 7, 19, T])
     stepped = talking_core(network, protocol=protocol)
@@ -225,6 +225,31 @@ def test_a_talking_rollout_is_the_episode_step_plays(
     assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
 
 
+@pytest.mark.parametrize("horizon", [1, 2, 3])
+@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip, NeighbourGossip])
+def test_a_short_talking_rollout_leaves_what_the_last_step_delivered(
+    horizon: int, protocol: Any
+) -> None:
+    # every step's delivery, seen at the end of episodes of 1, 2 and 3 steps: the rows
+    # of senders nobody heard are zeros from the first step on
+    network = Network.path(N)
+    stepped = talking_core(network, horizon, protocol)
+    rolled = talking_core(network, horizon, protocol)
+    theirs, heard, mask = state(), np.zeros((B, N, 2 * M), np.float32), np.zeros((B, N, N), np.int8)
+    for t in range(horizon):
+        arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, 2 * M))
+        _pooled(stepped.last_arms, stepped.last_rewards.astype(np.float32), t, heard, mask,
+                *theirs, arms, sent)  # fmt: skip
+        routed = stepped.step(arms, sent).routed
+        assert routed is not None
+        heard, mask = np.array(routed.messages), np.array(routed.mask)
+    rolled.rollout(_pooled, state(), np.array([horizon]), np.zeros((B, N, 1)))
+    assert rolled.last_routed is not None
+    assert np.array_equal(rolled.last_routed.messages, heard)
+    assert np.array_equal(rolled.last_routed.mask, mask)
+    assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+
+
 @njit
 def _shout(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: np.ndarray,
            arms: np.ndarray, sent: np.ndarray) -> None:  # fmt: skip
@@ -234,25 +259,28 @@ def _shout(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: 
 
 def test_a_rollout_refuses_what_the_env_refuses() -> None:
     # a message outside the bounds stops the rollout before its step, with the env's
-    # message; a protocol other than Broadcast and RandomEdgeGossip is not rolled out
+    # message; a protocol routed by its own object is not rolled out
     core = MABCore(problems()["bernoulli"], Network.complete(N), [Broadcast() for _ in range(B)],
                    horizon=T, message_dim=1, message_bounds=(0.0, 1.0))  # fmt: skip
     core.reset(list(range(B)))
     with pytest.raises(ValueError, match="messages must be finite and within"):
         core.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
     assert core.t == 3  # the three steps before the refused one were played
-    other = talking_core(Network.complete(N), protocol=NeighbourGossip)
+    other = talking_core(Network.complete(N), protocol=Flooding)
     assert not other.rolls_out
     with pytest.raises(ValueError, match="Broadcast"):
         other.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
 
 
-def test_a_refused_gossip_rollout_leaves_the_edges_of_the_steps_it_did_not_play() -> None:
-    # refused at step 3: the edges drawn for the block's later steps go back to the
+@pytest.mark.parametrize("protocol", [RandomEdgeGossip, NeighbourGossip])
+def test_a_refused_gossip_rollout_leaves_the_draws_of_the_steps_it_did_not_play(
+    protocol: Any,
+) -> None:
+    # refused at step 3: the protocol's draws for the block's later steps go back to the
     # router, so stepping on is the episode a core stepped from the start plays
     def gossip_core() -> MABCore:
         core = MABCore(problems()["bernoulli"], Network.path(N),
-                       [RandomEdgeGossip() for _ in range(B)], horizon=T, message_dim=1,
+                       [protocol() for _ in range(B)], horizon=T, message_dim=1,
                        message_bounds=(0.0, 1.0), block=7)  # fmt: skip
         core.reset(list(range(B)))
         return core

@@ -56,6 +56,15 @@ def test_gossip_without_public_prefix_and_server_participation_replay() -> None:
     check_vector_replay(server, Requirements(message_dim=4, participation=0.5), num_envs=4)
 
 
+def test_neighbour_calls_replay_across_the_draw_blocks() -> None:
+    """NeighbourGossip's array router (each agent's uniform drawn a block ahead) replays
+    the protocol's own draws, over more steps than a block (256)."""
+    for graph in ("ring", "star", "erdos_renyi"):
+        scenario = Scenario(n_agents=6, n_arms=3, horizon=300, protocol="neighbour_gossip",
+                            graph=graph)  # fmt: skip
+        check_vector_replay(scenario, Requirements(message_dim=2), num_envs=3, episodes=1)
+
+
 def test_long_episode_crosses_the_draw_blocks() -> None:
     """More steps than one block of drawn-ahead noise and edges (256)."""
     scenario = Scenario(n_agents=4, n_arms=3, horizon=600, setting="gossip", graph="ring")
@@ -91,7 +100,7 @@ def test_power_a_leaked_message_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
         check_vector_replay(scenario, Requirements(message_dim=2), num_envs=2)
 
 
-@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip", "server"])
+@pytest.mark.parametrize("kind", ["broadcast", "random_edge_gossip", "neighbour_gossip", "server"])
 def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
     """The array routers against ``Protocol.route`` (the generic router) on the same
     generators and messages, public prefix included; the server's rounds with partial
@@ -102,7 +111,7 @@ def test_fast_routers_deliver_what_the_protocol_delivers(kind: str) -> None:
 
     net = Network.ring(6)
     d, b = 3, 4
-    for public in (0, 1):
+    for public in (0, 1) if kind != "neighbour_gossip" else (0,):  # a prefix: generic
         options = {"participation": 0.5} if kind == "server" else {}
         fast = routing.Router([make_protocol(kind, public, **options) for _ in range(b)], net, d)
         slow = routing.Router([make_protocol(kind, public, **options) for _ in range(b)], net, d)

@@ -1,7 +1,7 @@
 """Thompson sampling as vector policies (``baselines/thompson/vector.py``, issue 62): each
 form plays, trial for trial, what the per-agent ``CooperativeTS``/``LocalTS`` team plays
 on the PettingZoo env, on the vector env (rolled out in compiled code where the core can:
-no messages, Broadcast's, RandomEdgeGossip's) and through ``VectorTeam`` on the PettingZoo
+no messages, Broadcast's, either gossip's) and through ``VectorTeam`` on the PettingZoo
 env with private rewards; the registered fast paths take the compiled rollout there and
 the loop elsewhere."""
 
@@ -32,6 +32,7 @@ CASES = [
 ]  # fmt: skip
 KINDS = {
     "gossip ring": {"graph": "ring", "protocol": "random_edge_gossip"},
+    "calls ER": {"graph": "erdos_renyi", "graph_p": 0.5, "protocol": "neighbour_gossip"},
     "broadcast ER": {"graph": "erdos_renyi", "graph_p": 0.5, "protocol": "broadcast"},
     "gaussian complete": {"instance": "zhu", "noise": "gaussian", "protocol": "broadcast"},
 }
@@ -108,7 +109,8 @@ def test_private_forms_play_the_per_agent_trials_on_the_vector_env(share: str | 
         ("coop_ts_relay", {}, {}, True),
         ("local_ts", {"epsilon": 1.0}, {}, False),
         ("private_coop_ts", {}, {}, False),
-        ("coop_ts", {}, {"protocol": "neighbour_gossip"}, False),
+        ("coop_ts", {}, {"protocol": "neighbour_gossip"}, True),
+        ("coop_ts_relay", {}, {"protocol": "neighbour_gossip", "graph": "star"}, True),
     ],
 )
 def test_the_fast_paths_take_the_rollout_where_the_core_plays_the_scenario(
@@ -120,7 +122,7 @@ def test_the_fast_paths_take_the_rollout_where_the_core_plays_the_scenario(
 ) -> None:
     # where the core rolls the scenario out the loop is never called; elsewhere it is,
     # and either way the fast path replays the PettingZoo path
-    scenario = Scenario(n_agents=5, n_arms=3, horizon=70, graph="ring", **extra)
+    scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 70, "graph": "ring", **extra})
     check_replay(policy, scenario, params, trials=3)
     calls: list[str] = []
 
