@@ -14,8 +14,8 @@ hold the vector wrapper to the PettingZoo one):
 
 - :func:`record_pulls`: Algorithm 3's leaf update, the pulled stream's count, last
   step and every open block's exact sum;
-- :func:`take_draws`: the next draws of each tree's buffer at its marked cells, in
-  row-major order (``TreeNoise.draws``'s order);
+- :func:`laplace_marked`: each tree's next Laplace draws at its marked cells, in
+  row-major order (``TreeNoise.draws``'s order), straight from its generator;
 - :func:`close_blocks`: the dyadic node of the block closing at ``t`` (exact sum plus
   its noise), the emptied open blocks, the prefix sums of the cover of ``t`` (Algorithm
   2, levels increasing), each agent's increment of its pulled stream and the private
@@ -25,8 +25,11 @@ hold the vector wrapper to the PettingZoo one):
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
+from numba.np.random.distributions import random_laplace
 
+from fedbandit_env.rng_kernels import bit_generator_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
 
@@ -66,29 +69,33 @@ def record_pulls(
 
 
 @njit(cache=True, nogil=True)
-def take_draws(
-    buffer: FloatArray, offset: IntArray, marked: BoolArray, scale: float, out: FloatArray
+def laplace_marked(
+    table: npt.NDArray[np.uint64], marked: BoolArray, scale: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
-    """``out[b, k] = scale * buffer[b, next]`` at each marked cell of row ``b`` (its next
-    buffered draw, row-major), 0 elsewhere; ``offset[b]`` moves past the draws taken. The
-    caller has refilled every buffer that holds fewer than its row's marks.
+    """``out[b, k] = scale * rng_b.laplace(0, 1)`` at each marked cell of row ``b``, the
+    cells in row-major order, 0 elsewhere; ``rng_b`` is row ``b`` of ``table`` (a
+    :func:`~fedbandit_env.rng_kernels.generator_table`), drawn by numba's Laplace, which
+    is NumPy's algorithm on the same bit generator: the numbers of consecutive
+    ``rng_b.laplace(0.0, scale)`` calls (``scale * (0 - log u)`` and ``0 - scale * log
+    u`` are one rounding of the same product).
 
     Examples:
-        >>> buffer, offset = np.array([[1.0, 2.0, 3.0]]), np.zeros(1, np.int64)
-        >>> take_draws(buffer, offset, np.array([[True, False, True]]), 2.0,
-        ...            np.empty((1, 3))).tolist(), offset.tolist()
-        ([[2.0, 0.0, 4.0]], [2])
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
+        >>> out = laplace_marked(generator_table([rng]), np.array([[True, False, True]]),
+        ...                      2.0, np.empty((1, 3)))
+        >>> out[0].tolist() == [*np.random.default_rng(0).laplace(0.0, 2.0, 1), 0.0,
+        ...                     *np.random.default_rng(0).laplace(0.0, 2.0, 2)[1:]]
+        True
     """
     n_envs, width = marked.shape
     for b in range(n_envs):
-        o = offset[b]
+        bits = bit_generator_at(table, b)
         for k in range(width):
             if marked[b, k]:
-                out[b, k] = scale * buffer[b, o]
-                o += 1
+                out[b, k] = scale * random_laplace(bits, 0.0, 1.0)
             else:
                 out[b, k] = 0.0
-        offset[b] = o
     return out
 
 
@@ -154,4 +161,4 @@ def close_blocks(
                 means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
 
 
-__all__ = ["close_blocks", "record_pulls", "take_draws"]
+__all__ = ["close_blocks", "laplace_marked", "record_pulls"]

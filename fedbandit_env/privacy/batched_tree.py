@@ -10,8 +10,8 @@ same lines run on NumPy and on a torch device.
 The noise is where the two differ. On NumPy every tree draws from its own generator in
 ``TreeMechanism``'s order (dyadic: one ``Lap(b)`` per stream seen in the closing block,
 streams in index order; Honaker: stream by stream, level by level), so the two forms
-release the same bits (``tests/vector/test_vector_replay.py``): :class:`TreeNoise` keeps
-a buffer of each generator's next draws and hands them out in that order. On a torch
+release the same bits (``tests/vector/test_vector_replay.py``): :class:`TreeNoise` draws
+each generator's next numbers in that order, compiled. On a torch
 device the draws come from the device's generator (:class:`~fedbandit_env.backend.DeviceStream`):
 the same mechanism and calibration, other numbers.
 """
@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.backend import Backend, DeviceStream
-from fedbandit_env.privacy.batched_kernels import close_blocks, record_pulls, take_draws
+from fedbandit_env.privacy.batched_kernels import close_blocks, laplace_marked, record_pulls
+from fedbandit_env.rng_kernels import generator_table
 
 
 def lowest_bit(t: int) -> int:
@@ -41,20 +42,20 @@ class TreeNoise:
     mask its noise, the marked cells of row ``b`` the next draws of tree ``b`` in
     row-major order (0 elsewhere).
 
-    On NumPy each tree draws from its own generator, a buffer of ``capacity`` draws at a
-    time (``rng.laplace(0, 1, k)``: the numbers of ``k`` calls of ``rng.laplace(0, 1)``;
-    times ``scale`` when handed out, the bits of ``rng.laplace(0, scale)``), so the
-    order is the generator's whatever the batch; on a torch device each call draws afresh
-    from the device stream.
+    On NumPy each tree draws from its own generator in that order, one
+    ``rng.laplace(0, scale)`` a marked cell, compiled
+    (:func:`~fedbandit_env.privacy.batched_kernels.laplace_marked`: numba's Laplace on
+    the generator's own bit generator, NumPy's numbers; an earlier form refilled a buffer
+    per generator from Python, most of the wrapper's time at ``B = 1024``); on a torch
+    device each call draws afresh from the device stream.
 
     Args:
         backend: Where the arrays live.
         scale: The Laplace scale ``b``.
-        capacity: Draws buffered per tree (NumPy), at least the most one step uses.
 
     Examples:
         >>> from fedbandit_env.backend import backend
-        >>> noise = TreeNoise(backend(None), 2.0, 4)
+        >>> noise = TreeNoise(backend(None), 2.0)
         >>> noise.restart([np.random.default_rng(0)])
         >>> got = noise.draws(np.array([[True, False, True]]))
         >>> expect = np.random.default_rng(0).laplace(0.0, 2.0, 2)
@@ -62,43 +63,32 @@ class TreeNoise:
         True
     """
 
-    def __init__(self, backend: Backend, scale: float, capacity: int) -> None:
-        self.backend, self.scale, self.capacity = backend, float(scale), int(capacity)
+    def __init__(self, backend: Backend, scale: float) -> None:
+        self.backend, self.scale = backend, float(scale)
         self.rngs: list[np.random.Generator] = []
         self.stream: DeviceStream | None = None
-        self._buffer = np.zeros((0, self.capacity))
-        self._offset = np.zeros(0, dtype=np.int64)
+        self._table = generator_table([])
 
     def restart(
         self, rngs: list[np.random.Generator] | None = None, stream: DeviceStream | None = None
     ) -> None:
-        """Draw from these generators (NumPy; ``None`` keeps the ones in use, and the
-        draws already buffered from them) or from ``stream`` (a torch device)."""
+        """Draw from these generators (NumPy; ``None`` keeps the ones in use, where they
+        are) or from ``stream`` (a torch device)."""
         self.stream = stream
         if rngs is not None:
-            self.rngs = list(rngs)
-            self._buffer = np.zeros((len(self.rngs), self.capacity))
-            self._offset = np.full(len(self.rngs), self.capacity, dtype=np.int64)
+            self.rngs = list(rngs)  # alive while the table holds their addresses
+            self._table = generator_table(self.rngs)
 
     def draws(self, marked: Any) -> Any:
         """``(B, K)`` float64 noise: the next draws of each tree at its marked cells."""
-        be = self.backend
-        xp = be.xp
+        xp = self.backend.xp
         if self.stream is not None:
             fresh = self.stream.laplace(self.scale, tuple(marked.shape))
             return xp.where(marked, fresh, xp.zeros_like(fresh))
-        if marked.shape[1] > self.capacity:
-            raise ValueError(f"a step needs {marked.shape[1]} draws, buffered {self.capacity}")
-        # refill every buffer that may run short (a row can mark all its cells): the
-        # draws handed out are the generator's in order whenever the refill happens
-        short = np.flatnonzero(self._offset > self.capacity - marked.shape[1])
-        for b in short:  # refill: keep the unused draws, append the generator's next ones
-            kept = self._buffer[b, self._offset[b] :]
-            fill = self.rngs[b].laplace(0.0, 1.0, self.capacity - kept.size)
-            self._buffer[b] = np.concatenate([kept, fill])
-            self._offset[b] = 0
-        out = np.empty(marked.shape)
-        return take_draws(self._buffer, self._offset, np.asarray(marked), self.scale, out)
+        marked = np.ascontiguousarray(marked, dtype=np.bool_)
+        if marked.shape[0] != len(self.rngs):
+            raise ValueError(f"{marked.shape[0]} trees' cells marked, {len(self.rngs)} generators")
+        return laplace_marked(self._table, marked, self.scale, np.empty(marked.shape))
 
 
 class BatchedTree:
@@ -142,9 +132,7 @@ class BatchedTree:
         self.shape, self.levels = shape, int(levels)
         self.clip, self.scale, self.honaker = clip, float(scale), bool(honaker)
         b, n, m = shape
-        streams = n * m
-        per_step = streams * (self.levels if honaker else 1)
-        self.noise = TreeNoise(be, scale, max(256, 8 * per_step))
+        self.noise = TreeNoise(be, scale)
         self._envs = be.arange(b)[:, None]
         self._agents = be.arange(n)[None, :]
         self._first = be.arange(n)[None, :] * m  # stream of (i, arm): i M + arm

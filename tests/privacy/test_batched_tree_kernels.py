@@ -24,20 +24,15 @@ STATE = ("acc", "node", "var", "last", "counts", "prefix", "means32")
 
 
 def gathered_draws(noise: TreeNoise, marked: np.ndarray, order: str = "C") -> np.ndarray:
-    """``TreeNoise.draws`` as NumPy arrays: each row's next draws at its marked cells,
-    handed out in ``order`` ("C": row-major, as the tree's; "F": a weakened order)."""
+    """``TreeNoise.draws`` as NumPy arrays: each row's next ``laplace(0, 1)`` draws from
+    its generator (one bulk call), times the scale, at its marked cells handed out in
+    ``order`` ("C": row-major, as the tree's; "F": a weakened order)."""
     if order == "F":  # cells of a row visited last to first
         return gathered_draws(noise, marked[:, ::-1])[:, ::-1]
-    need = marked.sum(axis=1)
-    for b in np.flatnonzero(noise._offset + need > noise.capacity):
-        kept = noise._buffer[b, noise._offset[b] :]
-        fill = noise.rngs[b].laplace(0.0, 1.0, noise.capacity - kept.size)
-        noise._buffer[b] = np.concatenate([kept, fill])
-        noise._offset[b] = 0
-    position = np.where(marked, noise._offset[:, None] + np.cumsum(marked, axis=1) - 1, 0)
-    got = np.take_along_axis(noise._buffer, position, axis=1)
-    noise._offset += need
-    return np.where(marked, noise.scale * got, 0.0)
+    out = np.zeros(marked.shape)
+    for b in range(marked.shape[0]):
+        out[b, marked[b]] = noise.scale * noise.rngs[b].laplace(0.0, 1.0, int(marked[b].sum()))
+    return out
 
 
 def twins(shape: tuple[int, int, int], horizon: int, honaker: bool) -> list[BatchedTree]:
@@ -92,10 +87,11 @@ def test_draws_handed_out_in_another_order_are_caught() -> None:
     assert play(twins((4, 6, 3), 20, False), 20, seed=1, order="F") != []
 
 
-def test_the_noise_is_each_generator_in_order_whatever_the_refills() -> None:
-    """A buffer refilled early (the kernel's rule: whenever a row could run short) hands
-    out the draws of consecutive ``laplace(0, scale)`` calls on the row's generator."""
-    noise = TreeNoise(backend(None), 2.0, 8)
+def test_the_noise_is_each_generator_in_order() -> None:
+    """The compiled draws hand out the numbers of consecutive ``laplace(0, scale)`` calls
+    on each row's generator, marked cell by marked cell, and leave the generator where
+    those calls leave it (the next numbers NumPy draws from it follow on)."""
+    noise = TreeNoise(backend(None), 2.0)
     noise.restart([np.random.default_rng(3), np.random.default_rng(4)])
     rng = np.random.default_rng(0)
     got: list[list[float]] = [[], []]
@@ -106,5 +102,13 @@ def test_the_noise_is_each_generator_in_order_whatever_the_refills() -> None:
             got[b] += out[b, marked[b]].tolist()
             assert (out[b, ~marked[b]] == 0.0).all()
     for b, seed in enumerate((3, 4)):
-        expected = np.random.default_rng(seed).laplace(0.0, 1.0, len(got[b])) * 2.0
-        assert got[b] == expected.tolist()
+        reference = np.random.default_rng(seed)
+        assert got[b] == [reference.laplace(0.0, 2.0) for _ in got[b]]
+        assert noise.rngs[b].random() == reference.random()
+
+
+def test_the_noise_draws_refuse_a_mask_of_other_trees() -> None:
+    noise = TreeNoise(backend(None), 1.0)
+    noise.restart([np.random.default_rng(0)])
+    with pytest.raises(ValueError, match="2 trees' cells marked, 1 generators"):
+        noise.draws(np.ones((2, 3), bool))
