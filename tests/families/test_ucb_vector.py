@@ -17,6 +17,7 @@ import fedbandit_env.runner.fast as fast_module
 import fedbandit_env.runner.vector_trials as vector_trials
 from baselines.ucb import LocalKLUCB, LocalUCB1, OracleUCB, RandomPolicy
 from fedbandit_env import registry
+from fedbandit_env.core.mab import MABCore
 from fedbandit_env.policies import IndependentTeam, Team
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
@@ -140,6 +141,18 @@ def test_the_compiled_fast_path_is_the_vector_envs_trials(
             for w in (1, 2, 3)]  # fmt: skip
     monkeypatch.setattr(fast_module, "BATCH", 2)
     runs.append(run_fast(policy, scenario, 5, seed=9, progress=False, **options).regret)
+    monkeypatch.setattr(fast_module, "BATCH", 256)  # one batch, split by the state budget
+    monkeypatch.setattr(vector_trials, "STATE_BUDGET", 1)
+    played: list[int] = []
+    rollout = MABCore.rollout
+
+    def counted(core: MABCore, *args: Any, **kwargs: Any) -> None:
+        played.append(int(core.means.shape[0]))
+        rollout(core, *args, **kwargs)
+
+    monkeypatch.setattr(MABCore, "rollout", counted)
+    runs.append(run_fast(policy, scenario, 5, seed=9, progress=False, **options).regret)
+    assert played == [1] * 5  # each env alone: its state is over the budget
     seeds = spawn(4, 3)
     episodes = run_episodes(made.policy, scenario, seeds)  # what tune scores
     monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
