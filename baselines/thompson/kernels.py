@@ -432,8 +432,15 @@ def thompson_step(
     row64, draws, honest = scratch[: 2 * m], scratch[2 * m : 3 * m], scratch[3 * m : 3 * m + n]
     complete = True
     for b in range(n_envs):
-        if share == 0 and done > 0:  # each sender checked once (merge_held's check)
+        if share == 0 and done > 0:  # each sender heard checked once (merge_held's check)
             for j in range(n):
+                reached = False  # only a sender someone heard is read (gossip: two)
+                for i in range(n):
+                    if mask[b, i, j]:
+                        reached = True
+                        break
+                if not reached:
+                    continue
                 for k in range(2 * m):
                     row64[k] = heard[b, j, k]
                 honest[j] = 1.0 if honest_row(row64[:m], row64[m : 2 * m], done, post) else 0.0
