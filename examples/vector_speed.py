@@ -233,7 +233,7 @@ def rollout_rates(
                     obs = venv.step(policy.act(obs)[0])[0]
             else:
                 kernel = policy.kernel()
-                venv.core.rollout(*kernel, np.array([steps]), np.zeros((envs, agents, 1)))
+                venv.rollout(*kernel, np.array([steps]), np.zeros((envs, agents, 1)))
             best[way] = min(best[way], time.perf_counter() - begin)
     return steps * envs * agents / best["stepped"], steps * envs * agents / best["rolled"]
 

@@ -3,9 +3,10 @@
 :data:`run_local_ts` and :data:`run_coop_ts` are the family's vector policies
 (:mod:`baselines.thompson.vector`) rolled out by the core in compiled code
 (:class:`~fedbandit_env.runner.vector_trials.CompiledTrials`) where it can: no messages,
-or Broadcast's, RandomEdgeGossip's or NeighbourGossip's, raw rewards. The private forms
-still play on the trial loop below (issue 62: it goes once the core's rollout carries
-``PrivateRewards``).
+or Broadcast's, RandomEdgeGossip's or NeighbourGossip's, raw rewards or private ones
+(``VecPrivateRewards`` steps its dyadic trees inside the rollout). Honaker's estimator
+still plays on the trial loop below (issue 62: it goes once the rollout carries Honaker's
+pass too).
 
 The loop plays every agent of a trial with the kernels of
 :mod:`baselines.thompson.kernels` (the policies call the same ones) and the env's own
@@ -335,14 +336,14 @@ def _run(st: TrialSetup, seeds: tuple[int, Any], share: str | None) -> TrialResu
 
 def loop_local_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of local Thompson sampling on the loop: what :data:`run_local_ts` plays
-    where the compiled rollout does not (private rewards)."""
+    where the compiled rollout does not (Honaker's estimator)."""
     return _run(st, seeds, None)
 
 
 def loop_coop_ts(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """One trial of cooperative Thompson sampling on the loop (``share`` and ``epsilon``
     from its options): what :data:`run_coop_ts` plays where the compiled rollout does not
-    (private rewards)."""
+    (Honaker's estimator)."""
     share = st.params.get("share", "hold")
     return _run(st, seeds, None if share is None else str(share))
 
@@ -351,13 +352,13 @@ run_local_ts = CompiledTrials(
     "baselines.thompson.vector:local_ts", fallback="baselines.thompson.fast:loop_local_ts"
 )
 """``local_ts``'s fast path: :class:`~baselines.thompson.vector.ThompsonVector` rolled out
-by the core (the loop with private rewards)."""
+by the core (the loop with Honaker's estimator)."""
 run_coop_ts = CompiledTrials(
     "baselines.thompson.vector:coop_ts", fallback="baselines.thompson.fast:loop_coop_ts"
 )
 """The fast path of ``coop_ts``, ``coop_ts_relay`` and ``private_coop_ts``: the vector
-policy rolled out by the core with Broadcast's or a gossip protocol's messages; the loop
-with private rewards."""
+policy rolled out by the core with Broadcast's or a gossip protocol's messages, raw or
+private rewards; the loop with Honaker's estimator."""
 
 
 __all__ = [

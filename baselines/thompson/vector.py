@@ -78,8 +78,9 @@ class ThompsonVector(VectorPolicy):
     :class:`~baselines.thompson.CooperativeTS` (which checks them).
 
     Under ``PrivateRewards`` (``epsilon``) it reads the pulled arm's private mean, as the
-    per-agent policy does; the core's compiled rollout has no ``PrivateRewards``, so the
-    private form plays through :meth:`act` on the vector env's layers.
+    per-agent policy does (``kernel_observes``): its compiled step rolls out through
+    ``VecPrivateRewards`` (dyadic trees), or plays through :meth:`act` on the vector
+    env's layers.
 
     Args:
         share: ``"hold"``, ``"relay"`` or ``None`` (alone).
@@ -112,6 +113,7 @@ class ThompsonVector(VectorPolicy):
         self.template = CooperativeTS(share, posterior, scale, epsilon, sensitivity)
         self.share = share
         self.kernel_talks = share is not None
+        self.kernel_observes = None if self.template.epsilon is None else "private_mean"
         self.name = "local_ts" if share is None else f"coop_ts_{share}"
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:

@@ -147,6 +147,29 @@ def step_envs(
 
 
 @njit(cache=True, nogil=True)
+def observe_raw(
+    arms: IntArray, rewards: FloatArray, t: int, seen: Float32Array, traced: Float32Array
+) -> None:  # pragma: no cover
+    """The rollouts' observation of a bare env: every agent reads its reward as the
+    observation holds it, float32 (``seen``, and ``traced``, the reward its trace keeps:
+    the same array here). A layer that changes what agents read (``VecPrivateRewards``)
+    passes its own hook of the same form, ``observe(arms, rewards, t, *watch, seen,
+    traced)``, called after each step ``t`` (1-based) with the env's float64 rewards.
+
+    Examples:
+        >>> seen = np.zeros((1, 2), np.float32)
+        >>> observe_raw(np.zeros((1, 2), np.int64), np.array([[0.1, 1.0]]), 1, seen, seen)
+        >>> seen.tolist() == [[np.float32(0.1), 1.0]]
+        True
+    """
+    n_envs, n = rewards.shape
+    for b in range(n_envs):
+        for i in range(n):
+            seen[b, i] = np.float32(rewards[b, i])
+            traced[b, i] = seen[b, i]
+
+
+@njit(cache=True, nogil=True)
 def rollout_block(
     act: Any,
     state: Any,
@@ -167,15 +190,21 @@ def rollout_block(
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: Float32Array,
+    observe: Any,
+    watch: Any,
+    raw: FloatArray,
+    traced: Float32Array,
 ) -> int:  # pragma: no cover
     """Steps ``t + 1, t + 2, ..`` of ``B`` envs without messages, one a row of the noise
     block ``draws[:, first:]``: ``act(last, seen, t, *state, arms)`` (a vector policy's
-    compiled step: from the last arms and float32 rewards, the steps played and its
-    own arrays, it writes the next arms into ``arms``), then :func:`step_envs` with the
-    rewards as the observation holds them (float32, into ``seen``) and ``regret``
-    (empty: not kept), then the last arms. At a recorded step ``steps[r]`` the cumulative
+    compiled step: from the last arms and what it read of their rewards, float32, the
+    steps played and its own arrays, it writes the next arms into ``arms``), then
+    :func:`step_envs` with the rewards into ``raw`` (float64) and ``regret`` (empty: not
+    kept), then ``observe(arms, raw, t, *watch, seen, traced)`` (:func:`observe_raw`, or a
+    layer's hook: what the agents read into ``seen``, the observation's reward into
+    ``traced``), then the last arms. At a recorded step ``steps[r]`` the cumulative
     regret goes to ``out[:, :, r]``; with ``t_arms`` ``(B, T, N)`` non-empty every
-    step's arms and rewards are traced. Returns the next ``r``.
+    step's arms and (``traced``) rewards are traced. Returns the next ``r``.
 
     ``act`` is a compiled function passed as an argument, so this loop is compiled once
     per policy kernel (and cached on disk), with no Python between steps.
@@ -191,7 +220,8 @@ def rollout_block(
         >>> rollout_block(first_arm, (), means, gaps, np.array([0]), np.array([1.0]),
         ...               np.full((1, 3, 1), 0.5), 0, 0, arms.copy(), arms, seen, np.empty((0, 0)),
         ...               np.zeros((1, 1)), np.array([3]), 0, out, trace,
-        ...               np.zeros((0, 0, 0), np.float32))
+        ...               np.zeros((0, 0, 0), np.float32), observe_raw, (), np.zeros((1, 1)),
+        ...               seen)
         1
         >>> seen.tolist(), out.tolist()
         ([[1.0]], [[[0.0]]])
@@ -200,8 +230,9 @@ def rollout_block(
     trace = t_arms.shape[0] > 0
     for s in range(first, draws.shape[1]):
         act(last, seen, t, *state, arms)
-        step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
+        observe(arms, raw, t, *watch, seen, traced)
         for b in range(n_envs):
             for i in range(n):
                 last[b, i] = arms[b, i]
@@ -209,7 +240,7 @@ def rollout_block(
             for b in range(n_envs):
                 for i in range(n):
                     t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = seen[b, i]
+                    t_rewards[b, t - 1, i] = traced[b, i]
         if r < steps.size and t == steps[r]:
             for b in range(n_envs):
                 for i in range(n):
@@ -236,6 +267,10 @@ def rollout_talking(
     cum: FloatArray,
     wire: tuple[Any, ...],
     record: tuple[Any, ...],
+    observe: Any,
+    watch: Any,
+    raw: FloatArray,
+    traced: Float32Array,
 ) -> tuple[int, int]:  # pragma: no cover
     """:func:`rollout_block` for envs whose messages go by ``Broadcast``,
     ``RandomEdgeGossip`` or ``NeighbourGossip``: ``act(last, seen, t, heard, mask, *state,
@@ -254,7 +289,7 @@ def rollout_talking(
     and the step costs ``link_cost`` per distinct pair more. Each env's ``cum_cost``
     gains the step's ``cost``. ``record = (steps, r, out, cost_out, t_arms,
     t_rewards)``: :func:`rollout_block`'s, and the cumulative cost at the recorded
-    steps.
+    steps. ``observe``, ``watch``, ``raw`` and ``traced``: :func:`rollout_block`'s.
 
     Before a step, the messages of the senders ``checked`` ``(N,)`` are checked as the
     vector env checks them (finite, within ``[low, high]``: :func:`messages_within`'s
@@ -279,7 +314,8 @@ def rollout_talking(
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
         >>> rollout_talking(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
         ...                 np.full((1, 3, 2), 0.5), 0, 0, n.copy(), n, np.zeros((1, 2),
-        ...                 np.float32), np.empty((0, 0)), np.zeros((1, 2)), wire, record)
+        ...                 np.float32), np.empty((0, 0)), np.zeros((1, 2)), wire, record,
+        ...                 observe_raw, (), np.zeros((1, 2)), np.zeros((1, 2), np.float32))
         (1, 3)
         >>> heard[0, :, 0].tolist(), mask[0].tolist(), record[3].tolist()
         ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
@@ -336,8 +372,9 @@ def rollout_talking(
                     heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
         if bad:  # the wire is left half-written: the caller raises
             return r, t
-        step_envs(means, gaps, kinds, sigma, arms, draws, s, seen, regret, cum)
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
+        observe(arms, raw, t, *watch, seen, traced)
         for b in range(n_envs):
             cum_cost[b] += step_cost[b]
             for i in range(n):
@@ -351,7 +388,7 @@ def rollout_talking(
             for b in range(n_envs):
                 for i in range(n):
                     t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = seen[b, i]
+                    t_rewards[b, t - 1, i] = traced[b, i]
         if r < steps.size and t == steps[r]:
             for b in range(n_envs):
                 cost_out[b, r] = cum_cost[b]
@@ -443,6 +480,7 @@ __all__ = [
     "ArgumentFunctionCache",
     "arms_within",
     "messages_within",
+    "observe_raw",
     "pull_arms",
     "pull_sets",
     "rollout_block",

@@ -43,6 +43,7 @@ from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
 from fedbandit_env.core.kernels import (
     arms_within,
     messages_within,
+    observe_raw,
     rollout_block,
     rollout_talking,
     step_envs,
@@ -333,6 +334,7 @@ class MABCore:
         trace: tuple[IntArray, Float32Array] | None = None,
         cost_out: FloatArray | None = None,
         stop: Callable[[], bool] | None = None,
+        observe: tuple[Any, tuple[Any, ...], Float32Array] | None = None,
     ) -> None:
         """Play the rest of every env's episode with a compiled policy step ``act`` and
         its arrays ``state`` (a :meth:`VectorPolicy.kernel
@@ -347,10 +349,18 @@ class MABCore:
         cumulative cost to ``cost_out`` ``(B, len(steps))``); ``trace`` ``(B, T, N)`` arms
         and float32 rewards keeps every step's. Where :attr:`rolls_out` is false, a
         ``ValueError``; a message the env would refuse raises its ``ValueError`` before
-        that step. Afterwards ``last_rewards`` holds the last step's rewards as its
-        observation does (float32 values). ``stop`` is asked before each block (of
+        that step. Afterwards ``last_rewards`` holds the last step's rewards, as
+        :meth:`step` leaves them. ``stop`` is asked before each block (of
         ``max(block, 2**15 / (B N))`` steps); when it says so, :class:`RolloutStopped`
         (how Ctrl-C ends a batch of compiled trials in flight).
+
+        ``observe = (hook, watch, seen)``: what the agents read of each step's rewards, for
+        a layer over the env that changes it (``VecPrivateRewards.rollout``): after each
+        step ``hook(arms, rewards, t, *watch, seen, traced)`` writes what the policy reads
+        next into ``seen`` and the observation's reward (the one traced) into ``traced``
+        (float32 ``(B, N)``), from the env's float64 rewards; ``seen`` is what the policy
+        reads first. ``None``: the rewards as the env's observation holds them
+        (:func:`~fedbandit_env.core.kernels.observe_raw`).
 
         Examples:
             >>> from numba import njit
@@ -374,7 +384,14 @@ class MABCore:
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
         arms = last.copy()
-        seen = np.asarray(self.last_rewards, dtype=np.float32).copy()
+        raw = np.array(self.backend.to_numpy(self.last_rewards), dtype=np.float64)
+        if observe is None:
+            seen = raw.astype(np.float32)
+            hook, watch, traced = observe_raw, (), seen
+        else:
+            hook, watch, first_seen = observe
+            seen = np.array(first_seen, dtype=np.float32, order="C")
+            traced = np.zeros((b, n), np.float32)
         regret = np.empty((0, 0))  # not kept
         if trace is None:  # nothing traced
             trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
@@ -396,7 +413,8 @@ class MABCore:
             args = (self.means, self.gaps, self._kinds, self._scales, self._draws, start,
                     self.t, last, arms, seen, regret, self.cum_regret)  # fmt: skip
             if not d:
-                r = rollout_block(act, state, *args, steps, r, out, t_arms, t_rewards)
+                r = rollout_block(act, state, *args, steps, r, out, t_arms, t_rewards, hook,
+                                  watch, raw, traced)  # fmt: skip
                 end = self._draws.shape[1]
             else:
                 record = (steps, r, out, kept, t_arms, t_rewards)
@@ -404,18 +422,18 @@ class MABCore:
                     picks = self.router.take_draws(self._draws.shape[1] - start)
                     at = 11 if self.router.kind == "random_edge" else 14
                     wire = (*wire[:at], picks, *wire[at + 1 :])
-                r, t = rollout_talking(act, state, *args, wire, record)
+                r, t = rollout_talking(act, state, *args, wire, record, hook, watch, raw, traced)
                 end = start + t - self.t
                 if drawn and t - self.t < picks.shape[1]:  # the draws of steps not played
                     self.router.untake_draws(picks[:, t - self.t :])
                 if end < self._draws.shape[1] and t < self.horizon:  # a message refused
                     self.t, self._offset = t, end
-                    self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+                    self.last_arms, self.last_rewards = last, raw
                     self.check_actions(arms, wire[2])  # the env's own refusal, its message
                     raise ValueError("a message outside the bounds the env declares")
             self.t += end - start
             self._offset = end
-        self.last_arms, self.last_rewards = last, seen.astype(np.float64)
+        self.last_arms, self.last_rewards = last, raw
         if d:  # what the last step delivered, as step() leaves it
             router = self.router
             if router.kind == "neighbour_calls":  # the last step's distinct pairs

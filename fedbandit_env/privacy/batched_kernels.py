@@ -19,7 +19,8 @@ hold the vector wrapper to the PettingZoo one):
 - :func:`close_blocks`: the dyadic node of the block closing at ``t`` (exact sum plus
   its noise), the emptied open blocks, the prefix sums of the cover of ``t`` (Algorithm
   2, levels increasing), each agent's increment of its pulled stream and the private
-  means handed out.
+  means handed out;
+- :func:`private_observe`: the three in a compiled rollout, as its observation hook.
 """
 
 from __future__ import annotations
@@ -161,4 +162,75 @@ def close_blocks(
                 means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
 
 
-__all__ = ["close_blocks", "laplace_marked", "record_pulls"]
+@njit(cache=True, nogil=True)
+def private_observe(
+    arms: IntArray,
+    rewards: FloatArray,
+    t: int,
+    counts: FloatArray,
+    last: IntArray,
+    acc: FloatArray,
+    node: FloatArray,
+    prefix: FloatArray,
+    new_prefix: FloatArray,
+    means32: Float32Array,
+    table: npt.NDArray[np.uint64],
+    scale: float,
+    lo: float,
+    hi: float,
+    values: FloatArray,
+    marked: BoolArray,
+    noise: FloatArray,
+    increments: FloatArray,
+    seen: Float32Array,
+    traced: Float32Array,
+) -> None:  # pragma: no cover
+    """``VecPrivateRewards``' step of ``B`` dyadic trees as a compiled rollout's
+    observation hook (:func:`~fedbandit_env.core.kernels.observe_raw`'s form): the
+    rewards of step ``t`` clipped to ``[lo, hi]`` (``values``), :func:`record_pulls`, the
+    closing block's marks and :func:`laplace_marked` noise, :func:`close_blocks` into
+    ``new_prefix``, ``increments`` and ``means32`` (in place), ``prefix`` updated; then
+    what a private policy reads, each agent's pulled arm's private mean (``seen``), and
+    the observation's reward, the increment as float32 (``traced``).
+    ``BatchedTree.step``'s arithmetic in its order, so the releases are its bits
+    (``tests/vector/test_private_rollout.py``).
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
+        >>> b, n, m, levels = 1, 1, 2, 2
+        >>> z = lambda *shape: np.zeros(shape)
+        >>> means32, seen = np.zeros((b, n, m), np.float32), np.zeros((b, n), np.float32)
+        >>> private_observe(np.array([[1]]), np.array([[0.5]]), 1, z(b, n, m),
+        ...     np.zeros((b, n * m), np.int64), z(b, levels, n * m), z(b, levels, n * m),
+        ...     z(b, n * m), z(b, n * m), means32, generator_table([rng]), 1e-12, 0.0, 1.0,
+        ...     z(b, n), np.zeros((b, n * m), np.bool_), z(b, n * m), z(b, n), seen,
+        ...     seen.copy())
+        >>> round(float(seen[0, 0]), 6)
+        0.5
+    """
+    n_envs, n = arms.shape
+    for b in range(n_envs):
+        for i in range(n):
+            values[b, i] = min(max(rewards[b, i], lo), hi)  # np.clip's
+    record_pulls(counts, last, acc, arms, values, t)
+    top = 0
+    while not (t >> top) & 1:  # lowest_bit(t)
+        top += 1
+    since = t - (1 << top)
+    streams = last.shape[1]
+    for b in range(n_envs):
+        for s in range(streams):
+            marked[b, s] = last[b, s] > since
+    laplace_marked(table, marked, scale, noise)
+    close_blocks(acc, node, prefix, counts, arms, noise, t, top, True, new_prefix, increments,
+                 means32)  # fmt: skip
+    for b in range(n_envs):
+        for s in range(streams):
+            prefix[b, s] = new_prefix[b, s]
+        for i in range(n):
+            seen[b, i] = means32[b, i, arms[b, i]]
+            traced[b, i] = np.float32(increments[b, i])
+
+
+__all__ = ["close_blocks", "laplace_marked", "private_observe", "record_pulls"]

@@ -79,6 +79,12 @@ class TreeNoise:
             self.rngs = list(rngs)  # alive while the table holds their addresses
             self._table = generator_table(self.rngs)
 
+    @property
+    def table(self) -> np.ndarray:
+        """The generators as a :func:`~fedbandit_env.rng_kernels.generator_table` (NumPy),
+        for a kernel that draws their next numbers itself."""
+        return self._table
+
     def draws(self, marked: Any) -> Any:
         """``(B, K)`` float64 noise: the next draws of each tree at its marked cells."""
         xp = self.backend.xp

@@ -97,11 +97,14 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 
 
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
-    """The policy's compiled step where ``venv`` is a bare NumPy env that
+    """The policy's compiled step where ``venv`` is a NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's, RandomEdgeGossip's or NeighbourGossip's: ``MABCore.rolls_out``) and
-    the step's form fits it (talking where the env carries messages: ``kernel_talks``),
-    else ``None``. Call after the policy's ``reset``.
+    or Broadcast's, RandomEdgeGossip's or NeighbourGossip's: ``MABCore.rolls_out``), bare
+    or under a layer that plays its part inside the rollout (``venv.rolls_out``:
+    ``VecPrivateRewards``), and the step's form fits it (talking where the env carries
+    messages: ``kernel_talks``; reading what the layer hands out: ``kernel_observes``
+    is the stack's ``rollout_observes``), else ``None``. Call after the policy's
+    ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -112,11 +115,11 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
         >>> compiled_act(make_vec(Scenario(n_agents=3, n_arms=2, horizon=5), 2), Arm0()) is None
         True
     """
-    from fedbandit_env.vector.env import FederatedMABVecEnv
-
-    if type(venv) is not FederatedMABVecEnv or not venv.core.rolls_out:
+    if not getattr(venv, "rolls_out", False):
         return None
-    if bool(venv.core.message_dim) != bool(getattr(policy, "kernel_talks", False)):
+    if getattr(venv, "rollout_observes", None) != getattr(policy, "kernel_observes", None):
+        return None  # the policy reads other numbers than the stack hands out
+    if bool(venv.unwrapped.core.message_dim) != bool(getattr(policy, "kernel_talks", False)):
         return None  # a silent step in an env that carries messages, or the reverse
     return policy.kernel()
 
@@ -180,7 +183,7 @@ def run_vector_trials(
             compiled = compiled_act(venv, policy)
             if compiled is not None:  # the whole batch in compiled code
                 out = np.zeros((k, len(agents), steps.size))
-                venv.core.rollout(*compiled, steps, out, cost_out=cost[first : first + k])
+                venv.rollout(*compiled, steps, out, cost_out=cost[first : first + k])
                 regret[first : first + k] = out
                 bar.update(k * horizon)
             else:
@@ -325,8 +328,8 @@ class CompiledTrials:
         out, cost = np.zeros((k, n, st.steps.size)), np.zeros((k, st.steps.size))
         shape = (k, horizon, n) if st.trace else (0, 0, 0)
         arms, rewards = np.zeros(shape, np.int64), np.zeros(shape, np.float32)
-        venv.core.rollout(*compiled, st.steps, out, (arms, rewards), cost, stop=stop)
-        talks = bool(venv.core.message_dim)
+        venv.rollout(*compiled, st.steps, out, (arms, rewards), cost, stop=stop)
+        talks = bool(venv.unwrapped.core.message_dim)
         venv.close()
         if not st.trace:
             arms, rewards = np.zeros((k, 0, n), np.int64), np.zeros((k, 0, n), np.float32)
@@ -397,8 +400,8 @@ def run_episodes(
     compiled = compiled_act(venv, policy)
     if compiled is not None:  # the whole batch in compiled code
         horizon = int(scenario.horizon)
-        venv.core.rollout(*compiled, np.array([horizon]), np.zeros((len(seeds), len(agents), 1)))
-        regret = venv.core.cum_regret.copy()
+        venv.rollout(*compiled, np.array([horizon]), np.zeros((len(seeds), len(agents), 1)))
+        regret = venv.unwrapped.core.cum_regret.copy()
         venv.close()
         return np.asarray(regret, dtype=np.float64).mean(axis=1)
     infos: dict[str, Any] = {}

@@ -191,6 +191,12 @@ class VectorPolicy(ABC):
     """Whether :meth:`kernel`'s step is the talking form (reads what was heard, writes
     what it sends); a silent one plays only envs without messages."""
 
+    kernel_observes: str | None = None
+    """What :meth:`kernel`'s step reads as ``last_rewards``: ``None``, the rewards as
+    the env's observation holds them; ``"private_mean"``, each pulled arm's private mean
+    under ``PrivateRewards`` (its ``private_means`` at the arm), which a rollout plays
+    through ``VecPrivateRewards`` (its ``rollout_observes``)."""
+
     def kernel(self) -> CompiledAct | None:
         """This policy's step as compiled code, where it has one: ``(step, state)`` with
         ``step(last_arms, last_rewards, t, *state, arms)`` a numba function that writes
@@ -203,7 +209,9 @@ class VectorPolicy(ABC):
         float64). Valid after :meth:`reset`, until the next one.
 
         Where it is not ``None``, trials on a bare NumPy env without messages or with
-        Broadcast's or a gossip protocol's run with no Python between steps
+        Broadcast's or a gossip protocol's (or such an env under ``VecPrivateRewards``,
+        for a step that reads what it hands out: :attr:`kernel_observes`) run with no
+        Python between steps
         (:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>`: ``run_fast``,
         ``evaluate``), and
         :meth:`act` must be the same step, so both paths play the same trials. Default:

@@ -165,6 +165,25 @@ def _agent_noise_shared() -> None:
     BatchedTree.step = sharing  # type: ignore[method-assign]
 
 
+def _rollout_noise_halved() -> None:
+    """``VecPrivateRewards``' trees step with half the Laplace scale inside a compiled
+    rollout (the stepped layer keeps the calibrated one)."""
+    from fedbandit_env.vector.wrappers.private_rewards import VecPrivateRewards
+
+    rollout = VecPrivateRewards.rollout
+
+    def halved(self: Any, *args: Any, **kwargs: Any) -> None:
+        noise = self._tree.noise
+        full = noise.scale
+        noise.scale = full / 2
+        try:
+            rollout(self, *args, **kwargs)
+        finally:
+            noise.scale = full
+
+    VecPrivateRewards.rollout = halved  # type: ignore[method-assign]
+
+
 def _private_server_ts_raw() -> None:
     """``private_server_ts`` asks for no private rewards: in its own env it sends raw means."""
     from dataclasses import replace
@@ -189,6 +208,7 @@ MUTATIONS: dict[str, Callable[[], None]] = {
     "sub_env_noise_shared": _sub_env_noise_shared,
     "agent_noise_shared": _agent_noise_shared,
     "private_server_ts_raw": _private_server_ts_raw,
+    "rollout_noise_halved": _rollout_noise_halved,
 }
 """Each known weakening, by name."""
 
@@ -197,6 +217,7 @@ FIRST: dict[str, str] = {
     "sub_env_noise_shared": "tests/vector/test_vector_private_noise.py",
     "agent_noise_shared": "tests/vector/test_vector_private_noise.py",
     "private_server_ts_raw": "tests/privacy/test_private_releases.py",
+    "rollout_noise_halved": "tests/vector/test_private_rollout.py",
 }
 """The suite file expected to catch a weakening, which the runner runs first (the rest
 of the suite follows it): the order only saves time, since the runner stops at the

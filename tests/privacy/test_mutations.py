@@ -28,6 +28,7 @@ SUITE = [
     "tests/vector/test_vector_audit.py",
     "tests/vector/test_vector_private_noise.py",
     "tests/privacy/test_private_releases.py",
+    "tests/vector/test_private_rollout.py",
 ]
 
 

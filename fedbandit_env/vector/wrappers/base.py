@@ -99,6 +99,17 @@ class VecWrapper(VectorWrapper):
         self.message_dim: int = base.message_dim
         self.protocol = base.protocol
 
+    rollout_observes: str | None = None
+    """What a policy rolled out over this layer reads of its rewards (a layer that
+    :attr:`rolls_out` and changes them says what it hands out instead)."""
+
+    @property
+    def rolls_out(self) -> bool:
+        """Whether a compiled rollout (``FederatedMABVecEnv.rollout``) plays this stack:
+        not through a layer, unless the layer plays its part inside it (it defines
+        ``rollout`` and says so here; ``VecPrivateRewards``)."""
+        return False
+
     @property
     def t(self) -> int:
         """Steps taken in the current episodes (every env's; the observations' ``step``,

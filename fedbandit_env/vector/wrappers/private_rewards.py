@@ -11,6 +11,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.backend import seed_of
+from fedbandit_env.privacy.batched_kernels import private_observe
 from fedbandit_env.privacy.batched_tree import BatchedTree
 from fedbandit_env.privacy.mechanisms import (
     Estimator,
@@ -158,6 +159,83 @@ class VecPrivateRewards(VecWrapper):
         increments = self._tree.step(obs["arm"], rewards, self.t)
         views = self._views(obs, xp.astype(increments, be.float32)[..., None])
         return views, increments, terms, truncs, self._with_epsilon(infos)
+
+    rollout_observes = "private_mean"
+    """A policy rolled out over this layer reads its pulled arm's private mean."""
+
+    @property
+    def rolls_out(self) -> bool:
+        """Whether :meth:`rollout` plays this layer: over an env that rolls out, on NumPy,
+        with the dyadic estimator (Honaker's pass is array code only).
+
+        Examples:
+            >>> from fedbandit_env.problems import conflicting
+            >>> from fedbandit_env.vector import FederatedMABVecEnv
+            >>> venv = FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=8, num_envs=2)
+            >>> VecPrivateRewards(venv, 1.0).rolls_out
+            True
+            >>> VecPrivateRewards(venv, 1.0, estimator="honaker").rolls_out
+            False
+        """
+        rolls = bool(getattr(self.env, "rolls_out", False))
+        return rolls and self.backend.is_numpy and self.estimator == "dyadic"
+
+    def rollout(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: Any,
+        out: Any,
+        trace: Any = None,
+        cost_out: Any = None,
+        stop: Any = None,
+        observe: Any = None,
+    ) -> None:
+        """``FederatedMABVecEnv.rollout`` through this layer: the trees step inside the
+        compiled rollout (:func:`~fedbandit_env.privacy.batched_kernels.private_observe`,
+        the same releases as :meth:`step`, noise from each env's generator in the same
+        order), the policy reads each pulled arm's private mean and the trace keeps the
+        private increments, as the observations of :meth:`step` hold them. The arrays
+        this layer handed out before stay as they were; afterwards the trees are where
+        the steps left them.
+
+        Examples:
+            >>> from numba import njit
+            >>> from fedbandit_env.problems import conflicting
+            >>> from fedbandit_env.vector import FederatedMABVecEnv
+            >>> @njit
+            ... def arm_1(last, seen, t, arms):
+            ...     arms[:] = 1
+            >>> venv = VecPrivateRewards(
+            ...     FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=8, num_envs=2), 1.0)
+            >>> _ = venv.reset(seed=0)
+            >>> venv.rollout(arm_1, (), np.array([8]), np.zeros((2, 3, 1)))
+            >>> venv.t, venv._tree.counts[0, 0].tolist()
+            (8, [0.0, 8.0])
+        """
+        if not self.rolls_out:
+            raise ValueError(
+                "VecPrivateRewards rolls out over a bare NumPy env that rolls out, with the "
+                "dyadic estimator: step this stack instead"
+            )
+        if observe is not None:
+            raise ValueError("a layer over VecPrivateRewards cannot change what it observes")
+        tree = self._tree
+        b, n, m = tree.shape
+        tree.prefix, tree.means32 = tree.prefix.copy(), tree.means32.copy()  # handed out
+        core: Any = self.unwrapped.core  # type: ignore[attr-defined]
+        last = np.asarray(core.last_arms, dtype=np.int64)
+        first = np.take_along_axis(tree.means32, last[..., None], axis=2)[..., 0]
+        lo, hi = tree.clip
+        watch = (tree.counts, tree.last, tree.acc, tree.node, tree.prefix,
+                 np.empty((b, n * m)), tree.means32, tree.noise.table, tree.noise.scale,
+                 float(lo), float(hi), np.empty((b, n)), np.empty((b, n * m), np.bool_),
+                 np.empty((b, n * m)), np.empty((b, n)))  # fmt: skip
+        try:
+            self.env.rollout(act, state, steps, out, trace, cost_out, stop,  # type: ignore[attr-defined]
+                             (private_observe, watch, first))  # fmt: skip
+        finally:  # the steps played stand, a stopped rollout's too
+            tree.t = self.t
 
     @property
     def scale(self) -> float:

@@ -107,8 +107,11 @@ def test_private_forms_play_the_per_agent_trials_on_the_vector_env(share: str | 
         ("local_ts", {}, {}, True),
         ("coop_ts", {}, {"protocol": "broadcast"}, True),
         ("coop_ts_relay", {}, {}, True),
-        ("local_ts", {"epsilon": 1.0}, {}, False),
-        ("private_coop_ts", {}, {}, False),
+        ("local_ts", {"epsilon": 1.0}, {}, True),
+        ("private_coop_ts", {}, {}, True),
+        ("private_coop_ts", {}, {"protocol": "neighbour_gossip"}, True),
+        ("private_coop_ts", {}, {"estimator": "honaker"}, False),
+        ("local_ts", {"epsilon": 1.0}, {"estimator": "honaker"}, False),
         ("coop_ts", {}, {"protocol": "neighbour_gossip"}, True),
         ("coop_ts_relay", {}, {"protocol": "neighbour_gossip", "graph": "star"}, True),
     ],
@@ -120,8 +123,9 @@ def test_the_fast_paths_take_the_rollout_where_the_core_plays_the_scenario(
     compiled: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # where the core rolls the scenario out the loop is never called; elsewhere it is,
-    # and either way the fast path replays the PettingZoo path
+    # where the core rolls the scenario out (private rewards too: the dyadic trees step
+    # inside the rollout) the loop is never called; elsewhere (Honaker's estimator) it
+    # is, and either way the fast path replays the PettingZoo path
     scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 70, "graph": "ring", **extra})
     check_replay(policy, scenario, params, trials=3)
     calls: list[str] = []
