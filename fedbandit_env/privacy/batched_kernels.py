@@ -20,7 +20,9 @@ hold the vector wrapper to the PettingZoo one):
   its noise), the emptied open blocks, the prefix sums of the cover of ``t`` (Algorithm
   2, levels increasing), each agent's increment of its pulled stream and the private
   means handed out;
-- :func:`private_observe`: the three in a compiled rollout, as its observation hook.
+- :func:`honaker_close`: Honaker's pass over the closing levels (noise drawn as
+  ``laplace_marked`` draws it, streams then levels);
+- :func:`private_observe`: the step in a compiled rollout, as its observation hook.
 """
 
 from __future__ import annotations
@@ -101,6 +103,64 @@ def laplace_marked(
 
 
 @njit(cache=True, nogil=True)
+def honaker_close(
+    acc: FloatArray,
+    node: FloatArray,
+    var: FloatArray,
+    last: IntArray,
+    t: int,
+    top: int,
+    table: npt.NDArray[np.uint64],
+    scale: float,
+    var_unit: float,
+) -> None:  # pragma: no cover
+    """Honaker's bottom-up pass over levels ``0 .. top`` of every stream of ``B`` trees
+    (``BatchedTree._honaker``'s array statement, cell by cell in its floating-point
+    order): level ``l`` of stream ``s`` gets its exact sum plus ``Lap(scale)`` where its
+    block saw a pull (``last[b, s] > t - 2^l``; the draws of tree ``b`` from row ``b``
+    of ``table``, streams in order and levels within a stream, the array statement's
+    row-major order), its noise variance ``var_unit`` there (``2 scale^2``, else 0), and
+    is combined with its children (the sibling's old estimate and the level below's new
+    one) by inverse-variance weights; ``node`` and ``var`` ``(B, L, N M)`` in place.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
+        >>> acc, node, var = np.ones((1, 2, 1)), np.zeros((1, 2, 1)), np.zeros((1, 2, 1))
+        >>> honaker_close(acc, node, var, np.array([[2]]), 2, 1, generator_table([rng]),
+        ...               1e-12, 2e-24)
+        >>> node.round(6).tolist(), bool(var[0, 1, 0] > 0)
+        ([[[1.0], [1.0]]], True)
+    """
+    n_envs, streams = acc.shape[0], acc.shape[2]
+    for b in range(n_envs):
+        bits = bit_generator_at(table, b)
+        for s in range(streams):
+            left, left_var = 0.0, 0.0
+            for level in range(top + 1):
+                marked = last[b, s] > t - (1 << level)
+                noise = scale * random_laplace(bits, 0.0, 1.0) if marked else 0.0
+                own = acc[b, level, s] + noise
+                own_var = var_unit if marked else 0.0
+                old, old_var = node[b, level, s], var[b, level, s]
+                if level == 0:
+                    est, v = own, own_var
+                else:
+                    kids = left + node[b, level - 1, s]
+                    kids_var = left_var + var[b, level - 1, s]
+                    total = own_var + kids_var
+                    if total > 0.0:
+                        w = kids_var / total
+                        est = w * own + (1.0 - w) * kids
+                        v = own_var * kids_var / total
+                    else:
+                        est, v = own, 0.0
+                node[b, level, s] = est
+                var[b, level, s] = v
+                left, left_var = old, old_var
+
+
+@njit(cache=True, nogil=True)
 def close_blocks(
     acc: FloatArray,
     node: FloatArray,
@@ -178,6 +238,8 @@ def private_observe(
     scale: float,
     lo: float,
     hi: float,
+    var: FloatArray,
+    var_unit: float,
     values: FloatArray,
     marked: BoolArray,
     noise: FloatArray,
@@ -193,7 +255,9 @@ def private_observe(
     what a private policy reads, each agent's pulled arm's private mean (``seen``), and
     the observation's reward, the increment as float32 (``traced``).
     ``BatchedTree.step``'s arithmetic in its order, so the releases are its bits
-    (``tests/vector/test_private_rollout.py``).
+    (``tests/vector/test_private_rollout.py``). With Honaker's estimator (``var`` not
+    empty: the nodes' noise variances, ``var_unit = 2 scale^2``) the closing levels go
+    through :func:`honaker_close` instead of the one noised node.
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
@@ -204,8 +268,8 @@ def private_observe(
         >>> private_observe(np.array([[1]]), np.array([[0.5]]), 1, z(b, n, m),
         ...     np.zeros((b, n * m), np.int64), z(b, levels, n * m), z(b, levels, n * m),
         ...     z(b, n * m), z(b, n * m), means32, generator_table([rng]), 1e-12, 0.0, 1.0,
-        ...     z(b, n), np.zeros((b, n * m), np.bool_), z(b, n * m), z(b, n), seen,
-        ...     seen.copy())
+        ...     z(0, 0, 0), 0.0, z(b, n), np.zeros((b, n * m), np.bool_), z(b, n * m), z(b, n),
+        ...     seen, seen.copy())
         >>> round(float(seen[0, 0]), 6)
         0.5
     """
@@ -217,14 +281,18 @@ def private_observe(
     top = 0
     while not (t >> top) & 1:  # lowest_bit(t)
         top += 1
-    since = t - (1 << top)
     streams = last.shape[1]
-    for b in range(n_envs):
-        for s in range(streams):
-            marked[b, s] = last[b, s] > since
-    laplace_marked(table, marked, scale, noise)
-    close_blocks(acc, node, prefix, counts, arms, noise, t, top, True, new_prefix, increments,
-                 means32)  # fmt: skip
+    honaker = var.size > 0
+    if honaker:
+        honaker_close(acc, node, var, last, t, top, table, scale, var_unit)
+    else:
+        since = t - (1 << top)
+        for b in range(n_envs):
+            for s in range(streams):
+                marked[b, s] = last[b, s] > since
+        laplace_marked(table, marked, scale, noise)
+    close_blocks(acc, node, prefix, counts, arms, noise, t, top, not honaker, new_prefix,
+                 increments, means32)  # fmt: skip
     for b in range(n_envs):
         for s in range(streams):
             prefix[b, s] = new_prefix[b, s]
@@ -233,4 +301,4 @@ def private_observe(
             traced[b, i] = np.float32(increments[b, i])
 
 
-__all__ = ["close_blocks", "laplace_marked", "private_observe", "record_pulls"]
+__all__ = ["close_blocks", "honaker_close", "laplace_marked", "private_observe", "record_pulls"]

@@ -23,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.backend import Backend, DeviceStream
-from fedbandit_env.privacy.batched_kernels import close_blocks, laplace_marked, record_pulls
+from fedbandit_env.privacy.batched_kernels import (
+    close_blocks,
+    honaker_close,
+    laplace_marked,
+    record_pulls,
+)
 from fedbandit_env.rng_kernels import generator_table
 
 
@@ -212,7 +217,8 @@ class BatchedTree:
         record_pulls(self.counts, self.last, self.acc, arms, value, t)
         top = lowest_bit(t)
         if self.honaker:
-            self._honaker(t, top)
+            honaker_close(self.acc, self.node, self.var, self.last, t, top, self.noise.table,
+                          self.noise.scale, 2.0 * self.scale * self.scale)  # fmt: skip
             noise = self.prefix  # unread
         else:
             noise = self.noise.draws(self.last > t - (1 << top))
@@ -225,7 +231,9 @@ class BatchedTree:
         return increments
 
     def _honaker(self, t: int, top: int) -> None:
-        """Honaker's bottom-up pass over levels ``0 .. top`` (``tree_complete``'s)."""
+        """Honaker's bottom-up pass over levels ``0 .. top`` (``tree_complete``'s), as
+        array operations (a torch device; NumPy runs the same arithmetic compiled,
+        :func:`~fedbandit_env.privacy.batched_kernels.honaker_close`)."""
         be, xp = self.backend, self.backend.xp
         seen = xp.stack([self.last > t - (1 << lvl) for lvl in range(top + 1)], axis=-1)
         b, s = int(seen.shape[0]), int(seen.shape[1])

@@ -72,14 +72,16 @@ def _play(scenario: Scenario, share: str | None, python_steps: int,
     }
 
 
-@pytest.mark.parametrize(("setting", "share"), [("local+private", None),
-                                                ("gossip+private", "hold"),
-                                                ("neighbours+private", "relay")])  # fmt: skip
+@pytest.mark.parametrize(("setting", "share", "estimator"),
+                         [("local+private", None, "dyadic"), ("gossip+private", "hold", "dyadic"),
+                          ("neighbours+private", "relay", "dyadic"),
+                          ("local+private", None, "honaker"),
+                          ("gossip+private", "hold", "honaker")])  # fmt: skip
 @pytest.mark.parametrize("python_steps", [0, 13])
 def test_the_rolled_out_trees_release_what_the_stepped_layer_releases(
-    setting: str, share: str | None, python_steps: int
+    setting: str, share: str | None, estimator: str, python_steps: int
 ) -> None:
-    scenario = _setting(setting)
+    scenario = _setting(setting, estimator=estimator)
     stepped, rolled = _play(scenario, share, T), _play(scenario, share, python_steps)
     for key in ("released", "regret", *TREE):
         np.testing.assert_array_equal(rolled[key], stepped[key], err_msg=key)
@@ -90,21 +92,25 @@ def test_the_rolled_out_trees_release_what_the_stepped_layer_releases(
         np.testing.assert_array_equal(view, copy)
 
 
-def test_a_rollout_with_half_the_noise_is_caught() -> None:
+@pytest.mark.parametrize("estimator", ["dyadic", "honaker"])
+def test_a_rollout_with_half_the_noise_is_caught(estimator: str) -> None:
     """Power: the same rollout with the trees' Laplace scale halved releases other numbers
     (``rollout_noise_halved`` in ``tests/privacy/mutations.py`` weakens the layer's
     rollout itself)."""
-    scenario = _setting("local+private")
+    scenario = _setting("local+private", estimator=estimator)
     stepped, weak = _play(scenario, None, T), _play(scenario, None, 0, weaken=0.5)
     assert not np.array_equal(weak["released"], stepped["released"])
 
 
-def test_honakers_estimator_is_not_rolled_out() -> None:
-    scenario = _setting("local+private", estimator="honaker")
+def test_a_stack_that_does_not_roll_out_refuses() -> None:
+    from fedbandit_env.vector.wrappers import VecClipRewards
+
+    scenario = _setting("local+private")
     venv, policy, _ = _started(scenario, None)
-    assert not venv.rolls_out and compiled_act(venv, policy) is None
-    with pytest.raises(ValueError, match="dyadic estimator"):
-        venv.rollout(*policy.kernel(), np.array([T]), np.zeros((B, 4, 1)))
+    layered = VecPrivateRewards(VecClipRewards(venv.env, 0.0, 1.0), 1.0)
+    assert not layered.rolls_out and compiled_act(layered, policy) is None
+    with pytest.raises(ValueError, match="step this stack instead"):
+        layered.rollout(*policy.kernel(), np.array([T]), np.zeros((B, 4, 1)))
 
 
 def test_a_policy_reading_raw_rewards_is_not_rolled_out_over_private_ones() -> None:

@@ -165,20 +165,16 @@ class VecPrivateRewards(VecWrapper):
 
     @property
     def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays this layer: over an env that rolls out, on NumPy,
-        with the dyadic estimator (Honaker's pass is array code only).
+        """Whether :meth:`rollout` plays this layer: over an env that rolls out, on NumPy.
 
         Examples:
             >>> from fedbandit_env.problems import conflicting
             >>> from fedbandit_env.vector import FederatedMABVecEnv
             >>> venv = FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=8, num_envs=2)
-            >>> VecPrivateRewards(venv, 1.0).rolls_out
-            True
             >>> VecPrivateRewards(venv, 1.0, estimator="honaker").rolls_out
-            False
+            True
         """
-        rolls = bool(getattr(self.env, "rolls_out", False))
-        return rolls and self.backend.is_numpy and self.estimator == "dyadic"
+        return bool(getattr(self.env, "rolls_out", False)) and self.backend.is_numpy
 
     def rollout(
         self,
@@ -193,9 +189,10 @@ class VecPrivateRewards(VecWrapper):
     ) -> None:
         """``FederatedMABVecEnv.rollout`` through this layer: the trees step inside the
         compiled rollout (:func:`~fedbandit_env.privacy.batched_kernels.private_observe`,
-        the same releases as :meth:`step`, noise from each env's generator in the same
-        order), the policy reads each pulled arm's private mean and the trace keeps the
-        private increments, as the observations of :meth:`step` hold them. The arrays
+        the same releases as :meth:`step`, either estimator, noise from each env's
+        generator in the same order), the policy reads each pulled arm's private mean and
+        the trace keeps the private increments, as the observations of :meth:`step` hold
+        them. The arrays
         this layer handed out before stay as they were; afterwards the trees are where
         the steps left them.
 
@@ -215,8 +212,8 @@ class VecPrivateRewards(VecWrapper):
         """
         if not self.rolls_out:
             raise ValueError(
-                "VecPrivateRewards rolls out over a bare NumPy env that rolls out, with the "
-                "dyadic estimator: step this stack instead"
+                "VecPrivateRewards rolls out over a NumPy env that rolls out: step this "
+                "stack instead"
             )
         if observe is not None:
             raise ValueError("a layer over VecPrivateRewards cannot change what it observes")
@@ -229,8 +226,10 @@ class VecPrivateRewards(VecWrapper):
         lo, hi = tree.clip
         watch = (tree.counts, tree.last, tree.acc, tree.node, tree.prefix,
                  np.empty((b, n * m)), tree.means32, tree.noise.table, tree.noise.scale,
-                 float(lo), float(hi), np.empty((b, n)), np.empty((b, n * m), np.bool_),
-                 np.empty((b, n * m)), np.empty((b, n)))  # fmt: skip
+                 float(lo), float(hi), tree.var if tree.honaker else np.zeros((0, 0, 0)),
+                 2.0 * tree.scale * tree.scale, np.empty((b, n)),
+                 np.empty((b, n * m), np.bool_), np.empty((b, n * m)),
+                 np.empty((b, n)))  # fmt: skip
         try:
             self.env.rollout(act, state, steps, out, trace, cost_out, stop,  # type: ignore[attr-defined]
                              (private_observe, watch, first))  # fmt: skip
