@@ -8,12 +8,10 @@ the last completed block, ``var[s, l]`` its noise variance (Honaker only).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
-from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
+from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
 
 
 @njit(cache=True)
@@ -268,131 +266,3 @@ def tree_prefix_all(node: FloatArray, t: int) -> FloatArray:  # pragma: no cover
     for s in range(node.shape[0]):
         out[s] = tree_prefix(node, t, s)
     return out
-
-
-class PrivateRewardsState(NamedTuple):
-    """``PrivateRewards``' state inside a batched loop (:func:`private_rewards_state`):
-    the tree of every ``(agent, arm)`` stream (``acc``, ``seen``, ``node``, ``var``),
-    the lists of :func:`tree_complete_listed`, each agent's pull counts, and per-step
-    scratch (the pulled streams, their clipped values, their prefixes at ``t - 1``
-    and ``t``)."""
-
-    acc: FloatArray
-    seen: BoolArray
-    node: FloatArray
-    var: FloatArray
-    touched: IntArray
-    n_touched: IntArray
-    live: IntArray
-    n_live: IntArray
-    counts: FloatArray
-    streams: IntArray
-    values: FloatArray
-    previous: FloatArray
-    current: FloatArray
-
-
-class PrivateRewardsParams(NamedTuple):
-    """``PrivateRewards``' constants: clip range, Laplace scale of a node, the Honaker
-    estimator or the dyadic one."""
-
-    clip_lo: float
-    clip_hi: float
-    scale: float
-    honaker: bool
-
-
-def private_rewards_state(n: int, m: int, levels: int) -> PrivateRewardsState:
-    """A fresh :class:`PrivateRewardsState` for ``n`` agents, ``m`` arms and a tree of
-    ``levels`` levels.
-
-    Examples:
-        >>> private_rewards_state(2, 3, 4).node.shape
-        (6, 4)
-    """
-    ns = n * m
-    return PrivateRewardsState(
-        np.zeros((ns, levels)),
-        np.zeros((ns, levels), dtype=np.bool_),
-        np.zeros((ns, levels)),
-        np.zeros((ns, levels)),
-        np.zeros((levels, ns), dtype=np.int64),
-        np.zeros(levels, dtype=np.int64),
-        np.zeros((levels, ns), dtype=np.int64),
-        np.zeros(levels, dtype=np.int64),
-        np.zeros((n, m)),
-        np.zeros(n, dtype=np.int64),
-        np.zeros(n),
-        np.zeros(n),
-        np.zeros(n),
-    )
-
-
-@njit(cache=True, nogil=True)
-def private_rewards_step(
-    state: PrivateRewardsState,
-    params: PrivateRewardsParams,
-    arms: IntArray,
-    rewards: FloatArray,
-    t: int,
-    rng: np.random.Generator,
-    seen_mean: Float32Array,
-    seen_reward: Float32Array,
-) -> None:  # pragma: no cover
-    """One step of ``PrivateRewards`` for every agent, as the wrapper computes it (the
-    Thompson loop calls it; Fed_UCB's loop keeps the same steps inline: calling this
-    once per step, with its thirteen arrays reference-counted at each call, made Fed_UCB
-    13% slower at N = 10, M = 10, measured 6.9 -> 6.0 M agent-steps/s): clip
-    the pulled arms' rewards into their streams, close and noise the tree's blocks
-    ending at ``t`` (Honaker: :func:`tree_complete`; dyadic: the listed form, the same
-    draws), and write each agent's private mean of its pulled arm (``seen_mean``,
-    float32, what ``private_means[arm]`` shows) and, where ``seen_reward`` is not empty
-    (a traced run), the private increment ``S~(t) - S~(t - 1)`` (the ``reward`` it
-    observes).
-
-    Examples:
-        >>> st = private_rewards_state(1, 2, 2)
-        >>> mean, inc = np.zeros(1, np.float32), np.zeros(1, np.float32)
-        >>> private_rewards_step(st, PrivateRewardsParams(0.0, 1.0, 1e-12, False),
-        ...     np.array([1]), np.array([0.5]), 1, np.random.default_rng(0), mean, inc)
-        >>> round(float(mean[0]), 6), round(float(inc[0]), 6)
-        (0.5, 0.5)
-    """
-    acc = state.acc
-    seen = state.seen
-    node = state.node
-    var = state.var
-    touched = state.touched
-    n_touched = state.n_touched
-    live = state.live
-    n_live = state.n_live
-    counts = state.counts
-    streams = state.streams
-    values = state.values
-    previous = state.previous
-    current = state.current
-    clip_lo = params.clip_lo
-    clip_hi = params.clip_hi
-    scale = params.scale
-    honaker = params.honaker
-    n, m = counts.shape
-    for i in range(n):
-        a = arms[i]
-        streams[i] = i * m + a
-        values[i] = min(max(rewards[i], clip_lo), clip_hi)
-        counts[i, a] += 1.0
-    trace = seen_reward.size > 0
-    if trace:
-        tree_prefix_streams(node, t - 1, streams, previous)
-    if honaker:  # every level of every stream is revisited: the dense kernels
-        tree_add(acc, seen, streams, values)
-        tree_complete(acc, seen, node, var, t, scale, True, rng)
-    else:  # the same nodes and draws, visiting only observed streams
-        tree_add_listed(acc, seen, streams, values, touched, n_touched)
-        tree_complete_listed(acc, seen, node, t, scale, rng, touched, n_touched, live, n_live)
-    tree_prefix_streams(node, t, streams, current)
-    for i in range(n):
-        seen_mean[i] = np.float32(current[i] / counts[i, arms[i]])
-    if trace:
-        for i in range(n):
-            seen_reward[i] = np.float32(current[i] - previous[i])

@@ -315,8 +315,8 @@ class CompiledTrials:
             raise ValueError(
                 f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "
                 "a bare env without messages or with Broadcast's or a gossip protocol's "
-                "only; this scenario's is not: run it through evaluate (the vector env's "
-                "layers)"
+                "(under PrivateRewards where the step reads the private means) only; this "
+                "scenario's is not: run it through evaluate (the vector env's layers)"
             )
         per_env = _state_bytes(compiled[1]) / k
         if k > 1 and per_env * k > STATE_BUDGET:  # smaller batches, each within the budget

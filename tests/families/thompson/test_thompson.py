@@ -195,12 +195,12 @@ def test_a_holding_agent_keeps_rows_of_its_neighbours_only() -> None:
     """degree + 1 rows, not N (issue 52): on a ring of 6 each agent holds 3 rows, on
     both paths; a sender heard from outside the graph (another protocol) gets a row in
     sender order, so the draws add up as over a full table."""
-    from baselines.thompson.fast import held_members
-    from fedbandit_env.network import Network
+    from baselines.thompson.vector import table_members
 
-    members, own = held_members(Network.ring(6), 6, 0)
+    ring = [AgentSpec(i, 6, 3, 50, neighbors=((i - 1) % 6, (i + 1) % 6)) for i in range(6)]
+    members, own = table_members(ring, "hold")
     assert members.shape == (6, 3) and members[0].tolist() == [0, 1, 5] and own[0] == 0
-    assert held_members(Network.ring(6), 6, 1)[0].shape == (6, 6)  # relaying: every row
+    assert table_members(ring, "relay")[0].shape == (6, 6)  # relaying: every row
     policy = CooperativeTS("hold")
     policy.reset(AgentSpec(2, 6, 3, 50, neighbors=(1, 3), message_dim=6,
                            reward_bounds=(0.0, 1.0)), seed=0)  # fmt: skip

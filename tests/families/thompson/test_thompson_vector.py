@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import baselines.thompson.fast as thompson_fast
 from baselines.thompson import CooperativeTS
 from baselines.thompson.vector import ThompsonVector
+from fedbandit_env.core.mab import MABCore
 from fedbandit_env.policies import IndependentTeam
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
@@ -102,47 +102,46 @@ def test_private_forms_play_the_per_agent_trials_on_the_vector_env(share: str | 
 
 
 @pytest.mark.parametrize(
-    ("policy", "params", "extra", "compiled"),
+    ("policy", "params", "extra"),
     [
-        ("local_ts", {}, {}, True),
-        ("coop_ts", {}, {"protocol": "broadcast"}, True),
-        ("coop_ts_relay", {}, {}, True),
-        ("local_ts", {"epsilon": 1.0}, {}, True),
-        ("private_coop_ts", {}, {}, True),
-        ("private_coop_ts", {}, {"protocol": "neighbour_gossip"}, True),
-        ("private_coop_ts", {}, {"estimator": "honaker"}, True),
-        ("local_ts", {"epsilon": 1.0}, {"estimator": "honaker"}, True),
-        ("coop_ts", {}, {"protocol": "neighbour_gossip"}, True),
-        ("coop_ts_relay", {}, {"protocol": "neighbour_gossip", "graph": "star"}, True),
+        ("local_ts", {}, {}),
+        ("coop_ts", {}, {"protocol": "broadcast"}),
+        ("coop_ts_relay", {}, {}),
+        ("local_ts", {"epsilon": 1.0}, {}),
+        ("private_coop_ts", {}, {}),
+        ("private_coop_ts", {}, {"protocol": "neighbour_gossip"}),
+        ("private_coop_ts", {}, {"estimator": "honaker"}),
+        ("local_ts", {"epsilon": 1.0}, {"estimator": "honaker"}),
+        ("coop_ts", {}, {"protocol": "neighbour_gossip"}),
+        ("coop_ts_relay", {}, {"protocol": "neighbour_gossip", "graph": "star"}),
     ],
 )
-def test_the_fast_paths_take_the_rollout_where_the_core_plays_the_scenario(
-    policy: str,
-    params: dict[str, Any],
-    extra: dict[str, Any],
-    compiled: bool,
-    monkeypatch: pytest.MonkeyPatch,
+def test_the_fast_paths_are_the_rollout_and_replay_the_pettingzoo_path(
+    policy: str, params: dict[str, Any], extra: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # where the core rolls the scenario out (private rewards too: the dyadic trees step
-    # inside the rollout) the loop is never called; elsewhere (Honaker's estimator) it
-    # is, and either way the fast path replays the PettingZoo path
+    # every registered setting rolls out (private rewards too: the trees step inside the
+    # rollout, either estimator), and replays the PettingZoo path
     scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 70, "graph": "ring", **extra})
     check_replay(policy, scenario, params, trials=3)
-    calls: list[str] = []
+    rolled: list[int] = []
+    rollout = MABCore.rollout
 
-    def spy(name: str) -> Any:
-        loop = getattr(thompson_fast, name)
+    def counted(core: MABCore, *args: Any, **kwargs: Any) -> None:
+        rolled.append(core.t)
+        rollout(core, *args, **kwargs)
 
-        def called(*args: Any) -> Any:
-            calls.append(name)
-            return loop(*args)
-
-        return called
-
-    for name in ("loop_local_ts", "loop_coop_ts"):
-        monkeypatch.setattr(thompson_fast, name, spy(name))
+    monkeypatch.setattr(MABCore, "rollout", counted)
     run_fast(policy, scenario, 2, progress=False, **params)
-    assert (not calls) == compiled
+    assert rolled == [0]  # one batch, rolled out from its first step
+
+
+def test_a_policy_reading_raw_rewards_in_a_private_stack_is_refused() -> None:
+    # local_ts without epsilon under PrivateRewards reads the private increments on the
+    # PettingZoo path; its compiled step reads rewards, so the fast path names the way
+    # (the trial loop it replaced played the raw rewards here, other trials)
+    scenario = Scenario(n_agents=3, n_arms=2, horizon=20, setting="local+private", epsilon=1.0)
+    with pytest.raises(ValueError, match="run it through evaluate"):
+        run_fast("local_ts", scenario, 1, progress=False)
 
 
 def test_a_message_from_beyond_the_held_rows_is_refused() -> None:
