@@ -214,6 +214,11 @@ class BatchedTree:
 
     def _compiled_step(self, arms: np.ndarray, value: np.ndarray, t: int) -> np.ndarray:
         """:meth:`step` on NumPy: the same updates in :mod:`batched_kernels`' order."""
+        if len(self.noise.rngs) != self.shape[0]:  # the kernels index the table by tree
+            raise ValueError(
+                f"{self.shape[0]} trees, {len(self.noise.rngs)} generators: restart() "
+                "with one generator a tree"
+            )
         record_pulls(self.counts, self.last, self.acc, arms, value, t)
         top = lowest_bit(t)
         if self.honaker:

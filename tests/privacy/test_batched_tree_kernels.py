@@ -112,3 +112,12 @@ def test_the_noise_draws_refuse_a_mask_of_other_trees() -> None:
     noise.restart([np.random.default_rng(0)])
     with pytest.raises(ValueError, match="2 trees' cells marked, 1 generators"):
         noise.draws(np.ones((2, 3), bool))
+
+
+@pytest.mark.parametrize("honaker", [False, True])
+def test_a_tree_without_its_generators_refuses_to_step(honaker: bool) -> None:
+    """The kernels draw from a table row per tree: a step before ``restart`` (no row)
+    is refused, never read past the table."""
+    tree = BatchedTree(backend(None), (2, 1, 2), 3, (0.0, 1.0), 1.0, honaker)
+    with pytest.raises(ValueError, match="2 trees, 0 generators"):
+        tree.step(np.zeros((2, 1), np.int64), np.zeros((2, 1)), 1)
