@@ -277,13 +277,15 @@ def rollout_talking(
     arms, sent)`` also reads what it heard last step (``heard`` ``(B, N, D)`` float32, by
     sender; ``mask`` ``(B, N, N)`` int8) and writes its messages ``sent`` ``(B, N, D)``.
     ``wire = (heard, mask, sent, adjacency, heard_by, checked, low, high, cost, cum_cost,
-    edges, picks, neighbors, degrees, calls, link_cost)``. Broadcast (``picks`` and
+    edges, picks, neighbors, degrees, calls, link_cost, public)``. Broadcast (``picks`` and
     ``calls`` empty): each sender's row as float32 where some agent hears it
     (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
     (``adjacency``: the router's broadcast). Random-edge gossip: env ``b``'s edge at the
     block's step ``s`` is ``edges[picks[b, s - first]]`` (the router's draws, in its
     stream's order), both ends hear each other and only their rows are kept (the
-    router's ``edge_delivery``). Neighbour calls: agent ``i`` of env ``b`` calls
+    router's ``edge_delivery``; with a public prefix, ``public > 0`` entries, every heard
+    sender's first ``public`` entries too, every receiver's ``public_mask`` the graph,
+    which the caller leaves in ``last_routed``). Neighbour calls: agent ``i`` of env ``b`` calls
     ``neighbors[i, int(calls[b, s - first, i] * degrees[i])]`` (the router's uniforms),
     both ends of a call hear each other, a sender's row is kept where someone heard it,
     and the step costs ``link_cost`` per distinct pair more. Each env's ``cum_cost``
@@ -309,7 +311,7 @@ def rollout_talking(
         >>> wire = (heard, mask, np.zeros((1, 2, 1)), adjacency, np.ones(2, np.bool_),
         ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1),
         ...         np.zeros((1, 2), np.int64), np.zeros((1, 0), np.int64),
-        ...         np.zeros((2, 1), np.int64), np.ones(2, np.int64), np.zeros((1, 0, 2)), 0.0)
+        ...         np.zeros((2, 1), np.int64), np.ones(2, np.int64), np.zeros((1, 0, 2)), 0.0, 0)
         >>> none = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
         >>> rollout_talking(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -321,7 +323,7 @@ def rollout_talking(
         ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
     """
     heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost = wire[:10]
-    edges, picks, neighbors, degrees, calls, link_cost = wire[10:]
+    edges, picks, neighbors, degrees, calls, link_cost, public = wire[10:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
@@ -365,11 +367,14 @@ def rollout_talking(
         bad = False  # messages_within's check, in the pass that puts them on the wire
         for b in range(n_envs):
             for i in range(n):
-                keep, checked = keeps[b, i], senders[i]
+                checked = senders[i]
+                # the whole row where a partner heard it, else its public prefix where
+                # some neighbour did (random-edge gossip with public_dim), else nothing
+                upto = d if keeps[b, i] else (public if heard_by[i] else 0)
                 for k in range(d):
                     v = sent[b, i, k]
                     bad |= checked & ((v - v != 0.0) | (v < low) | (v > high))
-                    heard[b, i, k] = np.float32(v) if keep else np.float32(0.0)
+                    heard[b, i, k] = np.float32(v) if k < upto else np.float32(0.0)
         if bad:  # the wire is left half-written: the caller raises
             return r, t
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)

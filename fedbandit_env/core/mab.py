@@ -305,8 +305,8 @@ class MABCore:
     def rolls_out(self) -> bool:
         """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
         by ``Broadcast`` (every neighbour's row every step), ``RandomEdgeGossip`` (one
-        edge's two rows a step) or ``NeighbourGossip`` (every agent's call), with no
-        public prefix or server.
+        edge's two rows a step, and with a public prefix every neighbour's prefix) or
+        ``NeighbourGossip`` (every agent's call, no public prefix), with no server.
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -320,7 +320,7 @@ class MABCore:
         router = self.router
         plain = (
             router.kind in ("broadcast", "random_edge", "neighbour_calls")
-            and not router.public_dim
+            and (not router.public_dim or router.kind == "random_edge")
             and not router.has_server
         )
         return not self.message_dim or plain
@@ -436,11 +436,14 @@ class MABCore:
         self.last_arms, self.last_rewards = last, raw
         if d:  # what the last step delivered, as step() leaves it
             router = self.router
+            public = None
             if router.kind == "neighbour_calls":  # the last step's distinct pairs
                 links = np.triu(wire[1]).sum(axis=(1, 2)).astype(np.int64)
+            elif router.kind == "random_edge" and router.public_dim:
+                links, public = router._gossip_links, router._adjacency_all
             else:
                 links = router._one_link if router.kind == "random_edge" else router._edge_links
-            self.last_routed = Routed(wire[0], wire[1], links, router._no_links)
+            self.last_routed = Routed(wire[0], wire[1], links, router._no_links, public)
         if stopped:  # the core is left as after those steps: a rollout or step goes on
             raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
 
@@ -461,6 +464,8 @@ class MABCore:
         links = {"random_edge": 1.0, "neighbour_calls": 0.0}.get(
             router.kind, float(self.network.n_edges)
         )  # neighbour calls: link_cost per distinct pair, added by the kernel
+        if router.kind == "random_edge" and router.public_dim:
+            links += float(self.network.n_edges)  # the public prefix uses every edge
         base = float(self.link_costs[0] * 0.0)
         cost = (
             base if router.kind == "neighbour_calls" else float(base + self.link_costs[1] * links)
@@ -474,7 +479,7 @@ class MABCore:
         return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
                 float(lo), float(hi), cost, self.cum_cost, edges,
                 np.zeros((b, 0), np.int64), neighbors, degrees, np.zeros((b, 0, n)),
-                float(self.link_costs[1]))  # fmt: skip
+                float(self.link_costs[1]), int(router.public_dim))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

@@ -186,9 +186,17 @@ def talking_core(network: Network, horizon: int = T, protocol: Any = Broadcast) 
     return core
 
 
+def _prefixed() -> RandomEdgeGossip:
+    # Gossip_UCB's protocol: the first M entries (the counts) reach every neighbour
+    return RandomEdgeGossip(public_dim=M)
+
+
+TALKING = [Broadcast, RandomEdgeGossip, _prefixed, NeighbourGossip]
+
+
 @pytest.mark.parametrize("graph", ["complete", "star", "path"])
 @pytest.mark.parametrize("python_steps", [0, 6])
-@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip, NeighbourGossip])
+@pytest.mark.parametrize("protocol", TALKING)
 def test_a_talking_rollout_is_the_episode_step_plays(
     graph: str, python_steps: int, protocol: Any
 ) -> None:
@@ -221,12 +229,19 @@ def test_a_talking_rollout_is_the_episode_step_plays(
     assert rolled.last_routed is not None and stepped.last_routed is not None
     assert np.array_equal(rolled.last_routed.messages, stepped.last_routed.messages)
     assert np.array_equal(rolled.last_routed.mask, stepped.last_routed.mask)
+    _same_public(rolled.last_routed.public_mask, stepped.last_routed.public_mask)
     assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
     assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
 
 
+def _same_public(rolled: Any, stepped: Any) -> None:
+    assert (rolled is None) == (stepped is None)
+    if stepped is not None:
+        assert np.array_equal(rolled, stepped)
+
+
 @pytest.mark.parametrize("horizon", [1, 2, 3])
-@pytest.mark.parametrize("protocol", [Broadcast, RandomEdgeGossip, NeighbourGossip])
+@pytest.mark.parametrize("protocol", TALKING)
 def test_a_short_talking_rollout_leaves_what_the_last_step_delivered(
     horizon: int, protocol: Any
 ) -> None:
@@ -247,7 +262,12 @@ def test_a_short_talking_rollout_leaves_what_the_last_step_delivered(
     assert rolled.last_routed is not None
     assert np.array_equal(rolled.last_routed.messages, heard)
     assert np.array_equal(rolled.last_routed.mask, mask)
+    assert stepped.last_routed is not None
+    _same_public(rolled.last_routed.public_mask, stepped.last_routed.public_mask)
     assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+    if protocol is _prefixed and horizon > 1:  # power: senders off the edge show prefixes
+        prefixed = (heard[:, :, :M] != 0).any(axis=2).sum()
+        assert prefixed > (rolled.last_routed.mask.sum(axis=1) > 0).sum()
 
 
 @njit
