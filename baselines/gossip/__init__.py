@@ -1,7 +1,8 @@
 """Zhu et al.'s Gossip_UCB and Fed_UCB (gossip over a graph; Fed_UCB under the tree
 mechanism of ``PrivateRewards``).
 
-``policies.py`` holds the per-agent policies, ``kernels.py`` their mathematics,
+``policies.py`` holds the per-agent policies, ``kernels.py`` their mathematics (and
+``gossip_step``, every agent of a batch of envs), ``vector.py`` the vector form,
 ``fast.py`` the batched trial loop, ``robust.py`` our Byzantine-robust variant
 (PettingZoo path only); ``baselines.registration`` registers them as ``gossip_ucb``,
 ``fed_ucb`` and ``robust_gossip_ucb``.

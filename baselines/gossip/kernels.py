@@ -13,8 +13,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from fedbandit_env.rng_kernels import GeneratorSlot, integer_below
-from fedbandit_env.type_aliases import BoolArray, FloatArray, IntArray
+from baselines.common.kernels import argmax_count, log_time, tie_pick
+from fedbandit_env.rng_kernels import GeneratorSlot, generator_at, integer_below
+from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
 
 @njit(cache=True)
@@ -437,3 +438,140 @@ def tree_levels_of(horizon: int) -> int:  # pragma: no cover
         levels += 1
         horizon >>= 1
     return levels
+
+
+class GossipStepParams(NamedTuple):
+    """:func:`gossip_step`'s reading of the policy: Fed_UCB's index (eq. 12) or Gossip_UCB's
+    (eq. 11), private rewards (the pulled arm's private mean read as its local mean,
+    Algorithm 4 line 17), ``alpha_1``, and eq. 12's horizon, ``epsilon``, calibrated
+    confidence, ``c_privacy``, sensitivity and where it puts ``alpha_1``."""
+
+    fed: bool
+    private: bool
+    alpha_1: float
+    horizon: int
+    epsilon: float
+    calibrated: bool
+    c_privacy: float
+    sensitivity: float
+    inside: bool
+
+
+@njit(cache=True, nogil=True)
+def gossip_step(
+    last: IntArray,
+    seen: np.ndarray,
+    t: int,
+    heard: Float32Array,
+    mask: np.ndarray,
+    counts: FloatArray,
+    sums: FloatArray,
+    xbar: FloatArray,
+    theta: FloatArray,
+    n_tilde: FloatArray,
+    n_tilde_next: FloatArray,
+    public: BoolArray,
+    params: GossipStepParams,
+    table: np.ndarray,
+    work: FloatArray,
+    index: FloatArray,
+    partners: IntArray,
+    arms: IntArray,
+    sent: FloatArray,
+) -> None:  # pragma: no cover
+    """Every agent of ``B`` envs: :class:`~baselines.gossip.GossipUCB`'s (or
+    :class:`~baselines.gossip.FedUCB`'s) ``act``, in its order of operations and its
+    floating-point order, through the same kernels (:func:`gossip_update`,
+    :func:`update_n_tilde`, :func:`forced_count`, :func:`forced_pick`, the indices), so a
+    trial is the per-agent team's to the bit.
+
+    ``last`` ``(B, N)`` and ``seen`` ``(B, N)`` float32: the last arms and what their
+    rewards read as (``params.private``: the pulled arm's private mean); ``t`` the steps
+    played; ``heard`` ``(B, N, D)`` float32 by sender, ``[n~, theta]`` in its first
+    ``2M``; ``mask`` ``(B, N, N)`` whose whole message arrived (the gossip partners, line
+    20) and ``public`` ``(B, N, N)`` bool whose count estimates arrived (line 5; the
+    env's ``public_mask``, or ``mask`` where it has none). State ``(B, N, M)``: ``counts``,
+    ``sums``, ``xbar``, ``theta``, ``n_tilde``, ``n_tilde_next``. ``table``: every agent's
+    generator (:func:`~fedbandit_env.rng_kernels.generator_table`, env ``b``'s agent
+    ``i`` at row ``b N + i``: forced picks and ties). ``work`` ``(N, 2M)``, ``index``
+    ``(M,)`` and ``partners`` ``(1, N)``: work space. The arms go to ``arms`` and the
+    messages ``[n~(t+1), theta]`` to ``sent`` ``(B, N, D)`` (the rest of a row left).
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rngs = [np.random.default_rng(0), np.random.default_rng(1)]  # kept alive
+        >>> b, n, m = 1, 2, 2
+        >>> z = lambda: np.zeros((b, n, m))
+        >>> params = GossipStepParams(False, False, 1.0, 10, np.inf, True, 128.0, 1.0, True)
+        >>> arms, sent = np.zeros((b, n), np.int64), np.zeros((b, n, 2 * m))
+        >>> gossip_step(arms.copy(), np.zeros((b, n), np.float32), 0,
+        ...             np.zeros((b, n, 2 * m), np.float32), np.zeros((b, n, n), np.int8),
+        ...             z(), z(), z(), z(), z() + 1, z() + 1, np.zeros((b, n, n), np.bool_),
+        ...             params, generator_table(rngs), np.zeros((n, 2 * m)), np.zeros(m),
+        ...             np.zeros((1, n), np.int64), arms, sent)
+        >>> arms.tolist(), sent[0, 0].tolist()
+        ([[0, 0]], [1.0, 1.0, 0.0, 0.0])
+    """
+    n_envs, n = last.shape
+    m = counts.shape[2]
+    done = t
+    log_t = log_time(done - m + 1)
+    for b in range(n_envs):
+        if done >= m:  # what was heard, as float64 (the policy's astype), once an env
+            for j in range(n):
+                for k in range(2 * m):
+                    work[j, k] = heard[b, j, k]
+        for i in range(n):
+            if done > 0:  # absorb the last pull (lines 14-15, or 16-17 private)
+                arm = last[b, i]
+                counts[b, i, arm] += 1.0
+                if params.private:
+                    new = float(seen[b, i])
+                else:
+                    sums[b, i, arm] += float(seen[b, i])
+                    new = sums[b, i, arm] / counts[b, i, arm]
+                change = new - xbar[b, i, arm]
+                if done == m:  # line 1: initialisation complete
+                    for k in range(m):
+                        theta[b, i, k] = xbar[b, i, k]
+                    theta[b, i, arm] = new
+                elif done > m:  # lines 19-22 with the partners, in increasing order
+                    p = 0
+                    for j in range(n):
+                        if mask[b, i, j]:
+                            partners[0, p] = j
+                            p += 1
+                    gossip_update(theta[b, i : i + 1], 0, work[:, m : 2 * m], partners, p,
+                                  arm, change)  # fmt: skip
+                xbar[b, i, arm] = new
+            if done < m:  # line 1: every arm once, in order
+                arms[b, i] = done
+            else:
+                for k in range(m):
+                    n_tilde[b, i, k] = n_tilde_next[b, i, k]
+                update_n_tilde(counts[b, i], work[:, :m], public[b, i], n_tilde_next[b, i])
+                lagging = forced_count(counts[b, i], n_tilde[b, i], n)
+                unseen = -1
+                for k in range(m):
+                    if counts[b, i, k] == 0.0:
+                        unseen = k
+                        break
+                rng = generator_at(table, b * n + i)
+                if unseen >= 0:  # another chose this agent's pulls: an infinite index
+                    arms[b, i] = unseen
+                elif lagging:  # line 13
+                    arms[b, i] = forced_pick(counts[b, i], n_tilde[b, i], n, lagging, rng)
+                else:  # lines 9-10
+                    if params.fed:
+                        fed_ucb_index(theta[b, i], counts[b, i], log_t, n, params.horizon,
+                                      params.epsilon, params.alpha_1, params.calibrated,
+                                      params.c_privacy, params.sensitivity, index,
+                                      params.inside)  # fmt: skip
+                    else:
+                        gossip_ucb_index(theta[b, i], counts[b, i], log_t, n, params.alpha_1,
+                                         index)  # fmt: skip
+                    best, ties = argmax_count(index)
+                    arms[b, i] = best if ties == 1 else tie_pick(index, ties, rng)
+            for k in range(m):  # the message [n~(t+1), theta]
+                sent[b, i, k] = n_tilde_next[b, i, k]
+                sent[b, i, m + k] = theta[b, i, k]

@@ -292,6 +292,21 @@ class Router:
         self._offset = 0
         self._stream: DeviceStream | None = None
 
+    @property
+    def prefix_reaches_graph(self) -> bool:
+        """Whether every graph neighbour hears each sender's public prefix every step (the
+        first ``public_dim`` entries; with none, the whole message): Broadcast, or
+        random-edge gossip with a public prefix.
+
+        Examples:
+            >>> from fedbandit_env.protocols import RandomEdgeGossip
+            >>> Router([RandomEdgeGossip(public_dim=1)], Network.ring(4), 2).prefix_reaches_graph
+            True
+            >>> Router([RandomEdgeGossip()], Network.ring(4), 2).prefix_reaches_graph
+            False
+        """
+        return self.kind == "broadcast" or (self.kind == "random_edge" and self.public_dim > 0)
+
     def reset(self, rngs: list[np.random.Generator], stream: DeviceStream | None = None) -> None:
         """Bind each env's protocol to the network and its generator (a new episode);
         on a torch device, gossip edges come from ``stream``."""

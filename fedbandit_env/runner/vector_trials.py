@@ -103,7 +103,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     or under a layer that plays its part inside the rollout (``venv.rolls_out``:
     ``VecPrivateRewards``), and the step's form fits it (talking where the env carries
     messages: ``kernel_talks``; reading what the layer hands out: ``kernel_observes``
-    is the stack's ``rollout_observes``), else ``None``. Call after the policy's
+    is the stack's ``rollout_observes``; hearing every neighbour's prefix:
+    ``kernel_hears_graph`` where the protocol delivers so), else ``None``. Call after the policy's
     ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
@@ -119,8 +120,11 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
         return None
     if getattr(venv, "rollout_observes", None) != getattr(policy, "kernel_observes", None):
         return None  # the policy reads other numbers than the stack hands out
-    if bool(venv.unwrapped.core.message_dim) != bool(getattr(policy, "kernel_talks", False)):
+    core = venv.unwrapped.core
+    if bool(core.message_dim) != bool(getattr(policy, "kernel_talks", False)):
         return None  # a silent step in an env that carries messages, or the reverse
+    if getattr(policy, "kernel_hears_graph", False) and not core.router.prefix_reaches_graph:
+        return None  # the step takes every neighbour's prefix as heard; not so here
     return policy.kernel()
 
 

@@ -191,6 +191,12 @@ class VectorPolicy(ABC):
     """Whether :meth:`kernel`'s step is the talking form (reads what was heard, writes
     what it sends); a silent one plays only envs without messages."""
 
+    kernel_hears_graph: bool = False
+    """Whether :meth:`kernel`'s step takes every graph neighbour's public prefix as
+    heard each step (Gossip_UCB's count estimates): it is rolled out only where the
+    protocol delivers so (Broadcast, random-edge gossip with a public prefix:
+    ``Router.prefix_reaches_graph``); elsewhere it plays through :meth:`act`."""
+
     kernel_observes: str | None = None
     """What :meth:`kernel`'s step reads as ``last_rewards``: ``None``, the rewards as
     the env's observation holds them; ``"private_mean"``, each pulled arm's private mean
