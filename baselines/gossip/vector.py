@@ -29,6 +29,7 @@ from fedbandit_env.vector.policy import (
     VectorPolicy,
     VectorSpec,
     agent_generators,
+    pulled_rewards,
 )
 
 
@@ -121,14 +122,7 @@ class GossipVector(VectorPolicy):
         every agent, and send ``[n~(t+1), theta]``."""
         t = int(np.asarray(observations["step"])[0, 0, 0])
         last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
-        if self.private:
-            if "private_means" not in observations:
-                raise ValueError("FedUCB needs the PrivateRewards wrapper (no 'private_means')")
-            means = np.asarray(observations["private_means"])
-            seen = np.take_along_axis(means, last[..., None], axis=2)[..., 0]
-        else:
-            seen = np.asarray(observations["reward"])[..., 0]
-        seen = np.ascontiguousarray(seen, dtype=np.float32)
+        seen = pulled_rewards(observations, self.private)
         heard = np.ascontiguousarray(observations["messages"], dtype=np.float32)
         mask = np.ascontiguousarray(observations["mask"], dtype=np.int8)
         key = "public_mask" if "public_mask" in observations else "mask"

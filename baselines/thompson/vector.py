@@ -38,6 +38,7 @@ from fedbandit_env.vector.policy import (
     VectorPolicy,
     VectorSpec,
     agent_generators,
+    pulled_rewards,
 )
 
 
@@ -166,14 +167,7 @@ class ThompsonVector(VectorPolicy):
         """Absorb the last pull and what was heard, sample, pull the argmax (and send)."""
         t = int(np.asarray(observations["step"])[0, 0, 0])
         last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
-        if self._private:
-            if "private_means" not in observations:
-                raise ValueError("the private form needs PrivateRewards (no 'private_means')")
-            means = np.asarray(observations["private_means"])
-            seen = np.take_along_axis(means, last[..., None], axis=2)[..., 0]
-        else:
-            seen = np.asarray(observations["reward"])[..., 0]
-        seen = np.ascontiguousarray(seen, dtype=np.float32)
+        seen = pulled_rewards(observations, self._private)
         arms = np.empty(last.shape, dtype=np.int64)
         alone: Any = thompson_alone  # numba dispatchers: the state's arity is not typed
         talking: Any = thompson_step

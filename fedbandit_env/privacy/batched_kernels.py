@@ -32,6 +32,7 @@ import numpy.typing as npt
 from numba import njit
 from numba.np.random.distributions import random_laplace
 
+from fedbandit_env.privacy.tree_kernels import honaker_merge
 from fedbandit_env.rng_kernels import bit_generator_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -146,15 +147,8 @@ def honaker_close(
                 if level == 0:
                     est, v = own, own_var
                 else:
-                    kids = left + node[b, level - 1, s]
-                    kids_var = left_var + var[b, level - 1, s]
-                    total = own_var + kids_var
-                    if total > 0.0:
-                        w = kids_var / total
-                        est = w * own + (1.0 - w) * kids
-                        v = own_var * kids_var / total
-                    else:
-                        est, v = own, 0.0
+                    est, v = honaker_merge(own, own_var, left, left_var, node[b, level - 1, s],
+                                           var[b, level - 1, s])  # fmt: skip
                 node[b, level, s] = est
                 var[b, level, s] = v
                 left, left_var = old, old_var

@@ -47,6 +47,32 @@ def tree_add(
             seen[s, lvl] = True
 
 
+@njit(cache=True, inline="always")
+def honaker_merge(
+    own: float, own_var: float, left: float, left_var: float, below: float, below_var: float
+) -> tuple[float, float]:  # pragma: no cover
+    """Honaker's estimate of a node above level 0 and its noise variance: its own noisy
+    sum (``own``, variance ``own_var``) and its two children's sum (the left child's
+    estimate ``left`` from before the step, the right child's ``below`` just made) by
+    inverse-variance weights; its own where neither has noise. The one statement of the
+    combination, for the one tree here and the batched trees
+    (:func:`~fedbandit_env.privacy.batched_kernels.honaker_close`).
+
+    Examples:
+        >>> honaker_merge(4.0, 2.0, 1.0, 1.0, 1.0, 1.0)
+        (3.0, 1.0)
+        >>> honaker_merge(4.0, 0.0, 1.0, 0.0, 1.0, 0.0)
+        (4.0, 0.0)
+    """
+    kids = left + below
+    kids_var = left_var + below_var
+    total = own_var + kids_var
+    if total > 0.0:
+        w = kids_var / total
+        return w * own + (1.0 - w) * kids, own_var * kids_var / total
+    return own, 0.0
+
+
 @njit(cache=True)
 def tree_complete(
     acc: FloatArray,
@@ -95,15 +121,8 @@ def tree_complete(
                 if lvl == 0:
                     est, v = own, own_var
                 else:
-                    kids = left + node[s, lvl - 1]
-                    kids_var = left_var + var[s, lvl - 1]
-                    total = own_var + kids_var
-                    if total > 0.0:
-                        w = kids_var / total
-                        est = w * own + (1.0 - w) * kids
-                        v = own_var * kids_var / total
-                    else:
-                        est, v = own, 0.0
+                    est, v = honaker_merge(own, own_var, left, left_var, node[s, lvl - 1],
+                                           var[s, lvl - 1])  # fmt: skip
                 node[s, lvl], var[s, lvl] = est, v
                 left, left_var = old, old_var
     for s in range(n_streams):

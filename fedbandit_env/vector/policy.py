@@ -21,7 +21,7 @@ Register one as any policy: ``registry.register("my_id", MyVectorPolicy)``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +131,34 @@ def agent_generators(
     if len(rngs) != spec.num_envs:
         raise ValueError(f"need one generator per env ({spec.num_envs}), got {len(rngs)}")
     return [np.random.default_rng(child) for rng in rngs for child in rng.spawn(n)]
+
+
+def pulled_rewards(observations: Mapping[str, Any], private: bool) -> Float32Array:
+    """What each agent of a batch reads of its last pull, ``(B, N)`` float32, C-ordered:
+    the pulled arm's private mean (``private``: its ``private_means`` at the arm, what a
+    policy under ``PrivateRewards`` reads; ``kernel_observes = "private_mean"``), else
+    the ``reward`` observation.
+
+    Raises:
+        ValueError: ``private`` without ``PrivateRewards`` in the stack.
+
+    Examples:
+        >>> obs = {"arm": np.array([[1, 0]]), "reward": np.array([[[0.5], [0.25]]]),
+        ...        "private_means": np.array([[[0.1, 0.2], [0.3, 0.4]]], np.float32)}
+        >>> pulled_rewards(obs, False).tolist()
+        [[0.5, 0.25]]
+        >>> pulled_rewards(obs, True).astype(float).round(2).tolist()
+        [[0.2, 0.3]]
+    """
+    if private:
+        if "private_means" not in observations:
+            raise ValueError("a private policy needs PrivateRewards (no 'private_means')")
+        last = np.asarray(observations["arm"], dtype=np.int64)
+        means = np.asarray(observations["private_means"])
+        seen = np.take_along_axis(means, last[..., None], axis=2)[..., 0]
+    else:
+        seen = np.asarray(observations["reward"])[..., 0]
+    return np.ascontiguousarray(seen, dtype=np.float32)
 
 
 class VectorPolicy(ABC):
@@ -386,5 +414,6 @@ __all__ = [
     "VectorSpec",
     "VectorTeam",
     "agent_generators",
+    "pulled_rewards",
     "sender_rows",
 ]
