@@ -283,7 +283,7 @@ def forced_arm(
 
 @njit(cache=True)
 def update_n_tilde(
-    counts: FloatArray, sent: FloatArray, senders: BoolArray, out: FloatArray
+    counts: FloatArray, sent: FloatArray | Float32Array, senders: BoolArray, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
     """Line 5: ``n~(t+1) = max(n(t), max_j n~_j(t))`` over the rows ``j`` of ``sent`` with
     ``senders[j]``, into ``out``.
@@ -309,7 +309,7 @@ def update_n_tilde(
 def gossip_update(
     theta: FloatArray,
     row: int,
-    sent: FloatArray,
+    sent: FloatArray | Float32Array,
     partners: IntArray,
     n_partners: int,
     arm: int,
@@ -441,20 +441,12 @@ def tree_levels_of(horizon: int) -> int:  # pragma: no cover
 
 
 class GossipStepParams(NamedTuple):
-    """:func:`gossip_step`'s reading of the policy: Fed_UCB's index (eq. 12) or Gossip_UCB's
-    (eq. 11), private rewards (the pulled arm's private mean read as its local mean,
-    Algorithm 4 line 17), ``alpha_1``, and eq. 12's horizon, ``epsilon``, calibrated
-    confidence, ``c_privacy``, sensitivity and where it puts ``alpha_1``."""
+    """:func:`gossip_step`'s reading of the policy: private rewards (the pulled arm's
+    private mean read as its local mean, Algorithm 4 line 17) and the index's constants
+    (:class:`UcbParams`: eq. 11, or eq. 12 with its horizon's constants)."""
 
-    fed: bool
     private: bool
-    alpha_1: float
-    horizon: int
-    epsilon: float
-    calibrated: bool
-    c_privacy: float
-    sensitivity: float
-    inside: bool
+    ucb: UcbParams
 
 
 @njit(cache=True, nogil=True)
@@ -473,7 +465,10 @@ def gossip_step(
     public: BoolArray,
     params: GossipStepParams,
     table: np.ndarray,
-    work: FloatArray,
+    bound: FloatArray,
+    width: FloatArray,
+    bound_epoch: IntArray,
+    clock: FloatArray,
     index: FloatArray,
     partners: IntArray,
     arms: IntArray,
@@ -482,46 +477,60 @@ def gossip_step(
     """Every agent of ``B`` envs: :class:`~baselines.gossip.GossipUCB`'s (or
     :class:`~baselines.gossip.FedUCB`'s) ``act``, in its order of operations and its
     floating-point order, through the same kernels (:func:`gossip_update`,
-    :func:`update_n_tilde`, :func:`forced_count`, :func:`forced_pick`, the indices), so a
-    trial is the per-agent team's to the bit.
+    :func:`update_n_tilde`, :func:`forced_count`, :func:`forced_pick`, the index of eq.
+    11 or 12 arm by arm, :func:`ucb_value`), so a trial is the per-agent team's to the
+    bit.
 
     ``last`` ``(B, N)`` and ``seen`` ``(B, N)`` float32: the last arms and what their
     rewards read as (``params.private``: the pulled arm's private mean); ``t`` the steps
     played; ``heard`` ``(B, N, D)`` float32 by sender, ``[n~, theta]`` in its first
-    ``2M``; ``mask`` ``(B, N, N)`` whose whole message arrived (the gossip partners, line
+    ``2M`` (read as float32: the kernels widen each number as the policy's ``astype``
+    does); ``mask`` ``(B, N, N)`` whose whole message arrived (the gossip partners, line
     20) and ``public`` ``(B, N, N)`` bool whose count estimates arrived (line 5; the
-    env's ``public_mask``, or ``mask`` where it has none). State ``(B, N, M)``: ``counts``,
-    ``sums``, ``xbar``, ``theta``, ``n_tilde``, ``n_tilde_next``. ``table``: every agent's
-    generator (:func:`~fedbandit_env.rng_kernels.generator_table`, env ``b``'s agent
-    ``i`` at row ``b N + i``: forced picks and ties). ``work`` ``(N, 2M)``, ``index``
-    ``(M,)`` and ``partners`` ``(1, N)``: work space. The arms go to ``arms`` and the
-    messages ``[n~(t+1), theta]`` to ``sent`` ``(B, N, D)`` (the rest of a row left).
+    env's ``public_mask``, or ``mask`` where it has none). State ``(B, N, M)``:
+    ``counts``, ``sums``, ``xbar``, ``theta``, ``n_tilde``, ``n_tilde_next``. ``table``:
+    every agent's generator (:func:`~fedbandit_env.rng_kernels.generator_table`, env
+    ``b``'s agent ``i`` at row ``b N + i``: forced picks and ties).
+
+    Lines 9-10's argmax is taken lazily, as the trial loop of :mod:`baselines.gossip.fast`
+    takes it: ``bound`` ``(B, N, M)`` holds each arm's index at a reference log time
+    ``clock[1] >= log t`` (its ``width`` beside it), valid while the agent's
+    ``bound_epoch`` ``(B, N)`` is the epoch ``clock[0]``; an arm whose bound is below an
+    exact index already seen cannot win or tie, so a step evaluates a few arms exactly,
+    and a tie recomputes the whole index (exact: the index is non-decreasing in ``log
+    t`` to the bit, :func:`gossip_ucb_value`). ``index`` ``(M,)`` and ``partners`` ``(1,
+    N)``: work space. The arms go to ``arms`` and the messages ``[n~(t+1), theta]`` to
+    ``sent`` ``(B, N, D)`` (the rest of a row left).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> rngs = [np.random.default_rng(0), np.random.default_rng(1)]  # kept alive
         >>> b, n, m = 1, 2, 2
         >>> z = lambda: np.zeros((b, n, m))
-        >>> params = GossipStepParams(False, False, 1.0, 10, np.inf, True, 128.0, 1.0, True)
+        >>> ucb = UcbParams(False, n, np.inf, 1.0, True, 128.0, 0, 0.0, 0.0, True)
         >>> arms, sent = np.zeros((b, n), np.int64), np.zeros((b, n, 2 * m))
         >>> gossip_step(arms.copy(), np.zeros((b, n), np.float32), 0,
         ...             np.zeros((b, n, 2 * m), np.float32), np.zeros((b, n, n), np.int8),
         ...             z(), z(), z(), z(), z() + 1, z() + 1, np.zeros((b, n, n), np.bool_),
-        ...             params, generator_table(rngs), np.zeros((n, 2 * m)), np.zeros(m),
+        ...             GossipStepParams(False, ucb), generator_table(rngs), z(), z(),
+        ...             np.full((b, n), -1), np.array([0.0, -1.0]), np.zeros(m),
         ...             np.zeros((1, n), np.int64), arms, sent)
         >>> arms.tolist(), sent[0, 0].tolist()
         ([[0, 0]], [1.0, 1.0, 0.0, 0.0])
     """
     n_envs, n = last.shape
     m = counts.shape[2]
+    ucb = params.ucb
     done = t
     log_t = log_time(done - m + 1)
+    if done >= m and log_t > clock[1]:  # every bound expires: a new reference time
+        t_now = done - m + 1
+        clock[1] = log_time(t_now + max(1, t_now // 512))
+        clock[0] += 1.0
+    epoch, l_ref = np.int64(clock[0]), clock[1]
     for b in range(n_envs):
-        if done >= m:  # what was heard, as float64 (the policy's astype), once an env
-            for j in range(n):
-                for k in range(2 * m):
-                    work[j, k] = heard[b, j, k]
         for i in range(n):
+            p = 0
             if done > 0:  # absorb the last pull (lines 14-15, or 16-17 private)
                 arm = last[b, i]
                 counts[b, i, arm] += 1.0
@@ -536,12 +545,11 @@ def gossip_step(
                         theta[b, i, k] = xbar[b, i, k]
                     theta[b, i, arm] = new
                 elif done > m:  # lines 19-22 with the partners, in increasing order
-                    p = 0
                     for j in range(n):
                         if mask[b, i, j]:
                             partners[0, p] = j
                             p += 1
-                    gossip_update(theta[b, i : i + 1], 0, work[:, m : 2 * m], partners, p,
+                    gossip_update(theta[b, i : i + 1], 0, heard[b, :, m : 2 * m], partners, p,
                                   arm, change)  # fmt: skip
                 xbar[b, i, arm] = new
             if done < m:  # line 1: every arm once, in order
@@ -549,29 +557,52 @@ def gossip_step(
             else:
                 for k in range(m):
                     n_tilde[b, i, k] = n_tilde_next[b, i, k]
-                update_n_tilde(counts[b, i], work[:, :m], public[b, i], n_tilde_next[b, i])
+                update_n_tilde(counts[b, i], heard[b, :, :m], public[b, i], n_tilde_next[b, i])
+                if bound_epoch[b, i] != epoch or done == m:  # a new reference time
+                    for k in range(m):
+                        width[b, i, k] = ucb_width(ucb, counts[b, i, k], l_ref)
+                        bound[b, i, k] = ucb_join(ucb, theta[b, i, k], width[b, i, k])
+                    bound_epoch[b, i] = epoch
+                else:  # the pulled arm's count moved; with partners, every estimate
+                    a = last[b, i]
+                    width[b, i, a] = ucb_width(ucb, counts[b, i, a], l_ref)
+                    if p:
+                        for k in range(m):
+                            bound[b, i, k] = ucb_join(ucb, theta[b, i, k], width[b, i, k])
+                    else:
+                        bound[b, i, a] = ucb_join(ucb, theta[b, i, a], width[b, i, a])
                 lagging = forced_count(counts[b, i], n_tilde[b, i], n)
                 unseen = -1
                 for k in range(m):
                     if counts[b, i, k] == 0.0:
                         unseen = k
                         break
-                rng = generator_at(table, b * n + i)
                 if unseen >= 0:  # another chose this agent's pulls: an infinite index
                     arms[b, i] = unseen
                 elif lagging:  # line 13
+                    rng = generator_at(table, b * n + i)
                     arms[b, i] = forced_pick(counts[b, i], n_tilde[b, i], n, lagging, rng)
-                else:  # lines 9-10
-                    if params.fed:
-                        fed_ucb_index(theta[b, i], counts[b, i], log_t, n, params.horizon,
-                                      params.epsilon, params.alpha_1, params.calibrated,
-                                      params.c_privacy, params.sensitivity, index,
-                                      params.inside)  # fmt: skip
-                    else:
-                        gossip_ucb_index(theta[b, i], counts[b, i], log_t, n, params.alpha_1,
-                                         index)  # fmt: skip
-                    best, ties = argmax_count(index)
-                    arms[b, i] = best if ties == 1 else tie_pick(index, ties, rng)
+                else:  # lines 9-10, lazily: bounds rule arms out, a tie is recomputed
+                    top = 0
+                    for k in range(1, m):  # the most promising arm first
+                        if bound[b, i, k] > bound[b, i, top]:
+                            top = k
+                    best = ucb_value(ucb, theta[b, i, top], counts[b, i, top], log_t)
+                    pick, ties = top, 1
+                    for k in range(m):
+                        if k != top and bound[b, i, k] >= best:
+                            v = ucb_value(ucb, theta[b, i, k], counts[b, i, k], log_t)
+                            if v > best:
+                                best, pick, ties = v, k, 1
+                            elif v == best:
+                                ties += 1
+                                pick = min(pick, k)
+                    if ties > 1:  # the whole index, as the policy computes it
+                        for k in range(m):
+                            index[k] = ucb_value(ucb, theta[b, i, k], counts[b, i, k], log_t)
+                        pick, ties = argmax_count(index)
+                        pick = tie_pick(index, ties, generator_at(table, b * n + i))
+                    arms[b, i] = pick
             for k in range(m):  # the message [n~(t+1), theta]
                 sent[b, i, k] = n_tilde_next[b, i, k]
                 sent[b, i, m + k] = theta[b, i, k]

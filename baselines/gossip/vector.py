@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.gossip.kernels import GossipStepParams, gossip_step
+from baselines.gossip.kernels import GossipStepParams, UcbParams, fed_ucb_constants, gossip_step
 from baselines.gossip.policies import FedUCB, GossipUCB, resolve_alpha_1
 from fedbandit_env.policies import Requirements
 from fedbandit_env.rng_kernels import generator_table
@@ -87,17 +87,22 @@ class GossipVector(VectorPolicy):
             )
         template, first = self.template, spec.agents[0]
         fed = isinstance(template, FedUCB)
-        self.params = GossipStepParams(
+        epsilon = float(template.epsilon) if fed else np.inf  # type: ignore[union-attr]
+        sensitivity = float(template.sensitivity) if fed else 1.0  # type: ignore[union-attr]
+        levels, scale, log_h2 = fed_ucb_constants(int(first.horizon), epsilon, sensitivity)
+        ucb = UcbParams(
             fed,
-            self.private,
+            n,
+            epsilon,
             resolve_alpha_1(template.alpha_1_arg, n),
-            int(first.horizon),
-            float(template.epsilon) if fed else np.inf,  # type: ignore[union-attr]
             fed and template.confidence == "calibrated",  # type: ignore[union-attr]
             float(template.c_privacy) if fed else 128.0,  # type: ignore[union-attr]
-            float(template.sensitivity) if fed else 1.0,  # type: ignore[union-attr]
+            levels,
+            scale,
+            log_h2,
             bool(template.alpha_1_inside) if fed else True,  # type: ignore[union-attr]
         )
+        self.params = GossipStepParams(self.private, ucb)
         self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.xbar, self.theta = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.n_tilde, self.n_tilde_next = np.ones((b, n, m)), np.ones((b, n, m))
@@ -108,14 +113,17 @@ class GossipVector(VectorPolicy):
         self._public = self._graph.copy()
         self._generators = agent_generators(spec, rngs)  # alive while the table is used
         self._table = generator_table(self._generators)
-        self._work, self._index = np.zeros((n, 2 * m)), np.zeros(m)
+        self.bound, self.width = np.zeros((b, n, m)), np.zeros((b, n, m))
+        self.bound_epoch = np.full((b, n), -1, dtype=np.int64)
+        self._clock = np.array([0.0, -1.0])  # the bounds' epoch and reference log time
+        self._index = np.zeros(m)
         self._partners = np.zeros((1, n), dtype=np.int64)
         self._dim = spec.message_dim
 
     def _state(self, public: np.ndarray) -> tuple[Any, ...]:
         return (self.counts, self.sums, self.xbar, self.theta, self.n_tilde,
-                self.n_tilde_next, public, self.params, self._table, self._work,
-                self._index, self._partners)  # fmt: skip
+                self.n_tilde_next, public, self.params, self._table, self.bound, self.width,
+                self.bound_epoch, self._clock, self._index, self._partners)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Absorb the last pull and what was heard, run one step of the algorithm for
