@@ -104,8 +104,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     ``VecPrivateRewards``), and the step's form fits it (talking where the env carries
     messages: ``kernel_talks``; reading what the layer hands out: ``kernel_observes``
     is the stack's ``rollout_observes``; hearing every neighbour's prefix:
-    ``kernel_hears_graph`` where the protocol delivers so), else ``None``. Call after the policy's
-    ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
+    ``kernel_hears_graph`` where the protocol delivers so), else ``None``. Call after
+    the policy's ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario

@@ -192,9 +192,8 @@ class VecPrivateRewards(VecWrapper):
         the same releases as :meth:`step`, either estimator, noise from each env's
         generator in the same order), the policy reads each pulled arm's private mean and
         the trace keeps the private increments, as the observations of :meth:`step` hold
-        them. The arrays
-        this layer handed out before stay as they were; afterwards the trees are where
-        the steps left them.
+        them. The arrays this layer handed out before stay as they were; afterwards the
+        trees are where the steps left them.
 
         Examples:
             >>> from numba import njit
