@@ -442,11 +442,55 @@ def tree_levels_of(horizon: int) -> int:  # pragma: no cover
 
 class GossipStepParams(NamedTuple):
     """:func:`gossip_step`'s reading of the policy: private rewards (the pulled arm's
-    private mean read as its local mean, Algorithm 4 line 17) and the index's constants
-    (:class:`UcbParams`: eq. 11, or eq. 12 with its horizon's constants)."""
+    private mean read as its local mean, Algorithm 4 line 17), the index's constants
+    (:class:`UcbParams`: eq. 11, or eq. 12 with its horizon's constants), and whether
+    the step may keep lines 5-6 entry by entry (``incremental``: the rolled-out step,
+    where every graph neighbour's count estimates arrive each step as they were sent)."""
 
     private: bool
     ucb: UcbParams
+    incremental: bool = False
+
+
+class CountBooks(NamedTuple):
+    """Lines 5 and 6 kept entry by entry, as the trial loop of :mod:`baselines.gossip.fast`
+    keeps them, for :func:`gossip_step` with ``incremental``. Env ``b``'s books:
+    ``lag[b, i]`` line 6's count of agent ``i``; ``lists[b, 0:2]`` the entries ``(i,
+    k)`` of ``n~(t+1)`` changed this step (``flagged[b, i, k]``: listed), ``lists[b,
+    2:4]`` last step's (to copy into ``n~(t)``), ``lists[b, 4:6]`` the entries whose
+    float32 value on the wire changed last step; ``sizes[b]`` the three lengths and
+    whether the books are in step (0: the next step recomputes lines 5-6 whole);
+    ``wire[b, i, k]`` the value agent ``i`` last sent (float32, widened).
+    ``neighbors``/``degrees``: the graph (:class:`~fedbandit_env.network.Network`'s)."""
+
+    lag: IntArray
+    flagged: BoolArray
+    lists: IntArray
+    sizes: IntArray
+    wire: FloatArray
+    neighbors: IntArray
+    degrees: IntArray
+
+
+def count_books(b: int, n: int, m: int, neighbors: IntArray, degrees: IntArray) -> CountBooks:
+    """Fresh :class:`CountBooks` for ``b`` envs of ``n`` agents and ``m`` arms on the
+    graph ``neighbors``/``degrees``: out of step, so the first step recomputes lines
+    5-6 whole.
+
+    Examples:
+        >>> books = count_books(2, 3, 4, np.zeros((3, 2), np.int64), np.full(3, 2))
+        >>> books.lists.shape, books.sizes[:, 3].tolist()
+        ((2, 6, 12), [0, 0])
+    """
+    return CountBooks(
+        np.zeros((b, n), dtype=np.int64),
+        np.zeros((b, n, m), dtype=np.bool_),
+        np.zeros((b, 6, n * m), dtype=np.int64),
+        np.zeros((b, 4), dtype=np.int64),
+        np.zeros((b, n, m)),
+        np.ascontiguousarray(neighbors, dtype=np.int64),
+        np.ascontiguousarray(degrees, dtype=np.int64),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -471,6 +515,13 @@ def gossip_step(
     clock: FloatArray,
     index: FloatArray,
     partners: IntArray,
+    lag: IntArray,
+    flagged: BoolArray,
+    lists: IntArray,
+    sizes: IntArray,
+    wire: FloatArray,
+    neighbors: IntArray,
+    degrees: IntArray,
     arms: IntArray,
     sent: FloatArray,
 ) -> None:  # pragma: no cover
@@ -502,6 +553,17 @@ def gossip_step(
     N)``: work space. The arms go to ``arms`` and the messages ``[n~(t+1), theta]`` to
     ``sent`` ``(B, N, D)`` (the rest of a row left).
 
+    With ``params.incremental`` (the rolled-out step: ``public`` is the graph and every
+    count estimate heard is what its sender sent, so each only grows), lines 5-6 are
+    kept entry by entry in the books ``lag`` .. ``degrees`` (:class:`CountBooks`' fields,
+    passed one by one: an array taken out of a tuple costs reference counts every call),
+    as the trial loop keeps them: ``n~(t)`` copies only the entries that changed, each
+    entry that changed on the wire raises its sender's neighbours' ``n~(t+1)`` (``max``
+    is order-free: the integers :func:`update_n_tilde` computes), line 6's count follows
+    every entry that moves, and only after a step that recomputed them whole (the first
+    after ``M``, or after a step without ``incremental``, or while some arm is unseen)
+    are the books in step. Without it the books are marked out of step.
+
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> rngs = [np.random.default_rng(0), np.random.default_rng(1)]  # kept alive
@@ -509,12 +571,13 @@ def gossip_step(
         >>> z = lambda: np.zeros((b, n, m))
         >>> ucb = UcbParams(False, n, np.inf, 1.0, True, 128.0, 0, 0.0, 0.0, True)
         >>> arms, sent = np.zeros((b, n), np.int64), np.zeros((b, n, 2 * m))
+        >>> books = count_books(b, n, m, np.array([[1], [0]]), np.ones(n, np.int64))
         >>> gossip_step(arms.copy(), np.zeros((b, n), np.float32), 0,
         ...             np.zeros((b, n, 2 * m), np.float32), np.zeros((b, n, n), np.int8),
         ...             z(), z(), z(), z(), z() + 1, z() + 1, np.zeros((b, n, n), np.bool_),
         ...             GossipStepParams(False, ucb), generator_table(rngs), z(), z(),
         ...             np.full((b, n), -1), np.array([0.0, -1.0]), np.zeros(m),
-        ...             np.zeros((1, n), np.int64), arms, sent)
+        ...             np.zeros((1, n), np.int64), *books, arms, sent)
         >>> arms.tolist(), sent[0, 0].tolist()
         ([[0, 0]], [1.0, 1.0, 0.0, 0.0])
     """
@@ -529,11 +592,38 @@ def gossip_step(
         clock[0] += 1.0
     epoch, l_ref = np.int64(clock[0]), clock[1]
     for b in range(n_envs):
+        kept = params.incremental and done > m and sizes[b, 3] == 1
+        if kept:
+            for c in range(sizes[b, 1]):  # n~(t) = n~(t+1) of the last step, entry by entry
+                j, kk = lists[b, 2, c], lists[b, 3, c]
+                was = inconsistent(counts[b, j, kk], n_tilde[b, j, kk], n)
+                n_tilde[b, j, kk] = n_tilde_next[b, j, kk]
+                lag[b, j] += inconsistent(counts[b, j, kk], n_tilde[b, j, kk], n) - was
+            n_pend = 0
+            for c in range(sizes[b, 2]):  # line 5's neighbour part, pushed
+                j, kk = lists[b, 4, c], lists[b, 5, c]
+                v = float(heard[b, j, kk])
+                for e in range(degrees[j]):
+                    i = neighbors[j, e]
+                    if v > n_tilde_next[b, i, kk]:
+                        n_tilde_next[b, i, kk] = v
+                        if not flagged[b, i, kk]:
+                            flagged[b, i, kk] = True
+                            lists[b, 0, n_pend] = i
+                            lists[b, 1, n_pend] = kk
+                            n_pend += 1
+            sizes[b, 0] = n_pend
+        unseen_any = False
         for i in range(n):
             p = 0
             if done > 0:  # absorb the last pull (lines 14-15, or 16-17 private)
                 arm = last[b, i]
-                counts[b, i, arm] += 1.0
+                if kept:
+                    was = inconsistent(counts[b, i, arm], n_tilde[b, i, arm], n)
+                    counts[b, i, arm] += 1.0
+                    lag[b, i] += inconsistent(counts[b, i, arm], n_tilde[b, i, arm], n) - was
+                else:
+                    counts[b, i, arm] += 1.0
                 if params.private:
                     new = float(seen[b, i])
                 else:
@@ -545,19 +635,37 @@ def gossip_step(
                         theta[b, i, k] = xbar[b, i, k]
                     theta[b, i, arm] = new
                 elif done > m:  # lines 19-22 with the partners, in increasing order
-                    for j in range(n):
-                        if mask[b, i, j]:
-                            partners[0, p] = j
-                            p += 1
-                    gossip_update(theta[b, i : i + 1], 0, heard[b, :, m : 2 * m], partners, p,
-                                  arm, change)  # fmt: skip
+                    anyone = mask[b, i, 0] != 0
+                    for j in range(1, n):  # branch-free first (it vectorizes): mostly none
+                        anyone |= mask[b, i, j] != 0
+                    if anyone:
+                        for j in range(n):
+                            if mask[b, i, j]:
+                                partners[0, p] = j
+                                p += 1
+                    if p:  # a call with array arguments costs reference counts: only then
+                        gossip_update(theta[b, i : i + 1], 0, heard[b, :, m : 2 * m], partners,
+                                      p, arm, change)  # fmt: skip
+                    else:  # gossip_update without partners
+                        theta[b, i, arm] = theta[b, i, arm] + change
                 xbar[b, i, arm] = new
             if done < m:  # line 1: every arm once, in order
                 arms[b, i] = done
             else:
-                for k in range(m):
-                    n_tilde[b, i, k] = n_tilde_next[b, i, k]
-                update_n_tilde(counts[b, i], heard[b, :, :m], public[b, i], n_tilde_next[b, i])
+                if kept:  # line 5: n~ and n only grow; the neighbours' part was pushed
+                    a = last[b, i]
+                    if counts[b, i, a] > n_tilde_next[b, i, a]:
+                        n_tilde_next[b, i, a] = counts[b, i, a]
+                        if not flagged[b, i, a]:
+                            flagged[b, i, a] = True
+                            lists[b, 0, sizes[b, 0]] = i
+                            lists[b, 1, sizes[b, 0]] = a
+                            sizes[b, 0] += 1
+                else:
+                    for k in range(m):
+                        n_tilde[b, i, k] = n_tilde_next[b, i, k]
+                    update_n_tilde(counts[b, i], heard[b, :, :m], public[b, i],
+                                   n_tilde_next[b, i])  # fmt: skip
                 if bound_epoch[b, i] != epoch or done == m:  # a new reference time
                     for k in range(m):
                         width[b, i, k] = ucb_width(ucb, counts[b, i, k], l_ref)
@@ -571,17 +679,28 @@ def gossip_step(
                             bound[b, i, k] = ucb_join(ucb, theta[b, i, k], width[b, i, k])
                     else:
                         bound[b, i, a] = ucb_join(ucb, theta[b, i, a], width[b, i, a])
-                lagging = forced_count(counts[b, i], n_tilde[b, i], n)
                 unseen = -1
-                for k in range(m):
-                    if counts[b, i, k] == 0.0:
-                        unseen = k
-                        break
+                if kept:  # every arm was seen when the books came in step
+                    lagging = lag[b, i]
+                else:
+                    lagging = forced_count(counts[b, i], n_tilde[b, i], n)
+                    lag[b, i] = lagging
+                    for k in range(m):
+                        if counts[b, i, k] == 0.0:
+                            unseen = k
+                            unseen_any = True
+                            break
                 if unseen >= 0:  # another chose this agent's pulls: an infinite index
                     arms[b, i] = unseen
-                elif lagging:  # line 13
-                    rng = generator_at(table, b * n + i)
-                    arms[b, i] = forced_pick(counts[b, i], n_tilde[b, i], n, lagging, rng)
+                elif lagging:  # line 13: forced_pick written out on the rows (a call
+                    # with array arguments costs reference counts): the same draw and arm
+                    draw = integer_below(generator_at(table, b * n + i), lagging)
+                    for k in range(m):
+                        if inconsistent(counts[b, i, k], n_tilde[b, i, k], n):
+                            if draw == 0:
+                                arms[b, i] = k
+                                break
+                            draw -= 1
                 else:  # lines 9-10, lazily: bounds rule arms out, a tie is recomputed
                     top = 0
                     for k in range(1, m):  # the most promising arm first
@@ -606,3 +725,32 @@ def gossip_step(
             for k in range(m):  # the message [n~(t+1), theta]
                 sent[b, i, k] = n_tilde_next[b, i, k]
                 sent[b, i, m + k] = theta[b, i, k]
+        if not params.incremental or done < m:
+            sizes[b, 3] = 0
+            continue
+        if not kept:  # recomputed whole: every entry listed, every wire value new
+            c = 0
+            for i in range(n):
+                for k in range(m):
+                    flagged[b, i, k] = True
+                    wire[b, i, k] = np.nan
+                    lists[b, 0, c] = i
+                    lists[b, 1, c] = k
+                    c += 1
+            sizes[b, 0] = c
+            sizes[b, 3] = 0 if unseen_any else 1
+        n_changed = 0  # the listed entries move into n~ next step; those whose float32
+        for c in range(sizes[b, 0]):  # value changed go out on the wire
+            i, k = lists[b, 0, c], lists[b, 1, c]
+            lists[b, 2, c] = i
+            lists[b, 3, c] = k
+            flagged[b, i, k] = False
+            v = float(np.float32(n_tilde_next[b, i, k]))
+            if v != wire[b, i, k]:
+                wire[b, i, k] = v
+                lists[b, 4, n_changed] = i
+                lists[b, 5, n_changed] = k
+                n_changed += 1
+        sizes[b, 1] = sizes[b, 0]
+        sizes[b, 2] = n_changed
+        sizes[b, 0] = 0

@@ -8,7 +8,11 @@ eq. 11 / eq. 12) and each agent's draws (forced picks, ties) from the generator
 :class:`~fedbandit_env.policies.IndependentTeam` gives it
 (``tests/families/gossip/test_gossip_vector.py``). Its compiled step rolls out over
 Broadcast and over random-edge gossip with the public prefix of the counts
-(``MABCore.rollout``), and over ``VecPrivateRewards`` for Fed_UCB.
+(``MABCore.rollout``), and over ``VecPrivateRewards`` for Fed_UCB. Rolled out, it keeps
+lines 5-6 entry by entry (:class:`~baselines.gossip.kernels.CountBooks`: only the count
+estimates that changed are pushed, copied and recounted), as the family's trial loop
+does; stepped (``act``: any protocol, faults and forgers included) it recomputes them
+whole each step.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from baselines.gossip.kernels import GossipStepParams, UcbParams, fed_ucb_constants, gossip_step
+from baselines.gossip.kernels import (
+    GossipStepParams,
+    UcbParams,
+    count_books,
+    fed_ucb_constants,
+    gossip_step,
+)
 from baselines.gossip.policies import FedUCB, GossipUCB, resolve_alpha_1
 from fedbandit_env.policies import Requirements
 from fedbandit_env.rng_kernels import generator_table
@@ -107,8 +117,13 @@ class GossipVector(VectorPolicy):
         self.xbar, self.theta = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.n_tilde, self.n_tilde_next = np.ones((b, n, m)), np.ones((b, n, m))
         adjacency = np.zeros((n, n), dtype=np.bool_)
+        neighbors = np.zeros((n, max(1, max(len(a.neighbors) for a in spec.agents))), np.int64)
+        degrees = np.zeros(n, dtype=np.int64)
         for agent in spec.agents:
             adjacency[agent.index, list(agent.neighbors)] = True
+            degrees[agent.index] = len(agent.neighbors)
+            neighbors[agent.index, : len(agent.neighbors)] = sorted(agent.neighbors)
+        self._books = count_books(b, n, m, neighbors, degrees)
         self._graph = np.ascontiguousarray(np.broadcast_to(adjacency, (b, n, n)))
         self._public = self._graph.copy()
         self._generators = agent_generators(spec, rngs)  # alive while the table is used
@@ -120,10 +135,12 @@ class GossipVector(VectorPolicy):
         self._partners = np.zeros((1, n), dtype=np.int64)
         self._dim = spec.message_dim
 
-    def _state(self, public: np.ndarray) -> tuple[Any, ...]:
+    def _state(self, public: np.ndarray, incremental: bool) -> tuple[Any, ...]:
+        params = self.params._replace(incremental=incremental)
         return (self.counts, self.sums, self.xbar, self.theta, self.n_tilde,
-                self.n_tilde_next, public, self.params, self._table, self.bound, self.width,
-                self.bound_epoch, self._clock, self._index, self._partners)  # fmt: skip
+                self.n_tilde_next, public, params, self._table, self.bound, self.width,
+                self.bound_epoch, self._clock, self._index, self._partners,
+                *self._books)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Absorb the last pull and what was heard, run one step of the algorithm for
@@ -138,13 +155,14 @@ class GossipVector(VectorPolicy):
         arms = np.empty(last.shape, dtype=np.int64)
         sent = np.zeros((*last.shape, self._dim))
         step: Any = gossip_step  # a numba dispatcher: the state's arity is not typed
-        step(last, seen, t, heard, mask, *self._state(self._public), arms, sent)
+        step(last, seen, t, heard, mask, *self._state(self._public, False), arms, sent)
         return arms, sent
 
     def kernel(self) -> CompiledAct:
         """:func:`~baselines.gossip.kernels.gossip_step` and the state; the count
-        estimates from every graph neighbour (what the rolled-out protocols deliver)."""
-        return gossip_step, self._state(self._graph)
+        estimates from every graph neighbour (what the rolled-out protocols deliver), so
+        lines 5-6 are kept entry by entry (``incremental``)."""
+        return gossip_step, self._state(self._graph, True)
 
 
 def gossip_ucb(alpha_1: float | None = None) -> GossipVector:

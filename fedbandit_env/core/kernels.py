@@ -367,14 +367,17 @@ def rollout_talking(
         bad = False  # messages_within's check, in the pass that puts them on the wire
         for b in range(n_envs):
             for i in range(n):
-                checked = senders[i]
                 # the whole row where a partner heard it, else its public prefix where
                 # some neighbour did (random-edge gossip with public_dim), else nothing
                 upto = d if keeps[b, i] else (public if heard_by[i] else 0)
-                for k in range(d):
-                    v = sent[b, i, k]
-                    bad |= checked & ((v - v != 0.0) | (v < low) | (v > high))
-                    heard[b, i, k] = np.float32(v) if k < upto else np.float32(0.0)
+                if senders[i]:  # three plain passes: each one vectorizes
+                    for k in range(d):
+                        v = sent[b, i, k]
+                        bad |= (v - v != 0.0) | (v < low) | (v > high)
+                for k in range(upto):
+                    heard[b, i, k] = np.float32(sent[b, i, k])
+                for k in range(upto, d):
+                    heard[b, i, k] = np.float32(0.0)
         if bad:  # the wire is left half-written: the caller raises
             return r, t
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)

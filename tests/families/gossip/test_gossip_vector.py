@@ -99,3 +99,46 @@ def test_fed_ucb_without_private_rewards_is_refused() -> None:
     scenario = _scenario("gossip ring")  # no PrivateRewards in the stack
     with pytest.raises(ValueError, match="PrivateRewards"):
         run_vector_trials(policy, scenario, GossipUCB().requirements(5, 3), 1, seed=0)
+
+
+def _played(kind: str, stepped_for: int, sparse: bool = False, cut: bool = False) -> np.ndarray:
+    """Each agent's cumulative regret in two envs after the horizon: ``stepped_for`` steps
+    through ``act``, the rest rolled out (``cut``: its books' graph cut, so nothing heard
+    is pushed)."""
+    extra = {"n_agents": 12, "n_arms": 6, "horizon": 400} if sparse else {}
+    scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 120, "instance": "zhu",
+                           **KINDS[kind], **extra})  # fmt: skip
+    policy = GossipVector(_template(kind))
+    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, 2, needs)
+    observations, _ = venv.reset(seed=[3, 4])
+    policy.reset(VectorSpec.from_env(scenario.make_env(needs), 2),
+                 [np.random.default_rng(b) for b in range(2)])  # fmt: skip
+    for _ in range(stepped_for):
+        arms, messages = policy.act(observations)
+        observations, *_ = venv.step(arms, messages)
+    compiled = compiled_act(venv, policy)
+    assert compiled is not None
+    if cut:
+        policy._books.degrees[:] = 0
+    venv.rollout(*compiled, np.array([scenario.horizon]), np.zeros((2, scenario.n_agents, 1)))
+    return np.array(venv.unwrapped.core.cum_regret)
+
+
+@pytest.mark.parametrize("kind", ["gossip ER", "neighbours complete", "gossip+private"])
+def test_a_rollout_after_stepped_steps_is_the_stepped_episode(kind: str) -> None:
+    # the compiled step keeps lines 5-6 entry by entry in its books; a rollout that starts
+    # after steps through act (which keeps no books) recomputes them once, whole, and
+    # then plays what act plays step after step (here: the rest of the episode)
+    horizon = 120
+    whole = _played(kind, horizon)  # every step through act
+    for start in (0, 2, 3, 4, 40):  # before, at and after the M initial pulls
+        np.testing.assert_array_equal(_played(kind, start), whole)
+
+
+def test_the_books_keep_the_count_estimates_on_a_sparse_graph() -> None:
+    # N = 12, M = 6, Erdos-Renyi: forced pulls (line 6) and estimates that travel hops
+    whole = _played("gossip ER", 400, sparse=True)
+    np.testing.assert_array_equal(_played("gossip ER", 0, sparse=True), whole)
+    # power: with the books' graph cut nothing heard raises n~, and the episode differs
+    assert not np.array_equal(_played("gossip ER", 0, sparse=True, cut=True), whole)
