@@ -50,7 +50,10 @@ def tie_pick(
         >>> tie_pick(np.array([0.7, 0.1, 0.7]), 2, np.random.default_rng(0)) in (0, 2)
         True
     """
-    best = values.max()
+    best = values[0]  # values.max(), NaN first, written out: it allocates nothing, so a
+    for k in range(1, values.size):  # kernel compiled without numba's runtime can call it
+        if values[k] > best or values[k] != values[k]:
+            best = values[k]
     pick = integer_below(rng, count)
     for k in range(values.size):
         if values[k] == best:

@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
@@ -170,7 +171,7 @@ DDUCB_ACCEL, DDUCB_PLAIN, COOP_UCB2 = 0, 1, 2
 """The variants :func:`consensus_step` plays."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def consensus_step(
     last: IntArray,
     seen: Float32Array,

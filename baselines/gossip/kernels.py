@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from baselines.common.kernels import argmax_count, log_time, tie_pick
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.rng_kernels import GeneratorSlot, generator_at, integer_below
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -493,7 +494,7 @@ def count_books(b: int, n: int, m: int, neighbors: IntArray, degrees: IntArray) 
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def gossip_step(
     last: IntArray,
     seen: np.ndarray,

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from baselines.common.kernels import argmax_count, first_unpulled, log_time, mean_of, tie_pick
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.rng_kernels import generator_at, integer_below
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
@@ -253,7 +254,7 @@ def local_index_step(
             arms[b, i] = k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def random_step(
     arm: IntArray, reward: np.ndarray, t: int, table: np.ndarray, m: int, arms: IntArray
 ) -> None:  # pragma: no cover

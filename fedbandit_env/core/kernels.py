@@ -33,6 +33,7 @@ cost ``cdp_mab``'s loop (one of the cheapest) a fifth of its speed, measured.
 from __future__ import annotations
 
 import contextlib
+import types
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,14 @@ from numba.core.caching import FunctionCache
 
 from fedbandit_env.problems.kernels import draw_reward, reward_of
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+UNCOUNTED: dict[str, Any] = {"_nrt": False}
+"""numba options for a kernel that allocates nothing and is called once a step (the
+rollouts, a vector policy's compiled step): numba's runtime off, so its array arguments
+are not reference-counted at each call's entry and exit, nor a ``*state`` tuple built
+for a call (two atomic operations an array a call: with the two dozen arrays of a
+policy's state, a step's call cost more than a small batch's work). Such a kernel
+cannot allocate; numba refuses one that does when it compiles."""
 
 
 @njit(cache=True, nogil=True)
@@ -102,7 +111,7 @@ def pull_sets(
         cum[i] += best - global_means[rows[i]]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def step_envs(
     means: FloatArray,
     gaps: FloatArray,
@@ -146,7 +155,7 @@ def step_envs(
             cum[b, i] += gap
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def observe_raw(
     arms: IntArray, rewards: FloatArray, t: int, seen: Float32Array, traced: Float32Array
 ) -> None:  # pragma: no cover
@@ -169,7 +178,6 @@ def observe_raw(
             traced[b, i] = seen[b, i]
 
 
-@njit(cache=True, nogil=True)
 def rollout_block(
     act: Any,
     state: Any,
@@ -249,7 +257,6 @@ def rollout_block(
     return r
 
 
-@njit(cache=True, nogil=True)
 def rollout_talking(
     act: Any,
     state: Any,
@@ -277,7 +284,9 @@ def rollout_talking(
     arms, sent)`` also reads what it heard last step (``heard`` ``(B, N, D)`` float32, by
     sender; ``mask`` ``(B, N, N)`` int8) and writes its messages ``sent`` ``(B, N, D)``.
     ``wire = (heard, mask, sent, adjacency, heard_by, checked, low, high, cost, cum_cost,
-    edges, picks, neighbors, degrees, calls, link_cost, public)``. Broadcast (``picks`` and
+    edges, picks, neighbors, degrees, calls, link_cost, public, keeps, step_cost)``
+    (``keeps`` ``(B, N)`` bool and ``step_cost`` ``(B,)``: work space, as this kernel
+    allocates nothing, :data:`UNCOUNTED`). Broadcast (``picks`` and
     ``calls`` empty): each sender's row as float32 where some agent hears it
     (``heard_by`` ``(N,)``), else zeros, and every receiver's mask the graph
     (``adjacency``: the router's broadcast). Random-edge gossip: env ``b``'s edge at the
@@ -311,7 +320,8 @@ def rollout_talking(
         >>> wire = (heard, mask, np.zeros((1, 2, 1)), adjacency, np.ones(2, np.bool_),
         ...         np.ones(2, np.bool_), -10.0, 10.0, 1.0, np.zeros(1),
         ...         np.zeros((1, 2), np.int64), np.zeros((1, 0), np.int64),
-        ...         np.zeros((2, 1), np.int64), np.ones(2, np.int64), np.zeros((1, 0, 2)), 0.0, 0)
+        ...         np.zeros((2, 1), np.int64), np.ones(2, np.int64), np.zeros((1, 0, 2)), 0.0, 0,
+        ...         np.zeros((1, 2), np.bool_), np.zeros(1))
         >>> none = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)), *none)
         >>> rollout_talking(say_arm, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -323,25 +333,27 @@ def rollout_talking(
         ([2.0, 2.0], [[0, 1], [1, 0]], [[3.0]])
     """
     heard, mask, sent, adjacency, heard_by, senders, low, high, cost, cum_cost = wire[:10]
-    edges, picks, neighbors, degrees, calls, link_cost, public = wire[10:]
+    edges, picks, neighbors, degrees, calls, link_cost, public, keeps, step_cost = wire[10:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
     trace = t_arms.shape[0] > 0
     gossip = picks.shape[1] > 0
     calling = calls.shape[1] > 0
-    step_cost = np.full(n_envs, cost)
-    keeps = np.zeros((n_envs, n), dtype=np.bool_)  # whose row some agent hears this step
-    for b in range(n_envs):
-        keeps[b] = heard_by
+    for b in range(n_envs):  # (element by element: a slice copy would allocate)
+        step_cost[b] = cost
+        for i in range(n):
+            keeps[b, i] = heard_by[i]  # whose row some agent hears this step
     for s in range(first, draws.shape[1]):
         act(last, seen, t, heard, mask, *state, arms, sent)
         at = s - first
         if gossip:  # the step's edge: last step's ends forgotten, this one's both ways
             for b in range(n_envs):
                 if s == first:
-                    mask[b] = 0
-                    keeps[b] = False
+                    for i in range(n):
+                        keeps[b, i] = False
+                        for j in range(n):
+                            mask[b, i, j] = 0
                 else:
                     u, v = edges[picks[b, at - 1], 0], edges[picks[b, at - 1], 1]
                     mask[b, u, v] = mask[b, v, u] = 0
@@ -351,7 +363,9 @@ def rollout_talking(
                 keeps[b, u] = keeps[b, v] = True
         elif calling:  # every agent's call, both ends hearing; a link per distinct pair
             for b in range(n_envs):
-                mask[b] = 0
+                for i in range(n):
+                    for j in range(n):
+                        mask[b, i, j] = 0
                 pairs = 0
                 for i in range(n):
                     j = neighbors[i, np.int64(calls[b, at, i] * degrees[i])]
@@ -431,9 +445,59 @@ class ArgumentFunctionCache(FunctionCache):
             super().save_overload(sig, data)
 
 
-_ROLLOUTS: tuple[Any, ...] = (rollout_block, rollout_talking)
+def _counted_twin(kernel: Any) -> Any:
+    """``kernel``'s Python function under another name (``<name>_counted``), so numba
+    compiles and caches it apart from the uncounted one."""
+    twin = types.FunctionType(kernel.__code__, kernel.__globals__, kernel.__name__ + "_counted",
+                              kernel.__defaults__, kernel.__closure__)  # fmt: skip
+    twin.__qualname__ = kernel.__qualname__ + "_counted"
+    twin.__doc__ = f"{kernel.__name__} with numba's runtime on, for a state that needs it."
+    return twin
+
+
+rollout_block_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_block))
+rollout_talking_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_talking))
+rollout_block = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_block)
+rollout_talking = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_talking)
+
+_ROLLOUTS: tuple[Any, ...] = (
+    rollout_block,
+    rollout_talking,
+    rollout_block_counted,
+    rollout_talking_counted,
+)
 for _rollout in _ROLLOUTS:
     _rollout._cache = ArgumentFunctionCache(_rollout.py_func)
+
+
+def runs_uncounted(kernels: Any, values: Any) -> bool:
+    """Whether a rollout may run :data:`UNCOUNTED`: every compiled function it calls
+    (``kernels``: the policy's step, the observation hook) is itself compiled so (numba
+    compiles a function's callees with its own options, so a step that allocates could
+    not be called from an uncounted loop), and its arguments (``values``) hold nothing
+    numba reference-counts besides arrays (a typed ``List``, a ``Generator``).
+    :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` takes
+    ``rollout_block`` and ``rollout_talking`` then, and ``rollout_block_counted`` and
+    ``rollout_talking_counted`` (the same loops, numba's runtime on) otherwise.
+
+    Examples:
+        >>> from numba import typed
+        >>> runs_uncounted((step_envs, observe_raw), (np.zeros(3), 1.0, (True, np.ones(2))))
+        True
+        >>> runs_uncounted((step_envs,), (typed.List([1]),))
+        False
+        >>> runs_uncounted((arms_within,), ())  # compiled with numba's runtime on
+        False
+    """
+    if not all(getattr(k, "targetoptions", {}).get("_nrt", True) is False for k in kernels):
+        return False
+
+    def plain(value: Any) -> bool:
+        if isinstance(value, tuple):
+            return all(plain(v) for v in value)
+        return isinstance(value, (np.ndarray, np.generic, int, float, bool, str))
+
+    return plain(values)
 
 
 @njit(cache=True, nogil=True)

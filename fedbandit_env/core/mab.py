@@ -45,7 +45,10 @@ from fedbandit_env.core.kernels import (
     messages_within,
     observe_raw,
     rollout_block,
+    rollout_block_counted,
     rollout_talking,
+    rollout_talking_counted,
+    runs_uncounted,
     step_envs,
 )
 from fedbandit_env.core.routing import Routed, Router
@@ -402,6 +405,9 @@ class MABCore:
         if d:
             wire = self._wire()
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
+        silent, talking = rollout_block_counted, rollout_talking_counted
+        if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
+            silent, talking = rollout_block, rollout_talking
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -413,8 +419,8 @@ class MABCore:
             args = (self.means, self.gaps, self._kinds, self._scales, self._draws, start,
                     self.t, last, arms, seen, regret, self.cum_regret)  # fmt: skip
             if not d:
-                r = rollout_block(act, state, *args, steps, r, out, t_arms, t_rewards, hook,
-                                  watch, raw, traced)  # fmt: skip
+                r = silent(act, state, *args, steps, r, out, t_arms, t_rewards, hook, watch,
+                           raw, traced)  # fmt: skip
                 end = self._draws.shape[1]
             else:
                 record = (steps, r, out, kept, t_arms, t_rewards)
@@ -422,7 +428,7 @@ class MABCore:
                     picks = self.router.take_draws(self._draws.shape[1] - start)
                     at = 11 if self.router.kind == "random_edge" else 14
                     wire = (*wire[:at], picks, *wire[at + 1 :])
-                r, t = rollout_talking(act, state, *args, wire, record, hook, watch, raw, traced)
+                r, t = talking(act, state, *args, wire, record, hook, watch, raw, traced)
                 end = start + t - self.t
                 if drawn and t - self.t < picks.shape[1]:  # the draws of steps not played
                     self.router.untake_draws(picks[:, t - self.t :])
@@ -479,7 +485,8 @@ class MABCore:
         return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
                 float(lo), float(hi), cost, self.cum_cost, edges,
                 np.zeros((b, 0), np.int64), neighbors, degrees, np.zeros((b, 0, n)),
-                float(self.link_costs[1]), int(router.public_dim))  # fmt: skip
+                float(self.link_costs[1]), int(router.public_dim),
+                np.zeros((b, n), np.bool_), np.zeros(b))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

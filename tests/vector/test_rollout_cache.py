@@ -22,13 +22,16 @@ def play(policy):
 if sys.argv[1] == "unguarded":  # numba's own cache, as the rollouts had it
     import fedbandit_env.core.kernels as kernels
     from numba.core.caching import FunctionCache
-    guarded = kernels.rollout_block._cache
-    kernels.rollout_block._cache = FunctionCache(kernels.rollout_block.py_func)
+    rollouts = (kernels.rollout_block, kernels.rollout_block_counted)  # either variant
+    guarded = [rollout._cache for rollout in rollouts]
+    for rollout in rollouts:
+        rollout._cache = FunctionCache(rollout.py_func)
     try:
         play(sys.argv[2])
     except ReferenceError:
         print("unguarded: ReferenceError")
-    kernels.rollout_block._cache = guarded
+    for rollout, cache in zip(rollouts, guarded):
+        rollout._cache = cache
 for policy in sys.argv[2:]:
     play(policy)
 print("played", *sys.argv[2:])
