@@ -32,6 +32,7 @@ import numpy.typing as npt
 from numba import njit
 from numba.np.random.distributions import random_laplace
 
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.privacy.tree_kernels import honaker_merge
 from fedbandit_env.rng_kernels import bit_generator_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
@@ -216,7 +217,7 @@ def close_blocks(
                 means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def private_observe(
     arms: IntArray,
     rewards: FloatArray,
@@ -244,14 +245,18 @@ def private_observe(
     """``VecPrivateRewards``' step of ``B`` dyadic trees as a compiled rollout's
     observation hook (:func:`~fedbandit_env.core.kernels.observe_raw`'s form): the
     rewards of step ``t`` clipped to ``[lo, hi]`` (``values``), :func:`record_pulls`, the
-    closing block's marks and :func:`laplace_marked` noise, :func:`close_blocks` into
-    ``new_prefix``, ``increments`` and ``means32`` (in place), ``prefix`` updated; then
-    what a private policy reads, each agent's pulled arm's private mean (``seen``), and
-    the observation's reward, the increment as float32 (``traced``).
+    closing block's marks and :func:`laplace_marked` noise into its node (with Honaker's
+    estimator, ``var`` not empty: the nodes' noise variances, ``var_unit = 2 scale^2``,
+    the closing levels through :func:`honaker_close` instead), the open blocks of levels
+    ``0 .. top`` emptied; then, for each agent's pulled stream only, its prefix before
+    and after the step (the nodes of the covers of ``t - 1`` and ``t``, summed from 0,
+    levels increasing, as :func:`close_blocks` sums them), what a private policy reads,
+    the pulled arm's private mean (``seen``), and the observation's reward, the
+    increment as float32 (``traced``; ``increments`` holds it in float64). The other
+    streams' ``prefix`` and ``means32`` are not kept step by step: :func:`release_all`
+    writes every stream's at the end of the rollout (``new_prefix``: work space).
     ``BatchedTree.step``'s arithmetic in its order, so the releases are its bits
-    (``tests/vector/test_private_rollout.py``). With Honaker's estimator (``var`` not
-    empty: the nodes' noise variances, ``var_unit = 2 scale^2``) the closing levels go
-    through :func:`honaker_close` instead of the one noised node.
+    (``tests/vector/test_private_rollout.py``).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
@@ -268,6 +273,8 @@ def private_observe(
         0.5
     """
     n_envs, n = arms.shape
+    m = counts.shape[2]
+    levels = node.shape[1]
     for b in range(n_envs):
         for i in range(n):
             values[b, i] = min(max(rewards[b, i], lo), hi)  # np.clip's
@@ -275,9 +282,16 @@ def private_observe(
     top = 0
     while not (t >> top) & 1:  # lowest_bit(t)
         top += 1
+    for b in range(n_envs):  # the pulled streams' prefixes at t - 1 (before the closing)
+        for i in range(n):
+            stream = i * m + arms[b, i]
+            before = 0.0
+            for level in range(levels):
+                if ((t - 1) >> level) & 1:
+                    before = before + node[b, level, stream]
+            increments[b, i] = before
     streams = last.shape[1]
-    honaker = var.size > 0
-    if honaker:
+    if var.size > 0:
         honaker_close(acc, node, var, last, t, top, table, scale, var_unit)
     else:
         since = t - (1 << top)
@@ -285,14 +299,62 @@ def private_observe(
             for s in range(streams):
                 marked[b, s] = last[b, s] > since
         laplace_marked(table, marked, scale, noise)
-    close_blocks(acc, node, prefix, counts, arms, noise, t, top, not honaker, new_prefix,
-                 increments, means32)  # fmt: skip
+        for b in range(n_envs):  # close_blocks' node, branch-free over the streams
+            for s in range(streams):
+                node[b, top, s] = acc[b, top, s] + noise[b, s]
     for b in range(n_envs):
-        for s in range(streams):
-            prefix[b, s] = new_prefix[b, s]
+        for level in range(top + 1):
+            for s in range(streams):
+                acc[b, level, s] = 0.0
         for i in range(n):
-            seen[b, i] = means32[b, i, arms[b, i]]
+            arm = arms[b, i]
+            stream = i * m + arm
+            after = 0.0
+            for level in range(levels):
+                if (t >> level) & 1:
+                    after = after + node[b, level, stream]
+            increments[b, i] = after + (-increments[b, i])
+            seen[b, i] = np.float32(after / counts[b, i, arm])  # pulled: a count >= 1
             traced[b, i] = np.float32(increments[b, i])
 
 
-__all__ = ["close_blocks", "honaker_close", "laplace_marked", "private_observe", "record_pulls"]
+@njit(cache=True, nogil=True, **UNCOUNTED)
+def release_all(
+    node: FloatArray, counts: FloatArray, t: int, prefix: FloatArray, means32: Float32Array
+) -> None:  # pragma: no cover
+    """Every stream's release after step ``t`` of ``B`` trees, as :func:`close_blocks`
+    writes them (what :func:`private_observe` leaves to the end of a rollout): ``prefix``
+    ``(B, N M)`` the nodes of the cover of ``t`` summed from 0, levels increasing, and
+    ``means32`` ``(B, N, M)`` each prefix over its count in float32 (0 where unpulled).
+
+    Examples:
+        >>> node = np.array([[[0.5, 0.0], [0.25, 1.0]]])  # levels 0, 1 of two streams
+        >>> prefix, means = np.zeros((1, 2)), np.zeros((1, 1, 2), np.float32)
+        >>> release_all(node, np.array([[[3.0, 0.0]]]), 3, prefix, means)
+        >>> prefix.tolist(), means.tolist()
+        ([[0.75, 1.0]], [[[0.25, 0.0]]])
+    """
+    n_envs, levels, streams = node.shape
+    n, m = counts.shape[1], counts.shape[2]
+    for b in range(n_envs):
+        for s in range(streams):
+            prefix[b, s] = 0.0
+        for level in range(levels):
+            if (t >> level) & 1:
+                for s in range(streams):
+                    prefix[b, s] = prefix[b, s] + node[b, level, s]
+        for i in range(n):
+            for a in range(m):
+                c = counts[b, i, a]
+                mean = prefix[b, i * m + a] / (c if c > 0 else 1.0)
+                means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
+
+
+__all__ = [
+    "close_blocks",
+    "honaker_close",
+    "laplace_marked",
+    "private_observe",
+    "record_pulls",
+    "release_all",
+]

@@ -11,7 +11,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.backend import seed_of
-from fedbandit_env.privacy.batched_kernels import private_observe
+from fedbandit_env.privacy.batched_kernels import private_observe, release_all
 from fedbandit_env.privacy.batched_tree import BatchedTree
 from fedbandit_env.privacy.mechanisms import (
     Estimator,
@@ -234,6 +234,8 @@ class VecPrivateRewards(VecWrapper):
                              (private_observe, watch, first))  # fmt: skip
         finally:  # the steps played stand, a stopped rollout's too
             tree.t = self.t
+            if tree.t:  # every stream's release (the hook kept the pulled ones' only)
+                release_all(tree.node, tree.counts, tree.t, tree.prefix, tree.means32)
 
     @property
     def scale(self) -> float:
