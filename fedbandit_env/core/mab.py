@@ -405,7 +405,8 @@ class MABCore:
         if d:
             wire = self._wire()
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
-        silent, talking = rollout_block_counted, rollout_talking_counted
+        silent: Any = rollout_block_counted
+        talking: Any = rollout_talking_counted
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
             silent, talking = rollout_block, rollout_talking
         stopped = False
