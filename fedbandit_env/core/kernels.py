@@ -451,7 +451,16 @@ def _counted_twin(kernel: Any) -> Any:
     twin = types.FunctionType(kernel.__code__, kernel.__globals__, kernel.__name__ + "_counted",
                               kernel.__defaults__, kernel.__closure__)  # fmt: skip
     twin.__qualname__ = kernel.__qualname__ + "_counted"
-    twin.__doc__ = f"{kernel.__name__} with numba's runtime on, for a state that needs it."
+    twin.__doc__ = f""":func:`{kernel.__name__}` compiled with numba's runtime on: the loop
+    :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` takes when the step,
+    its hook or its state needs the runtime (:func:`runs_uncounted`).
+
+    Examples:
+        >>> {kernel.__name__}_counted.py_func.__name__
+        '{kernel.__name__}_counted'
+        >>> "_nrt" in {kernel.__name__}_counted.targetoptions
+        False
+    """
     return twin
 
 
