@@ -243,3 +243,13 @@ def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
     out = capsys.readouterr().out
     assert "x a hand-written NumPy step" in out
     assert "compiled rollout" in out  # local_ucb stepped and rolled out
+
+
+@pytest.mark.slow
+def test_vector_gate_prints_the_ratio_of_the_same_trials(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
+    out = mod["main"](["--horizon", "60", "--repeats", "1", "--trials", "1"])
+    assert out["same"] and out["ratio"] > 0
+    assert "the vector form runs at" in capsys.readouterr().out
