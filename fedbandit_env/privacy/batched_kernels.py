@@ -156,6 +156,55 @@ def honaker_close(
 
 
 @njit(cache=True, nogil=True)
+def cover_sum(node: FloatArray, b: int, stream: int, t: int) -> float:  # pragma: no cover
+    """The prefix of one stream after step ``t`` (Algorithm 2): the nodes of the cover of
+    ``t`` in tree ``b`` summed from 0, levels increasing, as :func:`release_all` sums
+    every stream's.
+
+    Examples:
+        >>> cover_sum(np.array([[[0.5], [0.25]]]), 0, 0, 3)
+        0.75
+    """
+    total = 0.0
+    for level in range(node.shape[1]):
+        if (t >> level) & 1:
+            total = total + node[b, level, stream]
+    return total
+
+
+@njit(cache=True, nogil=True, **UNCOUNTED)
+def release_all(
+    node: FloatArray, counts: FloatArray, t: int, prefix: FloatArray, means32: Float32Array
+) -> None:  # pragma: no cover
+    """Every stream's release after step ``t`` of ``B`` trees, as :func:`close_blocks`
+    writes them (what :func:`private_observe` leaves to the end of a rollout): ``prefix``
+    ``(B, N M)`` the nodes of the cover of ``t`` summed from 0, levels increasing, and
+    ``means32`` ``(B, N, M)`` each prefix over its count in float32 (0 where unpulled).
+
+    Examples:
+        >>> node = np.array([[[0.5, 0.0], [0.25, 1.0]]])  # levels 0, 1 of two streams
+        >>> prefix, means = np.zeros((1, 2)), np.zeros((1, 1, 2), np.float32)
+        >>> release_all(node, np.array([[[3.0, 0.0]]]), 3, prefix, means)
+        >>> prefix.tolist(), means.tolist()
+        ([[0.75, 1.0]], [[[0.25, 0.0]]])
+    """
+    n_envs, levels, streams = node.shape
+    n, m = counts.shape[1], counts.shape[2]
+    for b in range(n_envs):
+        for s in range(streams):
+            prefix[b, s] = 0.0
+        for level in range(levels):
+            if (t >> level) & 1:
+                for s in range(streams):
+                    prefix[b, s] = prefix[b, s] + node[b, level, s]
+        for i in range(n):
+            for a in range(m):
+                c = counts[b, i, a]
+                mean = prefix[b, i * m + a] / (c if c > 0 else 1.0)
+                means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
+
+
+@njit(cache=True, nogil=True)
 def close_blocks(
     acc: FloatArray,
     node: FloatArray,
@@ -192,7 +241,7 @@ def close_blocks(
         >>> prefix.tolist(), inc.tolist(), means.tolist(), acc.tolist()
         ([[0.75, 0.0]], [[0.75]], [[[0.75, 0.0]]], [[[0.0, 0.0]]])
     """
-    n_envs, levels, streams = acc.shape
+    n_envs, streams = acc.shape[0], acc.shape[2]
     n, m = counts.shape[1], counts.shape[2]
     for b in range(n_envs):  # loops over streams innermost, without branches: SIMD
         if dyadic:
@@ -201,20 +250,11 @@ def close_blocks(
         for level in range(top + 1):
             for s in range(streams):
                 acc[b, level, s] = 0.0
-        for s in range(streams):
-            new_prefix[b, s] = 0.0
-        for level in range(levels):  # per stream: 0 + the cover's nodes, levels increasing
-            if (t >> level) & 1:
-                for s in range(streams):
-                    new_prefix[b, s] = new_prefix[b, s] + node[b, level, s]
+    release_all(node, counts, t, new_prefix, means32)
+    for b in range(n_envs):
         for i in range(n):
             stream = i * m + arms[b, i]
             increments[b, i] = new_prefix[b, stream] + (-prefix[b, stream])
-        for i in range(n):
-            for a in range(m):
-                c = counts[b, i, a]
-                mean = new_prefix[b, i * m + a] / (c if c > 0 else 1.0)
-                means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
 
 
 @njit(cache=True, nogil=True, **UNCOUNTED)
@@ -274,7 +314,6 @@ def private_observe(
     """
     n_envs, n = arms.shape
     m = counts.shape[2]
-    levels = node.shape[1]
     for b in range(n_envs):
         for i in range(n):
             values[b, i] = min(max(rewards[b, i], lo), hi)  # np.clip's
@@ -284,12 +323,7 @@ def private_observe(
         top += 1
     for b in range(n_envs):  # the pulled streams' prefixes at t - 1 (before the closing)
         for i in range(n):
-            stream = i * m + arms[b, i]
-            before = 0.0
-            for level in range(levels):
-                if ((t - 1) >> level) & 1:
-                    before = before + node[b, level, stream]
-            increments[b, i] = before
+            increments[b, i] = cover_sum(node, b, i * m + arms[b, i], t - 1)
     streams = last.shape[1]
     if var.size > 0:
         honaker_close(acc, node, var, last, t, top, table, scale, var_unit)
@@ -308,50 +342,15 @@ def private_observe(
                 acc[b, level, s] = 0.0
         for i in range(n):
             arm = arms[b, i]
-            stream = i * m + arm
-            after = 0.0
-            for level in range(levels):
-                if (t >> level) & 1:
-                    after = after + node[b, level, stream]
+            after = cover_sum(node, b, i * m + arm, t)
             increments[b, i] = after + (-increments[b, i])
             seen[b, i] = np.float32(after / counts[b, i, arm])  # pulled: a count >= 1
             traced[b, i] = np.float32(increments[b, i])
 
 
-@njit(cache=True, nogil=True, **UNCOUNTED)
-def release_all(
-    node: FloatArray, counts: FloatArray, t: int, prefix: FloatArray, means32: Float32Array
-) -> None:  # pragma: no cover
-    """Every stream's release after step ``t`` of ``B`` trees, as :func:`close_blocks`
-    writes them (what :func:`private_observe` leaves to the end of a rollout): ``prefix``
-    ``(B, N M)`` the nodes of the cover of ``t`` summed from 0, levels increasing, and
-    ``means32`` ``(B, N, M)`` each prefix over its count in float32 (0 where unpulled).
-
-    Examples:
-        >>> node = np.array([[[0.5, 0.0], [0.25, 1.0]]])  # levels 0, 1 of two streams
-        >>> prefix, means = np.zeros((1, 2)), np.zeros((1, 1, 2), np.float32)
-        >>> release_all(node, np.array([[[3.0, 0.0]]]), 3, prefix, means)
-        >>> prefix.tolist(), means.tolist()
-        ([[0.75, 1.0]], [[[0.25, 0.0]]])
-    """
-    n_envs, levels, streams = node.shape
-    n, m = counts.shape[1], counts.shape[2]
-    for b in range(n_envs):
-        for s in range(streams):
-            prefix[b, s] = 0.0
-        for level in range(levels):
-            if (t >> level) & 1:
-                for s in range(streams):
-                    prefix[b, s] = prefix[b, s] + node[b, level, s]
-        for i in range(n):
-            for a in range(m):
-                c = counts[b, i, a]
-                mean = prefix[b, i * m + a] / (c if c > 0 else 1.0)
-                means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
-
-
 __all__ = [
     "close_blocks",
+    "cover_sum",
     "honaker_close",
     "laplace_marked",
     "private_observe",
