@@ -30,11 +30,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 from numba import njit
-from numba.np.random.distributions import random_laplace
 
 from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.privacy.tree_kernels import honaker_merge
-from fedbandit_env.rng_kernels import bit_generator_at
+from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
 
@@ -75,32 +74,43 @@ def record_pulls(
 
 @njit(cache=True, nogil=True)
 def laplace_marked(
-    table: npt.NDArray[np.uint64], marked: BoolArray, scale: float, out: FloatArray
+    table: npt.NDArray[np.uint64],
+    marked: BoolArray,
+    scale: float,
+    out: FloatArray,
+    order: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """``out[b, k] = scale * rng_b.laplace(0, 1)`` at each marked cell of row ``b``, the
     cells in row-major order, 0 elsewhere; ``rng_b`` is row ``b`` of ``table`` (a
-    :func:`~fedbandit_env.rng_kernels.generator_table`), drawn by numba's Laplace, which
-    is NumPy's algorithm on the same bit generator: the numbers of consecutive
-    ``rng_b.laplace(0.0, scale)`` calls (``scale * (0 - log u)`` and ``0 - scale * log
-    u`` are one rounding of the same product).
+    :func:`~fedbandit_env.rng_kernels.generator_table`), drawn by
+    :func:`~fedbandit_env.rng_kernels.laplace_at`, NumPy's algorithm on the same bit
+    generator: the numbers of consecutive ``rng_b.laplace(0.0, scale)`` calls (``scale *
+    (0 - log u)`` and ``0 - scale * log u`` are one rounding of the same product).
+
+    Which cells are marked follows the pulls, so a branch per cell mispredicted about
+    as often as it drew (measured: 20 ns a draw at half the cells marked, 8 without the
+    branch). Each row's marked cells are listed first, branch-free, in ``order`` (work
+    space of at least a row's length), then drawn in that order.
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
         >>> out = laplace_marked(generator_table([rng]), np.array([[True, False, True]]),
-        ...                      2.0, np.empty((1, 3)))
+        ...                      2.0, np.empty((1, 3)), np.empty(3))
         >>> out[0].tolist() == [*np.random.default_rng(0).laplace(0.0, 2.0, 1), 0.0,
         ...                     *np.random.default_rng(0).laplace(0.0, 2.0, 2)[1:]]
         True
     """
     n_envs, width = marked.shape
     for b in range(n_envs):
-        bits = bit_generator_at(table, b)
+        slot = generator_at(table, b)
+        listed = 0
         for k in range(width):
-            if marked[b, k]:
-                out[b, k] = scale * random_laplace(bits, 0.0, 1.0)
-            else:
-                out[b, k] = 0.0
+            out[b, k] = 0.0
+            order[listed] = k  # kept only where marked: the next cell overwrites it
+            listed += marked[b, k]
+        for j in range(listed):
+            out[b, int(order[j])] = scale * laplace_at(slot)
     return out
 
 
@@ -136,12 +146,12 @@ def honaker_close(
     """
     n_envs, streams = acc.shape[0], acc.shape[2]
     for b in range(n_envs):
-        bits = bit_generator_at(table, b)
+        slot = generator_at(table, b)
         for s in range(streams):
             left, left_var = 0.0, 0.0
             for level in range(top + 1):
                 marked = last[b, s] > t - (1 << level)
-                noise = scale * random_laplace(bits, 0.0, 1.0) if marked else 0.0
+                noise = scale * laplace_at(slot) if marked else 0.0
                 own = acc[b, level, s] + noise
                 own_var = var_unit if marked else 0.0
                 old, old_var = node[b, level, s], var[b, level, s]
@@ -294,7 +304,8 @@ def private_observe(
     the pulled arm's private mean (``seen``), and the observation's reward, the
     increment as float32 (``traced``; ``increments`` holds it in float64). The other
     streams' ``prefix`` and ``means32`` are not kept step by step: :func:`release_all`
-    writes every stream's at the end of the rollout (``new_prefix``: work space).
+    writes every stream's at the end of the rollout (``new_prefix``: work space, its
+    first row :func:`laplace_marked`'s).
     ``BatchedTree.step``'s arithmetic in its order, so the releases are its bits
     (``tests/vector/test_private_rollout.py``).
 
@@ -332,7 +343,7 @@ def private_observe(
         for b in range(n_envs):
             for s in range(streams):
                 marked[b, s] = last[b, s] > since
-        laplace_marked(table, marked, scale, noise)
+        laplace_marked(table, marked, scale, noise, new_prefix[0])
         for b in range(n_envs):  # close_blocks' node, branch-free over the streams
             for s in range(streams):
                 node[b, top, s] = acc[b, top, s] + noise[b, s]

@@ -99,7 +99,8 @@ class TreeNoise:
         marked = np.ascontiguousarray(marked, dtype=np.bool_)
         if marked.shape[0] != len(self.rngs):
             raise ValueError(f"{marked.shape[0]} trees' cells marked, {len(self.rngs)} generators")
-        return laplace_marked(self._table, marked, self.scale, np.empty(marked.shape))
+        return laplace_marked(self._table, marked, self.scale, np.empty(marked.shape),
+                              np.empty(marked.shape[1]))  # fmt: skip
 
 
 class BatchedTree:

@@ -82,8 +82,8 @@ def look_up(
 ) -> bool:  # pragma: no cover
     """``shares_out[k] = shares[counts[k]]`` and the same for ``bonus``, where the tables
     hold :func:`horizon_free_features` of ``0 .. len - 1`` (so the values are those of
-    computing each cell); ``False`` (the outputs unfinished) at the first count that is
-    not a whole number in the tables' range.
+    computing each cell); ``False`` (the outputs not written) if some count is not a
+    whole number in the tables' range.
 
     Examples:
         >>> out = np.empty(2, np.float32), np.empty(2, np.float32)
@@ -94,13 +94,14 @@ def look_up(
         ([0.5, 0.0], [1.0, 2.0])
     """
     size = shares.size
+    whole = True  # checked first, branch-free (it vectorizes), then gathered
     for k in range(counts.size):
         c = np.float64(counts[k])
-        if not (c >= 0.0 and c < size):  # NaN fails too
-            return False
-        i = int(c)
-        if i != c:
-            return False
+        whole &= (c >= 0.0) & (c < size) & (np.floor(c) == c)  # NaN fails each
+    if not whole:
+        return False
+    for k in range(counts.size):
+        i = int(counts[k])
         shares_out[k] = shares[i]
         bonus_out[k] = bonus[i]
     return True

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from fedbandit_env.rng_kernels import fill_noise, generator_at, generator_table, integer_below
+from fedbandit_env.rng_kernels import (
+    fill_noise,
+    generator_at,
+    generator_table,
+    integer_below,
+    pcg64_words,
+)
 
 
 @njit
@@ -61,6 +67,30 @@ def test_a_generator_table_draws_what_its_generators_draw(seed: int) -> None:
     expected = [numpy_rngs[j % 3].integers(0, n) for j, n in enumerate(bounds)]
     np.testing.assert_array_equal(ours, expected)
     # the table drew on the generators themselves: they moved on exactly as NumPy's
+    assert [r.random() for r in rngs] == [r.random() for r in numpy_rngs]
+
+
+def test_pcg64_rows_are_stepped_in_the_kernel_and_other_bit_generators_called() -> None:
+    """A PCG64 row holds its state words (the 64-bit draws step them in the kernel); a
+    row of another bit generator holds 0 and is drawn through its call. Both in one
+    table, interleaved with 32-bit draws, give each generator's own numbers and leave
+    it where NumPy's draws leave it."""
+    kinds = [np.random.PCG64, np.random.Philox, np.random.PCG64, np.random.SFC64,
+             np.random.MT19937, np.random.PCG64DXSM]  # fmt: skip
+
+    def make() -> list[np.random.Generator]:
+        return [np.random.Generator(kind(40 + k)) for k, kind in enumerate(kinds)]
+
+    rngs = make()
+    table = generator_table(rngs)
+    assert [bool(w) for w in table[:, 4]] == [k is np.random.PCG64 for k in kinds]
+    assert pcg64_words(np.random.PCG64DXSM(0)) == 0  # another output function
+    bounds = np.resize(_bounds(3), 6 * 500)
+    ours = np.empty_like(bounds)
+    _draw_round_robin(table, bounds, ours)
+    numpy_rngs = make()
+    expected = [numpy_rngs[j % 6].integers(0, n) for j, n in enumerate(bounds)]
+    np.testing.assert_array_equal(ours, expected)
     assert [r.random() for r in rngs] == [r.random() for r in numpy_rngs]
 
 

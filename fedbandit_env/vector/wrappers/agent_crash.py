@@ -38,9 +38,11 @@ def move_chains(
     """
     for b in range(down.shape[0]):
         rng = generator_at(table, b)
-        for i in may:
+        for k in range(may.size):
+            i = may[k]
             u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
-            down[b, i] = u >= recover if down[b, i] else u < crash
+            was = down[b, i]
+            down[b, i] = (was & (u >= recover)) | (~was & (u < crash))  # no branch
 
 
 class VecAgentCrash(VecWrapper):
@@ -121,7 +123,8 @@ class VecAgentCrash(VecWrapper):
         for key in ("mask", "public_mask"):  # (B, receiver, sender): 0 where either is down
             if key in obs:
                 given = np.asarray(obs[key])
-                out[key] = cut_off(down, given, np.empty(given.shape, given.dtype))
+                one = given[:1] if given.strides[0] == 0 else given  # shared by every env
+                out[key] = cut_off(down, one, np.empty(given.shape, given.dtype))
         for key in ("server", "server_mask"):
             if key in obs:
                 value = np.array(obs[key])

@@ -10,7 +10,9 @@ tests hold the layers to the PettingZoo wrappers):
 - :func:`cut_off`: the ``mask`` and ``public_mask`` of the agents that are down cleared
   (``VecAgentCrash``);
 - :func:`hold_arrived`: each receiver's latest message from each sender, and its age
-  (``VecHeldMessages``, which also runs on a torch device as array operations).
+  (``VecHeldMessages``, which also runs on a torch device as array operations);
+- :func:`count_in_flight`: each receiver's messages in flight, moved by what was filed
+  and what fell due (``VecMessageDelay``).
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ def heard_rows_into(
 @njit(cache=True, nogil=True)
 def cut_off(down: BoolArray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:  # pragma: no cover
     """``out[b, r, s] = 0`` where agent ``r`` or ``s`` of env ``b`` is down, else
-    ``mask[b, r, s]`` (``np.where(down_r | down_s, 0, mask)``).
+    ``mask[b, r, s]`` (``np.where(down_r | down_s, 0, mask)``). A ``mask`` of one env
+    ``(1, N, N)`` is every env's (pass a broadcast mask's first env, C-ordered: the
+    senders' loop then runs over contiguous rows).
 
     Examples:
         >>> mask = np.ones((1, 2, 2), np.int8)
@@ -79,11 +83,16 @@ def cut_off(down: BoolArray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:  
         [[[1, 0], [0, 0]]]
     """
     n_envs, n = down.shape
+    shared = mask.shape[0] == 1
     for b in range(n_envs):
+        g = 0 if shared else b
         for r in range(n):
-            receiver = down[b, r]
-            for s in range(n):  # a select, not a branch: SIMD over senders
-                out[b, r, s] = 0 if receiver | down[b, s] else mask[b, r, s]
+            if down[b, r]:
+                for s in range(n):
+                    out[b, r, s] = 0
+            else:
+                for s in range(n):  # a select, not a branch: SIMD over senders
+                    out[b, r, s] = 0 if down[b, s] else mask[g, r, s]
     return out
 
 
@@ -134,4 +143,29 @@ def hold_arrived(
                 out_age[b, r, s] = np.float32(min(t - out_last[b, r, s], horizon))
 
 
-__all__ = ["cut_off", "heard_rows_into", "hold_arrived"]
+@njit(cache=True, nogil=True)
+def count_in_flight(
+    filed: np.ndarray, due: np.ndarray, held: np.ndarray
+) -> None:  # pragma: no cover
+    """``held[b, r] += count_nonzero(filed[b, r]) - count_nonzero(due[b, r])``, in place:
+    the messages receiver ``r`` has in flight after one more was filed for each set
+    entry of ``filed`` and one arrived for each set entry of ``due`` (both ``(B, N,
+    N)``; either may be a broadcast view). The two ``np.count_nonzero(..., axis=2)`` it
+    replaced allocated and reduced each mask apart.
+
+    Examples:
+        >>> held = np.zeros((1, 2), np.int64)
+        >>> count_in_flight(np.ones((1, 2, 2), np.int8), np.eye(2, dtype=np.int8)[None], held)
+        >>> held.tolist()
+        [[1, 1]]
+    """
+    n_envs, n = held.shape
+    for b in range(n_envs):
+        for r in range(n):
+            moved = 0
+            for s in range(filed.shape[2]):
+                moved += (filed[b, r, s] != 0) - (due[b, r, s] != 0)
+            held[b, r] += moved
+
+
+__all__ = ["count_in_flight", "cut_off", "heard_rows_into", "hold_arrived"]

@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 
 from fedbandit_env.vector.wrappers.base import VecWrapper
+from fedbandit_env.vector.wrappers.kernels import count_in_flight
 
 _KEYS = ("messages", "mask", "public_mask")
 
@@ -73,9 +74,8 @@ class VecMessageDelay(VecWrapper):
         self._slots[(self._t + self.delay) % size] = {
             k: np.array(obs[k]) for k in _KEYS if k in obs
         }
-        self._held += np.count_nonzero(obs["mask"], axis=2)
         due = self._slots[self._t % size]
-        self._held -= np.count_nonzero(due["mask"], axis=2)
+        count_in_flight(np.asarray(obs["mask"]), due["mask"], self._held)
         return {**obs, **due}, rewards, terms, truncs, self._with_counts(infos)
 
     def _with_counts(self, infos: dict[str, Any]) -> dict[str, Any]:
