@@ -51,6 +51,15 @@ for a call (two atomic operations an array a call: with the two dozen arrays of 
 policy's state, a step's call cost more than a small batch's work). Such a kernel
 cannot allocate; numba refuses one that does when it compiles."""
 
+ARITHMETIC: dict[str, Any] = {"error_model": "numpy"}
+"""numba options for a kernel that divides cell by cell over arrays: a float division by
+zero gives an infinity or NaN, as the NumPy statement the kernel replaces gives it
+(numba's default, Python's ``ZeroDivisionError``, puts a test before every division,
+which keeps the loop scalar; measured: ``team_features`` 810 -> 489 us at B = 1024,
+N = 10, M = 5, the same bits). numba compiles a kernel's callees with the options of
+the caller that compiles them first, so a callee shared with a kernel compiled without
+them divides either way: the same numbers wherever no divisor is zero."""
+
 
 @njit(cache=True, nogil=True)
 def pull_arms(

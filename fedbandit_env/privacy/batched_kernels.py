@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.core.kernels import ARITHMETIC, UNCOUNTED
 from fedbandit_env.privacy.tree_kernels import honaker_merge
 from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
@@ -114,7 +114,7 @@ def laplace_marked(
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **ARITHMETIC)
 def honaker_close(
     acc: FloatArray,
     node: FloatArray,
@@ -182,7 +182,7 @@ def cover_sum(node: FloatArray, b: int, stream: int, t: int) -> float:  # pragma
     return total
 
 
-@njit(cache=True, nogil=True, **UNCOUNTED)
+@njit(cache=True, nogil=True, **UNCOUNTED, **ARITHMETIC)
 def release_all(
     node: FloatArray, counts: FloatArray, t: int, prefix: FloatArray, means32: Float32Array
 ) -> None:  # pragma: no cover
@@ -214,7 +214,7 @@ def release_all(
                 means32[b, i, a] = np.float32(mean if c > 0 else 0.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **ARITHMETIC)
 def close_blocks(
     acc: FloatArray,
     node: FloatArray,
@@ -267,7 +267,7 @@ def close_blocks(
             increments[b, i] = new_prefix[b, stream] + (-prefix[b, stream])
 
 
-@njit(cache=True, nogil=True, **UNCOUNTED)
+@njit(cache=True, nogil=True, **UNCOUNTED, **ARITHMETIC)
 def private_observe(
     arms: IntArray,
     rewards: FloatArray,

@@ -10,6 +10,7 @@ from numba import njit
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.backend import array_backend
+from fedbandit_env.core.kernels import ARITHMETIC
 from fedbandit_env.type_aliases import Action, AgentID, FloatArray, Observation, StepResult
 from fedbandit_env.wrappers.base import (
     BanditSpaces,
@@ -60,7 +61,7 @@ def fold_pulls(
     return new_counts, new_means
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **ARITHMETIC)
 def fold_flat(
     counts: FloatArray,
     sums: FloatArray,

@@ -13,6 +13,8 @@ random streams with forged rows, complete and sparse graphs, raw and private pri
 - :func:`receive_senders`: each sender's row screened as an honest agent's
   (``honest_rows``), its local posterior kept where it is, the rejections counted per
   receiver;
+- :func:`fold_own` and :func:`pack_rows`: each agent's pull into its own row, and the
+  rows every agent sends (``PosteriorState.fold`` and ``message``);
 - :func:`team_features`: every feature of ``POSTERIOR_FEATURES`` but the two
   logarithms of counts, which the caller takes with NumPy's ``log1p`` from the pooled
   counts written here (the same function, hence the same bits, as the array statement).
@@ -25,6 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.kernels import ARITHMETIC
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
 
@@ -42,7 +45,7 @@ def _local(
     return mean, var
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **ARITHMETIC)
 def receive_senders(
     rows: Float32Array,
     mask: np.ndarray,
@@ -82,18 +85,18 @@ def receive_senders(
             ok = True
             for a in range(m):
                 c = np.float64(rows[b, s, a])
-                ok = ok and c == abs(math.floor(c))
+                ok &= c == abs(math.floor(c))  # no short cut: no branch a cell
                 total += c
-            ok = ok and total <= t
+            ok &= total <= t
             for a in range(m):
                 c, v = np.float64(rows[b, s, a]), np.float64(rows[b, s, m + a])
                 if ranged:
                     slack = pad * max(c, 1.0)
                     if extra:
                         slack = slack + poison
-                    ok = ok and bool(v >= lo * c - slack) and bool(v <= hi * c + slack)
+                    ok &= bool(v >= lo * c - slack) & bool(v <= hi * c + slack)
                 else:
-                    ok = ok and math.isfinite(v)
+                    ok &= math.isfinite(v)
             honest[s] = ok
             spoiled = spoiled or not ok
             if ok:
@@ -112,7 +115,7 @@ def receive_senders(
                     rejected[b, r] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **ARITHMETIC)
 def team_features(
     counts: FloatArray,
     sums: FloatArray,
@@ -239,4 +242,47 @@ def team_features(
                 flat_out[b, i, 9] = coverage
 
 
-__all__ = ["receive_senders", "team_features"]
+@njit(cache=True, nogil=True)
+def fold_own(
+    counts: FloatArray, sums: FloatArray, arms: IntArray, rewards: np.ndarray
+) -> None:  # pragma: no cover
+    """``counts[b, i, arms[b, i]] += 1`` and ``sums[b, i, arms[b, i]] += rewards[b, i]``
+    (as float64), in place: ``PosteriorState.fold``'s indexed update (one cell per
+    agent), the same additions.
+
+    Examples:
+        >>> counts, sums = np.zeros((1, 2, 2)), np.zeros((1, 2, 2))
+        >>> fold_own(counts, sums, np.array([[1, 0]]), np.array([[0.5, 1.0]], np.float32))
+        >>> counts[0].tolist(), sums[0].tolist()
+        ([[0.0, 1.0], [1.0, 0.0]], [[0.0, 0.5], [1.0, 0.0]])
+    """
+    n_envs, n = arms.shape
+    for b in range(n_envs):
+        for i in range(n):
+            a = arms[b, i]
+            counts[b, i, a] += 1.0
+            sums[b, i, a] += np.float64(rewards[b, i])
+
+
+@njit(cache=True, nogil=True)
+def pack_rows(
+    counts: FloatArray, sums: FloatArray, out: Float32Array
+) -> Float32Array:  # pragma: no cover
+    """``out[b, i] = float32(concat(counts[b, i], sums[b, i]))``: the ``(B, N, 2M)`` rows
+    every agent sends (``PosteriorState.message``).
+
+    Examples:
+        >>> pack_rows(np.ones((1, 1, 2)), np.full((1, 1, 2), 0.5),
+        ...           np.empty((1, 1, 4), np.float32)).tolist()
+        [[[1.0, 1.0, 0.5, 0.5]]]
+    """
+    n_envs, n, m = counts.shape
+    for b in range(n_envs):
+        for i in range(n):
+            for a in range(m):
+                out[b, i, a] = np.float32(counts[b, i, a])
+                out[b, i, m + a] = np.float32(sums[b, i, a])
+    return out
+
+
+__all__ = ["fold_own", "pack_rows", "receive_senders", "team_features"]

@@ -60,7 +60,12 @@ from fedbandit_env.backend import Backend, backend
 from fedbandit_env.privacy.mechanisms import tree_noise_variance
 from fedbandit_env.type_aliases import Action, AgentID, Observation, StepResult
 from fedbandit_env.wrappers.base import BanditSpaces, ParallelWrapper, refuse_twice, step_of
-from fedbandit_env.wrappers.posterior_kernels import receive_senders, team_features
+from fedbandit_env.wrappers.posterior_kernels import (
+    fold_own,
+    pack_rows,
+    receive_senders,
+    team_features,
+)
 
 POSTERIOR_FEATURES = (
     "z",
@@ -289,6 +294,9 @@ class PosteriorState:
     def fold(self, arms: Any, rewards: Any) -> None:
         """Each agent's pull of ``arms`` with ``rewards`` (``(B, N)``) into its own row."""
         be = self.backend
+        if self.compiled:  # the same additions, compiled
+            fold_own(self.counts, self.sums, np.asarray(arms, dtype=np.int64), np.asarray(rewards))
+            return
         index = (self._envs, self._agents, be.xp.astype(arms, be.int64))
         be.add_at(self.counts, index, 1.0)
         be.add_at(self.sums, index, be.xp.astype(rewards, be.float64))
@@ -303,6 +311,9 @@ class PosteriorState:
     def message(self) -> Any:
         """What every agent sends: ``(B, N, 2M)`` float32, its counts then its sums."""
         xp, be = self.backend.xp, self.backend
+        if self.compiled:
+            b, n, m = self.shape
+            return pack_rows(self.counts, self.sums, np.empty((b, n, 2 * m), np.float32))
         return xp.astype(xp.concat([self.counts, self.sums], axis=-1), be.float32)
 
     def receive(self, rows: Any, mask: Any, t: int) -> None:
@@ -351,7 +362,7 @@ class PosteriorState:
             pooled = np.empty(self.shape)
             team_features(self.counts, self.sums, self.last, self.ever, self._lists, self._complete,
                           self._prior, float(np.log1p(t)), pooled, out)  # fmt: skip
-            out[..., 4] = np.log1p(pooled)
+            out[..., 4] = np.log1p(pooled, out=pooled)  # (pooled: this call's work space)
             out[..., 5] = np.log1p(self.counts)
             return out
         own_mean, own_var = self._local(self.counts, self.sums)
