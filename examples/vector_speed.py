@@ -6,8 +6,11 @@ call). Printed: agent-steps a second of each and their ratio (the issue's target
 in ``neighbours``, N = 10, M = 5, messages of 2M numbers, num_envs = 1024), then every
 vector wrapper a wrapper names (``vector_form``) as a multiple of the bare vector step
 (target: <= 2x), measured interleaved with the bare step: each time is the best of
-``--repeats`` rounds (the least disturbed on a shared machine). A vector form this
-script has no arguments for is printed as not measured, so none is left out silently.
+``--repeats`` rounds (the least disturbed on a shared machine;
+:func:`fedbandit_env.runner.vector_speed.wrapper_ratios`, which ``fedbandit speed``
+prints too).
+A vector form with no sample arguments is printed as not measured, so none is left out
+silently.
 Then the bare vector step against a hand-written NumPy step doing the same work
 (:func:`hand_written_rate`; the issue's target: within 1.5x). Last, a vector policy with
 a compiled step (``local_ucb``, in ``local``: no messages) stepped through the vector
@@ -27,79 +30,11 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.policies import Requirements
+from fedbandit_env.runner.vector_speed import AUDIT_ONLY, BELOW, vector_wrappers, wrapper_ratios
 from fedbandit_env.scenario import Scenario
 from fedbandit_env.vector import make_vec
 
-ARGUMENTS: dict[str, tuple[Any, ...]] = {
-    "LocalStatistics": (),
-    "HeldMessages": (),
-    "HorizonFree": (),
-    "TeamPosterior": (),
-    "ClipRewards": (0.0, 1.0),
-    "PrivateRewards": (1.0,),
-    "MessageLoss": (0.1,),
-    "MessageDelay": (2,),
-    "AgentCrash": (0.01, 0.1),
-    "Byzantine": (1, "boost"),
-}
-"""Sample arguments of each wrapper's vector form (after the env), for the benchmark."""
-BELOW = {"HorizonFree": "LocalStatistics"}
-"""A wrapper that needs another below it (``HorizonFree`` reads the counts)."""
-AUDIT_ONLY = {"ReplaceReward"}
-"""Vector forms that are audit instruments, not layers of a stack."""
-
-
-def vector_wrappers() -> dict[str, Any]:
-    """Every wrapper's vector form, by the wrapper's name (``wrappers.base.vector_form``).
-
-    Examples:
-        >>> "MessageLoss" in vector_wrappers()
-        True
-    """
-    import fedbandit_env.wrappers as wrappers
-    from fedbandit_env.wrappers.audit import ReplaceReward
-    from fedbandit_env.wrappers.base import vector_form
-
-    kinds = [getattr(wrappers, name) for name in wrappers.__all__] + [ReplaceReward]
-    return {k.__name__: vector_form(k) for k in kinds if isinstance(k, type) and vector_form(k)}
-
-
-def wrapper_ratios(
-    scenario: Scenario, needs: Requirements, envs: int, steps: int, repeats: int
-) -> dict[str, float | None]:
-    """Each vector wrapper's seconds a step over the bare vector step's, the stacks
-    stepped in turn within each round (``None``: no sample arguments for it)."""
-    forms = vector_wrappers()
-    stacks: dict[str, Any] = {"bare": make_vec(scenario, envs, needs)}
-    out: dict[str, float | None] = {}
-    for name, form in forms.items():
-        if name in AUDIT_ONLY:
-            continue
-        if name not in ARGUMENTS:
-            out[name] = None
-            continue
-        venv = make_vec(scenario, envs, needs)
-        if name in BELOW:
-            venv = forms[BELOW[name]](venv)
-        stacks[name] = form(venv, *ARGUMENTS[name])
-    n, m, d = scenario.n_agents, scenario.n_arms, needs.message_dim
-    rng = np.random.default_rng(0)
-    arms = rng.integers(m, size=(8, envs, n))
-    msgs = rng.random((8, envs, n, d))
-    best = dict.fromkeys(stacks, np.inf)
-    for r in range(repeats):
-        for name, venv in stacks.items():
-            venv.reset(seed=r)
-            sends = name != "TeamPosterior"  # it sends the agents' messages itself
-            begin = time.perf_counter()
-            for t in range(steps - 1):
-                if sends:
-                    venv.step(arms[t % 8], msgs[t % 8])
-                else:
-                    venv.step(arms[t % 8])
-            best[name] = min(best[name], time.perf_counter() - begin)
-    out.update({name: best[name] / best["bare"] for name in stacks if name != "bare"})
-    return out
+__all__ = ["AUDIT_ONLY", "BELOW", "vector_wrappers", "wrapper_ratios"]  # measured here too
 
 
 def pettingzoo_rate(scenario: Scenario, needs: Requirements, steps: int, repeats: int) -> float:

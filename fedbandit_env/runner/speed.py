@@ -192,8 +192,10 @@ def markdown(rows: list[SpeedRow], lines: list[str], quick: bool) -> str:
         + (" `--quick`" if quick else "")
         + ", never edited: agent-steps per second of each policy tagged `speed`, on the",
         "compiled fast path (one thread and every core), the PettingZoo path and a plain",
-        "per-agent Python loop, measured in one run. Machines here are shared and noisy:",
-        "compare the ratios, which are measured side by side, rather than the rates.",
+        "per-agent Python loop, measured in one run, then every vector wrapper's step as a",
+        "multiple of the bare vector step's (`fedbandit_env.runner.vector_speed`). Machines",
+        "here are shared and noisy: compare the ratios, which are measured side by side,",
+        "rather than the rates.",
         "",
         f"- measured: {when}; {os.cpu_count() or 1} cores, {cpu_name()}",
         f"- Python {platform.python_version()}; {versions}",
@@ -267,6 +269,10 @@ def run(quick: bool = False, docs: str | Path | None = None) -> list[SpeedRow]:
             f"API: {bare_us:6.1f} us; ratio {env_us / bare_us:.1f}; target <= 2 x (9 + 0.4 N) "
             f"= {2 * (9 + 0.4 * n):.0f} us"
         )
+    from fedbandit_env.runner.vector_speed import wrapper_lines
+
+    for line in wrapper_lines(steps=max(30, int(300 * scale))):
+        say(line)
     if docs is not None:
         from fedbandit_env.files import write_text_atomic
 
