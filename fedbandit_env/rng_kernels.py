@@ -45,7 +45,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
-from numba.np.random.distributions import random_standard_normal
+from numba.np.random.distributions import random_beta, random_standard_normal
 from numba.np.random.generator_core import next_uint32, next_uint64
 
 _UINT32_MAX = 0xFFFFFFFF
@@ -387,6 +387,53 @@ def laplace_at(slot: GeneratorSlot) -> float:  # pragma: no cover
     upper = u >= 0.5  # selects, not branches: u is a coin flip on either side
     log = np.log(2.0 - u - u if upper else u + u)
     return 0.0 - 1.0 * log if upper else 0.0 + 1.0 * log
+
+
+def standard_normal_of(source: Any) -> Any:  # pragma: no cover
+    """``standard_normal()`` of a Generator or of a :func:`bit_generator_at` row
+    (compiled only): numba's ``Generator.standard_normal`` is this algorithm on the
+    generator's bit generator, so both give the generator's numbers."""
+    raise NotImplementedError
+
+
+def beta_of(source: Any, a: Any, b: Any) -> Any:  # pragma: no cover
+    """``beta(a, b)`` of a Generator or of a :func:`bit_generator_at` row (compiled
+    only), as :func:`standard_normal_of`."""
+    raise NotImplementedError
+
+
+@overload(standard_normal_of)
+def _overload_standard_normal_of(source: Any) -> Any:  # pragma: no cover
+    if isinstance(source, types.NumPyRandomGeneratorType):
+
+        def from_generator(source: Any) -> Any:
+            return random_standard_normal(source.bit_generator)
+
+        return from_generator
+    if isinstance(source, types.NumPyRandomBitGeneratorType):
+
+        def from_bits(source: Any) -> Any:
+            return random_standard_normal(source)
+
+        return from_bits
+    return None
+
+
+@overload(beta_of)
+def _overload_beta_of(source: Any, a: Any, b: Any) -> Any:  # pragma: no cover
+    if isinstance(source, types.NumPyRandomGeneratorType):
+
+        def from_generator(source: Any, a: Any, b: Any) -> Any:
+            return random_beta(source.bit_generator, a, b)
+
+        return from_generator
+    if isinstance(source, types.NumPyRandomBitGeneratorType):
+
+        def from_bits(source: Any, a: Any, b: Any) -> Any:
+            return random_beta(source, a, b)
+
+        return from_bits
+    return None
 
 
 @njit(cache=True, nogil=True)

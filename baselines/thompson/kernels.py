@@ -46,6 +46,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.rng_kernels import beta_of, bit_generator_at, standard_normal_of
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 BETA = 0
@@ -99,8 +101,9 @@ def moment_sample(
     rows: IntArray,
     n_rows: int,
     post: Posterior,
-    rng: np.random.Generator,
+    rng: Any,
     out: FloatArray,
+    work: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """:func:`team_sample`'s moment sampler on each row's terms kept beside the table
     (``mus``/``variances``: :func:`moment_cell` of every held row and arm, refreshed where
@@ -115,8 +118,10 @@ def moment_sample(
         ...     for k in range(2):
         ...         mus[j, k], var[j, k] = moment_cell(counts[j, k], sums[j, k], 0.0, 1.0)
         >>> rows = np.array([0, 1])
-        >>> a = moment_sample(mus, var, rows, 2, post, np.random.default_rng(3), np.empty(2))
-        >>> b = team_sample(counts, sums, rows, 2, post, np.random.default_rng(3), np.empty(2))
+        >>> a = moment_sample(mus, var, rows, 2, post, np.random.default_rng(3), np.empty(2),
+        ...                   np.empty(6))
+        >>> b = team_sample(counts, sums, rows, 2, post, np.random.default_rng(3), np.empty(2),
+        ...                 np.empty(6))
         >>> a.tolist() == b.tolist()
         True
     """
@@ -124,8 +129,9 @@ def moment_sample(
     width = post.width
     m = out.size
     inv = 1.0 / n_rows
-    locs = np.zeros(m)
-    spread = np.zeros(m)
+    locs, spread = work[:m], work[m : 2 * m]
+    locs[:] = 0.0
+    spread[:] = 0.0
     for c in range(n_rows):
         j = rows[c]
         row_mu, row_var = mus[j], variances[j]
@@ -133,7 +139,7 @@ def moment_sample(
             locs[k] += row_mu[k]
             spread[k] += row_var[k]
     for k in range(m):
-        z = rng.standard_normal()
+        z = standard_normal_of(rng)
         out[k] = lo + width * (inv * locs[k] + inv * math.sqrt(spread[k]) * z)
     return out
 
@@ -145,17 +151,23 @@ def team_sample(
     rows: IntArray,
     n_rows: int,
     post: Posterior,
-    rng: np.random.Generator,
+    rng: Any,
     out: FloatArray,
+    work: FloatArray,
 ) -> FloatArray:  # pragma: no cover
     """``out[k]``: the average over ``rows[:n_rows]`` of one posterior draw of each row's
     mean of arm ``k`` (``counts``/``sums`` are ``(agents, M)``). Draws are taken arm by
-    arm, rows in the order given (increasing: the policy's and the loop's order).
+    arm, rows in the order given (increasing: the policy's and the loop's order), from
+    ``rng``: a Generator, or a row of a generator table as numba's bit generator
+    (:func:`~fedbandit_env.rng_kernels.bit_generator_at`), the same numbers either way.
+    ``work``: ``3 M`` numbers of work space (nothing is allocated, so a step compiled
+    without numba's runtime may call it).
 
     Examples:
         >>> post = Posterior(GAUSSIAN, 0.0, 1.0, 0.0, 0.0)  # scale 0: the posterior mean
         >>> team_sample(np.array([[3.0, 0.0], [1.0, 0.0]]), np.array([[3.0, 0.0], [0.0, 0.0]]),
-        ...             np.array([0, 1]), 2, post, np.random.default_rng(0), np.empty(2)).tolist()
+        ...             np.array([0, 1]), 2, post, np.random.default_rng(0), np.empty(2),
+        ...             np.empty(6)).tolist()
         [0.5, inf]
     """
     family = post.family
@@ -168,9 +180,10 @@ def team_sample(
     if family in (GAUSSIAN, MOMENT):
         # rows outer, arms inner (each row read along its arms); every arm's sum still
         # runs over the rows in order, so the numbers are those of arm-by-arm sums
-        locs = np.zeros(m)
-        variances = np.zeros(m)
-        known = np.zeros(m, dtype=np.int64)
+        locs, variances, known = work[:m], work[m : 2 * m], work[2 * m : 3 * m]
+        locs[:] = 0.0
+        variances[:] = 0.0
+        known[:] = 0.0  # a count of rows, as a float (exact)
         for c in range(n_rows):
             j = rows[c]
             row_n, row_s = counts[j], sums[j]
@@ -180,7 +193,7 @@ def team_sample(
                     if n > 0.0:
                         locs[k] += row_s[k] / n
                         variances[k] += scale * scale / n + extra / (n * n)
-                        known[k] += 1
+                        known[k] += 1.0
             else:
                 for k in range(m):
                     mu, var = moment_cell(row_n[k], row_s[k], lo, width)
@@ -188,13 +201,13 @@ def team_sample(
                     variances[k] += var
         for k in range(m):  # draws arm by arm, as before
             if family == MOMENT:
-                z = rng.standard_normal()
+                z = standard_normal_of(rng)
                 out[k] = lo + width * (inv * locs[k] + inv * math.sqrt(variances[k]) * z)
             elif known[k] == 0:  # nobody held has pulled it: pull it (no draw)
                 out[k] = math.inf
             else:
                 h = 1.0 / known[k]
-                out[k] = h * locs[k] + h * math.sqrt(variances[k]) * rng.standard_normal()
+                out[k] = h * locs[k] + h * math.sqrt(variances[k]) * standard_normal_of(rng)
         return out
     for k in range(m):
         acc = 0.0
@@ -202,7 +215,7 @@ def team_sample(
             j = rows[c]
             n = counts[j, k]
             s = min(max((sums[j, k] - lo * n) / width, 0.0), n)
-            acc += rng.beta(1.0 + s, 1.0 + n - s)
+            acc += beta_of(rng, 1.0 + s, 1.0 + n - s)
         out[k] = lo + width * (inv * acc)
     return out
 
@@ -357,7 +370,7 @@ def held_rows(stamps: FloatArray, me: int, rows: IntArray) -> int:  # pragma: no
     return c
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def thompson_step(
     last: IntArray,
     seen: np.ndarray,
@@ -398,17 +411,21 @@ def thompson_step(
     :func:`merge_relayed` of each sender's table, senders in order). ``mom_mu`` and
     ``mom_var`` ``(B, N, S, M)``: with hold and :data:`MOMENT`, each held cell's
     :func:`moment_cell`, refreshed where a row changes (:func:`moment_sample`), else
-    ``(1, 1, 1, 1)``. ``agents``: every agent's generator, env ``b``'s agent ``i`` at
+    ``(1, 1, 1, 1)``. ``agents``: every agent's generator as a
+    :func:`~fedbandit_env.rng_kernels.generator_table`, env ``b``'s agent ``i`` at row
     ``b N + i``. Messages dropped as ones no honest agent sends are counted in
     ``rejected`` ``(B, N)``; the arms go to ``arms`` ``(B, N)`` and the messages to
     ``sent`` ``(B, N, D)`` (the own row, or the table with its stamps; the rest of a row
-    left as it is). ``scratch`` ``(3 M + N)`` and ``rows`` ``(S,)``: work space. With
+    left as it is). ``scratch`` ``(6 M + N)`` and ``rows`` ``(S,)``: work space (the step
+    allocates nothing: it runs in the core's rollout without numba's runtime,
+    :data:`~fedbandit_env.core.kernels.UNCOUNTED`). With
     ``strict`` (a protocol that may deliver off the graph's edges), returns ``False`` if
     an agent heard a sender it holds no row of (hold: only the graph's neighbours are
     held), else ``True``.
 
     Examples:
-        >>> from numba import typed
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rngs = [np.random.default_rng(0)]  # kept alive: the table holds its address
         >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
         >>> z = np.zeros((1, 1, 1, 2))
         >>> arms = np.zeros((1, 1), np.int64)
@@ -416,8 +433,8 @@ def thompson_step(
         ...               np.zeros((1, 1, 0), np.float32), np.zeros((1, 1, 1), np.int8),
         ...               z.copy(), z.copy(), np.zeros((1, 1, 1)), z, z,
         ...               np.zeros((1, 1), np.int64), np.zeros(1, np.int64), -1, post, False,
-        ...               typed.List([np.random.default_rng(0)]), np.zeros((1, 1), np.int64),
-        ...               True, np.zeros(7), np.zeros(1, np.int64), arms, np.zeros((1, 1, 0)))
+        ...               generator_table(rngs), np.zeros((1, 1), np.int64),
+        ...               True, np.zeros(13), np.zeros(1, np.int64), arms, np.zeros((1, 1, 0)))
         True
         >>> int(arms[0, 0]) in (0, 1)
         True
@@ -430,6 +447,7 @@ def thompson_step(
     lo_r, width_r = post.lo, post.width
     done = t
     row64, draws, honest = scratch[: 2 * m], scratch[2 * m : 3 * m], scratch[3 * m : 3 * m + n]
+    work = scratch[3 * m + n : 6 * m + n]
     complete = True
     for b in range(n_envs):
         if share == 0 and done > 0:  # each sender heard checked once (merge_held's check)
@@ -492,10 +510,10 @@ def thompson_step(
             n_rows = held_rows(stamps[b, i], me, rows)
             if cached:
                 moment_sample(mom_mu[b, i], mom_var[b, i], rows, n_rows, post,
-                              agents[b * n + i], draws)  # fmt: skip
+                              bit_generator_at(agents, b * n + i), draws, work)  # fmt: skip
             else:
-                team_sample(counts[b, i], sums[b, i], rows, n_rows, post, agents[b * n + i],
-                            draws)  # fmt: skip
+                team_sample(counts[b, i], sums[b, i], rows, n_rows, post,
+                            bit_generator_at(agents, b * n + i), draws, work)  # fmt: skip
             arms[b, i] = first_argmax(draws)
         if share == 0:  # its own row: counts, sums
             for j in range(n):
@@ -512,7 +530,7 @@ def thompson_step(
     return complete
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def thompson_alone(
     last: IntArray,
     seen: np.ndarray,
@@ -538,23 +556,26 @@ def thompson_alone(
     Thompson sampling): the silent form of a compiled step.
 
     Examples:
-        >>> from numba import typed
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rngs = [np.random.default_rng(0)]  # kept alive: the table holds its address
         >>> post = Posterior(BETA, 0.0, 1.0, 1.0, 0.0)
         >>> z, arms = np.zeros((1, 1, 1, 2)), np.zeros((1, 1), np.int64)
         >>> thompson_alone(arms.copy(), np.zeros((1, 1), np.float32), 0, z.copy(), z.copy(),
         ...                np.zeros((1, 1, 1)), z, z, np.zeros((1, 1), np.int64),
         ...                np.zeros(1, np.int64), -1, post, False,
-        ...                typed.List([np.random.default_rng(0)]),
-        ...                np.zeros((1, 1), np.int64), False, np.zeros(7), np.zeros(1, np.int64),
+        ...                generator_table(rngs),
+        ...                np.zeros((1, 1), np.int64), False, np.zeros(13), np.zeros(1, np.int64),
         ...                arms)
         >>> arms.shape
         (1, 1)
     """
-    nothing = np.zeros((1, 1, 0), dtype=np.float32)  # never read alone
-    unheard = np.zeros((1, 1, 1), dtype=np.int8)
+    # views of the work space, not allocations (it runs without numba's runtime): the
+    # messages heard and sent, and the mask, which a silent agent never reads
+    nothing = scratch[:0].reshape((1, 1, 0))
+    unheard = rows[:1].reshape((1, 1, 1))
     thompson_step(last, seen, t, nothing, unheard, counts, sums, stamps, mom_mu, mom_var,
                   members, own, share, post, private, agents, rejected, strict, scratch, rows,
-                  arms, np.zeros((1, 1, 0)))  # fmt: skip
+                  arms, nothing)  # fmt: skip
 
 
 __all__ = [

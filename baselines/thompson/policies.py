@@ -222,6 +222,7 @@ class CooperativeTS(Policy):
         self.stamps = np.zeros(rows)
         self.rows = np.zeros(rows, dtype=np.int64)
         self.draws = np.zeros(m)
+        self._work = np.zeros(3 * m)  # team_sample's work space
         self.rejected = 0
 
     def _slot(self, sender: int) -> int:
@@ -282,7 +283,8 @@ class CooperativeTS(Policy):
             if self.share is not None:
                 self.listen(observation, done)
         n_rows = held_rows(self.stamps, self._slot(self.spec.index), self.rows)
-        team_sample(self.counts, self.sums, self.rows, n_rows, self.post, self.rng, self.draws)
+        team_sample(self.counts, self.sums, self.rows, n_rows, self.post, self.rng, self.draws,
+                    self._work)  # fmt: skip
         arm = int(first_argmax(self.draws))
         if self.share is None:
             return arm

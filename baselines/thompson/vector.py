@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import typed
 
 from baselines.thompson.kernels import MOMENT, moment_cell, thompson_alone, thompson_step
 from baselines.thompson.policies import (
@@ -31,6 +30,7 @@ from baselines.thompson.policies import (
 )
 from fedbandit_env.policies import AgentSpec, Requirements
 from fedbandit_env.privacy.mechanisms import tree_sum_slack
+from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.type_aliases import FloatArray, IntArray
 from fedbandit_env.vector.policy import (
     CompiledAct,
@@ -151,10 +151,11 @@ class ThompsonVector(VectorPolicy):
         self.mom_mu, self.mom_var = np.full(shape, mu0), np.full(shape, var0)
         self._code = -1 if self.share is None else SHARES.index(self.share)
         self._private = template.epsilon is not None
-        self._generators = typed.List(agent_generators(spec, rngs))
+        self._rngs = agent_generators(spec, rngs)  # alive: the table holds their addresses
+        self._generators = generator_table(self._rngs)
         self.rejected = np.zeros((b, n), dtype=np.int64)
         self._dim = spec.message_dim
-        self._scratch, self._rows = np.zeros(3 * m + n), np.zeros(width, dtype=np.int64)
+        self._scratch, self._rows = np.zeros(6 * m + n), np.zeros(width, dtype=np.int64)
 
     def _state(self, strict: bool = True) -> tuple[Any, ...]:
         """The kernel's arguments after the observations; ``strict``: check that every

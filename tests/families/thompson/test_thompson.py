@@ -67,7 +67,10 @@ def test_the_gaussian_average_has_the_average_posterior() -> None:
     post = Posterior(GAUSSIAN, 0.0, 1.0, 0.8, 3.0)
     rng = np.random.default_rng(1)
     draws = np.array(
-        [team_sample(counts, sums, np.arange(3), 3, post, rng, np.empty(1))[0] for _ in range(4000)]
+        [
+            team_sample(counts, sums, np.arange(3), 3, post, rng, np.empty(1), np.empty(3))[0]
+            for _ in range(4000)
+        ]
     )
     n = counts[:2, 0]
     mean = (sums[:2, 0] / n).mean()
@@ -84,8 +87,14 @@ def test_the_beta_average_is_rescaled_and_uses_every_held_row() -> None:
     post = Posterior(BETA, 2.0, 2.0, 1.0, 0.0)
     rng = np.random.default_rng(2)
     rows = np.array([0, 1])
-    both = [team_sample(counts, sums, rows, 2, post, rng, np.empty(1))[0] for _ in range(2000)]
-    one = [team_sample(counts, sums, rows, 1, post, rng, np.empty(1))[0] for _ in range(2000)]
+    both = [
+        team_sample(counts, sums, rows, 2, post, rng, np.empty(1), np.empty(3))[0]
+        for _ in range(2000)
+    ]
+    one = [
+        team_sample(counts, sums, rows, 1, post, rng, np.empty(1), np.empty(3))[0]
+        for _ in range(2000)
+    ]
     assert min(both) >= 2.0 and max(both) <= 4.0
     expected = 2 + 2 * np.mean([(1 + 50 * 0.1) / 52, (1 + 50 * 0.9) / 52])
     assert abs(np.mean(both) - expected) < 0.01

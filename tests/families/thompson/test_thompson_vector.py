@@ -130,9 +130,22 @@ def test_the_fast_paths_are_the_rollout_and_replay_the_pettingzoo_path(
         rolled.append(core.t)
         rollout(core, *args, **kwargs)
 
+    import fedbandit_env.core.mab as mab
+
+    uncounted: list[bool] = []
+    decide = mab.runs_uncounted
+
+    def deciding(kernels: Any, values: Any) -> bool:
+        uncounted.append(decide(kernels, values))
+        return uncounted[-1]
+
     monkeypatch.setattr(MABCore, "rollout", counted)
+    monkeypatch.setattr(mab, "runs_uncounted", deciding)
     run_fast(policy, scenario, 2, progress=False, **params)
     assert rolled == [0]  # one batch, rolled out from its first step
+    # without numba's runtime: the agents' generators are a table, not a typed List,
+    # and the step allocates nothing
+    assert uncounted == [True]
 
 
 def test_a_policy_reading_raw_rewards_in_a_private_stack_is_refused() -> None:
