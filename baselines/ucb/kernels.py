@@ -173,7 +173,8 @@ def kl_ucb_choice(
         True
     """
     if width <= 0.0:
-        return kl_ucb_index(sums, counts, log_t, c, lo, width, scale, out)
+        kl_ucb_index(sums, counts, log_t, c, lo, width, scale, out)
+        return out  # the argument itself (numba without its runtime returns only those)
     threshold = log_t
     if c != 0.0 and log_t > 1.0:
         threshold += c * np.log(log_t)
@@ -201,7 +202,7 @@ def kl_ucb_choice(
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def local_index_step(
     arm: IntArray,
     reward: np.ndarray,
@@ -214,6 +215,7 @@ def local_index_step(
     lo: float,
     width: float,
     table: np.ndarray,
+    index: FloatArray,
     arms: IntArray,
 ) -> None:  # pragma: no cover
     """One step of every local index agent of ``B`` envs: fold in the last pull (``arm``
@@ -221,7 +223,8 @@ def local_index_step(
     unpulled arm or the largest UCB1 (``kl``: KL-UCB) index of the own ``counts`` and
     ``sums`` ``(B, N, M)``, a tie broken by agent ``(b, i)``'s generator, row ``b N + i``
     of ``table`` (touched only on a tie), as :class:`~baselines.ucb.LocalUCB1` and
-    :class:`~baselines.ucb.LocalKLUCB` do.
+    :class:`~baselines.ucb.LocalKLUCB` do. ``index``: ``M`` numbers of work space (the
+    step allocates nothing: the core rolls it out without numba's runtime).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
@@ -230,12 +233,11 @@ def local_index_step(
         >>> rngs = [np.random.default_rng(0)]  # alive while the table is used
         >>> table = generator_table(rngs)
         >>> local_index_step(arms, np.zeros((1, 1), np.float32), 0, counts, sums, False,
-        ...                  1.0, 0.0, 0.0, 1.0, table, arms)
+        ...                  1.0, 0.0, 0.0, 1.0, table, np.empty(2), arms)
         >>> arms.tolist()
         [[1]]
     """
-    b_count, n, m = counts.shape
-    index = np.zeros(m)
+    b_count, n = counts.shape[0], counts.shape[1]
     log_t = log_time(t)
     for b in range(b_count):
         for i in range(n):
@@ -276,7 +278,7 @@ def random_step(
             arms[b, i] = integer_below(generator_at(table, b * n + i), m)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def oracle_step(
     arm: IntArray,
     reward: np.ndarray,
@@ -285,6 +287,8 @@ def oracle_step(
     sums: FloatArray,
     scale: float,
     table: np.ndarray,
+    index: FloatArray,
+    seen: FloatArray,
     arms: IntArray,
 ) -> None:  # pragma: no cover
     """One step of the pooled oracle of ``B`` envs: fold in the last step (the arm every
@@ -292,21 +296,18 @@ def oracle_step(
     then every agent of env ``b`` pulls the first unpulled arm or the largest pooled UCB1
     index (:func:`oracle_index`) of ``counts``, ``sums`` ``(B, M)``, a tie broken by env
     ``b``'s team generator (row ``b`` of ``table``), as :class:`~baselines.ucb.OracleUCB`
-    does.
+    does. ``index`` (``M``) and ``seen`` (``N``): work space (nothing is allocated).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> counts, sums = np.ones((1, 2)), np.array([[0.2, 0.9]])
         >>> arms, rngs = np.zeros((1, 3), np.int64), [np.random.default_rng(0)]
         >>> oracle_step(arms, np.zeros((1, 3), np.float32), 0, counts, sums, 1.0,
-        ...             generator_table(rngs), arms)
+        ...             generator_table(rngs), np.empty(2), np.empty(3), arms)
         >>> arms.tolist()
         [[1, 1, 1]]
     """
     b_count, n = arms.shape
-    m = counts.shape[1]
-    index = np.zeros(m)
-    seen = np.zeros(n)
     for b in range(b_count):
         if t > 0:
             for i in range(n):

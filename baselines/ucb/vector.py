@@ -98,6 +98,7 @@ class LocalIndexVector(VectorPolicy):
         self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.lo, self.width = kl_range(spec.reward_bounds) if self.kl else (0.0, 1.0)
         self._messages = _silence(spec)
+        self._index = np.zeros(m)  # the kernel's work space
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Fold in the last pull; pull the first unpulled arm or the largest index."""
@@ -106,7 +107,7 @@ class LocalIndexVector(VectorPolicy):
     def kernel(self) -> CompiledAct:
         """:func:`~baselines.ucb.kernels.local_index_step` and its statistics."""
         state = (self.counts, self.sums, self.kl, self.scale, self.c, self.lo, self.width,
-                 self._table)  # fmt: skip
+                 self._table, self._index)  # fmt: skip
         return kernels.local_index_step, state
 
 
@@ -198,6 +199,7 @@ class OracleVector(VectorPolicy):
         self.counts = np.zeros((spec.num_envs, spec.n_arms))
         self.sums = np.zeros((spec.num_envs, spec.n_arms))
         self._messages = _silence(spec)
+        self._work = np.zeros(spec.n_arms), np.zeros(spec.n_agents)  # the kernel's
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Pool the last step's rewards; send every agent to the best pooled index."""
@@ -205,7 +207,7 @@ class OracleVector(VectorPolicy):
 
     def kernel(self) -> CompiledAct:
         """:func:`~baselines.ucb.kernels.oracle_step` and the pooled statistics."""
-        return kernels.oracle_step, (self.counts, self.sums, self.scale, self._table)
+        return kernels.oracle_step, (self.counts, self.sums, self.scale, self._table, *self._work)
 
 
 __all__ = ["LocalIndexVector", "OracleVector", "RandomVector", "kl_ucb", "local_ucb"]
