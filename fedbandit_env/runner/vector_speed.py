@@ -103,7 +103,7 @@ def wrapper_ratios(
 
 
 def wrapper_lines(
-    agents: int = 10, arms: int = 5, envs: int = 1024, steps: int = 300, repeats: int = 3
+    agents: int = 10, arms: int = 5, envs: int = 1024, steps: int = 300, repeats: int = 5
 ) -> list[str]:
     """:func:`wrapper_ratios` in ``neighbours`` (messages of ``2 arms`` numbers) as
     printed lines, the costliest last.
