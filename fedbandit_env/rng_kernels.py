@@ -26,9 +26,10 @@ step that state in the kernel itself (:func:`pcg64_next`: NumPy's ``pcg64_next64
 the XSL-RR output of the 128-bit LCG, written out in LLVM's 128-bit arithmetic) instead
 of calling ``next_uint64`` through its pointer: the same numbers from the same memory,
 without a call that spills the kernel's registers (measured: an agent's crash chain
-37 -> 27 us a step at B = 1024, N = 10). The address is set only where the state read
-at it is the one ``bit_generator.state`` reports (the layout of NumPy's native 128-bit
-build; any other layout, bit generator or byte order keeps the call).
+37 -> 27 us a step at B = 1024, N = 10). The address is used only if this NumPy keeps
+the state where and as ``bit_generator.state`` reports it (the layout of its native
+128-bit build, checked once a process on fresh generators: :func:`pcg64_words`); any
+other layout, bit generator or byte order keeps the call.
 """
 
 from __future__ import annotations
