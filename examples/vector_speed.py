@@ -7,7 +7,7 @@ in ``neighbours``, N = 10, M = 5, messages of 2M numbers, num_envs = 1024), then
 vector wrapper a wrapper names (``vector_form``) as a multiple of the bare vector step
 (target: <= 2x), measured interleaved with the bare step: each time is the best of
 ``--repeats`` rounds (the least disturbed on a shared machine;
-:func:`fedbandit_env.runner.vector_speed.wrapper_ratios`, which ``fedbandit speed``
+:func:`fedbandit_env.runner.vector_speed.wrapper_lines`, which ``fedbandit speed``
 prints too).
 A vector form with no sample arguments is printed as not measured, so none is left out
 silently.
@@ -30,11 +30,9 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.vector_speed import AUDIT_ONLY, BELOW, vector_wrappers, wrapper_ratios
+from fedbandit_env.runner.vector_speed import wrapper_lines
 from fedbandit_env.scenario import Scenario
 from fedbandit_env.vector import make_vec
-
-__all__ = ["AUDIT_ONLY", "BELOW", "vector_wrappers", "wrapper_ratios"]  # measured here too
 
 
 def pettingzoo_rate(scenario: Scenario, needs: Requirements, steps: int, repeats: int) -> float:
@@ -196,13 +194,9 @@ def main() -> None:
     print(f"PettingZoo env:            {pz:12,.0f} agent-steps/s")
     print(f"vector env ({args.envs:5d} envs):  {vec:12,.0f} agent-steps/s")
     print(f"ratio:                     {vec / pz:12.1f}x")
-    for name, ratio in sorted(
-        wrapper_ratios(scenario, needs, args.envs, args.steps, args.repeats).items(),
-        key=lambda kv: -1.0 if kv[1] is None else kv[1],
-    ):
-        shown = "not measured (no sample arguments)" if ratio is None else f"{ratio:12.2f}x"
-        over = f" (over Vec{BELOW[name]})" if name in BELOW else ""
-        print(f"Vec{name:<23} {shown} the bare vector step{over}")
+    for line in wrapper_lines(args.agents, args.arms, args.envs, args.steps, args.repeats,
+                              args.setting):  # fmt: skip
+        print(line)
     if args.setting == "neighbours":
         hand = hand_written_rate(scenario, needs, args.envs, args.steps, args.repeats)
         bare = vector_rate(scenario, needs, args.envs, args.steps, args.repeats)

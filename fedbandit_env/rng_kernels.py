@@ -228,13 +228,13 @@ def fill_noise(
         True
     """
     for b in range(out.shape[0]):
-        bits = _bit_generator(table, b)
         row = out[b].reshape(-1)
         if kinds[b] == 0:
             slot = generator_at(table, b)
             for k in range(row.size):
                 row[k] = next_double_at(slot)
         else:
+            bits = _bit_generator(table, b)
             for k in range(row.size):
                 row[k] = random_standard_normal(bits)
     return out

@@ -222,12 +222,12 @@ def test_vector_speed_measures_every_vector_wrapper() -> None:
     vector form a wrapper names (none skipped but the audit instruments), each as a
     positive multiple of the bare step."""
     from fedbandit_env.policies import Requirements
+    from fedbandit_env.runner.vector_speed import AUDIT_ONLY, vector_wrappers, wrapper_ratios
     from fedbandit_env.scenario import Scenario
 
-    mod = runpy.run_path(str(EXAMPLES / "vector_speed.py"))
     scenario = Scenario(n_agents=3, n_arms=2, horizon=4, setting="neighbours")
-    ratios = mod["wrapper_ratios"](scenario, Requirements(message_dim=4), 2, 4, 1)
-    assert set(ratios) == set(mod["vector_wrappers"]()) - mod["AUDIT_ONLY"]
+    ratios = wrapper_ratios(scenario, Requirements(message_dim=4), 2, 4, 1)
+    assert set(ratios) == set(vector_wrappers()) - AUDIT_ONLY
     assert all(r is not None and r > 0 for r in ratios.values()), ratios
 
 
@@ -242,6 +242,7 @@ def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
     runpy.run_path(str(EXAMPLES / "vector_speed.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "x a hand-written NumPy step" in out
+    assert "vector wrappers over the bare vector step (neighbours" in out
     assert "compiled rollout" in out  # local_ucb stepped and rolled out
 
 

@@ -103,20 +103,25 @@ def wrapper_ratios(
 
 
 def wrapper_lines(
-    agents: int = 10, arms: int = 5, envs: int = 1024, steps: int = 300, repeats: int = 5
+    agents: int = 10,
+    arms: int = 5,
+    envs: int = 1024,
+    steps: int = 300,
+    repeats: int = 5,
+    setting: str = "neighbours",
 ) -> list[str]:
-    """:func:`wrapper_ratios` in ``neighbours`` (messages of ``2 arms`` numbers) as
-    printed lines, the costliest last.
+    """:func:`wrapper_ratios` in ``setting`` (messages of ``2 arms`` numbers) as printed
+    lines, the costliest last.
 
     Examples:
         >>> lines = wrapper_lines(3, 2, 2, 4, 1)
         >>> lines[0].startswith("vector wrappers over the bare vector step"), len(lines) > 5
         (True, True)
     """
-    scenario = Scenario(n_agents=agents, n_arms=arms, horizon=max(steps, 1), setting="neighbours")
+    scenario = Scenario(n_agents=agents, n_arms=arms, horizon=max(steps, 1), setting=setting)
     ratios = wrapper_ratios(scenario, Requirements(message_dim=2 * arms), envs, steps, repeats)
     lines = [
-        f"vector wrappers over the bare vector step (neighbours, N={agents}, M={arms}, "
+        f"vector wrappers over the bare vector step ({setting}, N={agents}, M={arms}, "
         f"messages of {2 * arms} numbers, {envs} envs, {steps} steps, best of {repeats}; "
         "target <= 2x):"
     ]

@@ -10,13 +10,11 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at
+from fedbandit_env.rng_kernels import generator_at, next_double_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
 from fedbandit_env.vector.wrappers.kernels import cut_off
 from fedbandit_env.wrappers.base import agent_name, check_probability
 from fedbandit_env.wrappers.link_failures import ONE_HOP
-
-_DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
 
 
 @njit(cache=True, nogil=True)
@@ -40,7 +38,7 @@ def move_chains(
         rng = generator_at(table, b)
         for k in range(may.size):
             i = may[k]
-            u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
+            u = next_double_at(rng)
             was = down[b, i]
             down[b, i] = (was & (u >= recover)) | (~was & (u < crash))  # no branch
 

@@ -9,12 +9,10 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at
+from fedbandit_env.rng_kernels import generator_at, next_double_at
 from fedbandit_env.type_aliases import FloatArray
 from fedbandit_env.vector.wrappers.base import VecWrapper, split_actions
 from fedbandit_env.wrappers.byzantine import _pick_agents, check_attack
-
-_DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
 
 
 @njit(cache=True, nogil=True)
@@ -36,7 +34,7 @@ def uniform_rows(table: Any, low: float, high: float, out: np.ndarray) -> None: 
         rng = generator_at(table, b)
         for r in range(rows):
             for k in range(width):
-                u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
+                u = next_double_at(rng)
                 out[b, r, k] = low + span * u
 
 

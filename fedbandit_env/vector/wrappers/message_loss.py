@@ -9,11 +9,9 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from numba import njit
 
-from fedbandit_env.rng_kernels import _next64, generator_at
+from fedbandit_env.rng_kernels import generator_at, next_double_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
 from fedbandit_env.wrappers.base import check_probability
-
-_DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: Generator.random()'s next_double
 
 
 @njit(cache=True, nogil=True)
@@ -42,7 +40,7 @@ def lose_messages(
             count = np.int64(0)
             for s in range(n):
                 if reached[b, r, s]:
-                    u = np.float64(np.uint64(_next64(rng)) >> np.uint64(11)) * _DOUBLE_UNIT
+                    u = next_double_at(rng)
                     gone = u < p  # cleared by a mask, not a branch (p = 0.1: 1 in 10)
                     keep = np.int8(0) if gone else np.int8(1)
                     mask[b, r, s] &= keep
