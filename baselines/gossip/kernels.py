@@ -548,7 +548,8 @@ def gossip_step(
     takes it: ``bound`` ``(B, N, M)`` holds each arm's index at a reference log time
     ``clock[1] >= log t`` (its ``width`` beside it), valid while the agent's
     ``bound_epoch`` ``(B, N)`` is the epoch ``clock[0]``; an arm whose bound is below an
-    exact index already seen cannot win or tie, so a step evaluates a few arms exactly,
+    exact index already seen (the last pulled arm's first) cannot win or tie, so a step
+    evaluates a few arms exactly,
     and a tie recomputes the whole index (exact: the index is non-decreasing in ``log
     t`` to the bit, :func:`gossip_ucb_value`). ``index`` ``(M,)`` and ``partners`` ``(1,
     N)``: work space. The arms go to ``arms`` and the messages ``[n~(t+1), theta]`` to
@@ -703,10 +704,11 @@ def gossip_step(
                                 break
                             draw -= 1
                 else:  # lines 9-10, lazily: bounds rule arms out, a tie is recomputed
-                    top = 0
-                    for k in range(1, m):  # the most promising arm first
-                        if bound[b, i, k] > bound[b, i, top]:
-                            top = k
+                    # Any arm may come first (the second pass rules every other arm
+                    # in or out against it); the last pull is mostly the winner, and
+                    # unlike a scan for the highest bound (a chain of dependent
+                    # compares: 0.65 -> 0.77x the loop at N = 10) it costs nothing.
+                    top = last[b, i]
                     best = ucb_value(ucb, theta[b, i, top], counts[b, i, top], log_t)
                     pick, ties = top, 1
                     for k in range(m):
