@@ -10,6 +10,12 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py
     python examples/vector_gate.py --policy fed_ucb --workers 2
     python examples/vector_gate.py --size big --horizon 20000
+    python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
+
+``--core`` also times the same rollout with the family's step replaced by one that does
+no algorithm (it picks arms in turn and sends a full row of the same width), so the
+vector form's time splits into the core's part (env step, routing, the wire's checks
+and float32 copy) and the family's step; its trials are not the family's.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+from baselines.gossip.vector import GossipVector
 from fedbandit_env import registry
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario import Scenario
@@ -38,6 +47,29 @@ SIZES = {
     "big": ({"n_agents": 50, "n_arms": 100, "graph": "erdos_renyi", "graph_p": 6 / 49}, 4000),
 }
 """The ``fedbandit speed`` grid's two settings and a default horizon for each."""
+
+
+@njit(nogil=True, **UNCOUNTED)
+def wire_only(last: Any, seen: Any, t: int, heard: Any, mask: Any, counts: Any, arms: Any,
+              sent: Any) -> None:  # pragma: no cover  # fmt: skip
+    """A talking step with no algorithm: agent ``i`` pulls arm ``(t + i) mod M`` and
+    sends a row of ones (every entry a number the wire checks and copies)."""
+    n_envs, n = last.shape
+    m = counts.shape[2]
+    for b in range(n_envs):
+        for i in range(n):
+            arms[b, i] = (t + i) % m
+            for k in range(sent.shape[2]):
+                sent[b, i, k] = 1.0
+
+
+class CoreAlone(GossipVector):
+    """The vector form with :func:`wire_only` as its compiled step: the core's rollout
+    over the same env, the same protocol and the same message width."""
+
+    def kernel(self) -> Any:
+        """:func:`wire_only` and a state array of the policy's shape."""
+        return wire_only, (self.counts,)
 
 
 def timed(runner: Any, scenario: Scenario, trials: int, workers: int) -> tuple[float, Any]:
@@ -58,6 +90,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--core",
+        action="store_true",
+        help="also time the core's rollout with a step that does no algorithm",
+    )
     args = parser.parse_args(argv)
     setting, horizon = SIZES[args.size]
     factory, information = VECTOR_FORMS[args.policy]
@@ -66,12 +103,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                         horizon=args.horizon or horizon, **private, **setting)  # fmt: skip
     loop = registry.spec(args.policy)
     vector = replace(loop, fast_entry_point=CompiledTrials(factory))
-    best = {"loop": np.inf, "vector": np.inf}
+    runners = {"loop": loop, "vector": vector}
+    if args.core:
+        made = CompiledTrials(factory).policy({})
+        alone = CompiledTrials(lambda: CoreAlone(made.template))  # type: ignore[attr-defined]
+        runners["core"] = replace(loop, fast_entry_point=alone)
+    best = {name: np.inf for name in runners}
     curves: dict[str, Any] = {}
-    for runner in (loop, vector):  # warm-up: compile or load the caches
+    for runner in runners.values():  # warm-up: compile or load the caches
         timed(runner, scenario, args.trials, args.workers)
     for _ in range(args.repeats):
-        for name, runner in (("loop", loop), ("vector", vector)):
+        for name, runner in runners.items():
             seconds, curves[name] = timed(runner, scenario, args.trials, args.workers)
             best[name] = min(best[name], seconds)
     same = np.array_equal(curves["loop"].regret, curves["vector"].regret)
@@ -81,7 +123,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
           f"{args.workers} thread(s), best of {args.repeats}, one run")  # fmt: skip
     print(f"loop {best['loop']:.3f} s, vector form {best['vector']:.3f} s: the vector form "
           f"runs at {ratio:.2f}x the loop's speed (gate: 0.8); same trials: {same}")  # fmt: skip
-    return {"loop": best["loop"], "vector": best["vector"], "ratio": ratio, "same": same}
+    result = {"loop": best["loop"], "vector": best["vector"], "ratio": ratio, "same": same}
+    if args.core:
+        steps = args.trials * scenario.horizon * scenario.n_agents / 1e9
+        print(
+            f"per agent-step: loop {best['loop'] / steps:.0f} ns, vector form "
+            f"{best['vector'] / steps:.0f} ns = the core's rollout {best['core'] / steps:.0f} "
+            f"ns + the family's step {(best['vector'] - best['core']) / steps:.0f} ns"
+        )
+        result["core"] = best["core"]
+    return result
 
 
 if __name__ == "__main__":

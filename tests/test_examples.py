@@ -251,6 +251,7 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
-    out = mod["main"](["--horizon", "60", "--repeats", "1", "--trials", "1"])
-    assert out["same"] and out["ratio"] > 0
-    assert "the vector form runs at" in capsys.readouterr().out
+    out = mod["main"](["--horizon", "60", "--repeats", "1", "--trials", "1", "--core"])
+    assert out["same"] and out["ratio"] > 0 and out["core"] > 0
+    printed = capsys.readouterr().out
+    assert "the vector form runs at" in printed and "the core's rollout" in printed
