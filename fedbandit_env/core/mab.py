@@ -41,6 +41,7 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
 from fedbandit_env.core.kernels import (
+    WireChanges,
     arms_within,
     messages_within,
     observe_raw,
@@ -201,6 +202,7 @@ class MABCore:
         self.last_routed: Routed | None = None
         self._draws = be.zeros((b, 0, n))
         self._offset = 0
+        self._sent: FloatArray | None = None  # the rollouts' messages, kept between them
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None = None) -> None:
@@ -357,6 +359,13 @@ class MABCore:
         ``max(block, 2**15 / (B N))`` steps); when it says so, :class:`RolloutStopped`
         (how Ctrl-C ends a batch of compiled trials in flight).
 
+        A talking step may write only the message entries that moved and list them:
+        a :class:`~fedbandit_env.core.kernels.WireChanges` last in ``state``, which the
+        step fills. The rollout then hands the step the same ``sent`` every step and
+        every rollout of the episode (what it wrote last stays), and checks and puts on
+        the wire only the listed entries when they are few
+        (:func:`~fedbandit_env.core.kernels.rollout_talking`); the episode is the same.
+
         ``observe = (hook, watch, seen)``: what the agents read of each step's rewards, for
         a layer over the env that changes it (``VecPrivateRewards.rollout``): after each
         step ``hook(arms, rewards, t, *watch, seen, traced)`` writes what the policy reads
@@ -404,6 +413,8 @@ class MABCore:
         drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
         if d:
             wire = self._wire()
+            if state and isinstance(state[-1], WireChanges):  # the step lists its writes
+                wire = (*wire[:20], *state[-1])
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         silent: Any = rollout_block_counted
         talking: Any = rollout_talking_counted
@@ -483,11 +494,14 @@ class MABCore:
         edges = np.ascontiguousarray(np.asarray(router._edges), dtype=np.int64).reshape(-1, 2)
         neighbors = np.ascontiguousarray(self.network.neighbors, dtype=np.int64)
         degrees = np.ascontiguousarray(self.network.degrees, dtype=np.int64)
-        return (heard, mask, np.zeros((b, n, d)), adjacency, heard_by, checked,
+        if self._sent is None:  # kept from rollout to rollout, for a step that lists
+            self._sent = np.zeros((b, n, d))  # what it writes (WireChanges)
+        return (heard, mask, self._sent, adjacency, heard_by, checked,
                 float(lo), float(hi), cost, self.cum_cost, edges,
                 np.zeros((b, 0), np.int64), neighbors, degrees, np.zeros((b, 0, n)),
                 float(self.link_costs[1]), int(router.public_dim),
-                np.zeros((b, n), np.bool_), np.zeros(b))  # fmt: skip
+                np.zeros((b, n), np.bool_), np.zeros(b), np.zeros((b, n), np.int64),
+                np.zeros((b, 2, 0), np.int64), np.full(b, -1, np.int64))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

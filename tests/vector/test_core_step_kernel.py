@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from numba import njit
 
+import fedbandit_env.core.kernels as kernels
 import fedbandit_env.core.mab as mab
 from fedbandit_env.core import MABCore
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.protocols import Broadcast, Flooding, NeighbourGossip, RandomEdgeGossip
@@ -150,6 +152,24 @@ def test_a_rollout_is_the_episode_step_plays(noise: str, python_steps: int) -> N
 
 
 @njit
+def _pooled_choice(b: int, i: int, heard: np.ndarray, mask: np.ndarray, sums: np.ndarray,
+                   counts: np.ndarray) -> int:  # fmt: skip
+    # agent i's best pooled mean: its own counts and sums, the neighbours' heard added in
+    n, m = counts.shape[1], counts.shape[2]
+    best, k = -1.0, 0
+    for a in range(m):
+        c, x = counts[b, i, a], sums[b, i, a]
+        for j in range(n):
+            if mask[b, i, j]:
+                c += heard[b, j, a]
+                x += heard[b, j, m + a]
+        value = 2.0 + a if c == 0 else x / c
+        if value > best:
+            best, k = value, a
+    return k
+
+
+@njit
 def _pooled(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: np.ndarray,
             sums: np.ndarray, counts: np.ndarray, arms: np.ndarray,
             sent: np.ndarray) -> None:  # fmt: skip
@@ -162,17 +182,7 @@ def _pooled(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask:
                 counts[b, i, last[b, i]] += 1.0
                 sums[b, i, last[b, i]] += seen[b, i]
         for i in range(n):
-            best, k = -1.0, 0
-            for a in range(m):
-                c, x = counts[b, i, a], sums[b, i, a]
-                for j in range(n):
-                    if mask[b, i, j]:
-                        c += heard[b, j, a]
-                        x += heard[b, j, m + a]
-                value = 2.0 + a if c == 0 else x / c
-                if value > best:
-                    best, k = value, a
-            arms[b, i] = k
+            arms[b, i] = _pooled_choice(b, i, heard, mask, sums, counts)
             for a in range(m):
                 sent[b, i, a] = counts[b, i, a]
                 sent[b, i, m + a] = sums[b, i, a] / 3.0  # not a float32: the wire rounds it
@@ -340,3 +350,137 @@ def test_a_rollout_stops_between_blocks_when_asked(monkeypatch: pytest.MonkeyPat
     stopped.rollout(_pooled, mine, np.array([T]), np.zeros((B, N, 1)))
     whole.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
     assert np.array_equal(stopped.cum_regret, whole.cum_regret)
+
+
+WIDE = 8 * M
+"""A message long enough that an agent's two changed entries a step are a sparse share
+of it (``core.kernels.SPARSE_WIRE``), so the rollout takes the listed entries."""
+
+
+@njit
+def _pooled_listing(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray,
+                    mask: np.ndarray, sums: np.ndarray, counts: np.ndarray, primed: np.ndarray,
+                    bad_at: np.ndarray, changes: WireChanges, arms: np.ndarray,
+                    sent: np.ndarray) -> None:  # fmt: skip
+    # _pooled's learner keeping its messages entry by entry: whole rows the first time
+    # (listed -1), then only the pulled arm's count and sum, listed; at step bad_at[0] a
+    # listed entry out of bounds
+    b_count, n = arms.shape
+    m = sums.shape[2]
+    for b in range(b_count):
+        for i in range(n):
+            if t > 0:
+                counts[b, i, last[b, i]] += 1.0
+                sums[b, i, last[b, i]] += seen[b, i]
+        for i in range(n):
+            arms[b, i] = _pooled_choice(b, i, heard, mask, sums, counts)
+        if primed[b] == 0:
+            for i in range(n):
+                for a in range(m):
+                    sent[b, i, a] = counts[b, i, a]
+                    sent[b, i, m + a] = sums[b, i, a] / 3.0
+            changes.listed[b] = -1
+            primed[b] = 1
+            continue
+        c = 0
+        for i in range(n):
+            a = last[b, i]
+            sent[b, i, a] = counts[b, i, a]
+            sent[b, i, m + a] = sums[b, i, a] / 3.0 if t != bad_at[0] else 1e9
+            changes.changed[b, 0, c], changes.changed[b, 1, c] = i, a
+            changes.changed[b, 0, c + 1], changes.changed[b, 1, c + 1] = i, m + a
+            c += 2
+        changes.listed[b] = c
+
+
+def listing_state(bad_at: int = -1) -> tuple[Any, ...]:
+    return (*state(), np.zeros(B, np.int64), np.array([bad_at]), WireChanges.of(B, N, WIDE))
+
+
+def wide_core(
+    network: Network, protocol: Any, bounds: tuple[float, float] | None = None
+) -> MABCore:
+    core = MABCore(problems()["clipped_gaussian"], network, [protocol() for _ in range(B)],
+                   horizon=T, message_dim=WIDE, link_costs=(25.0, 0.3), block=7,
+                   **({} if bounds is None else {"message_bounds": bounds}))  # fmt: skip
+    core.reset(list(range(200, 200 + B)))
+    return core
+
+
+@pytest.mark.parametrize("python_steps", [0, 6])
+@pytest.mark.parametrize("protocol", TALKING)
+def test_a_rollout_of_listed_entries_is_the_episode_step_plays(
+    python_steps: int, protocol: Any
+) -> None:
+    # a step that writes only what changed and lists it (WireChanges): the rollout checks
+    # and copies only those entries and the rows a partner came to or left, and the
+    # episode is the one stepping the whole-row learner plays: messages heard, masks,
+    # costs, choices, step by step
+    network = Network.path(N)
+    steps = np.array([4, 6, 7, 19, T])
+    stepped, rolled = wide_core(network, protocol), wide_core(network, protocol)
+    theirs, mine = state(), listing_state()
+    records, costs = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
+    for core, held, until in ((stepped, theirs, T), (rolled, mine[:2], python_steps)):
+        heard, mask = np.zeros((B, N, WIDE), np.float32), np.zeros((B, N, N), np.int8)
+        for t in range(until):
+            arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, WIDE))
+            seen = core.last_rewards.astype(np.float32)
+            _pooled(core.last_arms, seen, t, heard, mask, *held, arms, sent)
+            routed = core.step(arms, sent).routed
+            assert routed is not None
+            heard, mask = np.array(routed.messages), np.array(routed.mask)
+            if core is stepped and t + 1 in steps:
+                records[:, :, list(steps).index(t + 1)] = core.cum_regret
+                costs[:, list(steps).index(t + 1)] = core.cum_cost
+    out, cost_out = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
+    rolled.rollout(_pooled_listing, mine, steps, out, cost_out=cost_out)
+    listed = mine[-1].listed
+    assert (listed >= 0).all() and (listed <= N * WIDE // kernels.SPARSE_WIRE).all()
+    first = int(np.searchsorted(steps, python_steps, side="right"))
+    assert np.array_equal(out[:, :, first:], records[:, :, first:])
+    assert np.array_equal(cost_out[:, first:], costs[:, first:])
+    assert rolled.last_routed is not None and stepped.last_routed is not None
+    assert np.array_equal(rolled.last_routed.messages, stepped.last_routed.messages)
+    assert np.array_equal(rolled.last_routed.mask, stepped.last_routed.mask)
+    assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
+    assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("protocol", [Broadcast, _prefixed])
+def test_a_listed_entry_out_of_bounds_is_refused_at_its_step(protocol: Any) -> None:
+    # the listed entries are the ones checked: a bad one stops the rollout before its
+    # step, with the env's message, as a whole row would
+    core = wide_core(Network.path(N), protocol, bounds=(0.0, 10.0))
+    with pytest.raises(ValueError, match="messages must be finite and within"):
+        core.rollout(_pooled_listing, listing_state(bad_at=11), np.array([T]),
+                     np.zeros((B, N, 1)))  # fmt: skip
+    assert core.t == 11
+
+
+def test_listed_messages_are_kept_from_one_rollout_to_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a step that writes only what changed relies on the messages of its last step: the
+    # core keeps them across rollouts (a rollout stopped between blocks and resumed plays
+    # the episode a whole rollout plays)
+    from fedbandit_env.core import RolloutStopped
+
+    monkeypatch.setattr(mab, "ROLLOUT_NUMBERS", B * N * 7)  # blocks of seven steps
+    asked: list[int] = []
+
+    def after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    network = Network.path(N)
+    stopped, whole = wide_core(network, _prefixed), wide_core(network, _prefixed)
+    mine = listing_state()
+    with pytest.raises(RolloutStopped, match="stopped after 14 of 40 steps"):
+        stopped.rollout(_pooled_listing, mine, np.array([T]), np.zeros((B, N, 1)),
+                        stop=after_two)  # fmt: skip
+    stopped.rollout(_pooled_listing, mine, np.array([T]), np.zeros((B, N, 1)))
+    whole.rollout(_pooled_listing, listing_state(), np.array([T]), np.zeros((B, N, 1)))
+    assert np.array_equal(stopped.cum_regret, whole.cum_regret)
+    assert stopped.last_routed is not None and whole.last_routed is not None
+    assert np.array_equal(stopped.last_routed.messages, whole.last_routed.messages)
