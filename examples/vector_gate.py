@@ -13,9 +13,12 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
 
 ``--core`` also times the same rollout with the family's step replaced by one that does
-no algorithm (it picks arms in turn and sends a full row of the same width), so the
-vector form's time splits into the core's part (env step, routing, the wire's checks
-and float32 copy) and the family's step; its trials are not the family's.
+no algorithm (it picks arms in turn and sends a full row of the same width, listing
+nothing), so the vector form's time splits into the core's part (env step, routing, the
+wire's checks and float32 copy of every row) and the family's step; its trials are not
+the family's. Where the family's step lists the entries it writes
+(``core.kernels.WireChanges``: Gossip_UCB's with long messages) its wire costs less than
+that, and the split overstates the core's part.
 """
 
 from __future__ import annotations

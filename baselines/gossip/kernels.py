@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from baselines.common.kernels import argmax_count, log_time, tie_pick
-from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.core.kernels import SPARSE_WIRE, UNCOUNTED, WireChanges
 from fedbandit_env.rng_kernels import GeneratorSlot, generator_at, integer_below
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -523,6 +523,7 @@ def gossip_step(
     wire: FloatArray,
     neighbors: IntArray,
     degrees: IntArray,
+    changes: WireChanges,
     arms: IntArray,
     sent: FloatArray,
 ) -> None:  # pragma: no cover
@@ -564,7 +565,15 @@ def gossip_step(
     is order-free: the integers :func:`update_n_tilde` computes), line 6's count follows
     every entry that moves, and only after a step that recomputed them whole (the first
     after ``M``, or after a step without ``incremental``, or while some arm is unseen)
-    are the books in step. Without it the books are marked out of step.
+    are the books in step. Without it the books are marked out of step. While the books
+    are in step, and messages long enough that the fewest entries a step can move (one
+    estimate an agent, a gossip pair's rows) are at most ``1 / SPARSE_WIRE`` of them
+    (:data:`~fedbandit_env.core.kernels.SPARSE_WIRE`), the messages are kept the same way:
+    ``sent`` is taken to hold last step's (the rollout keeps it), only the entries that
+    moved are written (the pulled arm's estimate, the whole estimate row after a gossip,
+    the count estimates that moved), and ``changes``
+    (:class:`~fedbandit_env.core.kernels.WireChanges`) lists them for the rollout's wire;
+    any other step writes whole rows and says so (``listed`` -1).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
@@ -579,7 +588,8 @@ def gossip_step(
         ...             z(), z(), z(), z(), z() + 1, z() + 1, np.zeros((b, n, n), np.bool_),
         ...             GossipStepParams(False, ucb), generator_table(rngs), z(), z(),
         ...             np.full((b, n), -1), np.array([0.0, -1.0]), np.zeros(m),
-        ...             np.zeros((1, n), np.int64), *books, arms, sent)
+        ...             np.zeros((1, n), np.int64), *books, WireChanges.of(b, n, 2 * m), arms,
+        ...             sent)
         >>> arms.tolist(), sent[0, 0].tolist()
         ([[0, 0]], [1.0, 1.0, 0.0, 0.0])
     """
@@ -593,8 +603,14 @@ def gossip_step(
         clock[1] = log_time(t_now + max(1, t_now // 512))
         clock[0] += 1.0
     epoch, l_ref = np.int64(clock[0]), clock[1]
+    # Only the entries that moved go out when even the fewest a step can move (each
+    # agent's estimate, a gossip pair's rows) are few enough for the rollout to take
+    # them one by one (SPARSE_WIRE); else whole rows, which its plain passes copy faster.
+    listing = (n + 2 * m) * SPARSE_WIRE <= n * sent.shape[2]
     for b in range(n_envs):
         kept = params.incremental and done > m and sizes[b, 3] == 1
+        sparse = kept and listing
+        n_listed = 0  # the message entries written (sparse: only those that moved)
         if kept:
             for c in range(sizes[b, 1]):  # n~(t) = n~(t+1) of the last step, entry by entry
                 j, kk = lists[b, 2, c], lists[b, 3, c]
@@ -725,9 +741,19 @@ def gossip_step(
                         pick, ties = argmax_count(index)
                         pick = tie_pick(index, ties, generator_at(table, b * n + i))
                     arms[b, i] = pick
-            for k in range(m):  # the message [n~(t+1), theta]
-                sent[b, i, k] = n_tilde_next[b, i, k]
-                sent[b, i, m + k] = theta[b, i, k]
+            if sparse:  # theta moved at the pulled arm, or everywhere after a gossip;
+                # the count estimates that moved go out below
+                a = last[b, i]
+                for k in range(0 if p else a, m if p else a + 1):
+                    sent[b, i, m + k] = theta[b, i, k]
+                    changes.changed[b, 0, n_listed] = i
+                    changes.changed[b, 1, n_listed] = m + k
+                    n_listed += 1
+            else:
+                for k in range(m):  # the message [n~(t+1), theta]
+                    sent[b, i, k] = n_tilde_next[b, i, k]
+                    sent[b, i, m + k] = theta[b, i, k]
+        changes.listed[b] = -1  # whole rows, unless sparse (below)
         if not params.incremental or done < m:
             sizes[b, 3] = 0
             continue
@@ -748,6 +774,11 @@ def gossip_step(
             lists[b, 2, c] = i
             lists[b, 3, c] = k
             flagged[b, i, k] = False
+            if sparse:
+                sent[b, i, k] = n_tilde_next[b, i, k]
+                changes.changed[b, 0, n_listed] = i
+                changes.changed[b, 1, n_listed] = k
+                n_listed += 1
             v = float(np.float32(n_tilde_next[b, i, k]))
             if v != wire[b, i, k]:
                 wire[b, i, k] = v
@@ -757,3 +788,5 @@ def gossip_step(
         sizes[b, 1] = sizes[b, 0]
         sizes[b, 2] = n_changed
         sizes[b, 0] = 0
+        if sparse:
+            changes.listed[b] = n_listed

@@ -30,6 +30,7 @@ from baselines.gossip.kernels import (
     gossip_step,
 )
 from baselines.gossip.policies import FedUCB, GossipUCB, resolve_alpha_1
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.policies import Requirements
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.type_aliases import FloatArray, IntArray
@@ -134,13 +135,14 @@ class GossipVector(VectorPolicy):
         self._index = np.zeros(m)
         self._partners = np.zeros((1, n), dtype=np.int64)
         self._dim = spec.message_dim
+        self._changes = WireChanges.of(b, n, spec.message_dim)  # last in the state
 
     def _state(self, public: np.ndarray, incremental: bool) -> tuple[Any, ...]:
         params = self.params._replace(incremental=incremental)
         return (self.counts, self.sums, self.xbar, self.theta, self.n_tilde,
                 self.n_tilde_next, public, params, self._table, self.bound, self.width,
                 self.bound_epoch, self._clock, self._index, self._partners,
-                *self._books)  # fmt: skip
+                *self._books, self._changes)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Absorb the last pull and what was heard, run one step of the algorithm for

@@ -16,6 +16,7 @@ import pytest
 import fedbandit_env.runner.vector_trials as vector_trials
 from baselines.gossip import FedUCB, GossipUCB
 from baselines.gossip.vector import GossipVector
+from fedbandit_env.core.kernels import SPARSE_WIRE
 from fedbandit_env.policies import IndependentTeam
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.runner.vector_trials import compiled_act, run_vector_trials
@@ -101,11 +102,14 @@ def test_fed_ucb_without_private_rewards_is_refused() -> None:
         run_vector_trials(policy, scenario, GossipUCB().requirements(5, 3), 1, seed=0)
 
 
-def _played(kind: str, stepped_for: int, sparse: bool = False, cut: bool = False) -> np.ndarray:
+def _played(kind: str, stepped_for: int, sparse: bool = False, cut: bool = False,
+            size: dict[str, int] | None = None,
+            policies: list[Any] | None = None) -> np.ndarray:  # fmt: skip
     """Each agent's cumulative regret in two envs after the horizon: ``stepped_for`` steps
     through ``act``, the rest rolled out (``cut``: its books' graph cut, so nothing heard
-    is pushed)."""
-    extra = {"n_agents": 12, "n_arms": 6, "horizon": 400} if sparse else {}
+    is pushed; ``size``: the scenario's size; the policy and the messages the last step
+    delivered are appended to ``policies``)."""
+    extra = {"n_agents": 12, "n_arms": 6, "horizon": 400} if sparse else dict(size or {})
     scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 120, "instance": "zhu",
                            **KINDS[kind], **extra})  # fmt: skip
     policy = GossipVector(_template(kind))
@@ -122,6 +126,9 @@ def _played(kind: str, stepped_for: int, sparse: bool = False, cut: bool = False
     if cut:
         policy._books.degrees[:] = 0
     venv.rollout(*compiled, np.array([scenario.horizon]), np.zeros((2, scenario.n_agents, 1)))
+    if policies is not None:
+        routed = venv.unwrapped.core.last_routed
+        policies.append((policy, np.array(routed.messages)))
     return np.array(venv.unwrapped.core.cum_regret)
 
 
@@ -142,3 +149,17 @@ def test_the_books_keep_the_count_estimates_on_a_sparse_graph() -> None:
     np.testing.assert_array_equal(_played("gossip ER", 0, sparse=True), whole)
     # power: with the books' graph cut nothing heard raises n~, and the episode differs
     assert not np.array_equal(_played("gossip ER", 0, sparse=True, cut=True), whole)
+
+
+@pytest.mark.parametrize("kind", ["gossip ring", "gossip+private"])
+def test_the_rolled_out_step_sends_only_what_moved(kind: str) -> None:
+    # N = 24, M = 40 on a ring: the rolled-out step writes only the message entries that
+    # moved and lists them (WireChanges), few enough that the rollout checks and copies
+    # only those; the episode is the one act plays step after step (whole rows)
+    size = {"n_agents": 24, "n_arms": 40, "horizon": 300}
+    kept: list[Any] = []
+    rolled = _played(kind, 0, size=size, policies=kept)
+    listed = kept[0][0]._changes.listed
+    assert (listed >= 0).all() and (listed <= 24 * 80 // SPARSE_WIRE).all()
+    np.testing.assert_array_equal(rolled, _played(kind, size["horizon"], size=size, policies=kept))
+    np.testing.assert_array_equal(kept[0][1], kept[1][1])  # the last step's messages
