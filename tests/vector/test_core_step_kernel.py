@@ -170,6 +170,20 @@ def _pooled_choice(b: int, i: int, heard: np.ndarray, mask: np.ndarray, sums: np
 
 
 @njit
+def _pooled_arms(b: int, last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray,
+                 mask: np.ndarray, sums: np.ndarray, counts: np.ndarray,
+                 arms: np.ndarray) -> None:  # fmt: skip
+    # env b's agents absorb their last pulls and choose
+    n = arms.shape[1]
+    for i in range(n):
+        if t > 0:
+            counts[b, i, last[b, i]] += 1.0
+            sums[b, i, last[b, i]] += seen[b, i]
+    for i in range(n):
+        arms[b, i] = _pooled_choice(b, i, heard, mask, sums, counts)
+
+
+@njit
 def _pooled(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: np.ndarray,
             sums: np.ndarray, counts: np.ndarray, arms: np.ndarray,
             sent: np.ndarray) -> None:  # fmt: skip
@@ -177,12 +191,8 @@ def _pooled(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask:
     b_count, n = arms.shape
     m = sums.shape[2]
     for b in range(b_count):
+        _pooled_arms(b, last, seen, t, heard, mask, sums, counts, arms)
         for i in range(n):
-            if t > 0:
-                counts[b, i, last[b, i]] += 1.0
-                sums[b, i, last[b, i]] += seen[b, i]
-        for i in range(n):
-            arms[b, i] = _pooled_choice(b, i, heard, mask, sums, counts)
             for a in range(m):
                 sent[b, i, a] = counts[b, i, a]
                 sent[b, i, m + a] = sums[b, i, a] / 3.0  # not a float32: the wire rounds it
@@ -194,6 +204,25 @@ def talking_core(network: Network, horizon: int = T, protocol: Any = Broadcast) 
                    block=7)  # fmt: skip
     core.reset(list(range(200, 200 + B)))
     return core
+
+
+def _step_pooled(core: MABCore, held: tuple[Any, ...], until: int,
+                 steps: np.ndarray | None = None, records: np.ndarray | None = None,
+                 costs: np.ndarray | None = None) -> None:  # fmt: skip
+    # the first `until` steps of _pooled through core.step, the regret and the cost at
+    # the recorded steps into records and costs
+    width = core.message_dim
+    heard, mask = np.zeros((B, N, width), np.float32), np.zeros((B, N, N), np.int8)
+    for t in range(until):
+        arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, width))
+        seen = core.last_rewards.astype(np.float32)
+        _pooled(core.last_arms, seen, t, heard, mask, *held, arms, sent)
+        routed = core.step(arms, sent).routed
+        assert routed is not None
+        heard, mask = np.array(routed.messages), np.array(routed.mask)
+        if steps is not None and records is not None and costs is not None and t + 1 in steps:
+            records[:, :, list(steps).index(t + 1)] = core.cum_regret
+            costs[:, list(steps).index(t + 1)] = core.cum_cost
 
 
 def _prefixed() -> RandomEdgeGossip:
@@ -218,18 +247,8 @@ def test_a_talking_rollout_is_the_episode_step_plays(
     rolled = talking_core(network, protocol=protocol)
     mine, theirs = state(), state()
     records, costs = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
-    for core, held, until in ((stepped, theirs, T), (rolled, mine, python_steps)):
-        heard, mask = np.zeros((B, N, 2 * M), np.float32), np.zeros((B, N, N), np.int8)
-        for t in range(until):
-            arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, 2 * M))
-            seen = core.last_rewards.astype(np.float32)
-            _pooled(core.last_arms, seen, t, heard, mask, *held, arms, sent)
-            routed = core.step(arms, sent).routed
-            assert routed is not None
-            heard, mask = np.array(routed.messages), np.array(routed.mask)
-            if core is stepped and t + 1 in steps:
-                records[:, :, list(steps).index(t + 1)] = core.cum_regret
-                costs[:, list(steps).index(t + 1)] = core.cum_cost
+    _step_pooled(stepped, theirs, T, steps, records, costs)
+    _step_pooled(rolled, mine, python_steps)
     out, cost_out = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
     rolled.rollout(_pooled, mine, steps, out, cost_out=cost_out)
     first = int(np.searchsorted(steps, python_steps, side="right"))
@@ -368,12 +387,7 @@ def _pooled_listing(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarra
     b_count, n = arms.shape
     m = sums.shape[2]
     for b in range(b_count):
-        for i in range(n):
-            if t > 0:
-                counts[b, i, last[b, i]] += 1.0
-                sums[b, i, last[b, i]] += seen[b, i]
-        for i in range(n):
-            arms[b, i] = _pooled_choice(b, i, heard, mask, sums, counts)
+        _pooled_arms(b, last, seen, t, heard, mask, sums, counts, arms)
         if primed[b] == 0:
             for i in range(n):
                 for a in range(m):
@@ -421,18 +435,8 @@ def test_a_rollout_of_listed_entries_is_the_episode_step_plays(
     stepped, rolled = wide_core(network, protocol), wide_core(network, protocol)
     theirs, mine = state(), listing_state()
     records, costs = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
-    for core, held, until in ((stepped, theirs, T), (rolled, mine[:2], python_steps)):
-        heard, mask = np.zeros((B, N, WIDE), np.float32), np.zeros((B, N, N), np.int8)
-        for t in range(until):
-            arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, WIDE))
-            seen = core.last_rewards.astype(np.float32)
-            _pooled(core.last_arms, seen, t, heard, mask, *held, arms, sent)
-            routed = core.step(arms, sent).routed
-            assert routed is not None
-            heard, mask = np.array(routed.messages), np.array(routed.mask)
-            if core is stepped and t + 1 in steps:
-                records[:, :, list(steps).index(t + 1)] = core.cum_regret
-                costs[:, list(steps).index(t + 1)] = core.cum_cost
+    _step_pooled(stepped, theirs, T, steps, records, costs)
+    _step_pooled(rolled, mine[:2], python_steps)
     out, cost_out = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
     rolled.rollout(_pooled_listing, mine, steps, out, cost_out=cost_out)
     listed = mine[-1].listed
