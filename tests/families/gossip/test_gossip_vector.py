@@ -151,14 +151,16 @@ def test_the_books_keep_the_count_estimates_on_a_sparse_graph() -> None:
     assert not np.array_equal(_played("gossip ER", 0, sparse=True, cut=True), whole)
 
 
+@pytest.mark.parametrize("stepped_for", [0, 60])
 @pytest.mark.parametrize("kind", ["gossip ring", "gossip+private"])
-def test_the_rolled_out_step_sends_only_what_moved(kind: str) -> None:
+def test_the_rolled_out_step_sends_only_what_moved(kind: str, stepped_for: int) -> None:
     # N = 24, M = 40 on a ring: the rolled-out step writes only the message entries that
     # moved and lists them (WireChanges), few enough that the rollout checks and copies
-    # only those; the episode is the one act plays step after step (whole rows)
+    # only those; the episode is the one act plays step after step (whole rows), from
+    # step 0 or after steps through act (whose messages the rollout never held)
     size = {"n_agents": 24, "n_arms": 40, "horizon": 300}
     kept: list[Any] = []
-    rolled = _played(kind, 0, size=size, policies=kept)
+    rolled = _played(kind, stepped_for, size=size, policies=kept)
     listed = kept[0][0]._changes.listed
     assert (listed >= 0).all() and (listed <= 24 * 80 // SPARSE_WIRE).all()
     np.testing.assert_array_equal(rolled, _played(kind, size["horizon"], size=size, policies=kept))
