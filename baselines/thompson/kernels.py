@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.core.kernels import SPARSE_WIRE, UNCOUNTED, WireChanges
 from fedbandit_env.rng_kernels import beta_of, bit_generator_at, standard_normal_of
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
@@ -392,6 +392,8 @@ def thompson_step(
     strict: bool,
     scratch: FloatArray,
     rows: IntArray,
+    primed: IntArray,
+    changes: WireChanges,
     arms: IntArray,
     sent: FloatArray,
 ) -> bool:  # pragma: no cover
@@ -416,7 +418,13 @@ def thompson_step(
     ``b N + i``. Messages dropped as ones no honest agent sends are counted in
     ``rejected`` ``(B, N)``; the arms go to ``arms`` ``(B, N)`` and the messages to
     ``sent`` ``(B, N, D)`` (the own row, or the table with its stamps; the rest of a row
-    left as it is). ``scratch`` ``(6 M + N)`` and ``rows`` ``(S,)``: work space (the step
+    left as it is). With hold, messages at least ``4 SPARSE_WIRE`` long and room for
+    two entries an agent in ``changes``
+    (:class:`~fedbandit_env.core.kernels.WireChanges`), an env whose ``primed`` ``(B,)``
+    is set (``sent`` holds last step's: the core's rollout keeps it) gets only the
+    pulled arm's count and sum written and listed; else whole rows, ``listed`` -1, and
+    ``primed`` set (a caller whose ``sent`` is fresh each step clears it after).
+    ``scratch`` ``(6 M + N)`` and ``rows`` ``(S,)``: work space (the step
     allocates nothing: it runs in the core's rollout without numba's runtime,
     :data:`~fedbandit_env.core.kernels.UNCOUNTED`). With
     ``strict`` (a protocol that may deliver off the graph's edges), returns ``False`` if
@@ -434,7 +442,8 @@ def thompson_step(
         ...               z.copy(), z.copy(), np.zeros((1, 1, 1)), z, z,
         ...               np.zeros((1, 1), np.int64), np.zeros(1, np.int64), -1, post, False,
         ...               generator_table(rngs), np.zeros((1, 1), np.int64),
-        ...               True, np.zeros(13), np.zeros(1, np.int64), arms, np.zeros((1, 1, 0)))
+        ...               True, np.zeros(13), np.zeros(1, np.int64), np.zeros(1, np.int64),
+        ...               WireChanges.of(1, 1, 0), arms, np.zeros((1, 1, 0)))
         True
         >>> int(arms[0, 0]) in (0, 1)
         True
@@ -449,6 +458,12 @@ def thompson_step(
     row64, draws, honest = scratch[: 2 * m], scratch[2 * m : 3 * m], scratch[3 * m : 3 * m + n]
     work = scratch[3 * m + n : 6 * m + n]
     complete = True
+    # hold: only the pulled arm's two entries of a row move, so where that is a small
+    # share of the message and sent holds last step's (primed), only they go. Twice the
+    # rollout's own bound (SPARSE_WIRE): at 2M = 20 numbers, listing 2 an agent lost to
+    # whole rows (the rollout's per-row pass), at 200 it won (coop_ts, measured)
+    room = changes.changed.shape[2] >= 2 * n
+    listing = share == 0 and sent.shape[2] >= 4 * SPARSE_WIRE and room
     for b in range(n_envs):
         if share == 0 and done > 0:  # each sender heard checked once (merge_held's check)
             for j in range(n):
@@ -515,11 +530,23 @@ def thompson_step(
                 team_sample(counts[b, i], sums[b, i], rows, n_rows, post,
                             bit_generator_at(agents, b * n + i), draws, work)  # fmt: skip
             arms[b, i] = first_argmax(draws)
-        if share == 0:  # its own row: counts, sums
+        if share == 0 and primed[b] and done > 0 and listing:  # the pulled arm's entries
+            c = 0
+            for j in range(n):
+                a = last[b, j]
+                sent[b, j, a] = counts[b, j, own[j], a]
+                sent[b, j, m + a] = sums[b, j, own[j], a]
+                changes.changed[b, 0, c], changes.changed[b, 1, c] = j, a
+                changes.changed[b, 0, c + 1], changes.changed[b, 1, c + 1] = j, m + a
+                c += 2
+            changes.listed[b] = c
+        elif share == 0:  # its own row: counts, sums
             for j in range(n):
                 for k in range(m):
                     sent[b, j, k] = counts[b, j, own[j], k]
                     sent[b, j, m + k] = sums[b, j, own[j], k]
+            changes.listed[b] = -1
+            primed[b] = 1
         elif share == 1:  # its table, a row per agent: counts, sums, stamp
             for j in range(n):
                 for row in range(n):
@@ -573,9 +600,10 @@ def thompson_alone(
     # messages heard and sent, and the mask, which a silent agent never reads
     nothing = scratch[:0].reshape((1, 1, 0))
     unheard = rows[:1].reshape((1, 1, 1))
+    unlisted = WireChanges(rows[:0].reshape((1, 2, 0)), rows[:1])  # never written: silent
     thompson_step(last, seen, t, nothing, unheard, counts, sums, stamps, mom_mu, mom_var,
                   members, own, share, post, private, agents, rejected, strict, scratch, rows,
-                  arms, nothing)  # fmt: skip
+                  rows[:1], unlisted, arms, nothing)  # fmt: skip
 
 
 __all__ = [

@@ -28,6 +28,7 @@ from baselines.thompson.policies import (
     private_extra_variance,
     resolve_posterior,
 )
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.policies import AgentSpec, Requirements
 from fedbandit_env.privacy.mechanisms import tree_sum_slack
 from fedbandit_env.rng_kernels import generator_table
@@ -156,6 +157,9 @@ class ThompsonVector(VectorPolicy):
         self.rejected = np.zeros((b, n), dtype=np.int64)
         self._dim = spec.message_dim
         self._scratch, self._rows = np.zeros(6 * m + n), np.zeros(width, dtype=np.int64)
+        self._primed = np.zeros(b, dtype=np.int64)  # the rolled-out step's sent holds its last
+        self._changes = WireChanges.of(b, n, spec.message_dim)
+        self._unlisted = WireChanges(np.zeros((b, 2, 0), np.int64), np.full(b, -1))  # act's
 
     def _state(self, strict: bool = True) -> tuple[Any, ...]:
         """The kernel's arguments after the observations; ``strict``: check that every
@@ -178,7 +182,11 @@ class ThompsonVector(VectorPolicy):
         heard = np.ascontiguousarray(observations["messages"], dtype=np.float32)
         mask = np.ascontiguousarray(observations["mask"], dtype=np.int8)
         sent = np.zeros((*last.shape, self._dim))
-        if not talking(last, seen, t, heard, mask, *self._state(), arms, sent):
+        self._primed[:] = 0  # a fresh sent: whole rows (and the next rollout starts so)
+        ok = talking(last, seen, t, heard, mask, *self._state(), self._primed, self._unlisted,
+                     arms, sent)  # fmt: skip
+        self._primed[:] = 0
+        if not ok:
             raise ValueError(
                 "cooperative TS's vector form holds a row per graph neighbour; a message "
                 "arrived from beyond them (a protocol off the graph's edges): play the "
@@ -191,8 +199,9 @@ class ThompsonVector(VectorPolicy):
         :func:`~baselines.thompson.kernels.thompson_alone`) and the tables; the core
         rolls out only protocols that deliver along the graph's edges, so the held rows'
         senders go unchecked."""
-        step = thompson_alone if self.share is None else thompson_step
-        return step, self._state(strict=False)
+        if self.share is None:
+            return thompson_alone, self._state(strict=False)
+        return thompson_step, (*self._state(strict=False), self._primed, self._changes)
 
 
 def coop_ts(

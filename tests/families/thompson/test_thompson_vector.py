@@ -174,3 +174,46 @@ def test_a_message_from_beyond_the_held_rows_is_refused() -> None:
     obs["mask"][0, 0, 2] = 1  # agent 2 is not agent 0's neighbour
     with pytest.raises(ValueError, match="beyond them"):
         policy.act(obs)
+
+
+def _hold_played(scenario: Scenario, stepped_for: int, policy: ThompsonVector) -> np.ndarray:
+    """Cumulative regret of two envs: ``stepped_for`` steps through ``act``, the rest
+    rolled out."""
+    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, 2, needs)
+    observations, _ = venv.reset(seed=[3, 4])
+    policy.reset(VectorSpec.from_env(scenario.make_env(needs), 2),
+                 [np.random.default_rng(b) for b in range(2)])  # fmt: skip
+    for _ in range(stepped_for):
+        arms, messages = policy.act(observations)
+        observations, *_ = venv.step(arms, messages)
+    compiled = compiled_act(venv, policy)
+    assert compiled is not None
+    venv.rollout(*compiled, np.array([scenario.horizon]), np.zeros((2, scenario.n_agents, 1)))
+    return np.array(venv.unwrapped.core.cum_regret)
+
+
+PRIVATE = {"setting": "gossip+private", "graph": "ring", "epsilon": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("kind", "options"),
+    [(kind, options) for kind in ["gossip ring", "calls ER", "broadcast ER"]
+     for options in [{}, {"posterior": "beta"}]] + [("private", {"epsilon": 1.0})],
+)  # fmt: skip
+def test_the_rolled_out_hold_step_sends_only_the_pulled_arms_entries(
+    kind: str, options: dict[str, Any]
+) -> None:
+    # M = 16: an agent's message (2M numbers) moves in two entries a step, which the
+    # rolled-out step writes and lists (WireChanges) and the rollout alone checks and
+    # copies; the trials are the per-agent team's, rolled out from step 0 or after steps
+    # through act (whose messages the rollout never held)
+    scenario = Scenario(n_agents=6, n_arms=16, horizon=90, **KINDS.get(kind, PRIVATE))
+    policy = ThompsonVector("hold", **options)
+    vector = run_vector_trials(policy, scenario, None, 4, seed=5, batch=3)
+    assert (policy._changes.listed == 2 * 6).all()  # the last step listed, not whole rows
+    np.testing.assert_array_equal(vector.regret, _per_agent("hold", options, scenario))
+    whole = _hold_played(scenario, scenario.horizon, ThompsonVector("hold", **options))
+    for stepped_for in (0, 1, 30):
+        played = _hold_played(scenario, stepped_for, ThompsonVector("hold", **options))
+        np.testing.assert_array_equal(played, whole)
