@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     vector = replace(loop, fast_entry_point=CompiledTrials(factory))
     runners = {"loop": loop, "vector": vector}
     if args.core:
-        made = CompiledTrials(factory).policy({})
-        alone = CompiledTrials(lambda: CoreAlone(made.template))  # type: ignore[attr-defined]
+        family = CompiledTrials(factory)
+        alone = CompiledTrials(lambda **params: CoreAlone(family.policy(params).template))
         runners["core"] = replace(loop, fast_entry_point=alone)
     best = {name: np.inf for name in runners}
     curves: dict[str, Any] = {}

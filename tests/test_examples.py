@@ -251,7 +251,9 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
-    out = mod["main"](["--horizon", "60", "--repeats", "1", "--trials", "1", "--core"])
-    assert out["same"] and out["ratio"] > 0 and out["core"] > 0
-    printed = capsys.readouterr().out
-    assert "the vector form runs at" in printed and "the core's rollout" in printed
+    for policy in ("gossip_ucb", "fed_ucb"):  # fed_ucb's factory takes its epsilon
+        out = mod["main"](["--policy", policy, "--horizon", "60", "--repeats", "1",
+                           "--trials", "1", "--core"])  # fmt: skip
+        assert out["same"] and out["ratio"] > 0 and out["core"] > 0
+        printed = capsys.readouterr().out
+        assert "the vector form runs at" in printed and "the core's rollout" in printed
