@@ -213,6 +213,44 @@ class WireChanges(NamedTuple):
     changed: IntArray
     listed: IntArray
 
+    def check(self, n_envs: int, n_agents: int, message_dim: int) -> None:
+        """Raise ``ValueError`` unless the arrays fit ``n_envs`` envs and every listed
+        entry is a sender and an entry of ``(n_agents, message_dim)`` messages.
+
+        Examples:
+            >>> changes = WireChanges.of(1, 2, 3)
+            >>> changes.changed[0, :, 0], changes.listed[0] = (1, 3), 1
+            >>> changes.check(1, 2, 3)
+            Traceback (most recent call last):
+            ...
+            ValueError: WireChanges lists entry (1, 3) of env 0, outside 2 x 3 messages
+        """
+        changed, listed = self.changed, self.listed
+        if (
+            not isinstance(changed, np.ndarray) or not isinstance(listed, np.ndarray)
+            or changed.dtype != np.int64 or listed.dtype != np.int64
+            or changed.ndim != 3 or changed.shape[:2] != (n_envs, 2)
+            or listed.shape != (n_envs,)
+        ):  # fmt: skip
+            raise ValueError(
+                f"WireChanges needs int64 arrays changed ({n_envs}, 2, L) and listed "
+                f"({n_envs},), got {getattr(changed, 'shape', changed)} and "
+                f"{getattr(listed, 'shape', listed)}"
+            )
+        for b in range(n_envs):
+            count = int(listed[b])
+            if count > changed.shape[2]:
+                raise ValueError(
+                    f"WireChanges lists {count} entries of env {b}, room for {changed.shape[2]}"
+                )
+            for c in range(max(count, 0)):
+                i, k = int(changed[b, 0, c]), int(changed[b, 1, c])
+                if not (0 <= i < n_agents and 0 <= k < message_dim):
+                    raise ValueError(
+                        f"WireChanges lists entry ({i}, {k}) of env {b}, outside "
+                        f"{n_agents} x {message_dim} messages"
+                    )
+
     @classmethod
     def of(cls, n_envs: int, n_agents: int, message_dim: int) -> WireChanges:
         """Room for every entry of ``n_envs`` envs' messages, none listed (-1)."""
@@ -445,12 +483,17 @@ def rollout_talking(
                     for k in range(upto, uptos[b, i]):
                         heard[b, i, k] = np.float32(0.0)
                     uptos[b, i] = upto
-                for c in range(listed[b]):
+                wrong = listed[b] > changed.shape[2]  # a listing the step got wrong: refused
+                for c in range(min(listed[b], changed.shape[2])):
                     i, k = changed[b, 0, c], changed[b, 1, c]
+                    if i < 0 or i >= n or k < 0 or k >= d:
+                        wrong = True
+                        continue
                     v = sent[b, i, k]
                     bad |= senders[i] & ((v - v != 0.0) | (v < low) | (v > high))
                     if k < uptos[b, i]:
                         heard[b, i, k] = np.float32(v)
+                bad |= wrong
                 continue
             for i in range(n):
                 # the whole row where a partner heard it, else its public prefix where

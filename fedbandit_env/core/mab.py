@@ -411,10 +411,12 @@ class MABCore:
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
         drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
+        changes = state[-1] if d and state and isinstance(state[-1], WireChanges) else None
         if d:
             wire = self._wire()
-            if state and isinstance(state[-1], WireChanges):  # the step lists its writes
-                wire = (*wire[:20], *state[-1])
+            if changes is not None:  # the step lists its writes
+                changes.check(b, n, d)
+                wire = (*wire[:20], *changes)
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         silent: Any = rollout_block_counted
         talking: Any = rollout_talking_counted
@@ -447,6 +449,8 @@ class MABCore:
                 if end < self._draws.shape[1] and t < self.horizon:  # a message refused
                     self.t, self._offset = t, end
                     self.last_arms, self.last_rewards = last, raw
+                    if changes is not None:  # or the step's listing was wrong
+                        changes.check(b, n, d)
                     self.check_actions(arms, wire[2])  # the env's own refusal, its message
                     raise ValueError("a message outside the bounds the env declares")
             self.t += end - start

@@ -488,3 +488,34 @@ def test_listed_messages_are_kept_from_one_rollout_to_the_next(
     assert np.array_equal(stopped.cum_regret, whole.cum_regret)
     assert stopped.last_routed is not None and whole.last_routed is not None
     assert np.array_equal(stopped.last_routed.messages, whole.last_routed.messages)
+
+
+@njit
+def _lists_wrong(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray,
+                 mask: np.ndarray, changes: WireChanges, arms: np.ndarray,
+                 sent: np.ndarray) -> None:  # fmt: skip
+    # whole rows of 0.5 at step 0, then one listed entry a step; at step 5 it lists an
+    # entry past the message's end
+    arms[:] = 0
+    for b in range(arms.shape[0]):
+        if t == 0:
+            sent[b] = 0.5
+            changes.listed[b] = -1
+            continue
+        changes.changed[b, 0, 0] = 0
+        changes.changed[b, 1, 0] = sent.shape[2] if t == 5 else 0
+        changes.listed[b] = 1
+
+
+def test_a_wrong_listing_is_refused_with_its_entry() -> None:
+    # a step's listing is checked: arrays that do not fit the envs before the rollout, an
+    # entry outside the messages at its step (never read or written), each a ValueError
+    core = wide_core(Network.path(N), Broadcast, bounds=(0.0, 10.0))
+    short = WireChanges(np.zeros((B - 1, 2, 4), np.int64), np.full(B - 1, -1))
+    with pytest.raises(ValueError, match=r"WireChanges needs int64 arrays changed \(4, 2, L\)"):
+        core.rollout(_lists_wrong, (short,), np.array([T]), np.zeros((B, N, 1)))
+    assert core.t == 0
+    with pytest.raises(ValueError, match=rf"lists entry \(0, {WIDE}\) of env 0, outside"):
+        core.rollout(_lists_wrong, (WireChanges.of(B, N, WIDE),), np.array([T]),
+                     np.zeros((B, N, 1)))  # fmt: skip
+    assert core.t == 5  # the steps before the wrong listing were played
