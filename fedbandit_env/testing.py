@@ -366,11 +366,63 @@ def check_vector_replay(
     venv.close()
 
 
+def stepped_then_rolled(
+    policy: Any,
+    scenario: Any,
+    stepped_for: int,
+    seeds: tuple[int, ...] = (3, 4),
+    before: Callable[[Any], None] | None = None,
+) -> Any:
+    """Play one episode of ``policy`` (a :class:`~fedbandit_env.vector.VectorPolicy` with
+    a compiled step) on ``make_vec(scenario, len(seeds))``: the first ``stepped_for``
+    steps through its ``act``, the rest rolled out by the core in compiled code; env
+    ``b`` reset with ``seeds[b]`` and the policy with generator ``b``. ``before(policy)``
+    runs before the rollout (to weaken it in a power check). Returns the vector env,
+    its episode done: a compiled step replays its ``act`` when the regret
+    (``unwrapped.core.cum_regret``) and the last delivery (``unwrapped.core.last_routed``)
+    do not depend on ``stepped_for``.
+
+    Raises:
+        ValueError: Where the env stack does not roll out that policy's compiled step.
+
+    Examples:
+        >>> from baselines.ucb.vector import local_ucb
+        >>> from fedbandit_env.scenario import Scenario
+        >>> scenario = Scenario(n_agents=3, n_arms=2, horizon=20)
+        >>> regret = [stepped_then_rolled(local_ucb(), scenario, k).unwrapped.core.cum_regret
+        ...           for k in (0, 7, 20)]
+        >>> all(np.array_equal(regret[0], r) for r in regret)
+        True
+    """
+    from fedbandit_env.runner.vector_trials import compiled_act
+    from fedbandit_env.vector import make_vec
+    from fedbandit_env.vector.policy import VectorSpec
+
+    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, len(seeds), needs)
+    observations, _ = venv.reset(seed=list(seeds))
+    policy.reset(VectorSpec.from_env(scenario.make_env(needs), len(seeds)),
+                 [np.random.default_rng(b) for b in range(len(seeds))])  # fmt: skip
+    for _ in range(stepped_for):
+        arms, messages = policy.act(observations)
+        observations, *_ = venv.step(arms, messages)
+    if stepped_for < scenario.horizon:
+        compiled = compiled_act(venv, policy)
+        if compiled is None:
+            raise ValueError(f"this env stack does not roll out {type(policy).__name__}")
+        if before is not None:
+            before(policy)
+        venv.rollout(*compiled, np.array([scenario.horizon]),
+                     np.zeros((len(seeds), scenario.n_agents, 1)))  # fmt: skip
+    return venv
+
+
 __all__ = [
     "Replay",
     "check_determinism",
     "check_parallel_env",
     "check_replay",
     "check_vector_replay",
+    "stepped_then_rolled",
     "vector_actions",
 ]

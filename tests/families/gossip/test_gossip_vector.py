@@ -21,6 +21,7 @@ from fedbandit_env.policies import IndependentTeam
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.runner.vector_trials import compiled_act, run_vector_trials
 from fedbandit_env.scenario import Scenario
+from fedbandit_env.testing import stepped_then_rolled
 from fedbandit_env.vector import make_vec
 from fedbandit_env.vector.policy import VectorSpec
 
@@ -113,23 +114,15 @@ def _played(kind: str, stepped_for: int, sparse: bool = False, cut: bool = False
     scenario = Scenario(**{"n_agents": 5, "n_arms": 3, "horizon": 120, "instance": "zhu",
                            **KINDS[kind], **extra})  # fmt: skip
     policy = GossipVector(_template(kind))
-    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
-    venv = make_vec(scenario, 2, needs)
-    observations, _ = venv.reset(seed=[3, 4])
-    policy.reset(VectorSpec.from_env(scenario.make_env(needs), 2),
-                 [np.random.default_rng(b) for b in range(2)])  # fmt: skip
-    for _ in range(stepped_for):
-        arms, messages = policy.act(observations)
-        observations, *_ = venv.step(arms, messages)
-    compiled = compiled_act(venv, policy)
-    assert compiled is not None
-    if cut:
+
+    def cut_books(policy: GossipVector) -> None:
         policy._books.degrees[:] = 0
-    venv.rollout(*compiled, np.array([scenario.horizon]), np.zeros((2, scenario.n_agents, 1)))
+
+    core = stepped_then_rolled(policy, scenario, stepped_for,
+                               before=cut_books if cut else None).unwrapped.core  # fmt: skip
     if policies is not None:
-        routed = venv.unwrapped.core.last_routed
-        policies.append((policy, np.array(routed.messages)))
-    return np.array(venv.unwrapped.core.cum_regret)
+        policies.append((policy, np.array(core.last_routed.messages)))
+    return np.array(core.cum_regret)
 
 
 @pytest.mark.parametrize("kind", ["gossip ER", "neighbours complete", "gossip+private"])

@@ -21,7 +21,7 @@ from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
 from fedbandit_env.runner.vector_trials import compiled_act, run_vector_trials
 from fedbandit_env.scenario import Scenario
-from fedbandit_env.testing import check_replay
+from fedbandit_env.testing import check_replay, stepped_then_rolled
 from fedbandit_env.vector import make_vec
 from fedbandit_env.vector.policy import VectorSpec, VectorTeam
 
@@ -179,18 +179,7 @@ def test_a_message_from_beyond_the_held_rows_is_refused() -> None:
 def _hold_played(scenario: Scenario, stepped_for: int, policy: ThompsonVector) -> np.ndarray:
     """Cumulative regret of two envs: ``stepped_for`` steps through ``act``, the rest
     rolled out."""
-    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
-    venv = make_vec(scenario, 2, needs)
-    observations, _ = venv.reset(seed=[3, 4])
-    policy.reset(VectorSpec.from_env(scenario.make_env(needs), 2),
-                 [np.random.default_rng(b) for b in range(2)])  # fmt: skip
-    for _ in range(stepped_for):
-        arms, messages = policy.act(observations)
-        observations, *_ = venv.step(arms, messages)
-    compiled = compiled_act(venv, policy)
-    assert compiled is not None
-    venv.rollout(*compiled, np.array([scenario.horizon]), np.zeros((2, scenario.n_agents, 1)))
-    return np.array(venv.unwrapped.core.cum_regret)
+    return np.array(stepped_then_rolled(policy, scenario, stepped_for).unwrapped.core.cum_regret)
 
 
 PRIVATE = {"setting": "gossip+private", "graph": "ring", "epsilon": 1.0}
