@@ -237,19 +237,22 @@ class WireChanges(NamedTuple):
                 f"({n_envs},), got {getattr(changed, 'shape', changed)} and "
                 f"{getattr(listed, 'shape', listed)}"
             )
-        for b in range(n_envs):
-            count = int(listed[b])
-            if count > changed.shape[2]:
-                raise ValueError(
-                    f"WireChanges lists {count} entries of env {b}, room for {changed.shape[2]}"
-                )
-            for c in range(max(count, 0)):
-                i, k = int(changed[b, 0, c]), int(changed[b, 1, c])
-                if not (0 <= i < n_agents and 0 <= k < message_dim):
-                    raise ValueError(
-                        f"WireChanges lists entry ({i}, {k}) of env {b}, outside "
-                        f"{n_agents} x {message_dim} messages"
-                    )
+        room = changed.shape[2]
+        over = np.flatnonzero(listed > room)
+        if over.size:
+            b = int(over[0])
+            raise ValueError(
+                f"WireChanges lists {int(listed[b])} entries of env {b}, room for {room}"
+            )
+        live = np.arange(room) < listed[:, None]  # (B, L): the entries listed
+        i, k = changed[:, 0], changed[:, 1]
+        wrong = live & ((i < 0) | (i >= n_agents) | (k < 0) | (k >= message_dim))
+        if wrong.any():
+            b, c = (int(x) for x in np.argwhere(wrong)[0])
+            raise ValueError(
+                f"WireChanges lists entry ({int(i[b, c])}, {int(k[b, c])}) of env {b}, outside "
+                f"{n_agents} x {message_dim} messages"
+            )
 
     @classmethod
     def of(cls, n_envs: int, n_agents: int, message_dim: int) -> WireChanges:
