@@ -28,9 +28,9 @@ B, T = 3, 40
 TREE = ("counts", "last", "acc", "node", "prefix", "means32")
 
 
-def _setting(setting: str, **extra: Any) -> Scenario:
-    return Scenario(n_agents=4, n_arms=3, horizon=T, setting=setting, epsilon=1.0, graph="ring",
-                    **extra)  # fmt: skip
+def _setting(setting: str, n: int = 4, m: int = 3, horizon: int = T, **extra: Any) -> Scenario:
+    return Scenario(n_agents=n, n_arms=m, horizon=horizon, setting=setting, epsilon=1.0,
+                    graph="ring", **extra)  # fmt: skip
 
 
 def _started(scenario: Scenario, share: str | None) -> tuple[Any, ThompsonVector, Any]:
@@ -45,6 +45,7 @@ def _play(scenario: Scenario, share: str | None, python_steps: int,
           weaken: float = 1.0) -> dict[str, Any]:  # fmt: skip
     """``python_steps`` steps through ``act`` and the layer's ``step``, then the rest
     rolled out (``python_steps = T``: all stepped); what each step released."""
+    T = scenario.horizon
     venv, policy, obs = _started(scenario, share)
     assert isinstance(venv, VecPrivateRewards) and venv.rolls_out
     released = np.zeros((B, T, scenario.n_agents), np.float32)
@@ -90,6 +91,20 @@ def test_the_rolled_out_trees_release_what_the_stepped_layer_releases(
     if python_steps:  # the private means handed out before the rollout stay as they were
         view, copy = rolled["handed"]
         np.testing.assert_array_equal(view, copy)
+
+
+@pytest.mark.parametrize("python_steps", [0, 13, 70])
+def test_the_rolled_out_trees_visit_only_what_was_pulled(python_steps: int) -> None:
+    """Many streams (N = 10, M = 40: 400 a tree): the dyadic trees' lists of pulled and
+    nonzero streams (``private_observe``) release the stepped layer's bits. Their closing
+    blocks list up to 40 streams (sorted in place) at level 2 and read the rest back in
+    order at the levels above; the lists are read from the trees afresh when a rollout
+    starts mid-episode (after 13 or 70 steps)."""
+    scenario = _setting("gossip+private", n=10, m=40, horizon=160)
+    stepped, rolled = _play(scenario, "hold", 160), _play(scenario, "hold", python_steps)
+    for key in ("released", "regret", *TREE):
+        np.testing.assert_array_equal(rolled[key], stepped[key], err_msg=key)
+    assert rolled["t"] == stepped["t"] == (160, 160, True)
 
 
 @pytest.mark.parametrize("estimator", ["dyadic", "honaker"])

@@ -11,7 +11,11 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from fedbandit_env.backend import seed_of
-from fedbandit_env.privacy.batched_kernels import private_observe, release_all
+from fedbandit_env.privacy.batched_kernels import (
+    list_open_blocks,
+    private_observe,
+    release_all,
+)
 from fedbandit_env.privacy.batched_tree import BatchedTree
 from fedbandit_env.privacy.mechanisms import (
     Estimator,
@@ -223,11 +227,15 @@ class VecPrivateRewards(VecWrapper):
         last = np.asarray(core.last_arms, dtype=np.int64)
         first = np.take_along_axis(tree.means32, last[..., None], axis=2)[..., 0]
         lo, hi = tree.clip
-        watch = (tree.counts, tree.last, tree.acc, tree.node, tree.prefix,
-                 np.empty((b, n * m)), tree.means32, tree.noise.table, tree.noise.scale,
-                 float(lo), float(hi), tree.var if tree.honaker else np.zeros((0, 0, 0)),
-                 2.0 * tree.scale * tree.scale, np.empty((b, n)),
-                 np.empty((b, n * m), np.bool_), np.empty((b, n * m)),
+        levels = tree.acc.shape[1] if not tree.honaker else 0  # Honaker's: no lists
+        touched, live = np.empty((2, b, levels, n * m), np.int64)
+        listed, alive = np.zeros((b, levels, n), np.int64), np.zeros((b, levels), np.int64)
+        if levels:
+            list_open_blocks(tree.last, tree.node, self.t, touched, listed, live, alive)
+        watch = (tree.counts, tree.last, tree.acc, tree.node, tree.prefix, tree.means32,
+                 tree.noise.table, tree.noise.scale, float(lo), float(hi),
+                 tree.var if tree.honaker else np.zeros((0, 0, 0)),
+                 2.0 * tree.scale * tree.scale, np.empty((b, n)), touched, listed, live, alive,
                  np.empty((b, n)))  # fmt: skip
         try:
             self.env.rollout(act, state, steps, out, trace, cost_out, stop,  # type: ignore[attr-defined]
