@@ -22,7 +22,9 @@ hold the vector wrapper to the PettingZoo one):
   means handed out;
 - :func:`honaker_close`: Honaker's pass over the closing levels (noise drawn as
   ``laplace_marked`` draws it, streams then levels);
-- :func:`private_observe`: the step in a compiled rollout, as its observation hook.
+- :func:`private_observe`: the step in a compiled rollout, as its observation hook,
+  visiting only the streams with pulls (:func:`list_open_blocks`, :func:`list_pulls`,
+  :func:`close_listed`).
 """
 
 from __future__ import annotations
@@ -329,6 +331,108 @@ def list_open_blocks(
             alive[b, level] = k
 
 
+@njit(cache=True, nogil=True)
+def list_pulls(
+    arms: IntArray, last: IntArray, m: int, t: int, touched: IntArray, listed: IntArray
+) -> None:  # pragma: no cover
+    """Step ``t``'s pulls listed in the open blocks that had not seen them, before
+    :func:`record_pulls` marks them (``last`` still the step each stream was pulled
+    before): agent ``i``'s stream at ``touched[b, l, i M + listed[b, l, i]]`` for each
+    level ``l`` from 0 up to the first whose open block holds an earlier pull (an open
+    block lies in the one above, so the levels a stream is listed at are a range from 0).
+
+    Examples:
+        >>> touched, listed = np.zeros((1, 3, 2), np.int64), np.zeros((1, 3, 1), np.int64)
+        >>> list_pulls(np.array([[1]]), np.array([[0, 1]]), 2, 2, touched, listed)
+        >>> listed[0, :, 0].tolist(), int(touched[0, 0, 0])  # level 1's block saw step 1
+        ([1, 0, 0], 1)
+    """
+    n_envs, n = arms.shape
+    levels = listed.shape[1]
+    for b in range(n_envs):
+        for i in range(n):
+            stream = i * m + arms[b, i]
+            before = last[b, stream]
+            level = 0
+            while level < levels and before <= ((t - 1) >> level) << level:
+                touched[b, level, i * m + listed[b, level, i]] = stream
+                listed[b, level, i] += 1
+                level += 1
+
+
+@njit(cache=True, nogil=True, **ARITHMETIC)
+def close_listed(
+    acc: FloatArray,
+    node: FloatArray,
+    last: IntArray,
+    t: int,
+    top: int,
+    table: npt.NDArray[np.uint64],
+    scale: float,
+    touched: IntArray,
+    listed: IntArray,
+    live: IntArray,
+    alive: IntArray,
+) -> None:  # pragma: no cover
+    """:func:`close_blocks`' dyadic node and emptied open blocks at step ``t`` (level
+    ``top`` closing), visiting only the listed streams (:func:`private_observe`'s lists):
+    the level's ``live`` nodes set to 0, its ``touched`` streams' nodes their exact sums
+    plus ``Lap(scale)`` (drawn in increasing stream order, as :func:`laplace_marked`
+    draws them), which become the level's ``live`` list, and the open blocks of levels
+    ``0 .. top`` emptied at their touched streams.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
+        >>> acc, node = np.array([[[0.0, 0.5]]]), np.zeros((1, 1, 2))
+        >>> touched, listed = np.array([[[0, 1]]]), np.array([[[0, 1]]])  # agent 1's arm
+        >>> live, alive = np.zeros((1, 1, 2), np.int64), np.zeros((1, 1), np.int64)
+        >>> close_listed(acc, node, np.array([[0, 1]]), 1, 0, generator_table([rng]),
+        ...              1e-12, touched, listed, live, alive)
+        >>> node.round(6).tolist(), acc.tolist(), alive.tolist(), listed.tolist()
+        ([[[0.0, 0.5]]], [[[0.0, 0.0]]], [[1]], [[[0, 0]]])
+    """
+    n_envs, streams = last.shape
+    n = listed.shape[2]
+    m = streams // n
+    since = t - (1 << top)
+    for b in range(n_envs):
+        for c in range(alive[b, top]):  # the level's last nodes: 0 unless seen again
+            node[b, top, live[b, top, c]] = 0.0
+        total = 0
+        for i in range(n):
+            total += listed[b, top, i]
+        if total > 32 and 8 * total >= streams:  # a good part of all: read back
+            total = 0
+            for s in range(streams):
+                live[b, top, total] = s
+                total += last[b, s] > since
+        else:
+            total = 0
+            for i in range(n):  # each agent's, sorted by insertion: few
+                base = i * m
+                for c in range(listed[b, top, i]):
+                    s = touched[b, top, base + c]
+                    d = c
+                    while d > 0 and touched[b, top, base + d - 1] > s:
+                        touched[b, top, base + d] = touched[b, top, base + d - 1]
+                        d -= 1
+                    touched[b, top, base + d] = s
+                for c in range(listed[b, top, i]):
+                    live[b, top, total + c] = touched[b, top, base + c]
+                total += listed[b, top, i]
+        slot = generator_at(table, b)
+        for c in range(total):  # laplace_marked's draws, close_blocks' node
+            s = live[b, top, c]
+            node[b, top, s] = acc[b, top, s] + scale * laplace_at(slot)
+        alive[b, top] = total
+        for level in range(top + 1):
+            for i in range(n):
+                for c in range(listed[b, level, i]):
+                    acc[b, level, touched[b, level, i * m + c]] = 0.0
+                listed[b, level, i] = 0
+
+
 @njit(cache=True, nogil=True, **UNCOUNTED, **ARITHMETIC)
 def private_observe(
     arms: IntArray,
@@ -403,20 +507,13 @@ def private_observe(
     """
     n_envs, n = arms.shape
     m = counts.shape[2]
-    levels = acc.shape[1]
     streams = last.shape[1]
     dyadic = var.size == 0
     for b in range(n_envs):
         for i in range(n):
             values[b, i] = min(max(rewards[b, i], lo), hi)  # np.clip's
-            if dyadic:  # list the stream in the open blocks that had not seen it
-                stream = i * m + arms[b, i]
-                before = last[b, stream]
-                level = 0  # an open block lies in the one above: a range from level 0
-                while level < levels and before <= ((t - 1) >> level) << level:
-                    touched[b, level, i * m + listed[b, level, i]] = stream
-                    listed[b, level, i] += 1
-                    level += 1
+    if dyadic:
+        list_pulls(arms, last, m, t, touched, listed)
     record_pulls(counts, last, acc, arms, values, t)
     top = 0
     while not (t >> top) & 1:  # lowest_bit(t)
@@ -429,42 +526,7 @@ def private_observe(
                 for s in range(streams):
                     acc[b, level, s] = 0.0
     else:
-        since = t - (1 << top)
-        for b in range(n_envs):
-            for c in range(alive[b, top]):  # the level's last nodes: 0 unless seen again
-                node[b, top, live[b, top, c]] = 0.0
-            total = 0
-            for i in range(n):
-                total += listed[b, top, i]
-            if total > 32 and 8 * total >= streams:  # a good part of all: read back
-                total = 0
-                for s in range(streams):
-                    live[b, top, total] = s
-                    total += last[b, s] > since
-            else:
-                total = 0
-                for i in range(n):  # each agent's, sorted by insertion: few
-                    base = i * m
-                    for c in range(listed[b, top, i]):
-                        s = touched[b, top, base + c]
-                        d = c
-                        while d > 0 and touched[b, top, base + d - 1] > s:
-                            touched[b, top, base + d] = touched[b, top, base + d - 1]
-                            d -= 1
-                        touched[b, top, base + d] = s
-                    for c in range(listed[b, top, i]):
-                        live[b, top, total + c] = touched[b, top, base + c]
-                    total += listed[b, top, i]
-            slot = generator_at(table, b)
-            for c in range(total):  # laplace_marked's draws, close_blocks' node
-                s = live[b, top, c]
-                node[b, top, s] = acc[b, top, s] + scale * laplace_at(slot)
-            alive[b, top] = total
-            for level in range(top + 1):
-                for i in range(n):
-                    for c in range(listed[b, level, i]):
-                        acc[b, level, touched[b, level, i * m + c]] = 0.0
-                    listed[b, level, i] = 0
+        close_listed(acc, node, last, t, top, table, scale, touched, listed, live, alive)
     cover_sums(node, arms, m, t, values)  # and at t (the clipped rewards are recorded)
     for b in range(n_envs):
         for i in range(n):
@@ -477,10 +539,12 @@ def private_observe(
 
 __all__ = [
     "close_blocks",
+    "close_listed",
     "cover_sums",
     "honaker_close",
     "laplace_marked",
     "list_open_blocks",
+    "list_pulls",
     "private_observe",
     "record_pulls",
     "release_all",
