@@ -71,7 +71,9 @@ def play(trees: list[BatchedTree], horizon: int, seed: int, order: str = "C") ->
 
 
 @pytest.mark.parametrize("honaker", [False, True])
-@pytest.mark.parametrize(("shape", "horizon"), [((3, 4, 3), 37), ((16, 10, 5), 130), ((2, 10, 40), 100)])
+@pytest.mark.parametrize(
+    ("shape", "horizon"), [((3, 4, 3), 37), ((16, 10, 5), 130), ((2, 10, 40), 100)]
+)
 def test_compiled_tree_step_is_the_array_step(
     honaker: bool, shape: tuple[int, int, int], horizon: int
 ) -> None:
