@@ -13,10 +13,12 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
 
 ``--core`` also times the same rollout with the family's step replaced by one that does
-no algorithm (it picks arms in turn and sends a full row of the same width, listing
-nothing), so the vector form's time splits into the core's part (env step, routing, the
-wire's checks and float32 copy of every row) and the family's step; its trials are not
-the family's. Where the family's step lists the entries it writes
+no algorithm (each agent pulls one arm throughout and sends a full row of the same
+width, listing nothing), so the vector form's time splits into the core's part (env
+step, routing, the wire's checks and float32 copy of every row; under private rewards
+the trees, which then close with the fewest draws, as for a policy that has settled:
+one that still explores draws more) and the family's step; its trials are not the
+family's. Where the family's step lists the entries it writes
 (``core.kernels.WireChanges``: Gossip_UCB's with long messages) its wire costs less than
 that, and the split overstates the core's part.
 """
@@ -55,13 +57,15 @@ SIZES = {
 @njit(nogil=True, **UNCOUNTED)
 def wire_only(last: Any, seen: Any, t: int, heard: Any, mask: Any, counts: Any, arms: Any,
               sent: Any) -> None:  # pragma: no cover  # fmt: skip
-    """A talking step with no algorithm: agent ``i`` pulls arm ``(t + i) mod M`` and
-    sends a row of ones (every entry a number the wire checks and copies)."""
+    """A talking step with no algorithm: agent ``i`` pulls arm ``i mod M`` every step
+    (pulling the arms in turn instead made every private tree draw for every stream at
+    each high level's close: a cost no settled policy pays) and sends a row of ones
+    (every entry a number the wire checks and copies)."""
     n_envs, n = last.shape
     m = counts.shape[2]
     for b in range(n_envs):
         for i in range(n):
-            arms[b, i] = (t + i) % m
+            arms[b, i] = i % m
             for k in range(sent.shape[2]):
                 sent[b, i, k] = 1.0
 
