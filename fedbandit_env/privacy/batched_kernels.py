@@ -442,8 +442,6 @@ def private_observe(
     last: IntArray,
     acc: FloatArray,
     node: FloatArray,
-    prefix: FloatArray,
-    means32: Float32Array,
     table: npt.NDArray[np.uint64],
     scale: float,
     lo: float,
@@ -470,9 +468,9 @@ def private_observe(
     prefix before and after the step (the nodes of the covers of ``t - 1`` and ``t``,
     summed from 0, levels increasing, as :func:`close_blocks` sums them), what a private
     policy reads, the pulled arm's private mean (``seen``), and the observation's reward,
-    the increment as float32 (``traced``; ``increments`` holds it in float64). The other
-    streams' ``prefix`` and ``means32`` are not kept step by step: :func:`release_all`
-    writes every stream's at the end of the rollout.
+    the increment as float32 (``traced``; ``increments`` holds it in float64). The trees'
+    ``prefix`` and ``means32`` are not kept step by step: :func:`release_all` writes
+    every stream's at the end of the rollout.
 
     The dyadic trees visit only the streams with pulls, as the one-tree
     :func:`~fedbandit_env.privacy.tree_kernels.tree_complete_listed` does: per tree and
@@ -495,11 +493,11 @@ def private_observe(
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
         >>> b, n, m, levels = 1, 1, 2, 2
         >>> z = lambda *shape: np.zeros(shape)
-        >>> means32, seen = np.zeros((b, n, m), np.float32), np.zeros((b, n), np.float32)
+        >>> seen = np.zeros((b, n), np.float32)
         >>> lists = lambda *shape: np.zeros(shape, np.int64)
         >>> private_observe(np.array([[1]]), np.array([[0.5]]), 1, z(b, n, m),
-        ...     lists(b, n * m), z(b, levels, n * m), z(b, levels, n * m), z(b, n * m),
-        ...     means32, generator_table([rng]), 1e-12, 0.0, 1.0, z(0, 0, 0), 0.0, z(b, n),
+        ...     lists(b, n * m), z(b, levels, n * m), z(b, levels, n * m),
+        ...     generator_table([rng]), 1e-12, 0.0, 1.0, z(0, 0, 0), 0.0, z(b, n),
         ...     lists(b, levels, n * m), lists(b, levels, n), lists(b, levels, n * m),
         ...     lists(b, levels), z(b, n), seen, seen.copy())
         >>> round(float(seen[0, 0]), 6)

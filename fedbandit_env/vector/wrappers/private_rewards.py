@@ -232,8 +232,8 @@ class VecPrivateRewards(VecWrapper):
         listed, alive = np.zeros((b, levels, n), np.int64), np.zeros((b, levels), np.int64)
         if levels:
             list_open_blocks(tree.last, tree.node, self.t, touched, listed, live, alive)
-        watch = (tree.counts, tree.last, tree.acc, tree.node, tree.prefix, tree.means32,
-                 tree.noise.table, tree.noise.scale, float(lo), float(hi),
+        watch = (tree.counts, tree.last, tree.acc, tree.node, tree.noise.table,
+                 tree.noise.scale, float(lo), float(hi),
                  tree.var if tree.honaker else np.zeros((0, 0, 0)),
                  2.0 * tree.scale * tree.scale, np.empty((b, n)), touched, listed, live, alive,
                  np.empty((b, n)))  # fmt: skip
