@@ -10,7 +10,10 @@ vector wrapper a wrapper names (``vector_form``) as a multiple of the bare vecto
 :func:`fedbandit_env.runner.vector_speed.wrapper_lines`, which ``fedbandit speed``
 prints too).
 A vector form with no sample arguments is printed as not measured, so none is left out
-silently.
+silently. Beside them, what the exact draws of each drawing vector form cost alone (counted
+from its streams, drawn by the same kernels;
+:func:`fedbandit_env.runner.vector_speed.floor_lines`): a floor under its ratio that no
+faster bookkeeping removes.
 Then the bare vector step against a hand-written NumPy step doing the same work
 (:func:`hand_written_rate`; the issue's target: within 1.5x). Last, a vector policy with
 a compiled step (``local_ucb``, in ``local``: no messages) stepped through the vector
@@ -30,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from fedbandit_env.policies import Requirements
-from fedbandit_env.runner.vector_speed import wrapper_lines
+from fedbandit_env.runner.vector_speed import floor_lines, wrapper_lines
 from fedbandit_env.scenario import Scenario
 from fedbandit_env.vector import make_vec
 
@@ -196,6 +199,9 @@ def main() -> None:
     print(f"ratio:                     {vec / pz:12.1f}x")
     for line in wrapper_lines(args.agents, args.arms, args.envs, args.steps, args.repeats,
                               args.setting):  # fmt: skip
+        print(line)
+    for line in floor_lines(args.agents, args.arms, args.envs, args.steps, args.repeats,
+                            args.setting):  # fmt: skip
         print(line)
     if args.setting == "neighbours":
         hand = hand_written_rate(scenario, needs, args.envs, args.steps, args.repeats)

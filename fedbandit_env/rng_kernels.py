@@ -264,6 +264,48 @@ _call_next_uint64 = _call_next(64)
 _call_next_double = _call_next(0)
 
 
+def pcg64_distance(before: dict[str, Any], after: dict[str, Any]) -> int:
+    """How many numbers a PCG64 generator drew between two of its ``bit_generator.state``
+    dicts (``before`` earlier than ``after``, the same stream): the number of steps of
+    its 128-bit LCG from one state to the other, found bit by bit from the lowest (an
+    LCG modulo ``2**128`` with an odd increment steps every state once a period, and its
+    low ``k`` bits depend only on the low ``k`` bits before, so ``2**k`` steps of it are
+    one step of another LCG with multiplier ``a**(2**k)``: one decision a bit, 128 at
+    most). Each ``next_uint64`` / ``next_double`` is one step; a ``next_uint32`` takes
+    one step a pair.
+
+    Raises:
+        ValueError: If the states are not of one PCG64 stream.
+
+    Examples:
+        >>> rng = np.random.default_rng(3)
+        >>> before = rng.bit_generator.state
+        >>> _ = rng.random(1000), rng.laplace(size=7)
+        >>> pcg64_distance(before, rng.bit_generator.state)
+        1007
+    """
+    for state in (before, after):
+        if state.get("bit_generator") != "PCG64":
+            raise ValueError(f"not a PCG64 state: {state.get('bit_generator')!r}")
+    if before["state"]["inc"] != after["state"]["inc"]:
+        raise ValueError("the two states are of different PCG64 streams (their increments differ)")
+    word = (1 << 128) - 1
+    here, there = before["state"]["state"], after["state"]["state"]
+    multiplier, increment = _PCG64_MULTIPLIER, before["state"]["inc"]
+    steps, bit = 0, 1
+    while here != there:
+        if (here ^ there) & bit:  # this bit of the count is set: take 2**k steps
+            here = (here * multiplier + increment) & word
+            steps |= bit
+        # 2**(k + 1) steps: the LCG composed with itself
+        increment = ((multiplier + 1) * increment) & word
+        multiplier = (multiplier * multiplier) & word
+        bit <<= 1
+        if bit > word:
+            raise ValueError("the two states are of different PCG64 streams")
+    return steps
+
+
 def _pcg64_step_typing(typingctx: Any, address: Any) -> Any:
     """Advance the PCG64 state at ``address`` (:func:`pcg64_words`) and return its
     output: ``state = state * multiplier + inc`` (mod 2**128), then

@@ -231,6 +231,23 @@ def test_vector_speed_measures_every_vector_wrapper() -> None:
     assert all(r is not None and r > 0 for r in ratios.values()), ratios
 
 
+def test_the_draw_floors_count_what_the_streams_gave() -> None:
+    """The floors under the drawing vector forms count their draws from the streams:
+    ``VecMessageLoss`` on a complete graph draws one uniform a delivered peer message,
+    ``N - 1`` an agent-step exactly; a form whose draws were not counted (a fixed guess)
+    would not follow ``N``."""
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.runner.vector_speed import DRAW_KINDS, draw_floors
+    from fedbandit_env.scenario import Scenario
+
+    for n in (3, 5):
+        scenario = Scenario(n_agents=n, n_arms=2, horizon=6, setting="neighbours")
+        floors = draw_floors(scenario, Requirements(message_dim=4), 3, 6, 1)
+        assert set(floors) == set(DRAW_KINDS)
+        assert floors["MessageLoss"][0] == n - 1
+        assert floors["PrivateRewards"][0] > 0 and all(r > 0 for _, r in floors.values())
+
+
 def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -243,6 +260,7 @@ def test_vector_speed_prints_the_bare_step_against_a_hand_written_one(
     out = capsys.readouterr().out
     assert "x a hand-written NumPy step" in out
     assert "vector wrappers over the bare vector step (neighbours" in out
+    assert "the exact draws alone over the bare vector step" in out
     assert "compiled rollout" in out  # local_ucb stepped and rolled out
 
 

@@ -126,3 +126,25 @@ def test_fill_noise_can_tell_the_streams_apart() -> None:
     assert not np.array_equal(out[0], np.random.default_rng(2).standard_normal(50))
     out = fill_noise(generator_table([np.random.default_rng(3)]), np.array([0]), np.empty((1, 50)))
     assert not np.array_equal(out[0], np.random.default_rng(3).standard_normal(50))
+
+
+def test_pcg64_distance_counts_the_numbers_drawn() -> None:
+    """``pcg64_distance`` is the number of raw draws between two states of one stream:
+    random counts, a jump of ``2**100 + 5``, and refusals for other streams."""
+    from fedbandit_env.rng_kernels import pcg64_distance
+
+    counts = np.random.default_rng(99).integers(0, 50_000, size=12)
+    for seed, k in enumerate(counts):
+        rng = np.random.default_rng(seed)
+        before = rng.bit_generator.state
+        rng.random(int(k))
+        assert pcg64_distance(before, rng.bit_generator.state) == k
+        assert pcg64_distance(before, before) == 0
+    rng = np.random.default_rng(1)
+    before = rng.bit_generator.state
+    rng.bit_generator.advance(2**100 + 5)
+    assert pcg64_distance(before, rng.bit_generator.state) == 2**100 + 5
+    with pytest.raises(ValueError, match="different PCG64 streams"):
+        pcg64_distance(before, np.random.default_rng(2).bit_generator.state)
+    with pytest.raises(ValueError, match="not a PCG64 state"):
+        pcg64_distance(before, np.random.Generator(np.random.MT19937(1)).bit_generator.state)
