@@ -28,33 +28,35 @@ was shown and sends its message; the env draws the rewards, routes the messages,
 draws the next decision sets, shown in the new observation. Generators of an episode
 (spawned from ``reset(seed)``): rewards (child 0), protocol (child 1), decision sets
 (child 2).
+
+The env is a view of :class:`~fedbandit_env.core.linear.LinearCore` with one env (its
+:attr:`~FederatedLinearEnv.core`): the core draws the instance, the decision sets, the
+rewards and the messages, and this class turns its arrays into a dict per agent, as
+``FederatedMABEnv`` does over ``MABCore``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import networkx as nx
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.core.kernels import pull_sets
+from fedbandit_env.core.linear import LinearCore, LinearSampler, draw_problem
+from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import reset_infos, step_infos
+from fedbandit_env.envs.messages import message_entries
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
-from fedbandit_env.protocols.base import Delivery, Protocol
-from fedbandit_env.seeding import SPLITS, env_streams, instance_seed
+from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
 from fedbandit_env.validation import check_reset_options
-
-LinearSampler = Callable[[np.random.Generator], LinearProblem]
-"""``rng -> LinearProblem``: an instance distribution (one draw per ``reset(seed)``)."""
 
 
 class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -110,11 +112,14 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         self.sampler: LinearSampler | None = None
         if callable(problem) and not isinstance(problem, LinearProblem):
             self.sampler = problem
-            problem = self._draw(instance_seed(0, split))
-        if not isinstance(problem, LinearProblem):
+        elif not isinstance(problem, LinearProblem):
             raise TypeError(
                 f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
             )
+        source = problem
+        if self.sampler is not None:
+            problem = draw_problem(self.sampler, instance_seed(0, split))  # until a reset
+        assert isinstance(problem, LinearProblem)
         n = problem.n_agents
         w = check_wiring(
             n,
@@ -156,20 +161,11 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
             a: action_space(self.n_arms, self.message_dim, (lo, hi)) for a in self.possible_agents
         }
         self._state_space = state_space(n, self.n_arms, problem.reward_bounds, self.horizon)
-        self._np_random: np.random.Generator | None = None
-        self._rngs = env_streams(np.random.default_rng(0), linear=True)  # until a reset
-        self._t, self._cum_cost = 0, 0.0
-        self._cum_regret = np.zeros(n)
-        self._sets: IntArray = np.zeros((n, self.n_arms), dtype=np.int64)
-        self._last_arms = np.zeros(n, dtype=np.int64)
-        self._last_rewards = np.zeros(n)
-
-    def _draw(self, seed: np.random.SeedSequence) -> LinearProblem:
-        assert self.sampler is not None
-        problem = self.sampler(np.random.default_rng(seed))
-        if not isinstance(problem, LinearProblem):
-            raise TypeError(f"the sampler must return a LinearProblem, got {problem!r}")
-        return problem
+        # The env is a view of the linear core with one env: the same code draws the
+        # instances, decision sets, rewards and messages for any number of envs.
+        self._core = LinearCore(source, network, [protocol], self.horizon, self.message_dim,
+                                (lo, hi), (c1, c2), split, self._check_bound)  # fmt: skip
+        self._instance: int | None = None
 
     def observation_space(self, agent: AgentID) -> spaces.Space[Any]:
         """The observation space of ``agent`` (the same object on every call)."""
@@ -199,12 +195,25 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
 
     def state(self) -> np.ndarray:
         """What every agent observed last, together (:func:`~.spaces.joint_state`)."""
-        return joint_state(self._last_arms, self._last_rewards, self._t, self.n_arms)
+        core = self._core
+        return joint_state(core.last_arms[0], core.last_rewards[0], core.t, self.n_arms)
+
+    @property
+    def core(self) -> LinearCore:
+        """The :class:`~fedbandit_env.core.linear.LinearCore` this env is the view of (one
+        env).
+
+        Examples:
+            >>> from fedbandit_env import federated_linear_v0
+            >>> federated_linear_v0.parallel_env().unwrapped.core.n_envs
+            1
+        """
+        return self._core
 
     @property
     def decision_sets(self) -> IntArray:
         """This step's decision sets as pool rows ``(N, K)`` (a copy; for tests)."""
-        return self._sets.copy()
+        return self._core.sets[0].copy()
 
     def _check_bound(self, problem: LinearProblem, what: str) -> None:
         """Refuse a problem whose contexts would leave the declared ``contexts`` space."""
@@ -222,10 +231,6 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
         """Start an episode (see :class:`FederatedLinearEnv` for instances)."""
         options = dict(check_reset_options(options))  # before any state changes
-        if seed is not None or self._np_random is None:
-            self._np_random, _ = seeding.np_random(seed)
-        self._rngs = env_streams(self._np_random, linear=True)  # rewards, protocol, sets
-        self._instance: int | None = None
         pinned = options.get("problem")
         if pinned is not None:
             if not isinstance(pinned, LinearProblem) or (
@@ -238,22 +243,10 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
                     f"set_size {self.n_arms} and dim {self.dim}, got {pinned!r}"
                 )
             self._check_bound(pinned, "options['problem']")
-            self.problem = pinned
-        elif self.sampler is not None:
-            s = int(self._np_random.integers(2**63)) if seed is None else seed
-            self.problem = self._draw(instance_seed(s, self.split))
-            self._check_bound(self.problem, f"the problem drawn for seed {s}")
-            self._instance = s
-        if self.message_dim:
-            self.protocol.reset(self.network, self._rngs[1])
+        core = self._core
+        core.reset([seed], options)
+        self.problem, self._instance = core.problems[0], core.instances[0]
         self.agents = list(self.possible_agents)
-        self._t, self._cum_cost = 0, 0.0
-        self._cum_regret = np.zeros(self.n_agents)
-        self._last_arms = np.zeros(self.n_agents, dtype=np.int64)
-        self._last_rewards = np.zeros(self.n_agents)
-        self._last_regret = np.zeros(self.n_agents)
-        self._last_heard: np.ndarray | None = None
-        self._sets = self.problem.draw_sets(self._rngs[2])
         return self._observations(None), reset_infos(self.agents, self._instance)
 
     def step(self, actions: dict[AgentID, Action]) -> StepResult:
@@ -261,31 +254,19 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         if not self.agents:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         arms, messages = self._actions.parse(actions, self.agents, set(self.agents))
-        rows = self._sets[np.arange(self.n_agents), arms]
-        rewards, regret = np.empty(self.n_agents), np.zeros(self.n_agents)
-        problem = self.problem  # the step of the compiled loops (core.kernels.pull_sets)
-        pull_sets(problem.local_means, rows, problem.noise_code, float(problem.sigma),
-                  self._rngs[0], self._sets, problem.global_means, rewards, regret)  # fmt: skip
-        self._t += 1
-        self._cum_regret += regret
-        self._last_arms, self._last_rewards, self._last_regret = arms, rewards, regret
-        delivery = self.protocol.route(messages, self._t) if self.message_dim else None
-        self._last_heard = None if delivery is None else np.asarray(delivery.mask, dtype=bool)
-        peer = delivery.peer_links if delivery else 0
-        server = delivery.server_links if delivery else 0
-        cost = self.link_costs[0] * server + self.link_costs[1] * peer
-        self._cum_cost += cost
-        done = self._t >= self.horizon
-        if not done:
-            self._sets = self.problem.draw_sets(self._rngs[2])
-        observations = self._observations(delivery)
+        core = self._core
+        step = core.step(arms[None], messages[None] if self.message_dim else None)
+        observations = self._observations(step.routed)
+        peer, server = int(step.peer_links[0]), int(step.server_links[0])
         agents = self.agents
-        infos = step_infos(agents, regret.tolist(), self._cum_regret.tolist(), peer, server,
-                           cost, self._cum_cost, self._instance)  # fmt: skip
-        rew = dict(zip(agents, rewards.tolist(), strict=True))
-        if done:
+        infos = step_infos(agents, step.regret[0].tolist(), core.cum_regret[0].tolist(), peer,
+                           server, float(step.cost[0]), float(core.cum_cost[0]),
+                           self._instance)  # fmt: skip
+        rew = dict(zip(agents, step.rewards[0].tolist(), strict=True))
+        if step.done:
             self.agents = []
-        return observations, rew, dict.fromkeys(agents, False), dict.fromkeys(agents, done), infos
+        return (observations, rew, dict.fromkeys(agents, False),
+                dict.fromkeys(agents, step.done), infos)  # fmt: skip
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: the step, each agent's last choice, reward and cumulative regret;
@@ -303,60 +284,43 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         """
         if self.render_mode is None:
             return None
+        core = self._core
         if self.render_mode == "rgb_array":
             from fedbandit_env.envs.render import render_network
 
-            best = self._last_regret <= 1e-12 if self._t else np.zeros(self.n_agents, bool)
-            heard = self._last_heard
-            if heard is not None and heard.shape != (self.n_agents, self.n_agents):
-                heard = None  # a server round: no peer arrows
-            return render_network(self.network, self._last_arms, heard, self._t, self.horizon,
+            best = core.last_regret[0] <= 1e-12 if core.t else np.zeros(self.n_agents, bool)
+            routed = core.last_routed
+            heard = None if routed is None else np.asarray(routed.mask[0], dtype=bool)
+            return render_network(self.network, core.last_arms[0], heard, core.t, self.horizon,
                                   best)  # fmt: skip
-        last = (self._last_arms, self._last_rewards, self._cum_regret)
+        last = (core.last_arms[0], core.last_rewards[0], core.cum_regret[0])
         rows = zip(self.possible_agents, *last, strict=True)
-        lines = [f"step {self._t}/{self.horizon}"]
+        lines = [f"step {core.t}/{self.horizon}"]
         lines += [f"  {a}: chose {k}, reward {r:.3f}, regret {c:.2f}" for a, k, r, c in rows]
         return "\n".join(lines)
 
     def close(self) -> None:
         """Nothing to release."""
 
-    def _observations(self, delivery: Delivery | None) -> dict[AgentID, Observation]:
-        contexts = self.problem.features[self._sets].astype(np.float32)  # (N, K, d)
-        rewards = self._last_rewards.astype(np.float32).reshape(-1, 1)
-        step = np.full(1, self._t, dtype=np.float32)
+    def _observations(self, routed: Routed | None) -> dict[AgentID, Observation]:
+        core = self._core
+        contexts = core.contexts()  # (N, K, d)
+        rewards = core.last_rewards[0].astype(np.float32).reshape(-1, 1)
+        step = np.full(1, core.t, dtype=np.float32)
         step.flags.writeable = False
-        arms = self._last_arms.tolist()
+        arms = core.last_arms[0].tolist()
         out: dict[AgentID, Observation] = {}
         for i, a in enumerate(self.agents):
             out[a] = {"arm": arms[i], "contexts": contexts[i], "reward": rewards[i], "step": step}
         if not self.message_dim:
             return out
-        n, d = self.n_agents, self.message_dim
-        if self.protocol.has_server:  # agents talk only to the server: no peer inbox
-            inbox = np.broadcast_to(np.zeros((1, 1, 1), np.float32), (n, n, d))
-            mask = np.broadcast_to(np.zeros((1, 1), np.int8), (n, n))
-        elif delivery is None:
-            inbox, mask = np.zeros((n, n, d), np.float32), np.zeros((n, n), np.int8)
-        else:
-            inbox, mask = delivery.inbox.astype(np.float32), delivery.mask.astype(np.int8)
-        public = None
-        if self.protocol.public_dim:
-            pm = None if delivery is None else delivery.public_mask
-            public = mask if pm is None else pm.astype(np.int8)
-        server = smask = None
-        if self.protocol.has_server:
-            if delivery is not None and delivery.server is not None:
-                server = delivery.server.astype(np.float32)
-                smask = np.asarray(delivery.server_mask, dtype=np.int8).reshape(n, 1)
-            else:
-                server = np.zeros((n, d), np.float32)
-                smask = np.zeros((n, 1), np.int8)
-        for i, a in enumerate(self.agents):
-            obs = out[a]
-            obs["messages"], obs["mask"] = inbox[i], mask[i]
-            if public is not None:
-                obs["public_mask"] = public[i]
-            if server is not None and smask is not None:
-                obs["server"], obs["server_mask"] = server[i], smask[i]
+        extra = message_entries(routed, self.n_agents, self.message_dim, self.protocol)
+        if len(extra) == 2:  # the common case: messages and mask
+            for a, heard, seen in zip(self.agents, extra["messages"], extra["mask"], strict=True):
+                obs = out[a]
+                obs["messages"], obs["mask"] = heard, seen
+            return out
+        keys = list(extra)
+        for a, values in zip(self.agents, zip(*extra.values(), strict=True), strict=True):
+            out[a].update(zip(keys, values, strict=True))
         return out

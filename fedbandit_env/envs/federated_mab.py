@@ -48,10 +48,11 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from fedbandit_env.core.mab import MABCore
-from fedbandit_env.core.routing import Routed, inbox
+from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.infos import reset_infos, step_infos
+from fedbandit_env.envs.messages import message_entries
 from fedbandit_env.envs.render import render_network, render_text
 from fedbandit_env.envs.spaces import action_space, joint_state, observation_space, state_space
 from fedbandit_env.network.graph import Network
@@ -67,8 +68,6 @@ from fedbandit_env.type_aliases import (
     StepResult,
 )
 from fedbandit_env.validation import check_reset_options
-
-_ZERO = np.float32(0.0)
 
 
 class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -346,48 +345,18 @@ class FederatedMABEnv(ParallelEnv[AgentID, Observation, Action]):
         step = np.full(1, core.t, dtype=np.float32)
         step.flags.writeable = False
         out: dict[AgentID, Observation] = {}
-        if self.message_dim:
-            n, d = self.n_agents, self.message_dim
-            if routed is None:
-                got = np.zeros((n, n, d), dtype=np.float32)
-                mask = np.zeros((n, n), dtype=np.int8)
-                public = mask
-            else:
-                mask = routed.mask[0].copy()  # fresh: the router's may be shared
-                pm = routed.public_mask
-                public = mask if pm is None else pm[0].copy()
-                if routed.inbox is not None:  # a relay: copies differ by receiver
-                    got = routed.inbox[0]
-                elif self.protocol.public_dim:
-                    p = self.protocol.public_dim
-                    got = inbox(routed.messages, mask[None], public[None], p)[0]
-                else:  # the common case: inbox() for one env
-                    got = np.where(mask.astype(bool)[:, :, None], routed.messages[0], _ZERO)
-            if self.protocol.has_server:
-                if routed is not None and routed.server is not None:
-                    assert routed.server_mask is not None
-                    server = routed.server[0]
-                    smask = routed.server_mask[0]
-                else:
-                    server = np.zeros((n, d), dtype=np.float32)
-                    smask = np.zeros((n, 1), dtype=np.int8)
-        # Row views made by iterating (list(a)): half the cost of indexing row by row.
         rows = zip(self.agents, arms, list(rewards), strict=True)
         if not self.message_dim:
             for a, arm, reward in rows:
                 out[a] = {"arm": arm, "reward": reward, "step": step}
             return out
-        if not self.protocol.public_dim and not self.protocol.has_server:  # the common case
-            for (a, arm, reward), heard, seen in zip(rows, list(got), list(mask), strict=True):
+        extra = message_entries(routed, self.n_agents, self.message_dim, self.protocol)
+        if len(extra) == 2:  # the common case: messages and mask
+            for (a, arm, reward), heard, seen in zip(rows, extra["messages"], extra["mask"],
+                                                     strict=True):  # fmt: skip
                 out[a] = {"arm": arm, "reward": reward, "step": step}
                 out[a]["messages"], out[a]["mask"] = heard, seen
             return out
-        extra = {"messages": list(got), "mask": list(mask)}
-        if self.protocol.public_dim:
-            extra["public_mask"] = list(public)
-        if self.protocol.has_server:
-            extra["server"] = list(server)
-            extra["server_mask"] = list(smask)
         keys = list(extra)
         for (a, arm, reward), values in zip(rows, zip(*extra.values(), strict=True), strict=True):
             obs: Observation = {"arm": arm, "reward": reward, "step": step}

@@ -1,0 +1,250 @@
+"""The federated linear contextual bandit written once, for ``B`` independent envs.
+
+:class:`LinearCore` is the linear bandit's counterpart of
+:class:`~fedbandit_env.core.mab.MABCore`: it holds ``B`` episodes of ``N`` agents, each
+env's instance (a :class:`~fedbandit_env.problems.linear.LinearProblem`), its
+generators and its protocol, and the arrays of their state. The PettingZoo env
+:class:`~fedbandit_env.envs.federated_linear.FederatedLinearEnv` is a core with
+``B = 1`` and a dict per agent around it, so the rewards, the decision sets, the regret
+and the messages of an episode are drawn by this code alone.
+
+Per env and episode (the order of Dubey & Pentland's protocol, Algorithm 1: every agent
+sees its decision set, chooses, is rewarded, and the messages go out):
+
+- ``reset(seed)`` seeds the env's master generator (``reset()`` continues it) and
+  spawns, in this order, the rewards', the protocol's and the decision sets' generators
+  (:func:`~fedbandit_env.seeding.env_streams` with ``linear=True``); an env built from a
+  sampler then draws its instance from the seed (or, unseeded, from a number its master
+  draws next: :func:`~fedbandit_env.seeding.instance_seed`); the first decision sets are
+  drawn;
+- ``step(arms, messages)``: agent ``i`` of env ``b`` chose vector ``arms[b, i]`` of its
+  set (pool row ``sets[b, i, arms[b, i]]``); its reward ``<x, theta_i> + noise`` and its
+  pseudo-regret ``max_{x' in D} <x', theta> - <x, theta>`` against the global ``theta``
+  (:func:`~fedbandit_env.core.kernels.pull_sets`, the one statement of a linear step);
+  the messages go through a :class:`~fedbandit_env.core.routing.Router`; the next sets
+  are drawn unless the episode ended.
+
+On NumPy only (the linear env has no device path yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from fedbandit_env.core.kernels import pull_sets
+from fedbandit_env.core.mab import CoreStep
+from fedbandit_env.core.routing import Routed, Router
+from fedbandit_env.network.graph import Network
+from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.seeding import env_streams, instance_seed
+from fedbandit_env.type_aliases import FloatArray, IntArray
+
+LinearSampler = Callable[[np.random.Generator], LinearProblem]
+"""``rng -> LinearProblem``: an instance distribution (one draw per ``reset(seed)``)."""
+
+ProblemCheck = Callable[[LinearProblem, str], None]
+"""``(problem, what) -> None``: raises if a drawn instance does not fit its env (the
+view's observation space), ``what`` naming it in the message."""
+
+
+def _no_check(problem: LinearProblem, what: str) -> None:
+    """Every instance fits."""
+
+
+def draw_problem(sampler: LinearSampler, seed: np.random.SeedSequence) -> LinearProblem:
+    """``sampler``'s instance for the instance seed ``seed`` (a ``TypeError`` if it is no
+    :class:`~fedbandit_env.problems.linear.LinearProblem`).
+
+    Examples:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> draw_problem(lambda rng: dubey_synthetic(2, seed=int(rng.integers(9))),
+        ...              instance_seed(0, "train")).n_agents
+        2
+    """
+    problem = sampler(np.random.default_rng(seed))
+    if not isinstance(problem, LinearProblem):
+        raise TypeError(f"the sampler must return a LinearProblem, got {problem!r}")
+    return problem
+
+
+class LinearCore:
+    """``B`` federated linear bandit episodes as arrays (see the module docstring).
+
+    Args:
+        problem: A fixed instance, or a sampler every seeded episode draws one from.
+        network: The communication graph (shared by every env).
+        protocols: One protocol object per env (the PettingZoo view passes its own).
+        horizon: Steps per episode.
+        message_dim: ``D`` (0: no messages).
+        message_bounds: ``(low, high)`` of every message entry.
+        link_costs: ``(c1, c2)``: a server link's cost and a peer link's.
+        split: The instance split of a sampler (``"train"`` or ``"held_out"``).
+        check: Called on every instance a sampler draws before the episode uses it
+            (the view refuses contexts beyond its space there).
+
+    Examples:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+        ...                   Network.complete(2), [Broadcast(), Broadcast()], horizon=2,
+        ...                   message_dim=1)
+        >>> core.reset([7, 8])
+        >>> core.sets.shape
+        (2, 2, 3)
+        >>> step = core.step(np.zeros((2, 2), int), np.zeros((2, 2, 1)))
+        >>> step.rewards.shape, step.cost.tolist(), bool((step.regret >= 0).all())
+        ((2, 2), [1.0, 1.0], True)
+    """
+
+    def __init__(
+        self,
+        problem: LinearProblem | LinearSampler,
+        network: Network,
+        protocols: list[Protocol],
+        horizon: int,
+        message_dim: int = 0,
+        message_bounds: tuple[float, float] = (-np.inf, np.inf),
+        link_costs: tuple[float, float] = (25.0, 1.0),
+        split: str = "train",
+        check: ProblemCheck = _no_check,
+    ) -> None:
+        self.sampler: LinearSampler | None = None
+        self.split, self.check = split, check
+        if callable(problem) and not isinstance(problem, LinearProblem):
+            self.sampler = problem
+            problem = self.draw(instance_seed(0, split))  # until the first reset
+        if not isinstance(problem, LinearProblem):
+            raise TypeError(
+                f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
+            )
+        self.n_envs = len(protocols)
+        self.n_agents, self.set_size, self.dim = problem.n_agents, problem.set_size, problem.dim
+        self.network, self.horizon = network, int(horizon)
+        self.message_dim, self.message_bounds = int(message_dim), message_bounds
+        self.link_costs = link_costs
+        self.router = Router(protocols, network, self.message_dim)
+        b = self.n_envs
+        self.masters: list[np.random.Generator | None] = [None] * b
+        self.problems: list[LinearProblem] = [problem] * b
+        self.instances: list[int | None] = [None] * b
+        first = env_streams(np.random.default_rng(0), linear=True)  # until a reset
+        self.reward_rngs: list[np.random.Generator] = [first[0]] * b
+        self.set_rngs: list[np.random.Generator] = [first[2]] * b
+        self._agents = np.arange(self.n_agents)
+        self._no_links, self._no_cost = np.zeros(b, dtype=np.int64), np.zeros(b)
+        for constant in (self._no_links, self._no_cost):
+            constant.flags.writeable = False
+        self._clear()
+
+    def draw(self, seed: np.random.SeedSequence) -> LinearProblem:
+        """The sampler's instance for ``seed`` (:func:`draw_problem`)."""
+        assert self.sampler is not None
+        return draw_problem(self.sampler, seed)
+
+    def _clear(self) -> None:
+        """An episode's empty totals."""
+        b, n = self.n_envs, self.n_agents
+        self.t = 0
+        self.cum_regret: FloatArray = np.zeros((b, n))
+        self.cum_cost: FloatArray = np.zeros(b)
+        self.last_arms: IntArray = np.zeros((b, n), dtype=np.int64)
+        self.last_rewards: FloatArray = np.zeros((b, n))
+        self.last_regret: FloatArray = np.zeros((b, n))
+        self.last_routed: Routed | None = None
+        self.sets: IntArray = np.zeros((b, n, self.set_size), dtype=np.int64)
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None = None) -> None:
+        """Start every env's episode; env ``b`` reseeds its master generator with
+        ``seeds[b]`` (``None``: continue it), as ``FederatedLinearEnv.reset(seed)`` does.
+        ``options["problem"]`` pins every env's instance (checked by the view)."""
+        if len(seeds) != self.n_envs:
+            raise ValueError(f"one seed per env: {self.n_envs} envs, {len(seeds)} seeds")
+        pinned = (options or {}).get("problem")
+        protocol_rngs = []
+        for k, seed in enumerate(seeds):
+            master = self.masters[k]
+            if seed is not None or master is None:
+                master, _ = seeding.np_random(seed)
+                self.masters[k] = master
+            rewards, protocol, sets = env_streams(master, linear=True)
+            self.reward_rngs[k], self.set_rngs[k] = rewards, sets
+            protocol_rngs.append(protocol)
+            self.instances[k] = None
+            if pinned is not None:
+                self.problems[k] = pinned
+            elif self.sampler is not None:
+                s = int(master.integers(2**63)) if seed is None else seed
+                problem = self.draw(instance_seed(s, self.split))
+                self.check(problem, f"the problem drawn for seed {s}")
+                self.problems[k], self.instances[k] = problem, s
+        if self.message_dim:
+            self.router.reset(protocol_rngs)
+        self._clear()
+        for k in range(self.n_envs):
+            self.sets[k] = self.problems[k].draw_sets(self.set_rngs[k])
+
+    # ------------------------------------------------------------------ steps
+    def step(self, arms: IntArray, messages: FloatArray | None = None) -> CoreStep:
+        """Agent ``i`` of env ``b`` chooses vector ``arms[b, i]`` of its decision set and
+        sends ``messages[b, i]`` (both already checked by the view).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+            ...                   Network.complete(2), [Broadcast()], horizon=1)
+            >>> core.reset([0])
+            >>> core.step(np.zeros((1, 2), int)).done, core.t
+            (True, 1)
+        """
+        if self.t >= self.horizon:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        b, n = self.n_envs, self.n_agents
+        rewards, regret = np.empty((b, n)), np.zeros((b, n))
+        for k in range(b):
+            problem, sets = self.problems[k], self.sets[k]
+            pull_sets(problem.local_means, sets[self._agents, arms[k]], problem.noise_code,
+                      float(problem.sigma), self.reward_rngs[k], sets, problem.global_means,
+                      rewards[k], regret[k])  # fmt: skip
+        self.t += 1
+        self.cum_regret += regret
+        self.last_arms, self.last_rewards, self.last_regret = arms, rewards, regret
+        routed = None
+        if self.message_dim:
+            assert messages is not None
+            routed = self.router.route(messages, self.t, self.horizon - self.t + 1)
+            peer, server = routed.peer_links, routed.server_links
+            cost = self.link_costs[0] * server + self.link_costs[1] * peer  # float64
+            self.cum_cost += cost
+        else:
+            peer = server = self._no_links
+            cost = self._no_cost
+        self.last_routed = routed
+        done = self.t >= self.horizon
+        if not done:
+            for k in range(b):
+                self.sets[k] = self.problems[k].draw_sets(self.set_rngs[k])
+        return CoreStep(rewards, regret, routed, peer, server, cost, done)
+
+    def contexts(self, k: int = 0) -> np.ndarray:
+        """Env ``k``'s decision sets as vectors ``(N, K, d)`` float32 (what its agents
+        observe).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+            ...                   Network.complete(2), [Broadcast()], horizon=1)
+            >>> core.reset([0]); core.contexts().shape
+            (2, 3, 2)
+        """
+        return self.problems[k].features[self.sets[k]].astype(np.float32)
+
+
+__all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem"]
