@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import seeding
 
+from fedbandit_env.backend import backend
+from fedbandit_env.core.actions import ActionChecks
 from fedbandit_env.core.kernels import pull_sets
 from fedbandit_env.core.mab import CoreStep
 from fedbandit_env.core.routing import Routed, Router
@@ -72,7 +74,7 @@ def draw_problem(sampler: LinearSampler, seed: np.random.SeedSequence) -> Linear
     return problem
 
 
-class LinearCore:
+class LinearCore(ActionChecks):
     """``B`` federated linear bandit episodes as arrays (see the module docstring).
 
     Args:
@@ -124,6 +126,11 @@ class LinearCore:
             )
         self.n_envs = len(protocols)
         self.n_agents, self.set_size, self.dim = problem.n_agents, problem.set_size, problem.dim
+        self.n_arms = self.set_size  # an agent's choices: a vector of its set
+        self.backend = backend(None)
+        self.xp = self.backend.xp
+        self._checked: Any = None  # every agent's message checked (admit_forgers)
+        self._senders = np.arange(self.n_agents, dtype=np.int64)
         self.network, self.horizon = network, int(horizon)
         self.message_dim, self.message_bounds = int(message_dim), message_bounds
         self.link_costs = link_costs

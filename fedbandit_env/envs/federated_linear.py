@@ -44,7 +44,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.core.linear import LinearCore, LinearSampler, draw_problem
+from fedbandit_env.core.linear import LinearCore, LinearSampler, ProblemCheck, draw_problem
 from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
@@ -57,6 +57,58 @@ from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.seeding import SPLITS, instance_seed
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
 from fedbandit_env.validation import check_reset_options
+
+
+def check_contexts(problem: LinearProblem, bound: float, what: str) -> None:
+    """Refuse a problem whose contexts would leave a ``contexts`` space of bound ``bound``
+    (``what`` names it in the message).
+
+    Examples:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> check_contexts(dubey_synthetic(2, dim=2, seed=0), 1.0, "the problem")
+    """
+    top = float(np.abs(problem.features).max())
+    if top > bound:
+        raise ValueError(
+            f"{what} has a feature coordinate of {top:.4g}, beyond the contexts space's "
+            f"bound {bound:.4g} (set at construction from the first problem's "
+            "feature norm, at least 1): normalise the features, or build the env with a "
+            "problem whose vectors are the longest"
+        )
+
+
+def check_pinned_problem(pinned: Any, core: LinearCore, check: ProblemCheck) -> None:
+    """Refuse a reset's ``options["problem"]`` (``None``: none pinned) that is no
+    :class:`~fedbandit_env.problems.linear.LinearProblem` of ``core``'s agents, set size
+    and dimension, or that ``check`` refuses (the view's bound on the contexts,
+    :func:`check_contexts`).
+
+    Examples:
+        >>> from fedbandit_env import federated_linear_v0
+        >>> core = federated_linear_v0.parallel_env().unwrapped.core
+        >>> try:
+        ...     check_pinned_problem(3, core, core.check)
+        ... except ValueError as e:
+        ...     print(str(e)[:52])
+        options['problem'] must be a LinearProblem with 4 ag
+    """
+    if pinned is None:
+        return
+    shape = (core.n_agents, core.set_size, core.dim)
+    if (
+        not isinstance(pinned, LinearProblem)
+        or (
+            pinned.n_agents,
+            pinned.set_size,
+            pinned.dim,
+        )
+        != shape
+    ):
+        raise ValueError(
+            f"options['problem'] must be a LinearProblem with {shape[0]} agents, "
+            f"set_size {shape[1]} and dim {shape[2]}, got {pinned!r}"
+        )
+    check(pinned, "options['problem']")
 
 
 class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
@@ -217,32 +269,14 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
 
     def _check_bound(self, problem: LinearProblem, what: str) -> None:
         """Refuse a problem whose contexts would leave the declared ``contexts`` space."""
-        top = float(np.abs(problem.features).max())
-        if top > self.context_bound:
-            raise ValueError(
-                f"{what} has a feature coordinate of {top:.4g}, beyond the contexts space's "
-                f"bound {self.context_bound:.4g} (set at construction from the first problem's "
-                "feature norm, at least 1): normalise the features, or build the env with a "
-                "problem whose vectors are the longest"
-            )
+        check_contexts(problem, self.context_bound, what)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, Observation], dict[AgentID, dict[str, Any]]]:
         """Start an episode (see :class:`FederatedLinearEnv` for instances)."""
         options = dict(check_reset_options(options))  # before any state changes
-        pinned = options.get("problem")
-        if pinned is not None:
-            if not isinstance(pinned, LinearProblem) or (
-                pinned.n_agents,
-                pinned.set_size,
-                pinned.dim,
-            ) != (self.n_agents, self.n_arms, self.dim):
-                raise ValueError(
-                    f"options['problem'] must be a LinearProblem with {self.n_agents} agents, "
-                    f"set_size {self.n_arms} and dim {self.dim}, got {pinned!r}"
-                )
-            self._check_bound(pinned, "options['problem']")
+        check_pinned_problem(options.get("problem"), self._core, self._check_bound)
         core = self._core
         core.reset([seed], options)
         self.problem, self._instance = core.problems[0], core.instances[0]

@@ -55,7 +55,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from fedbandit_env.backend import backend
+from fedbandit_env.backend import Backend, backend
 from fedbandit_env.core.mab import CoreStep, MABCore
 from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.checks import check_wiring
@@ -129,7 +129,209 @@ def _seed_entry(seed: object) -> int | None:
     raise TypeError(f"reset(seed=[...]) entries are ints or None, got {seed!r}")
 
 
-class FederatedMABVecEnv(VectorEnv):
+class CoreVecEnv(VectorEnv):
+    """What both vector envs share over their core (``self.core``: a
+    :class:`~fedbandit_env.core.mab.MABCore` or a
+    :class:`~fedbandit_env.core.linear.LinearCore`): the batched spaces, ``reset``,
+    ``step`` with ``NEXT_STEP`` autoreset, the sender-indexed message entries and the
+    infos. A subclass builds its core and sets ``num_envs``, ``n_agents``, ``horizon``,
+    ``message_dim``, ``protocol``, ``backend``, ``validate``, ``distribution`` (what draws
+    the instances, or ``None``) and ``_needs_reset``, and defines ``_joint`` (one env's
+    observation and action spaces) and ``_observations``.
+
+    Examples:
+        >>> issubclass(FederatedMABVecEnv, CoreVecEnv)
+        True
+    """
+
+    core: Any
+    backend: Backend
+    n_agents: int
+    horizon: int
+    message_dim: int
+    protocol: Protocol
+    validate: bool
+    distribution: Any
+    _needs_reset: bool
+
+    @functools.cached_property
+    def _joint(self) -> tuple[spaces.Dict, spaces.Space[Any]]:
+        """One env's observation and action spaces (the subclass's)."""
+        raise NotImplementedError
+
+    def _observations(self, routed: Routed | None) -> VecObs:
+        """Every env's observation after a step that delivered ``routed`` (the
+        subclass's)."""
+        raise NotImplementedError
+
+    @functools.cached_property
+    def single_observation_space(self) -> spaces.Dict:  # type: ignore[override]
+        """One env's observation space (every agent; leading axis ``N``)."""
+        return self._joint[0]
+
+    @functools.cached_property
+    def single_action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """One env's action space."""
+        return self._joint[1]
+
+    @functools.cached_property
+    def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """The batched observation space (leading axis ``B``)."""
+        return batch_space(self.single_observation_space, self.num_envs)
+
+    @functools.cached_property
+    def action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
+        """The batched action space (leading axis ``B``)."""
+        return batch_space(self.single_action_space, self.num_envs)
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[VecObs, dict[str, Any]]:
+        """Start every env's episode: env ``b`` seeded ``seed + b`` (or ``seed[b]``).
+
+        ``options={"problem": p}`` pins one instance for every env.
+        """
+        options = dict(check_reset_options(options))
+        b = self.num_envs
+        if seed is None:
+            seeds: list[int | None] = [None] * b
+        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool | np.bool_):
+            seeds = [int(seed) + k for k in range(b)]
+        elif isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str | bytes):
+            seeds = [_seed_entry(s) for s in seed]
+            if len(seeds) != b:
+                raise ValueError(f"reset(seed=...) needs one seed per env ({b}), got {len(seeds)}")
+        else:
+            raise TypeError(
+                f"reset(seed=...) takes an int, one int (or None) per env, or None; got "
+                f"{type(seed).__name__} {seed!r}"
+            )
+        self.core.reset(seeds, options)
+        self._needs_reset = False
+        return self._observations(None), self._reset_infos()
+
+    def step(
+        self, actions: Any, messages: Any = None
+    ) -> tuple[VecObs, FloatArray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Every agent of every env pulls ``arms[b, i]`` and sends ``messages[b, i]``
+        (or ``actions = {"arm": arms, "message": messages}``)."""
+        if self._needs_reset:
+            if self.metadata["autoreset_mode"] == AutoresetMode.DISABLED or self.core.t == 0:
+                raise RuntimeError("step() called before reset() or after the last step")
+            obs, infos = self.reset()
+            b, n, be = self.num_envs, self.n_agents, self.backend
+            flags = be.zeros((b, n), be.boolean)
+            return obs, be.zeros((b, n)), flags, be.copy(flags), infos
+        if isinstance(actions, dict):
+            if messages is not None:
+                raise ValueError("pass the messages in the action dict or as an argument")
+            extra = sorted(str(k) for k in actions if k not in ("arm", "message"))
+            if extra:
+                raise ValueError(
+                    f"an action dict holds 'arm' and 'message'; unknown key(s) {extra}"
+                )
+            arms, messages = actions.get("arm"), actions.get("message")
+        else:
+            arms = actions
+        checked, sent = self.core.check_actions(arms, messages, self.validate)
+        step = self.core.step(checked, sent)
+        self._needs_reset = step.done
+        b, n, be = self.num_envs, self.n_agents, self.backend
+        terminations = be.zeros((b, n), be.boolean)
+        truncations = be.full((b, n), step.done, be.boolean)
+        return (
+            self._observations(step.routed),
+            step.rewards,
+            terminations,
+            truncations,
+            (self._step_infos(step)),
+        )
+
+    @property
+    def needs_reset(self) -> bool:
+        """Whether the next :meth:`step` resets every env (the episodes ended; with
+        ``NEXT_STEP`` autoreset the vector wrappers reset their state with it)."""
+        return self._needs_reset
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release."""
+
+    @property
+    def rolls_out(self) -> bool:
+        """Whether a compiled policy may play this env's episodes (no Python between
+        steps); only where the core can roll out."""
+        return False
+
+    # ------------------------------------------------------------------ helpers
+    def _with_messages(self, obs: VecObs, routed: Routed | None) -> VecObs:
+        """``obs`` with the message entries of a delivery (``None``: before the first
+        step, nothing heard), sender-indexed."""
+        be = self.backend
+        b, n, d = self.num_envs, self.n_agents, self.message_dim
+        public = self.protocol.public_dim
+        server = self.protocol.has_server
+        if routed is None:
+            obs["messages"] = be.zeros((b, n, d), be.float32)
+            obs["mask"] = be.zeros((b, n, n), be.int8)
+            if public:
+                obs["public_mask"] = be.zeros((b, n, n), be.int8)
+            if server:
+                obs["server"] = be.zeros((b, n, d), be.float32)
+                obs["server_mask"] = be.zeros((b, n, 1), be.int8)
+            return obs
+        obs["messages"] = routed.messages
+        obs["mask"] = routed.mask
+        if public:
+            obs["public_mask"] = routed.mask if routed.public_mask is None else routed.public_mask
+        if server:
+            if routed.server is None or routed.server_mask is None:
+                obs["server"] = np.zeros((b, n, d), np.float32)
+                obs["server_mask"] = np.zeros((b, n, 1), np.int8)
+            else:
+                obs["server"], obs["server_mask"] = routed.server, routed.server_mask
+        return obs
+
+    def _reset_infos(self) -> dict[str, Any]:
+        b, n, be = self.num_envs, self.n_agents, self.backend
+        infos: dict[str, Any] = {}
+        for key, value in STEP_INFO.items():
+            per_agent = key in ("regret", "cumulative_regret")
+            dtype = np.asarray(value).dtype
+            infos[key] = be.asarray(np.full((b, n) if per_agent else b, value, dtype=dtype))
+        self._instance_ids: np.ndarray | None = None
+        self._add_instance(infos)
+        return infos
+
+    def _step_infos(self, step: CoreStep) -> dict[str, Any]:
+        core, be = self.core, self.backend
+        infos: dict[str, Any] = {
+            "regret": step.regret,
+            "cumulative_regret": be.copy(core.cum_regret),
+            "peer_links": step.peer_links,
+            "server_links": step.server_links,
+            "comm_cost": step.cost,
+            "cumulative_comm_cost": be.copy(core.cum_cost),
+        }
+        self._add_instance(infos)
+        return infos
+
+    def _add_instance(self, infos: dict[str, Any]) -> None:
+        """Each env's instance id (a NumPy ``uint64`` array on every device: an id drawn
+        on the host, not a quantity; made once an episode)."""
+        if self.distribution is not None:
+            ids_now: np.ndarray | None = getattr(self, "_instance_ids", None)
+            if ids_now is None:
+                ids = [-1 if i is None else i for i in self.core.instances]
+                self._instance_ids = np.array(ids, dtype=np.uint64)
+            assert self._instance_ids is not None
+            infos["instance"] = self._instance_ids.copy()
+
+
+class FederatedMABVecEnv(CoreVecEnv):
     """``num_envs`` federated MAB envs stepped as arrays (see the module docstring).
 
     Args:
@@ -240,93 +442,6 @@ class FederatedMABVecEnv(VectorEnv):
             self.protocol,
         )
 
-    @functools.cached_property
-    def single_observation_space(self) -> spaces.Dict:  # type: ignore[override]
-        """One env's observation space (every agent; leading axis ``N``)."""
-        return self._joint[0]
-
-    @functools.cached_property
-    def single_action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        """One env's action space."""
-        return self._joint[1]
-
-    @functools.cached_property
-    def observation_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        """The batched observation space (leading axis ``B``)."""
-        return batch_space(self.single_observation_space, self.num_envs)
-
-    @functools.cached_property
-    def action_space(self) -> spaces.Space[Any]:  # type: ignore[override]
-        """The batched action space (leading axis ``B``)."""
-        return batch_space(self.single_action_space, self.num_envs)
-
-    # ------------------------------------------------------------------ API
-    def reset(
-        self,
-        *,
-        seed: int | Sequence[int | None] | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> tuple[VecObs, dict[str, Any]]:
-        """Start every env's episode: env ``b`` seeded ``seed + b`` (or ``seed[b]``).
-
-        ``options={"problem": p}`` pins one instance for every env.
-        """
-        options = dict(check_reset_options(options))
-        b = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * b
-        elif isinstance(seed, int | np.integer) and not isinstance(seed, bool | np.bool_):
-            seeds = [int(seed) + k for k in range(b)]
-        elif isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str | bytes):
-            seeds = [_seed_entry(s) for s in seed]
-            if len(seeds) != b:
-                raise ValueError(f"reset(seed=...) needs one seed per env ({b}), got {len(seeds)}")
-        else:
-            raise TypeError(
-                f"reset(seed=...) takes an int, one int (or None) per env, or None; got "
-                f"{type(seed).__name__} {seed!r}"
-            )
-        self.core.reset(seeds, options)
-        self._needs_reset = False
-        return self._observations(None), self._reset_infos()
-
-    def step(
-        self, actions: Any, messages: Any = None
-    ) -> tuple[VecObs, FloatArray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Every agent of every env pulls ``arms[b, i]`` and sends ``messages[b, i]``
-        (or ``actions = {"arm": arms, "message": messages}``)."""
-        if self._needs_reset:
-            if self.metadata["autoreset_mode"] == AutoresetMode.DISABLED or self.core.t == 0:
-                raise RuntimeError("step() called before reset() or after the last step")
-            obs, infos = self.reset()
-            b, n, be = self.num_envs, self.n_agents, self.backend
-            flags = be.zeros((b, n), be.boolean)
-            return obs, be.zeros((b, n)), flags, be.copy(flags), infos
-        if isinstance(actions, dict):
-            if messages is not None:
-                raise ValueError("pass the messages in the action dict or as an argument")
-            extra = sorted(str(k) for k in actions if k not in ("arm", "message"))
-            if extra:
-                raise ValueError(
-                    f"an action dict holds 'arm' and 'message'; unknown key(s) {extra}"
-                )
-            arms, messages = actions.get("arm"), actions.get("message")
-        else:
-            arms = actions
-        checked, sent = self.core.check_actions(arms, messages, self.validate)
-        step = self.core.step(checked, sent)
-        self._needs_reset = step.done
-        b, n, be = self.num_envs, self.n_agents, self.backend
-        terminations = be.zeros((b, n), be.boolean)
-        truncations = be.full((b, n), step.done, be.boolean)
-        return (
-            self._observations(step.routed),
-            step.rewards,
-            terminations,
-            truncations,
-            (self._step_infos(step)),
-        )
-
     rollout_observes: str | None = None
     """What a policy rolled out over this env reads of its rewards (``None``: the rewards
     themselves; a layer that changes them says what it hands out instead)."""
@@ -374,15 +489,6 @@ class FederatedMABVecEnv(VectorEnv):
         self.core.rollout(act, state, steps, out, trace, cost_out, stop, observe)
         self._needs_reset = self.core.t >= self.core.horizon
 
-    @property
-    def needs_reset(self) -> bool:
-        """Whether the next :meth:`step` resets every env (the episodes ended; with
-        ``NEXT_STEP`` autoreset the vector wrappers reset their state with it)."""
-        return self._needs_reset
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release."""
-
     # ------------------------------------------------------------------ helpers
     def _observations(self, routed: Routed | None) -> VecObs:
         core, be = self.core, self.backend
@@ -394,63 +500,7 @@ class FederatedMABVecEnv(VectorEnv):
         }
         if not d:
             return obs
-        public = self.protocol.public_dim
-        server = self.protocol.has_server
-        if routed is None:
-            obs["messages"] = be.zeros((b, n, d), be.float32)
-            obs["mask"] = be.zeros((b, n, n), be.int8)
-            if public:
-                obs["public_mask"] = be.zeros((b, n, n), be.int8)
-            if server:
-                obs["server"] = be.zeros((b, n, d), be.float32)
-                obs["server_mask"] = be.zeros((b, n, 1), be.int8)
-            return obs
-        obs["messages"] = routed.messages
-        obs["mask"] = routed.mask
-        if public:
-            obs["public_mask"] = routed.mask if routed.public_mask is None else routed.public_mask
-        if server:
-            if routed.server is None or routed.server_mask is None:
-                obs["server"] = np.zeros((b, n, d), np.float32)
-                obs["server_mask"] = np.zeros((b, n, 1), np.int8)
-            else:
-                obs["server"], obs["server_mask"] = routed.server, routed.server_mask
-        return obs
-
-    def _reset_infos(self) -> dict[str, Any]:
-        b, n, be = self.num_envs, self.n_agents, self.backend
-        infos: dict[str, Any] = {}
-        for key, value in STEP_INFO.items():
-            per_agent = key in ("regret", "cumulative_regret")
-            dtype = np.asarray(value).dtype
-            infos[key] = be.asarray(np.full((b, n) if per_agent else b, value, dtype=dtype))
-        self._instance_ids: np.ndarray | None = None
-        self._add_instance(infos)
-        return infos
-
-    def _step_infos(self, step: CoreStep) -> dict[str, Any]:
-        core, be = self.core, self.backend
-        infos: dict[str, Any] = {
-            "regret": step.regret,
-            "cumulative_regret": be.copy(core.cum_regret),
-            "peer_links": step.peer_links,
-            "server_links": step.server_links,
-            "comm_cost": step.cost,
-            "cumulative_comm_cost": be.copy(core.cum_cost),
-        }
-        self._add_instance(infos)
-        return infos
-
-    def _add_instance(self, infos: dict[str, Any]) -> None:
-        """Each env's instance id (a NumPy ``uint64`` array on every device: an id drawn
-        on the host, not a quantity; made once an episode)."""
-        if self.distribution is not None:
-            ids_now: np.ndarray | None = getattr(self, "_instance_ids", None)
-            if ids_now is None:
-                ids = [-1 if i is None else i for i in self.core.instances]
-                self._instance_ids = np.array(ids, dtype=np.uint64)
-            assert self._instance_ids is not None
-            infos["instance"] = self._instance_ids.copy()
+        return self._with_messages(obs, routed)
 
 
-__all__ = ["FederatedMABVecEnv", "VecObs", "joint_spaces"]
+__all__ = ["CoreVecEnv", "FederatedMABVecEnv", "VecObs", "joint_spaces"]
