@@ -11,6 +11,7 @@ from typing import Any
 
 from fedbandit_env.policies import Requirements
 from fedbandit_env.vector.env import FederatedMABVecEnv
+from fedbandit_env.vector.linear import FederatedLinearVecEnv
 
 
 def make_vec(
@@ -33,13 +34,16 @@ def make_vec(
         validate: Check the actions' values every step (default: on NumPy only).
 
     Raises:
-        ValueError: For a linear scenario, a stack layer (clipping, faults) that has
-            no vector form yet (named), or one without a device form on a torch device.
+        ValueError: For a stack layer (clipping, faults) that has no vector form yet
+            (named), one without a device form on a torch device, or a linear scenario
+            with any layer or on a device.
 
     Returns:
         A :class:`~fedbandit_env.vector.FederatedMABVecEnv`, wrapped in the vector
         forms of the scenario's layers (``+private``:
-        :class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`).
+        :class:`~fedbandit_env.vector.wrappers.VecPrivateRewards`); for a linear
+        scenario a :class:`~fedbandit_env.vector.FederatedLinearVecEnv` (messages of the
+        policy's width plus one ``(d + 1)^2`` statistic, as ``make_env`` builds them).
 
     Examples:
         >>> from fedbandit_env.scenario.scenario import Scenario
@@ -48,12 +52,12 @@ def make_vec(
         >>> venv.reset(seed=1)[0]["mask"].shape, type(venv.protocol).__name__
         ((4, 3, 3), 'Broadcast')
     """
-    if scenario.linear:
-        raise ValueError("make_vec builds multi-armed scenarios; this one is linear")
     plan = scenario.plan(needs)
     merged = scenario._merged(needs)
     protocol = scenario.protocol_for(needs)
     fixed = scenario.instances == "fixed"
+    if scenario.linear:
+        return _linear_vec(scenario, num_envs, plan, merged, protocol, fixed, device, validate)
     venv = FederatedMABVecEnv(
         scenario.problem() if fixed else scenario.distribution(),
         scenario.network(),
@@ -67,6 +71,39 @@ def make_vec(
         validate=validate,
     )
     return plan.build_vector(venv)
+
+
+def _linear_vec(
+    scenario: Any,
+    num_envs: int,
+    plan: Any,
+    merged: Requirements,
+    protocol: Any,
+    fixed: bool,
+    device: Any,
+    validate: bool | None,
+) -> FederatedLinearVecEnv:
+    """:func:`make_vec` of a linear scenario: the env ``scenario.make_env`` builds, with
+    ``num_envs`` envs (no layer has a linear vector form yet)."""
+    if plan.layers:
+        raise ValueError(
+            f"the linear vector env takes no layers yet, and this stack has {list(plan.names)}; "
+            "use scenario.make_env(needs) (the PettingZoo env)"
+        )
+    if device is not None:
+        raise ValueError("the linear vector env runs on NumPy only (device=None)")
+    statistic = (scenario.dim + 1) ** 2  # make_env's: a header, then one statistic
+    return FederatedLinearVecEnv(
+        scenario.problem() if fixed else scenario._linear,
+        scenario.network(),
+        protocol,
+        horizon=scenario.horizon,
+        message_dim=merged.message_dim + statistic if merged.message_dim else 0,
+        link_costs=scenario.link_costs,
+        split="train" if fixed else scenario.instances,
+        num_envs=num_envs,
+        validate=True if validate is None else validate,
+    )
 
 
 __all__ = ["make_vec"]

@@ -99,3 +99,43 @@ def test_the_linear_vector_env_refuses_what_it_cannot_carry() -> None:
     disabled.step(np.zeros((2, 4), int))
     with pytest.raises(RuntimeError, match="after the last step"):
         disabled.step(np.zeros((2, 4), int))
+
+
+@pytest.mark.parametrize("instances", ["fixed", "train"])
+def test_make_vec_of_a_linear_scenario_is_make_env_b_times(instances: str) -> None:
+    """``make_vec`` of a linear scenario (``sync``: Dubey & Pentland's server rounds with
+    the policy's messages plus one ``(d + 1)^2`` statistic) replays
+    ``scenario.make_env(needs)`` reset with ``s + b``: contexts, rewards, regret, the
+    server's message; a stack with layers (message loss) is refused by name."""
+    from fedbandit_env.policies import Requirements
+    from fedbandit_env.scenario.scenario import Scenario
+    from fedbandit_env.vector import make_vec
+
+    s = Scenario(n_agents=3, horizon=4, instance="dubey", dim=2, setting="sync",
+                 instances=instances)  # fmt: skip
+    needs = Requirements(message_dim=2)
+    venv = make_vec(s, 2, needs)
+    envs = [s.make_env(needs) for _ in range(2)]
+    obs, _ = venv.reset(seed=5)
+    pz = [env.reset(seed=5 + b)[0] for b, env in enumerate(envs)]
+    d = venv.message_dim
+    assert d == envs[0].unwrapped.message_dim == 2 + 9
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        for b, env in enumerate(envs):
+            got = np.stack([pz[b][a]["contexts"] for a in env.possible_agents])
+            assert np.array_equal(obs["contexts"][b], got)
+        arms = rng.integers(s.n_arms, size=(2, 3))
+        sent = rng.uniform(-1, 1, (2, 3, d))
+        obs, rewards, _, _, infos = venv.step(arms, sent)
+        for b, env in enumerate(envs):
+            acts = {a: {"arm": int(arms[b, i]), "message": sent[b, i]}
+                    for i, a in enumerate(env.possible_agents)}  # fmt: skip
+            pz[b], rew, _, _, pz_infos = env.step(acts)
+            assert rewards[b].tolist() == list(rew.values())
+            assert infos["regret"][b].tolist() == [pz_infos[a]["regret"] for a in pz_infos]
+            server = np.stack([pz[b][a]["server"] for a in env.possible_agents])
+            assert np.array_equal(obs["server"][b], server)
+    lossy = Scenario(n_agents=3, horizon=4, instance="dubey", dim=2, setting="sync", loss=0.1)
+    with pytest.raises(ValueError, match="takes no layers yet"):
+        make_vec(lossy, 2, needs)
