@@ -40,7 +40,13 @@ import numpy as np
 from numba import njit
 from numba.core.caching import FunctionCache
 
-from fedbandit_env.problems.kernels import draw_reward, reward_of
+from fedbandit_env.problems.kernels import draw_reward, draw_sets, reward_of
+from fedbandit_env.rng_kernels import (
+    bit_generator_at,
+    generator_at,
+    next_double_at,
+    standard_normal_of,
+)
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 UNCOUNTED: dict[str, Any] = {"_nrt": False}
@@ -676,10 +682,93 @@ def messages_within(
     return not bad
 
 
+@njit(cache=True, nogil=True)
+def step_linear_envs(
+    local_means: FloatArray,
+    global_means: FloatArray,
+    noise: IntArray,
+    sigma: FloatArray,
+    rewards_table: np.ndarray,
+    arms: IntArray,
+    sets: IntArray,
+    rewards: FloatArray,
+    regret: FloatArray,
+    sets_table: np.ndarray,
+    draw_codes: IntArray,
+    draw_next: bool,
+) -> None:  # pragma: no cover
+    """:func:`pull_sets` for ``B`` envs at once, then (``draw_next``) every env's next
+    decision sets, as ``LinearProblem.draw_sets`` draws them
+    (:func:`~fedbandit_env.problems.kernels.draw_sets`): env ``b``'s agent ``i`` chose
+    pool row ``sets[b, i, arms[b, i]]``; its reward from ``local_means`` ``(B, N, P)``
+    and generator ``b`` of ``rewards_table`` (a uniform for Bernoulli noise, a standard
+    normal else: the numbers ``Generator.random()`` / ``standard_normal()`` give), its
+    regret ``max_k g[sets[b, i, k]] - g[row]`` (``g = global_means[b]``); the sets from
+    generator ``b`` of ``sets_table`` (``draw_codes[b]``: ``LinearProblem.draw_code``).
+    The same numbers, in the same order per stream, as ``B`` calls of
+    :func:`pull_sets` and ``draw_sets``.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> gens = [np.random.default_rng(0)], [np.random.default_rng(1)]
+        >>> sets = np.array([[[0, 1]]])
+        >>> rewards, regret = np.empty((1, 1)), np.empty((1, 1))
+        >>> step_linear_envs(np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
+        ...                  np.array([0]), np.array([1.0]), generator_table(gens[0]),
+        ...                  np.array([[1]]), sets, rewards, regret,
+        ...                  generator_table(gens[1]), np.array([0]), False)
+        >>> rewards.tolist(), regret.tolist()
+        ([[0.0]], [[0.25]])
+    """
+    n_envs, n, k = sets.shape
+    n_pool = local_means.shape[2]
+    for b in range(n_envs):
+        slot = generator_at(rewards_table, b)
+        kind, scale = noise[b], sigma[b]
+        for i in range(n):
+            row = sets[b, i, arms[b, i]]
+            if kind == 0:
+                z = next_double_at(slot)
+            else:
+                z = standard_normal_of(bit_generator_at(rewards_table, b))
+            rewards[b, i] = reward_of(local_means[b, i, row], z, kind, scale)
+        for i in range(n):
+            best = -np.inf
+            for j in range(k):
+                best = max(best, global_means[b, sets[b, i, j]])
+            regret[b, i] = 0.0 + (best - global_means[b, sets[b, i, arms[b, i]]])
+        if draw_next:
+            draw_sets(draw_codes[b], n_pool, generator_at(sets_table, b), sets[b])  # type: ignore[arg-type]
+
+
+@njit(cache=True, nogil=True)
+def gather_contexts(features: Float32Array, sets: IntArray, out: Float32Array) -> Float32Array:
+    """``out[b, i, k] = features[b, sets[b, i, k]]``: every env's decision sets as vectors
+    ``(B, N, K, d)`` from the pools ``(B, P, d)`` (NumPy's fancy index of the same took
+    1.7-3x as long at ``B = 256, N = 10, K = 100, d = 10``, on 2 shared cores).
+
+    Examples:
+        >>> features = np.arange(6, dtype=np.float32).reshape(1, 3, 2)
+        >>> gather_contexts(features, np.array([[[2, 0]]]), np.empty((1, 1, 2, 2), np.float32))
+        array([[[[4., 5.],
+                 [0., 1.]]]], dtype=float32)
+    """
+    n_envs, n, k = sets.shape
+    d = features.shape[2]
+    for b in range(n_envs):
+        for i in range(n):
+            for j in range(k):
+                row = sets[b, i, j]
+                for c in range(d):
+                    out[b, i, j, c] = features[b, row, c]
+    return out
+
+
 __all__ = [
     "ArgumentFunctionCache",
     "WireChanges",
     "arms_within",
+    "gather_contexts",
     "messages_within",
     "observe_raw",
     "pull_arms",
@@ -687,4 +776,5 @@ __all__ = [
     "rollout_block",
     "rollout_talking",
     "step_envs",
+    "step_linear_envs",
 ]

@@ -37,12 +37,13 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import backend
 from fedbandit_env.core.actions import ActionChecks
-from fedbandit_env.core.kernels import pull_sets
+from fedbandit_env.core.kernels import gather_contexts, pull_sets, step_linear_envs
 from fedbandit_env.core.mab import CoreStep
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import env_streams, instance_seed
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
@@ -147,6 +148,7 @@ class LinearCore(ActionChecks):
         for constant in (self._no_links, self._no_cost):
             constant.flags.writeable = False
         self._clear()
+        self._stack()
 
     def draw(self, seed: np.random.SeedSequence) -> LinearProblem:
         """The sampler's instance for ``seed`` (:func:`draw_problem`)."""
@@ -195,6 +197,27 @@ class LinearCore(ActionChecks):
         self._clear()
         for k in range(self.n_envs):
             self.sets[k] = self.problems[k].draw_sets(self.set_rngs[k])
+        self._stack()
+
+    def _stack(self) -> None:
+        """The episode's instances as stacked arrays for the compiled step
+        (:func:`~fedbandit_env.core.kernels.step_linear_envs`), and the generator tables
+        it draws from (the generators stay alive in ``reward_rngs`` / ``set_rngs``);
+        instances of different pool sizes step env by env instead."""
+        problems = self.problems
+        self._features32 = [p.features.astype(np.float32) for p in problems]
+        pools = {p.n_features for p in problems}
+        self._stacked = len(pools) == 1
+        if not self._stacked:
+            return
+        self._local = np.stack([p.local_means for p in problems])  # (B, N, P)
+        self._global = np.stack([p.global_means for p in problems])  # (B, P)
+        self._noise = np.array([p.noise_code for p in problems], dtype=np.int64)
+        self._sigma = np.array([float(p.sigma) for p in problems])
+        self._codes = np.array([p.draw_code for p in problems], dtype=np.int64)
+        self._all_features32 = np.stack(self._features32)  # (B, P, d)
+        self._reward_table = generator_table(self.reward_rngs)
+        self._set_table = generator_table(self.set_rngs)
 
     # ------------------------------------------------------------------ steps
     def step(self, arms: IntArray, messages: FloatArray | None = None) -> CoreStep:
@@ -214,11 +237,19 @@ class LinearCore(ActionChecks):
             raise RuntimeError("step() called on a finished episode; call reset() first")
         b, n = self.n_envs, self.n_agents
         rewards, regret = np.empty((b, n)), np.zeros((b, n))
-        for k in range(b):
-            problem, sets = self.problems[k], self.sets[k]
-            pull_sets(problem.local_means, sets[self._agents, arms[k]], problem.noise_code,
-                      float(problem.sigma), self.reward_rngs[k], sets, problem.global_means,
-                      rewards[k], regret[k])  # fmt: skip
+        done = self.t + 1 >= self.horizon
+        if self._stacked:  # every env at once, the next sets drawn in the same call
+            step_linear_envs(self._local, self._global, self._noise, self._sigma,
+                             self._reward_table, arms, self.sets, rewards, regret,
+                             self._set_table, self._codes, not done)  # fmt: skip
+        else:
+            for k in range(b):
+                problem, sets = self.problems[k], self.sets[k]
+                pull_sets(problem.local_means, sets[self._agents, arms[k]], problem.noise_code,
+                          float(problem.sigma), self.reward_rngs[k], sets,
+                          problem.global_means, rewards[k], regret[k])  # fmt: skip
+                if not done:
+                    self.sets[k] = problem.draw_sets(self.set_rngs[k])
         self.t += 1
         self.cum_regret += regret
         self.last_arms, self.last_rewards, self.last_regret = arms, rewards, regret
@@ -233,10 +264,6 @@ class LinearCore(ActionChecks):
             peer = server = self._no_links
             cost = self._no_cost
         self.last_routed = routed
-        done = self.t >= self.horizon
-        if not done:
-            for k in range(b):
-                self.sets[k] = self.problems[k].draw_sets(self.set_rngs[k])
         return CoreStep(rewards, regret, routed, peer, server, cost, done)
 
     def contexts(self, k: int = 0) -> np.ndarray:
@@ -251,7 +278,23 @@ class LinearCore(ActionChecks):
             >>> core.reset([0]); core.contexts().shape
             (2, 3, 2)
         """
-        return self.problems[k].features[self.sets[k]].astype(np.float32)
+        return self._features32[k][self.sets[k]]
+
+    def all_contexts(self) -> np.ndarray:
+        """Every env's decision sets as vectors ``(B, N, K, d)`` float32 (one gather).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+            ...                   Network.complete(2), [Broadcast()] * 4, horizon=1)
+            >>> core.reset([0, 1, 2, 3]); core.all_contexts().shape
+            (4, 2, 3, 2)
+        """
+        if not self._stacked:
+            return np.stack([self.contexts(k) for k in range(self.n_envs)])
+        out = np.empty((*self.sets.shape, self.dim), np.float32)
+        return gather_contexts(self._all_features32, self.sets, out)
 
 
 __all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem"]

@@ -20,8 +20,9 @@ Seeds              ``reset(seed=s)``: env ``b`` is the PettingZoo linear env res
                    rewards and messages for the same actions
 =================  ===========================================================================
 
-On NumPy; the core steps env by env (its step is the PettingZoo env's, ``B`` times), so
-this env batches the interface, not yet the arithmetic.
+On NumPy; the core steps every env in one compiled call
+(:func:`~fedbandit_env.core.kernels.step_linear_envs`: the PettingZoo env's step, ``B``
+times, the same numbers).
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ class FederatedLinearVecEnv(CoreVecEnv):
         core = self.core
         b, n = self.num_envs, self.n_agents
         obs: VecObs = {
-            "contexts": np.stack([core.contexts(k) for k in range(b)]),
+            "contexts": core.all_contexts(),
             "arm": core.last_arms.copy(),
             "reward": core.last_rewards.astype(np.float32)[..., None],
             "step": np.full((b, n, 1), core.t, np.float32),

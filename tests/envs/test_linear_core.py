@@ -94,3 +94,64 @@ def test_the_linear_env_steps_only_through_its_core() -> None:
     state = env.state()
     assert state[-1] == 1.0  # the step, read from the core
     assert np.array_equal(env.unwrapped.decision_sets, core.sets[0])
+
+
+def _problem(kind: str, seed: int) -> LinearProblem:
+    """Instances of each way of drawing sets and of noise (pools of 12 rows of d = 3)."""
+    rng = np.random.default_rng(seed)
+    features, theta = rng.normal(size=(12, 3)) / 3.0, rng.normal(size=(4, 3)) / 3.0
+    if kind == "best":
+        return LinearProblem(features, theta, set_size=4, n_best=2, noise="gaussian")
+    if kind == "grouped":
+        return LinearProblem(features, theta, set_size=4, grouped=True, noise="gaussian",
+                             sigma=0.5)  # fmt: skip
+    bounded = np.abs(features) / 3.0  # local means within [0, 1] for Bernoulli noise
+    return LinearProblem(bounded, np.abs(theta), set_size=4, noise="bernoulli")
+
+
+@pytest.mark.parametrize("kind", ["best", "grouped", "bernoulli"])
+def test_the_compiled_step_of_all_envs_is_the_step_env_by_env(kind: str) -> None:
+    """``step_linear_envs`` (every env in one compiled call, the next sets drawn in it)
+    against the step env by env (``pull_sets`` and ``LinearProblem.draw_sets``, the path
+    of instances with different pool sizes): rewards, regret and every decision set to
+    the bit, for sets with a best pool, grouped sets and uniform ones, Gaussian and
+    Bernoulli noise, over two episodes."""
+    problem = _problem(kind, 0)
+    cores = [LinearCore(problem, Network.ring(4), [Broadcast() for _ in range(3)], 9)
+             for _ in range(2)]  # fmt: skip
+    rng = np.random.default_rng(4)
+    for episode in range(2):
+        for core in cores:
+            core.reset([3, 4, 5] if episode == 0 else [None] * 3)
+        cores[1]._stacked = False  # the env-by-env path
+        assert cores[0]._stacked
+        for _ in range(9):
+            arms = rng.integers(4, size=(3, 4))
+            a, b = (core.step(arms) for core in cores)
+            assert a.rewards.tobytes() == b.rewards.tobytes()
+            assert a.regret.tobytes() == b.regret.tobytes()
+            assert np.array_equal(cores[0].sets, cores[1].sets)
+            assert np.array_equal(cores[0].all_contexts(), np.stack(
+                [cores[1].problems[k].features[cores[1].sets[k]].astype(np.float32)
+                 for k in range(3)]))  # fmt: skip
+
+
+def test_instances_of_different_pools_step_env_by_env() -> None:
+    """A sampler whose instances differ in pool size cannot be stacked: those envs step
+    one by one, and env ``b`` is still the PettingZoo env seeded ``s + b``."""
+
+    def sampler(rng: np.random.Generator) -> LinearProblem:
+        pool = 8 + 4 * int(rng.integers(3))
+        x = rng.normal(size=(pool, 3)) / 3.0
+        return LinearProblem(x, rng.normal(size=(4, 3)) / 3.0, set_size=4)
+
+    core = LinearCore(sampler, Network.ring(4), [Broadcast() for _ in range(4)], 5)
+    core.reset([0, 1, 2, 3])
+    assert len({p.n_features for p in core.problems}) > 1 and not core._stacked
+    env = federated_linear_v0.parallel_env(problem=sampler, network=Network.ring(4), horizon=5)
+    env.reset(seed=2)
+    arms = np.zeros((4, 4), int)
+    for _ in range(5):
+        step = core.step(arms)
+        _, rewards, *_ = env.step(dict.fromkeys(env.possible_agents, 0))
+        assert list(rewards.values()) == step.rewards[2].tolist()
