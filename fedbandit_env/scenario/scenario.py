@@ -239,6 +239,30 @@ class Scenario:
         parts = tuple(self.components) if self.components is not None else None
         return _network(self.graph, self.n_agents, self.seed, parts, self.graph_p)
 
+    def linear_arguments(self, needs: Requirements | None = None) -> dict[str, Any]:
+        """The arguments both linear envs (``FederatedLinearEnv``, and
+        ``FederatedLinearVecEnv`` through ``make_vec``) are built with for a policy with
+        ``needs``: the instance (or the sampler of drawn ones), network, protocol,
+        horizon, link costs, and messages of the policy's header plus one ``(d + 1) x
+        (d + 1)`` statistic (none without messages); the split is the caller's.
+
+        Examples:
+            >>> s = Scenario(n_agents=3, horizon=5, instance="dubey", dim=2, setting="sync")
+            >>> s.linear_arguments(Requirements(message_dim=2))["message_dim"]
+            11
+        """
+        protocol = self.protocol_for(needs)
+        needs = self._merged(needs)
+        statistic = (self.dim + 1) ** 2
+        return {
+            "problem": self.problem() if self.instances == "fixed" else self._linear,
+            "network": self.network(),
+            "protocol": protocol,
+            "horizon": self.horizon,
+            "message_dim": needs.message_dim + statistic if needs.message_dim else 0,
+            "link_costs": self.link_costs,
+        }
+
     def make_env(
         self, needs: Requirements | None = None, **kwargs: Any
     ) -> ParallelEnv[Any, Any, Any]:
@@ -256,17 +280,8 @@ class Scenario:
         fixed = self.instances == "fixed"
         if not fixed:
             kwargs = {"split": self.instances, **kwargs}
-        if self.linear:  # a linear policy's header, then one (d+1) x (d+1) statistic
-            statistic = (self.dim + 1) ** 2
-            linear = FederatedLinearEnv(
-                self.problem() if fixed else self._linear,
-                self.network(),
-                protocol,
-                horizon=self.horizon,
-                message_dim=needs.message_dim + statistic if needs.message_dim else 0,
-                link_costs=self.link_costs,
-                **kwargs,
-            )
+        if self.linear:
+            linear = FederatedLinearEnv(**self.linear_arguments(needs), **kwargs)
             return plan.build(linear)
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem() if fixed else self.distribution(),

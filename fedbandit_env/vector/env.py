@@ -129,6 +129,38 @@ def _seed_entry(seed: object) -> int | None:
     raise TypeError(f"reset(seed=[...]) entries are ints or None, got {seed!r}")
 
 
+def autoreset_mode_of(value: AutoresetMode | str) -> AutoresetMode:
+    """A vector env's autoreset mode: ``NEXT_STEP`` or ``DISABLED`` (every env ends at
+    the same step, so ``SAME_STEP`` would hide the last observation of all).
+
+    Examples:
+        >>> autoreset_mode_of("NextStep").name
+        'NEXT_STEP'
+    """
+    mode = AutoresetMode(value)
+    if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
+        raise ValueError(
+            "autoreset_mode must be NEXT_STEP or DISABLED (every env ends at the same "
+            f"step, so SAME_STEP would hide the last observation of all), got {mode}"
+        )
+    return mode
+
+
+def check_per_sender(protocol: Protocol, message_dim: int) -> None:
+    """Refuse a protocol whose receivers get different copies of one sender's message
+    (a vector env keeps one message per sender), where messages are carried.
+
+    Examples:
+        >>> from fedbandit_env.protocols import Broadcast
+        >>> check_per_sender(Broadcast(), 4)
+    """
+    if message_dim and not protocol.per_sender:
+        raise ValueError(
+            f"the protocol {type(protocol).__name__} hands receivers different copies "
+            "of a sender's message; the vector env keeps one message per sender"
+        )
+
+
 class CoreVecEnv(VectorEnv):
     """What both vector envs share over their core (``self.core``: a
     :class:`~fedbandit_env.core.mab.MABCore` or a
@@ -385,12 +417,7 @@ class FederatedMABVecEnv(CoreVecEnv):
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1)
         self.backend = be = backend(device)
-        mode = AutoresetMode(autoreset_mode)
-        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
-            raise ValueError(
-                "autoreset_mode must be NEXT_STEP or DISABLED (every env ends at the same "
-                f"step, so SAME_STEP would hide the last observation of all), got {mode}"
-            )
+        mode = autoreset_mode_of(autoreset_mode)
         if not isinstance(problem, MABProblem | ProblemDistribution):
             raise TypeError(
                 "problem must be a MABProblem or a ProblemDistribution, "
@@ -400,11 +427,7 @@ class FederatedMABVecEnv(CoreVecEnv):
         w = check_wiring(
             n, network, protocol, horizon, message_dim, message_bounds, link_costs, None, []
         )
-        if w.message_dim and not w.protocol.per_sender:
-            raise ValueError(
-                f"the protocol {type(w.protocol).__name__} hands receivers different copies "
-                "of a sender's message; the vector env keeps one message per sender"
-            )
+        check_per_sender(w.protocol, w.message_dim)
         check_memory(
             num_envs * trial_bytes(n, problem.n_arms + w.message_dim),
             f"a batch of {num_envs} envs of N={n} agents and M={problem.n_arms} arms",
@@ -503,4 +526,5 @@ class FederatedMABVecEnv(CoreVecEnv):
         return self._with_messages(obs, routed)
 
 
-__all__ = ["CoreVecEnv", "FederatedMABVecEnv", "VecObs", "joint_spaces"]
+__all__ = ["CoreVecEnv", "FederatedMABVecEnv", "VecObs", "autoreset_mode_of", "check_per_sender",
+           "joint_spaces"]  # fmt: skip

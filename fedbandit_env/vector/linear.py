@@ -47,7 +47,13 @@ from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.seeding import instance_seed
 from fedbandit_env.validation import check_int
-from fedbandit_env.vector.env import CoreVecEnv, VecObs, joint_spaces
+from fedbandit_env.vector.env import (
+    CoreVecEnv,
+    VecObs,
+    autoreset_mode_of,
+    check_per_sender,
+    joint_spaces,
+)
 
 
 class FederatedLinearVecEnv(CoreVecEnv):
@@ -102,12 +108,7 @@ class FederatedLinearVecEnv(CoreVecEnv):
         validate: bool = True,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1)
-        mode = AutoresetMode(autoreset_mode)
-        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
-            raise ValueError(
-                "autoreset_mode must be NEXT_STEP or DISABLED (every env ends at the same "
-                f"step, so SAME_STEP would hide the last observation of all), got {mode}"
-            )
+        mode = autoreset_mode_of(autoreset_mode)
         sampled = callable(problem) and not isinstance(problem, LinearProblem)
         if not sampled and not isinstance(problem, LinearProblem):
             raise TypeError(
@@ -119,11 +120,7 @@ class FederatedLinearVecEnv(CoreVecEnv):
         w = check_wiring(
             n, network, protocol, horizon, message_dim, message_bounds, link_costs, None, []
         )
-        if w.message_dim and not w.protocol.per_sender:
-            raise ValueError(
-                f"the protocol {type(w.protocol).__name__} hands receivers different copies "
-                "of a sender's message; the vector env keeps one message per sender"
-            )
+        check_per_sender(w.protocol, w.message_dim)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.num_envs = num_envs
         self.n_agents, self.n_arms, self.dim = n, first.set_size, first.dim

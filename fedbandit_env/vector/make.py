@@ -52,12 +52,12 @@ def make_vec(
         >>> venv.reset(seed=1)[0]["mask"].shape, type(venv.protocol).__name__
         ((4, 3, 3), 'Broadcast')
     """
+    if scenario.linear:
+        return _linear_vec(scenario, num_envs, needs, device, validate)
     plan = scenario.plan(needs)
     merged = scenario._merged(needs)
     protocol = scenario.protocol_for(needs)
     fixed = scenario.instances == "fixed"
-    if scenario.linear:
-        return _linear_vec(scenario, num_envs, plan, merged, protocol, fixed, device, validate)
     venv = FederatedMABVecEnv(
         scenario.problem() if fixed else scenario.distribution(),
         scenario.network(),
@@ -74,17 +74,12 @@ def make_vec(
 
 
 def _linear_vec(
-    scenario: Any,
-    num_envs: int,
-    plan: Any,
-    merged: Requirements,
-    protocol: Any,
-    fixed: bool,
-    device: Any,
-    validate: bool | None,
+    scenario: Any, num_envs: int, needs: Requirements | None, device: Any, validate: bool | None
 ) -> FederatedLinearVecEnv:
-    """:func:`make_vec` of a linear scenario: the env ``scenario.make_env`` builds, with
-    ``num_envs`` envs (no layer has a linear vector form yet)."""
+    """:func:`make_vec` of a linear scenario: the env ``scenario.make_env`` builds
+    (``scenario.linear_arguments``), with ``num_envs`` envs (no layer has a linear vector
+    form yet)."""
+    plan = scenario.plan(needs)
     if plan.layers:
         raise ValueError(
             f"the linear vector env takes no layers yet, and this stack has {list(plan.names)}; "
@@ -92,15 +87,10 @@ def _linear_vec(
         )
     if device is not None:
         raise ValueError("the linear vector env runs on NumPy only (device=None)")
-    statistic = (scenario.dim + 1) ** 2  # make_env's: a header, then one statistic
+    split = "train" if scenario.instances == "fixed" else scenario.instances
     return FederatedLinearVecEnv(
-        scenario.problem() if fixed else scenario._linear,
-        scenario.network(),
-        protocol,
-        horizon=scenario.horizon,
-        message_dim=merged.message_dim + statistic if merged.message_dim else 0,
-        link_costs=scenario.link_costs,
-        split="train" if fixed else scenario.instances,
+        **scenario.linear_arguments(needs),
+        split=split,
         num_envs=num_envs,
         validate=True if validate is None else validate,
     )
