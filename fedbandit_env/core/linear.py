@@ -19,10 +19,11 @@ sees its decision set, chooses, is rewarded, and the messages go out):
   drawn;
 - ``step(arms, messages)``: agent ``i`` of env ``b`` chose vector ``arms[b, i]`` of its
   set (pool row ``sets[b, i, arms[b, i]]``); its reward ``<x, theta_i> + noise`` and its
-  pseudo-regret ``max_{x' in D} <x', theta> - <x, theta>`` against the global ``theta``
-  (:func:`~fedbandit_env.core.kernels.pull_sets`, the one statement of a linear step);
-  the messages go through a :class:`~fedbandit_env.core.routing.Router`; the next sets
-  are drawn unless the episode ended.
+  pseudo-regret ``max_{x' in D} <x', theta> - <x, theta>`` against the global ``theta``,
+  and the next sets unless the episode ended, for every env in one compiled call
+  (:func:`~fedbandit_env.core.kernels.step_linear_envs`; instances of different pool
+  sizes step env by env, :func:`~fedbandit_env.core.kernels.pull_sets`, with the same
+  numbers); the messages go through a :class:`~fedbandit_env.core.routing.Router`.
 
 On NumPy only (the linear env has no device path yet).
 """
@@ -204,18 +205,28 @@ class LinearCore(ActionChecks):
         (:func:`~fedbandit_env.core.kernels.step_linear_envs`), and the generator tables
         it draws from (the generators stay alive in ``reward_rngs`` / ``set_rngs``);
         instances of different pool sizes step env by env instead."""
-        problems = self.problems
-        self._features32 = [p.features.astype(np.float32) for p in problems]
+        problems, b = self.problems, self.n_envs
+        converted: dict[int, np.ndarray] = {}  # one float32 pool per distinct instance
+        for p in problems:
+            if id(p) not in converted:
+                converted[id(p)] = p.features.astype(np.float32)
+        self._features32 = [converted[id(p)] for p in problems]
         pools = {p.n_features for p in problems}
         self._stacked = len(pools) == 1
         if not self._stacked:
             return
-        self._local = np.stack([p.local_means for p in problems])  # (B, N, P)
-        self._global = np.stack([p.global_means for p in problems])  # (B, P)
+        first = problems[0]
+        if len(converted) == 1:  # one instance for every env: read-only views, no copies
+            self._local = np.broadcast_to(first.local_means, (b, *first.local_means.shape))
+            self._global = np.broadcast_to(first.global_means, (b, first.n_features))
+            self._all_features32 = np.broadcast_to(self._features32[0], (b, *first.features.shape))
+        else:
+            self._local = np.stack([p.local_means for p in problems])  # (B, N, P)
+            self._global = np.stack([p.global_means for p in problems])  # (B, P)
+            self._all_features32 = np.stack(self._features32)  # (B, P, d)
         self._noise = np.array([p.noise_code for p in problems], dtype=np.int64)
         self._sigma = np.array([float(p.sigma) for p in problems])
         self._codes = np.array([p.draw_code for p in problems], dtype=np.int64)
-        self._all_features32 = np.stack(self._features32)  # (B, P, d)
         self._reward_table = generator_table(self.reward_rngs)
         self._set_table = generator_table(self.set_rngs)
 
