@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 from collections.abc import Sequence
 from ctypes import c_uint64, c_void_p, cast
 from typing import Any
@@ -124,8 +125,10 @@ def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint6
     state words (:func:`pcg64_words`, 0 for none), for :func:`generator_at` and
     :func:`bit_generator_at`.
 
-    The table holds addresses, not references: the generators must stay alive (and not
-    be drawn from elsewhere) while a kernel uses it.
+    The table holds addresses; it keeps its generators alive itself (a finalizer holds
+    them until the table is collected), so a table made of a temporary list stays valid
+    (a kernel drawing through it once wrote into freed memory). Drawing from the
+    generators elsewhere still changes what a kernel draws next.
 
     Examples:
         >>> rngs = [np.random.default_rng(s) for s in (1, 2)]
@@ -142,7 +145,12 @@ def generator_table(rngs: Sequence[np.random.Generator]) -> npt.NDArray[np.uint6
             _address(interface.next_double),
             pcg64_words(rng.bit_generator, interface.state_address),
         )
+    weakref.finalize(table, _keep, list(rngs))  # the generators live as long as the table
     return table
+
+
+def _keep(*owners: object) -> None:
+    """Nothing: its arguments are what a generator table keeps alive until collected."""
 
 
 def _address(function: Any) -> int:

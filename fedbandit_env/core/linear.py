@@ -191,6 +191,13 @@ class LinearCore(ActionChecks):
             elif self.sampler is not None:
                 s = int(master.integers(2**63)) if seed is None else seed
                 problem = self.draw(instance_seed(s, self.split))
+                shape = (problem.n_agents, problem.set_size, problem.dim)
+                if shape != (self.n_agents, self.set_size, self.dim):
+                    raise ValueError(
+                        f"the sampler drew a problem of {shape[0]} agents, set size {shape[1]} "
+                        f"and dimension {shape[2]} for seed {s}; this env's are "
+                        f"{(self.n_agents, self.set_size, self.dim)}"
+                    )
                 self.check(problem, f"the problem drawn for seed {s}")
                 self.problems[k], self.instances[k] = problem, s
         if self.message_dim:
@@ -227,8 +234,11 @@ class LinearCore(ActionChecks):
         self._noise = np.array([p.noise_code for p in problems], dtype=np.int64)
         self._sigma = np.array([float(p.sigma) for p in problems])
         self._codes = np.array([p.draw_code for p in problems], dtype=np.int64)
-        self._reward_table = generator_table(self.reward_rngs)
-        self._set_table = generator_table(self.set_rngs)
+        # the tables hold addresses, not references: keep the generators they were made
+        # of alive with them (a reset replaces reward_rngs / set_rngs entry by entry)
+        self._table_owners = (list(self.reward_rngs), list(self.set_rngs))
+        self._reward_table = generator_table(self._table_owners[0])
+        self._set_table = generator_table(self._table_owners[1])
 
     # ------------------------------------------------------------------ steps
     def step(self, arms: IntArray, messages: FloatArray | None = None) -> CoreStep:

@@ -155,3 +155,17 @@ def test_instances_of_different_pools_step_env_by_env() -> None:
         step = core.step(arms)
         _, rewards, *_ = env.step(dict.fromkeys(env.possible_agents, 0))
         assert list(rewards.values()) == step.rewards[2].tolist()
+
+
+def test_a_sampler_of_other_shapes_is_refused() -> None:
+    """An instance of another dimension than the first would be read past its rows by
+    the compiled step and the contexts' gather: refused at the reset that draws it."""
+
+    def sampler(rng: np.random.Generator) -> LinearProblem:
+        dim = 2 + int(rng.integers(2))
+        return dubey_synthetic(3, set_size=4, dim=dim, seed=int(rng.integers(100)))
+
+    core = LinearCore(sampler, Network.complete(3), [Broadcast()], horizon=2)
+    with pytest.raises(ValueError, match="the sampler drew a problem of 3 agents"):
+        for seed in range(20):
+            core.reset([seed])

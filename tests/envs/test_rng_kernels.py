@@ -124,7 +124,8 @@ def test_fill_noise_can_tell_the_streams_apart() -> None:
     rngs = [np.random.default_rng(1), np.random.default_rng(2)]
     out = fill_noise(generator_table(rngs), np.array([1, 1]), np.empty((2, 50)))
     assert not np.array_equal(out[0], np.random.default_rng(2).standard_normal(50))
-    out = fill_noise(generator_table([np.random.default_rng(3)]), np.array([0]), np.empty((1, 50)))
+    alive = [np.random.default_rng(3)]  # the table holds its address, not a reference
+    out = fill_noise(generator_table(alive), np.array([0]), np.empty((1, 50)))
     assert not np.array_equal(out[0], np.random.default_rng(3).standard_normal(50))
 
 
@@ -148,3 +149,23 @@ def test_pcg64_distance_counts_the_numbers_drawn() -> None:
         pcg64_distance(before, np.random.default_rng(2).bit_generator.state)
     with pytest.raises(ValueError, match="not a PCG64 state"):
         pcg64_distance(before, np.random.Generator(np.random.MT19937(1)).bit_generator.state)
+
+
+def test_a_generator_table_keeps_its_generators_alive() -> None:
+    """A table holds addresses; the generators behind them live as long as it does, so a
+    table made of a temporary list never points at freed memory (a kernel advancing a
+    freed PCG64 state corrupts whatever was allocated there)."""
+    import gc
+    import sys
+
+    rng = np.random.default_rng(0)
+    alone = sys.getrefcount(rng)
+    table = generator_table([rng])
+    assert sys.getrefcount(rng) == alone + 1
+    del table
+    gc.collect()
+    assert sys.getrefcount(rng) == alone
+    table = generator_table([np.random.default_rng(7)])  # nothing else holds it
+    gc.collect()
+    out = fill_noise(table, np.array([0]), np.empty((1, 5)))
+    assert out[0].tolist() == np.random.default_rng(7).random(5).tolist()
