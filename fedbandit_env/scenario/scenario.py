@@ -275,14 +275,14 @@ class Scenario:
         in ``ClipRewards``.
         """
         plan = self.plan(needs)
-        protocol = self.protocol_for(needs)
-        needs = self._merged(needs)
         fixed = self.instances == "fixed"
         if not fixed:
             kwargs = {"split": self.instances, **kwargs}
         if self.linear:
             linear = FederatedLinearEnv(**self.linear_arguments(needs), **kwargs)
             return plan.build(linear)
+        protocol = self.protocol_for(needs)
+        needs = self._merged(needs)
         env: ParallelEnv[Any, Any, Any] = FederatedMABEnv(
             self.problem() if fixed else self.distribution(),
             self.network(),
