@@ -76,6 +76,26 @@ def draw_problem(sampler: LinearSampler, seed: np.random.SeedSequence) -> Linear
     return problem
 
 
+def first_problem(
+    problem: LinearProblem | LinearSampler, split: str
+) -> tuple[LinearProblem, LinearSampler | None]:
+    """``(instance, sampler)`` of a linear env's ``problem`` argument: a fixed instance and
+    no sampler, or a sampler and its draw for instance seed 0 (what the env is built
+    around until the first reset); a ``TypeError`` for anything else.
+
+    Examples:
+        >>> from fedbandit_env.problems.linear import dubey_synthetic
+        >>> p = dubey_synthetic(2, seed=0)
+        >>> first_problem(p, "train") == (p, None)
+        True
+    """
+    if isinstance(problem, LinearProblem):
+        return problem, None
+    if callable(problem):
+        return draw_problem(problem, instance_seed(0, split)), problem
+    raise TypeError(f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}")
+
+
 class LinearCore(ActionChecks):
     """``B`` federated linear bandit episodes as arrays (see the module docstring).
 
@@ -117,15 +137,8 @@ class LinearCore(ActionChecks):
         split: str = "train",
         check: ProblemCheck = _no_check,
     ) -> None:
-        self.sampler: LinearSampler | None = None
         self.split, self.check = split, check
-        if callable(problem) and not isinstance(problem, LinearProblem):
-            self.sampler = problem
-            problem = self.draw(instance_seed(0, split))  # until the first reset
-        if not isinstance(problem, LinearProblem):
-            raise TypeError(
-                f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
-            )
+        problem, self.sampler = first_problem(problem, split)  # a draw: until the first reset
         self.n_envs = len(protocols)
         self.n_agents, self.set_size, self.dim = problem.n_agents, problem.set_size, problem.dim
         self.n_arms = self.set_size  # an agent's choices: a vector of its set
@@ -318,4 +331,4 @@ class LinearCore(ActionChecks):
         return gather_contexts(self._all_features32, self.sets, out)
 
 
-__all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem"]
+__all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem", "first_problem"]

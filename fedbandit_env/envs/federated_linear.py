@@ -44,7 +44,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from fedbandit_env.core.linear import LinearCore, LinearSampler, ProblemCheck, draw_problem
+from fedbandit_env.core.linear import LinearCore, LinearSampler, ProblemCheck, first_problem
 from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.actions import ActionParser
 from fedbandit_env.envs.checks import check_wiring
@@ -54,7 +54,7 @@ from fedbandit_env.envs.spaces import action_space, joint_state, observation_spa
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
-from fedbandit_env.seeding import SPLITS, instance_seed
+from fedbandit_env.seeding import SPLITS
 from fedbandit_env.type_aliases import Action, AgentID, IntArray, Observation, StepResult
 from fedbandit_env.validation import check_reset_options
 
@@ -95,15 +95,12 @@ def check_pinned_problem(pinned: Any, core: LinearCore, check: ProblemCheck) -> 
     if pinned is None:
         return
     shape = (core.n_agents, core.set_size, core.dim)
-    if (
-        not isinstance(pinned, LinearProblem)
-        or (
-            pinned.n_agents,
-            pinned.set_size,
-            pinned.dim,
-        )
-        != shape
-    ):
+    got = (
+        (pinned.n_agents, pinned.set_size, pinned.dim)
+        if isinstance(pinned, LinearProblem)
+        else None
+    )
+    if got != shape:
         raise ValueError(
             f"options['problem'] must be a LinearProblem with {shape[0]} agents, "
             f"set_size {shape[1]} and dim {shape[2]}, got {pinned!r}"
@@ -161,17 +158,8 @@ class FederatedLinearEnv(ParallelEnv[AgentID, Observation, Action]):
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
         self.split = split
-        self.sampler: LinearSampler | None = None
-        if callable(problem) and not isinstance(problem, LinearProblem):
-            self.sampler = problem
-        elif not isinstance(problem, LinearProblem):
-            raise TypeError(
-                f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
-            )
         source = problem
-        if self.sampler is not None:
-            problem = draw_problem(self.sampler, instance_seed(0, split))  # until a reset
-        assert isinstance(problem, LinearProblem)
+        problem, self.sampler = first_problem(source, split)  # a draw: until a reset
         n = problem.n_agents
         w = check_wiring(
             n,

@@ -38,14 +38,13 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from fedbandit_env.backend import backend
-from fedbandit_env.core.linear import LinearCore, LinearSampler, draw_problem
+from fedbandit_env.core.linear import LinearCore, LinearSampler, first_problem
 from fedbandit_env.core.routing import Routed
 from fedbandit_env.envs.checks import check_wiring
 from fedbandit_env.envs.federated_linear import check_contexts, check_pinned_problem
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
-from fedbandit_env.seeding import instance_seed
 from fedbandit_env.validation import check_int
 from fedbandit_env.vector.env import (
     CoreVecEnv,
@@ -109,13 +108,7 @@ class FederatedLinearVecEnv(CoreVecEnv):
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1)
         mode = autoreset_mode_of(autoreset_mode)
-        sampled = callable(problem) and not isinstance(problem, LinearProblem)
-        if not sampled and not isinstance(problem, LinearProblem):
-            raise TypeError(
-                f"problem must be a LinearProblem or a sampler, got {type(problem).__name__}"
-            )
-        first = draw_problem(problem, instance_seed(0, split)) if sampled else problem  # type: ignore[arg-type]
-        assert isinstance(first, LinearProblem)
+        first, _ = first_problem(problem, split)
         n = first.n_agents
         w = check_wiring(
             n, network, protocol, horizon, message_dim, message_bounds, link_costs, None, []
