@@ -1,5 +1,8 @@
-"""The linear family's fast path: runners of whole trials, the registry's
-``fast_entry_point``s, over the compiled loop of :mod:`baselines.linear.loop`.
+"""The linear family's fast paths, the registry's ``fast_entry_point``s: ``lin_ucb`` and
+``pooled_lin_ucb`` are vector policies rolled out by the linear core
+(:mod:`baselines.linear.vector`, :class:`~fedbandit_env.runner.vector_trials.CompiledTrials`);
+FedUCB's centralized variants still run whole trials in the compiled loop of
+:mod:`baselines.linear.loop`, the decentralized ones in :mod:`baselines.linear.local_loop`.
 
 The loop calls the kernels the policies call (:mod:`baselines.linear.kernels`), takes every
 derived constant from a policy reset exactly as on the PettingZoo path (threshold,
@@ -24,11 +27,11 @@ from baselines.linear.decentralized import HEADER, DecFedLinUCB
 from baselines.linear.kernels import set_scorer
 from baselines.linear.local_loop import DecConstants, local_loop
 from baselines.linear.loop import LinearConstants, LinearSwitches, linear_loop
-from baselines.linear.oracle import PooledLinUCB
-from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
+from baselines.linear.policies import FedLinUCB, linear_message_dim
 from fedbandit_env import registry
 from fedbandit_env.policies import AgentSpec
 from fedbandit_env.problems.linear import LinearProblem
+from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import linear_env_generators, team_generators
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -40,26 +43,26 @@ class LinearRun:
 
     Examples:
         >>> from fedbandit_env.problems.linear import dubey_synthetic
-        >>> run = LinearRun.of(LinUCB(), dubey_synthetic(2, dim=2, seed=0), horizon=5)
-        >>> run.switches.federated, run.switches.private, run.constants.lam
-        (False, False, 1.0)
+        >>> run = LinearRun.of(FedLinUCB(sync="fixed", batch=3), dubey_synthetic(2, dim=2, seed=0),
+        ...                    horizon=5)
+        >>> run.switches.private, run.switches.batch, run.constants.lam
+        (False, 3, 1.0)
     """
 
     constants: LinearConstants
     switches: LinearSwitches
-    messages: bool
 
     @classmethod
     def of(
-        cls, policy: LinUCB | PooledLinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
+        cls, policy: FedLinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
     ) -> LinearRun:
-        """Reset a copy of ``policy`` as agent 0 of the env and read its constants (the
-        pooled oracle's: those of its one learner)."""
-        pooled = isinstance(policy, PooledLinUCB)
-        if isinstance(policy, PooledLinUCB):
-            policy = policy.learner
-        fed = isinstance(policy, FedLinUCB)
-        dim = linear_message_dim(problem.dim) if fed else 0
+        """Reset a copy of ``policy`` as agent 0 of the env and read its constants."""
+        if not isinstance(policy, FedLinUCB):
+            raise TypeError(
+                f"the linear loop plays FedLinUCB only, got {type(policy).__name__} (LinUCB and "
+                "the pooled oracle are vector policies: baselines.linear.vector)"
+            )
+        dim = linear_message_dim(problem.dim)
         spec = AgentSpec(
             0, problem.n_agents, problem.set_size, horizon, dim, context_dim=problem.dim
         )
@@ -86,22 +89,18 @@ class LinearRun:
             float(c1),
             int(problem.n_agents),
         )
-        private = isinstance(policy, FedLinUCB) and policy.epsilon is not None
-        adaptive = isinstance(policy, FedLinUCB) and policy.sync == "adaptive"
         switches = LinearSwitches(
-            fed,
-            bool(private),
-            bool(adaptive),
+            policy.epsilon is not None,
+            policy.sync == "adaptive",
             int(get("batch", 1)),
             int(get("rounds", 1)),
             int(get("levels", 1)),
-            pooled,
         )
-        return cls(constants, switches, fed)
+        return cls(constants, switches)
 
 
 def linear_trial(
-    policy: LinUCB | PooledLinUCB,
+    policy: FedLinUCB,
     problem: LinearProblem,
     horizon: int,
     env_seed: int,
@@ -117,9 +116,10 @@ def linear_trial(
         >>> from fedbandit_env.problems.linear import dubey_synthetic
         >>> p = dubey_synthetic(2, dim=2, seed=0)
         >>> team_seed = np.random.SeedSequence(2)
-        >>> reg, cost, *_ = linear_trial(LinUCB(), p, 6, 1, team_seed, np.array([3, 6]))
-        >>> reg.shape, cost.tolist()
-        ((2, 2), [0.0, 0.0])
+        >>> policy = FedLinUCB(sync="fixed", batch=2)
+        >>> reg, cost, *_ = linear_trial(policy, p, 6, 1, team_seed, np.array([3, 6]))
+        >>> reg.shape, cost.tolist()  # a round after step 3 (2 observations, a step late)
+        ((2, 2), [50.0, 100.0])
     """
     run = LinearRun.of(policy, problem, horizon, c1)
     reward_rng, _, sets_rng = linear_env_generators(env_seed)
@@ -144,12 +144,7 @@ def linear_trial(
 def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
     """The registry's fast entry point of ``pid``: its spec's options over the user's."""
     env_seed, team_seed = seeds
-    kwargs = {**registry.spec(pid).kwargs, **st.params}
-    policy: LinUCB | PooledLinUCB
-    if pid == "pooled_lin_ucb":
-        policy = PooledLinUCB(**kwargs)
-    else:
-        policy = LinUCB(**kwargs) if pid == "lin_ucb" else FedLinUCB(**kwargs)
+    policy = FedLinUCB(**{**registry.spec(pid).kwargs, **st.params})
     reg, cost, arms, rewards = linear_trial(
         policy,
         st.problem,
@@ -226,14 +221,12 @@ def run_private_dec_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialR
     return _run_decentralized("private_dec_fedlin_ucb", st, seeds)
 
 
-def run_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``lin_ucb``'s trial (:class:`LinUCB`)."""
-    return _run("lin_ucb", st, seeds)
+run_lin_ucb = CompiledTrials("baselines.linear.vector:lin_ucb")
+"""``lin_ucb``'s fast path: :class:`~baselines.linear.vector.LinUCBVector` rolled out by
+the linear core (no trial loop of its own)."""
 
-
-def run_pooled_lin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``pooled_lin_ucb``'s trial (:class:`~baselines.linear.oracle.PooledLinUCB`)."""
-    return _run("pooled_lin_ucb", st, seeds)
+run_pooled_lin_ucb = CompiledTrials("baselines.linear.vector:pooled_lin_ucb")
+"""``pooled_lin_ucb``'s fast path, the same way (the pooled learner of each env)."""
 
 
 def run_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:

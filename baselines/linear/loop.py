@@ -1,11 +1,12 @@
-"""The linear family's compiled trial loop (:func:`linear_loop`): all agents of a trial,
-every step, with the kernels the policies call (:mod:`baselines.linear.kernels`) in the
-order the PettingZoo path calls them; :mod:`baselines.linear.fast` prepares its inputs.
+"""FedUCB's compiled trial loop (:func:`linear_loop`, the centralized variants; local
+LinUCB and the pooled oracle are vector policies, :mod:`baselines.linear.vector`): all
+agents of a trial, every step, with the kernels the policies call
+(:mod:`baselines.linear.kernels`) in the order the PettingZoo path calls them;
+:mod:`baselines.linear.fast` prepares its inputs.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -55,16 +56,14 @@ class LinearConstants(NamedTuple):
 
 
 class LinearSwitches(NamedTuple):
-    """Which FedUCB it is: federated, private, adaptive schedule, the fixed schedule's
-    batch, rounds and tree levels, the pooled oracle."""
+    """Which FedUCB it is: private, adaptive schedule, the fixed schedule's batch, rounds
+    and tree levels."""
 
-    federated: bool
     private: bool
     adaptive: bool
     batch: int
     rounds: int
     levels: int
-    pooled: bool
 
 
 @njit(cache=True, nogil=True)
@@ -130,7 +129,6 @@ def linear_loop(
     t_arms = rec.t_arms
     t_rewards = rec.t_rewards
     cost_out = rec.cost_out
-    lam = fp.lam
     sig = fp.sigma
     alpha = fp.alpha
     norm_bound = fp.norm_bound
@@ -145,13 +143,11 @@ def linear_loop(
     feature_bound = fp.feature_bound
     c1 = fp.c1
     n_rho = fp.n_rho
-    federated = ip.federated
     private = ip.private
     adaptive = ip.adaptive
     batch = ip.batch
     rounds = ip.rounds
     levels = ip.levels
-    pooled = ip.pooled
     n, d = local_means.shape[0], features.shape[1]
     e = d + 1
     pool = features.astype(np.float32)  # the scorer's copy (exact: float32 values)
@@ -166,17 +162,12 @@ def linear_loop(
     server = np.zeros((e, e))
     work, theta, x, z, su = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(e), np.zeros(d)
     for i in range(n):
-        if federated:
-            init = np.zeros((d, d))
-            for a in range(d):
-                init[a, a] = n_rho * rho_min
-            _sync_to(i, init, np.zeros(d), extra, inv, winv, ld, ldw, lds, s_vec, u, since)
-            if private:
-                _draw_pending(rngs[i], noise_std, pending[i])
-        else:
-            for a in range(d):
-                inv[i, a, a] = 1.0 / lam
-            ld[i] = d * math.log(lam)
+        init = np.zeros((d, d))
+        for a in range(d):
+            init[a, a] = n_rho * rho_min
+        _sync_to(i, init, np.zeros(d), extra, inv, winv, ld, ldw, lds, s_vec, u, since)
+        if private:
+            _draw_pending(rngs[i], noise_std, pending[i])
     sets = np.zeros((n, set_size), dtype=np.int64)
     draw_sets(draw_code, features.shape[0], sets_rng, sets)
     arms, rows = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
@@ -184,15 +175,8 @@ def linear_loop(
     rewards, seen, cum = np.zeros(n), np.zeros(n, dtype=np.float32), np.zeros(n)
     synced, cost, r = False, 0.0, 0
     for step in range(1, horizon + 1):
-        if pooled and step > 1:  # PooledLinUCB: every agent's pair, in agent order, first
-            for i in range(n):
-                ld[0] += rank_one_update(inv[0], last_x[i], work)
-                y = float(seen[i])
-                for a in range(d):
-                    u[0, a] += y * last_x[i, a]
         for i in range(n):
-            j = 0 if pooled else i  # whose statistics agent i chooses with
-            if step > 1 and not pooled:
+            if step > 1:
                 if synced:  # _commit then _sync_to, as FedLinUCB.act
                     rnd[i] += 1
                     if private:
@@ -224,44 +208,39 @@ def linear_loop(
                     for a in range(d):
                         x[a] = last_x[i, a]
                 ld[i] += rank_one_update(inv[i], x, work)
-                if federated:
-                    if extra > 0.0:
-                        ldw[i] += rank_one_update(winv[i], x, work)
-                    else:  # W = V: as FedLinUCB.observe
-                        ldw[i] = ld[i]
+                if extra > 0.0:
+                    ldw[i] += rank_one_update(winv[i], x, work)
+                else:  # W = V: as FedLinUCB.observe
+                    ldw[i] = ld[i]
                 for a in range(d):
                     u[i, a] += y * x[a]
-                if federated:
-                    z[:d] = x
-                    z[d] = y
-                    for a in range(e):
-                        for b in range(e):
-                            leaf[i, a, b] += z[a] * z[b]
-                    since[i] += 1
+                z[:d] = x
+                z[d] = y
+                for a in range(e):
+                    for b in range(e):
+                        leaf[i, a, b] += z[a] * z[b]
+                since[i] += 1
             for a in range(d):
-                su[a] = s_vec[j, a] + u[j, a]
-            mat_vec(inv[j], su, theta)
+                su[a] = s_vec[i, a] + u[i, a]
+            mat_vec(inv[i], su, theta)
             if fixed_beta >= 0.0:
                 beta = fixed_beta
-            elif federated:
+            else:
                 beta = confidence_width(
                     sig, alpha, ld[i], d, n, rho_min, rho_max, kappa, norm_bound
                 )
-            else:
-                beta = confidence_width(sig, alpha, ld[j], d, 1, lam, lam, 0.0, norm_bound)
-            k = ucb_choice(scorer, pool, sets[i], inv[j], theta, beta, scratch)
+            k = ucb_choice(scorer, pool, sets[i], inv[i], theta, beta, scratch)
             arms[i], rows[i] = k, sets[i, k]
             for a in range(d):
                 last_x[i, a] = features[rows[i], a]
-            if federated:
-                if adaptive:
-                    flags[i] = since[i] > 0 and (ldw[i] - lds[i]) * since[i] > threshold
-                else:
-                    flags[i] = since[i] >= batch and rnd[i] < rounds
+            if adaptive:
+                flags[i] = since[i] > 0 and (ldw[i] - lds[i]) * since[i] > threshold
+            else:
+                flags[i] = since[i] >= batch and rnd[i] < rounds
         pull_sets(local_means, rows, noise, sigma, reward_rng, sets, global_means, rewards, cum)
         for i in range(n):
             seen[i] = np.float32(rewards[i])
-        synced = federated and bool(flags.any())
+        synced = bool(flags.any())
         if synced:  # Synchronize: float32 releases summed in agent order, sent as float32
             acc_sum = np.zeros((e, e))
             for i in range(n):

@@ -764,6 +764,97 @@ def gather_contexts(features: Float32Array, sets: IntArray, out: Float32Array) -
     return out
 
 
+def rollout_linear(
+    act: Any,
+    state: Any,
+    local_means: FloatArray,
+    global_means: FloatArray,
+    noise: IntArray,
+    sigma: FloatArray,
+    rewards_table: np.ndarray,
+    sets_table: np.ndarray,
+    draw_codes: IntArray,
+    pools: Float32Array,
+    pool_of: IntArray,
+    sets: IntArray,
+    t: int,
+    until: int,
+    horizon: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    raw: FloatArray,
+    regret: FloatArray,
+    cum: FloatArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> int:  # pragma: no cover
+    """Steps ``t + 1 .. until`` of ``B`` linear envs without messages (of episodes of
+    ``horizon`` steps): ``act(last, seen, t, pools, pool_of, sets, *state, arms)`` (a
+    linear vector policy's compiled step: env ``b``'s agent ``i`` chooses among the
+    vectors ``pools[pool_of[b]][sets[b, i]]``, float32, from the last arms and what it
+    read of their rewards, float32), then :func:`step_linear_envs` (the rewards into
+    ``raw``, the step's regret into ``regret``, and the next sets into ``sets`` except
+    after the last step), then ``cum += regret``, what the agents read (``seen``:
+    float32 of ``raw``, as the observation holds it) and the last arms. At a recorded
+    step ``steps[r]`` the cumulative regret goes to ``out[:, :, r]``; with ``t_arms``
+    ``(B, T, N)`` non-empty every step's arms and rewards are traced. Returns the next
+    ``r``: the episode :meth:`LinearCore.step
+    <fedbandit_env.core.linear.LinearCore.step>` plays for the same arms, to the bit.
+
+    Examples:
+        >>> from numba import njit
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> @njit
+        ... def first(last, seen, t, pools, pool_of, sets, arms):
+        ...     arms[:] = 0
+        >>> gens = [np.random.default_rng(0)], [np.random.default_rng(1)]
+        >>> tables = generator_table(gens[0]), generator_table(gens[1])
+        >>> sets, out = np.array([[[1, 0]]]), np.zeros((1, 1, 1))
+        >>> arms, seen = np.zeros((1, 1), np.int64), np.zeros((1, 1), np.float32)
+        >>> trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
+        >>> rollout_linear(first, (), np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
+        ...                np.array([0]), np.array([1.0]), tables[0], tables[1], np.array([-1]),
+        ...                np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64), sets, 0, 1,
+        ...                1, arms.copy(), arms, seen, np.zeros((1, 1)), np.zeros((1, 1)),
+        ...                np.zeros((1, 1)), np.array([1]), 0, out, *trace)
+        1
+        >>> seen.tolist(), out.tolist()  # pool row 1: reward 0, regret 0.5 - 0.25
+        ([[0.0]], [[[0.25]]])
+    """
+    n_envs, n = arms.shape
+    trace = t_arms.shape[0] > 0
+    while t < until:
+        act(last, seen, t, pools, pool_of, sets, *state, arms)
+        step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
+                         raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip
+        t += 1
+        for b in range(n_envs):
+            for i in range(n):
+                cum[b, i] += regret[b, i]
+                seen[b, i] = np.float32(raw[b, i])
+                last[b, i] = arms[b, i]
+        if trace:
+            for b in range(n_envs):
+                for i in range(n):
+                    t_arms[b, t - 1, i] = arms[b, i]
+                    t_rewards[b, t - 1, i] = seen[b, i]
+        if r < steps.size and t == steps[r]:
+            for b in range(n_envs):
+                for i in range(n):
+                    out[b, i, r] = cum[b, i]
+            r += 1
+    return r
+
+
+rollout_linear = njit(cache=True, nogil=True)(rollout_linear)
+_linear_rollout: Any = rollout_linear  # the step is an argument too: the same disk cache
+_linear_rollout._cache = ArgumentFunctionCache(rollout_linear.py_func)
+
+
 __all__ = [
     "ArgumentFunctionCache",
     "WireChanges",
@@ -774,6 +865,7 @@ __all__ = [
     "pull_arms",
     "pull_sets",
     "rollout_block",
+    "rollout_linear",
     "rollout_talking",
     "step_envs",
     "step_linear_envs",

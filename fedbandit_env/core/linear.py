@@ -23,7 +23,11 @@ sees its decision set, chooses, is rewarded, and the messages go out):
   and the next sets unless the episode ended, for every env in one compiled call
   (:func:`~fedbandit_env.core.kernels.step_linear_envs`; instances of different pool
   sizes step env by env, :func:`~fedbandit_env.core.kernels.pull_sets`, with the same
-  numbers); the messages go through a :class:`~fedbandit_env.core.routing.Router`.
+  numbers); the messages go through a :class:`~fedbandit_env.core.routing.Router`;
+- ``rollout(act, state, ...)``: the rest of every env's episode with a linear vector
+  policy's compiled step and no Python between steps
+  (:func:`~fedbandit_env.core.kernels.rollout_linear`), the same episode ``step`` plays
+  for the same arms, where the envs carry no messages and their pools stack.
 
 On NumPy only (the linear env has no device path yet).
 """
@@ -38,15 +42,20 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import backend
 from fedbandit_env.core.actions import ActionChecks
-from fedbandit_env.core.kernels import gather_contexts, pull_sets, step_linear_envs
-from fedbandit_env.core.mab import CoreStep
+from fedbandit_env.core.kernels import (
+    gather_contexts,
+    pull_sets,
+    rollout_linear,
+    step_linear_envs,
+)
+from fedbandit_env.core.mab import ROLLOUT_NUMBERS, CoreStep, RolloutStopped
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import env_streams, instance_seed
-from fedbandit_env.type_aliases import FloatArray, IntArray
+from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 LinearSampler = Callable[[np.random.Generator], LinearProblem]
 """``rng -> LinearProblem``: an instance distribution (one draw per ``reset(seed)``)."""
@@ -240,10 +249,13 @@ class LinearCore(ActionChecks):
             self._local = np.broadcast_to(first.local_means, (b, *first.local_means.shape))
             self._global = np.broadcast_to(first.global_means, (b, first.n_features))
             self._all_features32 = np.broadcast_to(self._features32[0], (b, *first.features.shape))
+            self._pools = self._features32[0][None]  # (1, P, d): every env's pool
+            self._pool_of = np.zeros(b, dtype=np.int64)
         else:
             self._local = np.stack([p.local_means for p in problems])  # (B, N, P)
             self._global = np.stack([p.global_means for p in problems])  # (B, P)
             self._all_features32 = np.stack(self._features32)  # (B, P, d)
+            self._pools, self._pool_of = self._all_features32, np.arange(b, dtype=np.int64)
         self._noise = np.array([p.noise_code for p in problems], dtype=np.int64)
         self._sigma = np.array([float(p.sigma) for p in problems])
         self._codes = np.array([p.draw_code for p in problems], dtype=np.int64)
@@ -329,6 +341,112 @@ class LinearCore(ActionChecks):
             return np.stack([self.contexts(k) for k in range(self.n_envs)])
         out = np.empty((*self.sets.shape, self.dim), np.float32)
         return gather_contexts(self._all_features32, self.sets, out)
+
+    # ------------------------------------------------------------------ rollouts
+    @property
+    def rolls_out(self) -> bool:
+        """Whether :meth:`rollout` plays these envs: no messages, and pools of one size
+        (their instances stack).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> p = dubey_synthetic(2, set_size=3, dim=2, seed=0)
+            >>> LinearCore(p, Network.complete(2), [Broadcast()], horizon=2).rolls_out
+            True
+            >>> LinearCore(p, Network.complete(2), [Broadcast()], horizon=2,
+            ...            message_dim=1).rolls_out
+            False
+        """
+        return bool(self._stacked and not self.message_dim)
+
+    def rollout_arrays(self) -> tuple[Float32Array, IntArray]:
+        """What a compiled linear step reads its decision sets from: the float32 pools
+        ``(U, P, d)`` (C-ordered; one where every env shares its instance) and each env's
+        pool ``(B,)``; env ``b``'s agent ``i`` chooses among ``pools[pool_of[b]][sets[b,
+        i]]``, the vectors :meth:`all_contexts` gives.
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+            ...                   Network.complete(2), [Broadcast()] * 3, horizon=2)
+            >>> core.reset([0, 1, 2])
+            >>> pools, pool_of = core.rollout_arrays()
+            >>> pools.shape[0], pool_of.tolist()  # one fixed instance for the three
+            (1, [0, 0, 0])
+        """
+        if not self._stacked:
+            raise ValueError("the envs' pools differ in size: they do not stack")
+        return self._pools, self._pool_of
+
+    def rollout(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: IntArray,
+        out: FloatArray,
+        trace: tuple[IntArray, Float32Array] | None = None,
+        cost_out: FloatArray | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> None:
+        """Play the rest of every env's episode with a linear vector policy's compiled
+        step ``act`` and its arrays ``state`` (``act(last_arms, last_rewards_f32, t,
+        pools, pool_of, sets, *state, arms_out)``; :meth:`rollout_arrays` says what the
+        pools are), with no Python between steps
+        (:func:`~fedbandit_env.core.kernels.rollout_linear`): the episode :meth:`step`
+        plays for the same arms, to the bit. The cumulative regret at the recorded
+        ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))``; ``trace`` ``(B, T,
+        N)`` arms and float32 rewards keeps every step's; ``cost_out`` stays zero (no
+        messages). ``stop`` is asked before each block of ``max(1, 2**15 / (B N))``
+        steps; when it says so, :class:`~fedbandit_env.core.mab.RolloutStopped`. Where
+        :attr:`rolls_out` is false, a ``ValueError``.
+
+        Examples:
+            >>> from numba import njit
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Broadcast
+            >>> @njit
+            ... def first(last, seen, t, pools, pool_of, sets, arms):
+            ...     arms[:] = 0
+            >>> core = LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0),
+            ...                   Network.complete(2), [Broadcast()] * 2, horizon=4)
+            >>> core.reset([7, 8])
+            >>> out = np.zeros((2, 2, 1))
+            >>> core.rollout(first, (), np.array([4]), out)
+            >>> core.t, bool((out[..., 0] == core.cum_regret).all())
+            (4, True)
+        """
+        if not self.rolls_out:
+            raise ValueError(
+                "a compiled linear rollout plays envs without messages whose pools stack"
+            )
+        b, n = self.n_envs, self.n_agents
+        last = np.array(self.last_arms, dtype=np.int64)
+        arms = last.copy()
+        seen = np.asarray(self.last_rewards, dtype=np.float32).copy()
+        raw, regret = np.array(self.last_rewards, dtype=np.float64), np.zeros((b, n))
+        if trace is None:
+            trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
+        steps = np.ascontiguousarray(steps, dtype=np.int64)
+        r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
+        ahead = max(1, ROLLOUT_NUMBERS // max(1, b * n))
+        pools, pool_of = self.rollout_arrays()
+        try:
+            while self.t < self.horizon:
+                if stop is not None and stop():
+                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
+                until = min(self.horizon, self.t + ahead)
+                r = rollout_linear(act, state, self._local, self._global, self._noise,
+                                   self._sigma, self._reward_table, self._set_table,
+                                   self._codes, pools, pool_of, self.sets, self.t, until,
+                                   self.horizon, last, arms, seen, raw, regret,
+                                   self.cum_regret, steps, r, out, *trace)  # fmt: skip
+                self.t = until
+        finally:  # the last step's arms, rewards and regret, as step() leaves them
+            self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
+        if cost_out is not None:  # no messages: nothing was ever paid
+            cost_out[...] = 0.0
 
 
 __all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem", "first_problem"]

@@ -37,8 +37,8 @@ from fedbandit_env.vector.policy import CompiledAct, VectorPolicy, VectorSpec
 
 
 def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
-    """Why ``scenario`` under ``needs`` has no vector env (a linear bandit, a layer
-    without a vector form, a protocol that hands receivers different copies), or
+    """Why ``scenario`` under ``needs`` has no vector env (a layer without a vector form,
+    any layer over a linear bandit, a protocol that hands receivers different copies), or
     ``None`` if it has one.
 
     Examples:
@@ -48,10 +48,13 @@ def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
         >>> vector_unsupported(Scenario(n_agents=3, n_arms=2, horizon=5, protocol="gamma_hops"),
         ...                    Requirements(message_dim=2))
         'the protocol gamma_hops (its copies differ by receiver)'
+        >>> vector_unsupported(Scenario(n_agents=3, n_arms=4, horizon=5, instance="dubey",
+        ...                             dim=2), None) is None
+        True
     """
-    if scenario.linear:
-        return "a linear bandit"
     plan = scenario.plan(needs)
+    if scenario.linear and plan.layers:  # the linear vector env takes no layers yet
+        return f"a linear bandit under the layers {list(plan.names)}"
     missing = [layer.name for layer in plan.layers if layer.vector is None]
     if missing:
         return f"the layers {missing}"
@@ -315,6 +318,9 @@ class CompiledTrials:
                     raise RolloutStopped(f"stopped after {len(results)} of {k} trials")
                 results.append(runner(st, pair))
             return results
+        if compiled is None and k > 1:  # e.g. linear pools of different sizes: one by one
+            venv.close()
+            return [result for pair in seeds for result in self.run_batch(st, [pair], stop)]
         if compiled is None:
             raise ValueError(
                 f"{getattr(policy, 'name', type(policy).__name__)} has a compiled step for "

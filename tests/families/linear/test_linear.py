@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from baselines.linear import FedLinUCB, LinUCB, linear_env
-from baselines.linear.fast import linear_trial
 from baselines.linear.kernels import (
     SetScratch,
     generic_scorer,
@@ -24,6 +23,7 @@ from baselines.linear.kernels import (
     ucb_choice,
 )
 from baselines.linear.naive import naive_trial
+from baselines.linear.vector import lin_ucb, vector_trial
 from baselines.papers.dubey import guessing
 from fedbandit_env import federated_linear_v0
 from fedbandit_env.cli import main
@@ -378,7 +378,7 @@ def test_the_numpy_yardstick_of_the_speed_benchmark_is_the_same_policy() -> None
     must play the same LinUCB (here: the same choices, so the same regret)."""
     problem = dubey_synthetic(5, dim=4, seed=2)
     naive = naive_trial(problem, 300, env_seed=3)
-    fast, *_ = linear_trial(LinUCB(), problem, 300, 3, np.random.SeedSequence(0), np.array([300]))
+    fast, *_ = vector_trial(lin_ucb(), problem, 300, 3, np.array([300]))
     np.testing.assert_allclose(naive, fast[:, 0], rtol=0, atol=1e-9)
 
 
