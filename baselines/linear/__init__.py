@@ -4,9 +4,11 @@ variant (a fixed schedule, exact Gaussian-DP calibration), with the non-private
 ablations.
 
 ``policies.py`` holds the policies, ``oracle.py`` the pooled oracle, ``kernels.py``
-their compiled mathematics, ``loop.py`` the batched trial loop and ``fast.py`` its
-runners, ``naive.py`` a NumPy yardstick of speed; ``baselines.registration`` registers
-them.
+their compiled mathematics, ``vector.py`` LinUCB, the pooled oracle and centralized
+FedUCB as vector policies (the fast paths the linear core rolls out), ``local_loop.py``
+the decentralized variants' trial loop, ``fast.py`` the registry's fast entry points,
+``batched.py`` and ``naive.py`` NumPy yardsticks of speed; ``baselines.registration``
+registers them.
 
 Examples:
     >>> from baselines.linear import linear_env

@@ -1,10 +1,10 @@
-"""The linear family's fast paths, the registry's ``fast_entry_point``s: ``lin_ucb`` and
-``pooled_lin_ucb`` are vector policies rolled out by the linear core
-(:mod:`baselines.linear.vector`, :class:`~fedbandit_env.runner.vector_trials.CompiledTrials`);
-FedUCB's centralized variants still run whole trials in the compiled loop of
-:mod:`baselines.linear.loop`, the decentralized ones in :mod:`baselines.linear.local_loop`.
+"""The linear family's fast paths, the registry's ``fast_entry_point``s: ``lin_ucb``,
+``pooled_lin_ucb`` and centralized FedUCB's variants are vector policies rolled out by the
+linear core (:mod:`baselines.linear.vector`,
+:class:`~fedbandit_env.runner.vector_trials.CompiledTrials`); the decentralized variants
+still run whole trials in the compiled loop of :mod:`baselines.linear.local_loop`.
 
-The loop calls the kernels the policies call (:mod:`baselines.linear.kernels`), takes every
+That loop calls the kernels the policies call (:mod:`baselines.linear.kernels`), takes every
 derived constant from a policy reset exactly as on the PettingZoo path (threshold,
 schedule, noise, ``rho_min``, ``rho_max``, ``kappa``), draws from the generators the env
 and the team would (rewards: env child 0, decision sets: env child 2, each agent's tree
@@ -16,7 +16,6 @@ no matrix inversion; a synchronisation inverts once per agent (Cholesky).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,136 +25,11 @@ from baselines.common.bundles import linear_arrays, recording
 from baselines.linear.decentralized import HEADER, DecFedLinUCB
 from baselines.linear.kernels import set_scorer
 from baselines.linear.local_loop import DecConstants, local_loop
-from baselines.linear.loop import LinearConstants, LinearSwitches, linear_loop
-from baselines.linear.policies import FedLinUCB, linear_message_dim
 from fedbandit_env import registry
 from fedbandit_env.policies import AgentSpec
-from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario.trial import TrialResult, TrialSetup
 from fedbandit_env.seeding import linear_env_generators, team_generators
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
-
-
-@dataclass
-class LinearRun:
-    """What the batched loop needs from a policy: its constants after a reset.
-
-    Examples:
-        >>> from fedbandit_env.problems.linear import dubey_synthetic
-        >>> run = LinearRun.of(FedLinUCB(sync="fixed", batch=3), dubey_synthetic(2, dim=2, seed=0),
-        ...                    horizon=5)
-        >>> run.switches.private, run.switches.batch, run.constants.lam
-        (False, 3, 1.0)
-    """
-
-    constants: LinearConstants
-    switches: LinearSwitches
-
-    @classmethod
-    def of(
-        cls, policy: FedLinUCB, problem: LinearProblem, horizon: int, c1: float = 25.0
-    ) -> LinearRun:
-        """Reset a copy of ``policy`` as agent 0 of the env and read its constants."""
-        if not isinstance(policy, FedLinUCB):
-            raise TypeError(
-                f"the linear loop plays FedLinUCB only, got {type(policy).__name__} (LinUCB and "
-                "the pooled oracle are vector policies: baselines.linear.vector)"
-            )
-        dim = linear_message_dim(problem.dim)
-        spec = AgentSpec(
-            0, problem.n_agents, problem.set_size, horizon, dim, context_dim=problem.dim
-        )
-        policy.reset(spec, seed=0)
-
-        def get(name: str, default: float = 0.0) -> float:
-            return float(getattr(policy, name, default))
-
-        beta = -1.0 if policy.beta is None else policy.beta
-        constants = LinearConstants(
-            policy.regularizer,
-            policy.sigma,
-            policy.alpha,
-            policy.norm_bound,
-            beta,
-            get("threshold"),
-            get("rho_min"),
-            get("rho_max"),
-            get("shift"),
-            get("kappa"),
-            get("extra"),
-            get("noise_std"),
-            get("feature_bound", 1.0),
-            float(c1),
-            int(problem.n_agents),
-        )
-        switches = LinearSwitches(
-            policy.epsilon is not None,
-            policy.sync == "adaptive",
-            int(get("batch", 1)),
-            int(get("rounds", 1)),
-            int(get("levels", 1)),
-        )
-        return cls(constants, switches)
-
-
-def linear_trial(
-    policy: FedLinUCB,
-    problem: LinearProblem,
-    horizon: int,
-    env_seed: int,
-    team_seed: np.random.SeedSequence,
-    steps: IntArray,
-    trace: bool = False,
-    c1: float = 25.0,
-) -> tuple[FloatArray, FloatArray, IntArray, Float32Array]:
-    """One trial: per-agent regret ``(N, R)``, cost ``(R,)`` at ``steps`` and, traced,
-    every agent's choice and observed reward ``(T, N)``.
-
-    Examples:
-        >>> from fedbandit_env.problems.linear import dubey_synthetic
-        >>> p = dubey_synthetic(2, dim=2, seed=0)
-        >>> team_seed = np.random.SeedSequence(2)
-        >>> policy = FedLinUCB(sync="fixed", batch=2)
-        >>> reg, cost, *_ = linear_trial(policy, p, 6, 1, team_seed, np.array([3, 6]))
-        >>> reg.shape, cost.tolist()  # a round after step 3 (2 observations, a step late)
-        ((2, 2), [50.0, 100.0])
-    """
-    run = LinearRun.of(policy, problem, horizon, c1)
-    reward_rng, _, sets_rng = linear_env_generators(env_seed)
-    n = problem.n_agents
-    rngs = typed.List(team_generators(team_seed, n))
-    out, cost = np.zeros((n, steps.size)), np.zeros(steps.size)
-    t_arms = np.zeros((horizon if trace else 0, n), dtype=np.int64)
-    t_rewards = np.zeros((horizon if trace else 0, n), dtype=np.float32)
-    linear_loop(
-        linear_arrays(problem),
-        recording(horizon, steps, out, t_arms, t_rewards, cost),
-        run.constants,
-        run.switches,
-        reward_rng,
-        sets_rng,
-        rngs,
-        set_scorer(problem.dim),
-    )
-    return out, cost, t_arms, t_rewards
-
-
-def _run(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """The registry's fast entry point of ``pid``: its spec's options over the user's."""
-    env_seed, team_seed = seeds
-    policy = FedLinUCB(**{**registry.spec(pid).kwargs, **st.params})
-    reg, cost, arms, rewards = linear_trial(
-        policy,
-        st.problem,
-        st.scenario.horizon,
-        env_seed,
-        team_seed,
-        st.steps,
-        st.trace,
-        c1=st.scenario.link_costs[0],
-    )
-    return TrialResult(reg, arms, rewards, comm_cost=cost)
 
 
 def _run_decentralized(pid: str, st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
@@ -229,29 +103,21 @@ run_pooled_lin_ucb = CompiledTrials("baselines.linear.vector:pooled_lin_ucb")
 """``pooled_lin_ucb``'s fast path, the same way (the pooled learner of each env)."""
 
 
-def run_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``fedlin_ucb``'s trial (adaptive, no noise)."""
-    return _run("fedlin_ucb", st, seeds)
+run_fedlin_ucb = CompiledTrials("baselines.linear.vector:fedlin_ucb")
+"""The fast path of ``fedlin_ucb`` and its variants (``fedlin_ucb_fixed``,
+``fedlin_ucb_dp``, ``private_fedlin_ucb``: the registered options pick the schedule and
+the noise): :class:`~baselines.linear.vector.FedLinUCBVector` rolled out by the linear
+core, which routes Synchronize's rounds."""
 
-
-def run_fedlin_ucb_fixed(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``fedlin_ucb_fixed``'s trial (fixed schedule, no noise)."""
-    return _run("fedlin_ucb_fixed", st, seeds)
-
-
-def run_fedlin_ucb_dp(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``fedlin_ucb_dp``'s trial (as published)."""
-    return _run("fedlin_ucb_dp", st, seeds)
-
-
-def run_private_fedlin_ucb(st: TrialSetup, seeds: tuple[int, Any]) -> TrialResult:
-    """``private_fedlin_ucb``'s trial (the corrected private variant)."""
-    return _run("private_fedlin_ucb", st, seeds)
+run_fedlin_ucb_fixed = run_fedlin_ucb
+"""``fedlin_ucb_fixed``'s fast path (:data:`run_fedlin_ucb`)."""
+run_fedlin_ucb_dp = run_fedlin_ucb
+"""``fedlin_ucb_dp``'s fast path (:data:`run_fedlin_ucb`)."""
+run_private_fedlin_ucb = run_fedlin_ucb
+"""``private_fedlin_ucb``'s fast path (:data:`run_fedlin_ucb`)."""
 
 
 __all__ = [
-    "LinearRun",
-    "linear_trial",
     "run_dec_fedlin_ucb",
     "run_fedlin_ucb",
     "run_fedlin_ucb_dp",

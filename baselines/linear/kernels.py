@@ -1,5 +1,6 @@
-"""The compiled mathematics of the linear family, called by the per-agent policies and
-the batched trial loop alike (one source of truth, two speeds).
+"""The compiled mathematics of the linear family, called by the per-agent policies, the
+vector policies' compiled steps (:mod:`baselines.linear.vector`) and the decentralized
+trial loop alike (one source of truth, two speeds).
 
 - :func:`rank_one_update`: ``V <- V + x x^T`` on the inverse (Sherman-Morrison) and its
   log-determinant (the matrix determinant lemma): ``O(d^2)``, no inversion per step;
@@ -11,7 +12,7 @@ the batched trial loop alike (one source of truth, two speeds).
   (Cholesky), once per synchronisation;
 - :func:`tree_release` / :func:`tree_commit`: PRIVATIZER (Algorithm 2), the binary-tree
   mechanism over synchronisation rounds with symmetrised Gaussian noise on the
-  ``(d + 1) x (d + 1)`` matrix ``sum [x y]^T [x y]``.
+  ``(d + 1) x (d + 1)`` matrix ``sum [x y]^T [x y]`` (a node's: :func:`draw_node_noise`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import cfunc, njit, types
+from numba.np.random.distributions import random_standard_normal
 
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -432,6 +434,34 @@ def symmetric_noise(
         for b in range(n):
             out[a, b] = scale * (raw[a, b] + raw[b, a]) / root
     return out
+
+
+@njit(cache=True, nogil=True)
+def draw_node_noise(
+    bits: Any, scale: float, raw: FloatArray, out: FloatArray
+) -> FloatArray:  # pragma: no cover
+    """A tree node's noise (Algorithm 2, lines 5-6: :meth:`FedLinUCB._draw_noise
+    <baselines.linear.FedLinUCB._draw_noise>`) into ``out``: ``e x e`` standard normals in
+    C order from numba's bit generator ``bits`` (a Generator's ``bit_generator``, or a
+    row of a generator table: :func:`~fedbandit_env.rng_kernels.bit_generator_at`), the
+    numbers ``Generator.standard_normal((e, e))`` gives, into ``raw``, symmetrised by
+    :func:`symmetric_noise`.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def draw(rng, out):
+        ...     return draw_node_noise(rng.bit_generator, 1.0, np.empty((2, 2)), out)
+        >>> mine = draw(np.random.default_rng(3), np.empty((2, 2)))
+        >>> raw = np.random.default_rng(3).standard_normal((2, 2))
+        >>> bool(np.allclose(mine, (raw + raw.T) / np.sqrt(2)))
+        True
+    """
+    e = raw.shape[0]
+    for a in range(e):
+        for b in range(e):
+            raw[a, b] = random_standard_normal(bits)
+    return symmetric_noise(raw, scale, out)
 
 
 @njit(cache=True, nogil=True)

@@ -18,6 +18,7 @@ from baselines.common.bundles import LinearArrays, Recording
 from baselines.linear.kernels import (
     clip_norm,
     confidence_width,
+    draw_node_noise,
     mat_vec,
     new_scratch,
     noise_prior,
@@ -27,7 +28,6 @@ from baselines.linear.kernels import (
     tree_release,
     ucb_choice,
 )
-from baselines.linear.loop import _draw_pending
 from fedbandit_env.core.kernels import pull_sets
 from fedbandit_env.problems.kernels import draw_sets
 from fedbandit_env.type_aliases import IntArray
@@ -129,10 +129,11 @@ def local_loop(
     acc = np.zeros((n, gamma, levels, e, e))
     node = np.zeros((n, gamma, levels, e, e))
     noise_next = np.zeros((n, gamma, e, e))
+    raw = np.empty((e, e))  # a node's standard normals before they are symmetrised
     if private:
         for i in range(n):
             for g in range(gamma):
-                _draw_pending(rngs[i], noise_std, noise_next[i, g])
+                draw_node_noise(rngs[i].bit_generator, noise_std, raw, noise_next[i, g])
     release = np.zeros((e, e))
     xc = np.zeros(d)
     history = np.zeros((gamma + 1, n, 3 + e * e), dtype=np.float32)  # sent at step s: s % (g+1)
@@ -225,7 +226,7 @@ def local_loop(
                     nth = released[i, g] + 1
                     tree_release(acc[i, g], node[i, g], leaf[i, g], noise_next[i, g], nth, release)
                     tree_commit(acc[i, g], node[i, g], leaf[i, g], noise_next[i, g], nth)
-                    _draw_pending(rngs[i], noise_std, noise_next[i, g])
+                    draw_node_noise(rngs[i].bit_generator, noise_std, raw, noise_next[i, g])
                     leaf[i, g] = 0.0
                 else:
                     release[:] = own[i, g]

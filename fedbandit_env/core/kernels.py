@@ -855,6 +855,137 @@ _linear_rollout: Any = rollout_linear  # the step is an argument too: the same d
 _linear_rollout._cache = ArgumentFunctionCache(rollout_linear.py_func)
 
 
+def rollout_linear_sync(
+    act: Any,
+    state: Any,
+    local_means: FloatArray,
+    global_means: FloatArray,
+    noise: IntArray,
+    sigma: FloatArray,
+    rewards_table: np.ndarray,
+    sets_table: np.ndarray,
+    draw_codes: IntArray,
+    pools: Float32Array,
+    pool_of: IntArray,
+    sets: IntArray,
+    t: int,
+    until: int,
+    horizon: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    raw: FloatArray,
+    regret: FloatArray,
+    cum: FloatArray,
+    sent: FloatArray,
+    server: Float32Array,
+    synced: np.ndarray,
+    bounds: FloatArray,
+    c1: float,
+    c2: float,
+    cum_cost: FloatArray,
+    total: FloatArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    cost_out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> tuple[int, int]:  # pragma: no cover
+    """:func:`rollout_linear` for envs whose messages go by
+    :class:`~fedbandit_env.protocols.Synchronize`: ``act(last, seen, t, pools, pool_of,
+    sets, server, synced, *state, arms, sent)`` also reads what the server sent after the
+    last step (``server`` ``(B, D)`` float32: ``[N, sum]``, where ``synced[b]``) and
+    writes every agent's message into ``sent`` ``(B, N, D)``; a message entry that is not
+    finite or outside ``bounds`` (the env's ``(low, high)``) stops the rollout before
+    that step (the caller raises the env's error). After the env's step, in env ``b``
+    where some agent's flag (entry 0) is above 0.5, the payloads (entries ``1:``) are
+    summed in agent order (float64) and the server sends ``[N, sum]`` as float32 back
+    (:meth:`Synchronize.route <fedbandit_env.protocols.Synchronize.route>`), a round
+    costing ``c1`` per agent (``c1 N + c2 0``, as the core prices ``N`` server links);
+    elsewhere ``synced[b] = 0``. ``total`` ``(D - 1,)`` is work space. The cumulative
+    cost goes to ``cost_out[:, r]`` at the recorded steps. Returns ``(r, t)``: the next
+    record and the steps played (below ``until`` only where a message was refused).
+
+    Examples:
+        >>> from numba import njit
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> @njit
+        ... def ask(last, seen, t, pools, pool_of, sets, server, synced, arms, sent):
+        ...     arms[:] = 0
+        ...     sent[0, :, 0] = 1.0  # every agent asks for a round
+        ...     sent[0, :, 1] = 0.25
+        >>> gens = [np.random.default_rng(0)], [np.random.default_rng(1)]
+        >>> tables = generator_table(gens[0]), generator_table(gens[1])
+        >>> sets, out = np.array([[[1, 0], [0, 1]]]), np.zeros((1, 2, 1))
+        >>> arms, seen = np.zeros((1, 2), np.int64), np.zeros((1, 2), np.float32)
+        >>> server, synced = np.zeros((1, 2), np.float32), np.zeros(1, np.int8)
+        >>> cost, trace = np.zeros((1, 1)), (np.zeros((0, 0, 0), np.int64),
+        ...                                  np.zeros((0, 0, 0), np.float32))
+        >>> rollout_linear_sync(ask, (), np.array([[[1.0, 0.0], [1.0, 0.0]]]),
+        ...     np.array([[0.5, 0.25]]), np.array([0]), np.array([1.0]), tables[0], tables[1],
+        ...     np.array([-1]), np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64), sets, 0,
+        ...     1, 1, arms.copy(), arms, seen, np.zeros((1, 2)), np.zeros((1, 2)),
+        ...     np.zeros((1, 2)), np.zeros((1, 2, 2)), server, synced, np.array([-1.0, 1.0]),
+        ...     25.0, 1.0, np.zeros(1), np.zeros(1), np.array([1]), 0, out, cost, *trace)
+        (1, 1)
+        >>> server.tolist(), synced.tolist(), cost.tolist()
+        ([[2.0, 0.5]], [1], [[50.0]])
+    """
+    n_envs, n = arms.shape
+    d = sent.shape[2]
+    lo, hi = bounds[0], bounds[1]
+    trace = t_arms.shape[0] > 0
+    while t < until:
+        act(last, seen, t, pools, pool_of, sets, server, synced, *state, arms, sent)
+        ok = True  # the env's check of every message entry, branch-free (it vectorizes)
+        for b in range(n_envs):
+            for i in range(n):
+                for k in range(d):
+                    v = sent[b, i, k]
+                    ok &= (v >= lo) & (v <= hi) & (v - v == 0.0)  # v - v: NaN for inf, NaN
+        if not ok:
+            return r, t
+        step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
+                         raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip
+        t += 1
+        for b in range(n_envs):
+            for i in range(n):
+                cum[b, i] += regret[b, i]
+                seen[b, i] = np.float32(raw[b, i])
+                last[b, i] = arms[b, i]
+            flagged = False
+            for i in range(n):
+                flagged |= sent[b, i, 0] > 0.5
+            synced[b] = 1 if flagged else 0
+            if flagged:  # Synchronize.route: every payload, summed in agent order
+                total[:] = 0.0
+                for i in range(n):
+                    for k in range(d - 1):
+                        total[k] += sent[b, i, 1 + k]
+                server[b, 0] = np.float32(n)
+                for k in range(d - 1):
+                    server[b, 1 + k] = np.float32(total[k])
+                cum_cost[b] += c1 * n + c2 * 0
+        if trace:
+            for b in range(n_envs):
+                for i in range(n):
+                    t_arms[b, t - 1, i] = arms[b, i]
+                    t_rewards[b, t - 1, i] = seen[b, i]
+        if r < steps.size and t == steps[r]:
+            for b in range(n_envs):
+                cost_out[b, r] = cum_cost[b]
+                for i in range(n):
+                    out[b, i, r] = cum[b, i]
+            r += 1
+    return r, t
+
+
+rollout_linear_sync = njit(cache=True, nogil=True)(rollout_linear_sync)
+_sync_rollout: Any = rollout_linear_sync  # the step is an argument too: the same disk cache
+_sync_rollout._cache = ArgumentFunctionCache(rollout_linear_sync.py_func)
+
+
 __all__ = [
     "ArgumentFunctionCache",
     "WireChanges",
@@ -866,6 +997,7 @@ __all__ = [
     "pull_sets",
     "rollout_block",
     "rollout_linear",
+    "rollout_linear_sync",
     "rollout_talking",
     "step_envs",
     "step_linear_envs",

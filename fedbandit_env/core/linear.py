@@ -46,6 +46,7 @@ from fedbandit_env.core.kernels import (
     gather_contexts,
     pull_sets,
     rollout_linear,
+    rollout_linear_sync,
     step_linear_envs,
 )
 from fedbandit_env.core.mab import ROLLOUT_NUMBERS, CoreStep, RolloutStopped
@@ -53,6 +54,7 @@ from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.protocols.sync import Synchronize
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import env_streams, instance_seed
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -344,9 +346,24 @@ class LinearCore(ActionChecks):
 
     # ------------------------------------------------------------------ rollouts
     @property
+    def synchronizes(self) -> bool:
+        """Whether every env's messages go by :class:`~fedbandit_env.protocols.Synchronize`
+        (a compiled rollout routes them itself:
+        :func:`~fedbandit_env.core.kernels.rollout_linear_sync`).
+
+        Examples:
+            >>> from fedbandit_env.problems.linear import dubey_synthetic
+            >>> from fedbandit_env.protocols import Synchronize
+            >>> LinearCore(dubey_synthetic(2, set_size=3, dim=2, seed=0), Network.complete(2),
+            ...            [Synchronize()], horizon=2, message_dim=10).synchronizes
+            True
+        """
+        return bool(self.message_dim) and {type(p) for p in self.router.protocols} == {Synchronize}
+
+    @property
     def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays these envs: no messages, and pools of one size
-        (their instances stack).
+        """Whether :meth:`rollout` plays these envs: no messages or Synchronize's, and pools
+        of one size (their instances stack).
 
         Examples:
             >>> from fedbandit_env.problems.linear import dubey_synthetic
@@ -358,7 +375,7 @@ class LinearCore(ActionChecks):
             ...            message_dim=1).rolls_out
             False
         """
-        return bool(self._stacked and not self.message_dim)
+        return bool(self._stacked and (not self.message_dim or self.synchronizes))
 
     def rollout_arrays(self) -> tuple[Float32Array, IntArray]:
         """What a compiled linear step reads its decision sets from: the float32 pools
@@ -397,10 +414,20 @@ class LinearCore(ActionChecks):
         (:func:`~fedbandit_env.core.kernels.rollout_linear`): the episode :meth:`step`
         plays for the same arms, to the bit. The cumulative regret at the recorded
         ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))``; ``trace`` ``(B, T,
-        N)`` arms and float32 rewards keeps every step's; ``cost_out`` stays zero (no
-        messages). ``stop`` is asked before each block of ``max(1, 2**15 / (B N))``
-        steps; when it says so, :class:`~fedbandit_env.core.mab.RolloutStopped`. Where
-        :attr:`rolls_out` is false, a ``ValueError``.
+        N)`` arms and float32 rewards keeps every step's; the cumulative cost goes to
+        ``cost_out`` ``(B, len(steps))``. ``stop`` is asked before each block of
+        ``max(1, 2**15 / (B N))`` steps; when it says so,
+        :class:`~fedbandit_env.core.mab.RolloutStopped`. Where :attr:`rolls_out` is false,
+        a ``ValueError``.
+
+        Envs whose messages go by Synchronize (:attr:`synchronizes`) take a talking step,
+        ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, server, synced,
+        *state, arms_out, sent)``: it reads what the server sent after the last step
+        (``server`` ``(B, D)`` float32, where ``synced[b]``) and writes the messages into
+        ``sent`` ``(B, N, D)`` (the same array every step: what it does not write stays);
+        the rounds, their sums and their costs are Synchronize's
+        (:func:`~fedbandit_env.core.kernels.rollout_linear_sync`), and a message the env
+        would refuse raises its ``ValueError`` before that step.
 
         Examples:
             >>> from numba import njit
@@ -419,7 +446,8 @@ class LinearCore(ActionChecks):
         """
         if not self.rolls_out:
             raise ValueError(
-                "a compiled linear rollout plays envs without messages whose pools stack"
+                "a compiled linear rollout plays envs without messages (or with Synchronize's) "
+                "whose pools stack"
             )
         b, n = self.n_envs, self.n_agents
         last = np.array(self.last_arms, dtype=np.int64)
@@ -432,6 +460,11 @@ class LinearCore(ActionChecks):
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(1, ROLLOUT_NUMBERS // max(1, b * n))
         pools, pool_of = self.rollout_arrays()
+        if self.message_dim:
+            cost = np.zeros((b, steps.size)) if cost_out is None else cost_out
+            self._rollout_sync(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
+                               seen, raw, regret)  # fmt: skip
+            return
         try:
             while self.t < self.horizon:
                 if stop is not None and stop():
@@ -447,6 +480,54 @@ class LinearCore(ActionChecks):
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
         if cost_out is not None:  # no messages: nothing was ever paid
             cost_out[...] = 0.0
+
+    def _rollout_sync(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: IntArray,
+        out: FloatArray,
+        trace: tuple[IntArray, Float32Array],
+        cost_out: FloatArray,
+        stop: Callable[[], bool] | None,
+        r: int,
+        ahead: int,
+        last: IntArray,
+        arms: IntArray,
+        seen: Float32Array,
+        raw: FloatArray,
+        regret: FloatArray,
+    ) -> None:
+        """:meth:`rollout` of envs whose messages go by Synchronize."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        server, synced = np.zeros((b, d), np.float32), np.zeros(b, np.int8)
+        routed = self.last_routed  # a round of the last step, if the episode is under way
+        if routed is not None and routed.server is not None and routed.server_mask is not None:
+            server[:] = np.asarray(routed.server)[:, 0]
+            synced[:] = np.asarray(routed.server_mask)[:, 0, 0]
+        sent = np.zeros((b, n, d))
+        bounds = np.array(self.message_bounds, dtype=np.float64)
+        c1, c2 = (float(c) for c in self.link_costs)
+        pools, pool_of = self.rollout_arrays()
+        total = np.zeros(d - 1)
+        try:
+            while self.t < self.horizon:
+                if stop is not None and stop():
+                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
+                until = min(self.horizon, self.t + ahead)
+                r, t = rollout_linear_sync(act, state, self._local, self._global, self._noise,
+                                           self._sigma, self._reward_table, self._set_table,
+                                           self._codes, pools, pool_of, self.sets, self.t,
+                                           until, self.horizon, last, arms, seen, raw, regret,
+                                           self.cum_regret, sent, server, synced, bounds, c1,
+                                           c2, self.cum_cost, total, steps, r, out, cost_out,
+                                           *trace)  # fmt: skip
+                self.t = t
+                if t < until:  # a message the env refuses: its own error
+                    self.check_actions(arms, sent)
+                    raise AssertionError("the rollout stopped on a message the env admits")
+        finally:
+            self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
 
 
 __all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem", "first_problem"]

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 from baselines.linear.batched import batched_trial
-from baselines.linear.fast import linear_trial
-from baselines.linear.policies import FedLinUCB
-from baselines.linear.vector import lin_ucb, vector_trial
+from baselines.linear.vector import fedlin_ucb, lin_ucb, vector_trial
 from fedbandit_env.problems.linear import dubey_synthetic
 
 
@@ -21,14 +19,8 @@ def test_batched_numpy_makes_the_fast_paths_choices(
 ) -> None:
     problem = dubey_synthetic(agents, dim=dim, seed=seed)
     horizon = 150
-    if batch is None:  # lin_ucb's fast path: the vector policy rolled out by the core
-        reg, arms, _ = vector_trial(lin_ucb(), problem, horizon, seed + 5, np.array([horizon]),
-                                    trace=True)  # fmt: skip
-    else:
-        reg, _, arms, _ = linear_trial(
-            FedLinUCB(sync="fixed", batch=batch), problem, horizon, seed + 5,
-            np.random.SeedSequence(0), np.array([horizon]), trace=True,
-        )  # fmt: skip
+    policy = lin_ucb() if batch is None else fedlin_ucb(sync="fixed", batch=batch)
+    reg, arms, *_ = vector_trial(policy, problem, horizon, seed + 5, np.array([horizon]), True)
     got_arms, got_regret = batched_trial(problem, horizon, seed + 5, batch=batch)
     np.testing.assert_array_equal(got_arms, arms)
     np.testing.assert_allclose(got_regret, reg[:, -1], rtol=1e-12)
@@ -46,8 +38,7 @@ def test_float32_scores_leave_the_regret_unchanged(agents: int, dim: int, horizo
     problem = dubey_synthetic(agents, dim=dim, seed=2)
     diffs, same = [], 0
     for seed in range(10):
-        reg, arms, _ = vector_trial(lin_ucb(), problem, horizon, seed, np.array([horizon]),
-                                    trace=True)  # fmt: skip
+        reg, arms, *_ = vector_trial(lin_ucb(), problem, horizon, seed, np.array([horizon]), True)
         got_arms, got_regret = batched_trial(problem, horizon, seed)
         diffs.append(float(reg[:, -1].sum() - got_regret.sum()))
         same += int((got_arms == arms).all())

@@ -112,7 +112,7 @@ def _reset(policy: LinUCBVector, venv: FederatedLinearVecEnv) -> LinUCBVector:
 
 def test_the_vector_trial_is_the_trial_of_its_env_seed() -> None:
     problem = dubey_synthetic(3, dim=2, set_size=4, seed=3)
-    regret, arms, rewards = vector_trial(lin_ucb(), problem, 30, 7, np.array([10, 30]), True)
+    regret, arms, rewards, _ = vector_trial(lin_ucb(), problem, 30, 7, np.array([10, 30]), True)
     venv = FederatedLinearVecEnv(problem, horizon=30, num_envs=1)
     by_act, final = _by_act(lin_ucb(), venv, 7, 30)
     np.testing.assert_array_equal(arms, by_act[0])
@@ -168,3 +168,142 @@ def test_compiled_trials_play_a_batch_that_does_not_roll_out_one_env_at_a_time(
     for a, b in zip(together, alone, strict=True):
         assert a.regret.tobytes() == b.regret.tobytes()
         np.testing.assert_array_equal(a.arms, b.arms)
+
+
+FEDLIN_VARIANTS = [
+    {"sync": "fixed", "batch": 3},
+    {"sync": "adaptive", "threshold": 2.0},
+    {"sync": "fixed", "batch": 3, "epsilon": 2.0, "calibration": "gdp"},
+    {"sync": "adaptive", "threshold": 2.0, "epsilon": 2.0},
+]
+
+
+@pytest.mark.parametrize("options", FEDLIN_VARIANTS)
+def test_fedlin_steps_are_the_per_agent_policys_on_any_observations(
+    options: dict[str, Any],
+) -> None:
+    """FedUCB's vector step against ``FedLinUCB`` agent by agent, fed the same random
+    observations: decision sets, rewards, and server rounds at random steps, some with
+    a sum no honest round gives (not finite in its Gram block or its vector, or not
+    positive definite: dropped and counted), some the agent did not flag (the private
+    fixed schedule ignores those). Every arm, flag and (in a step where some agent
+    flags) upload, and the counts of dropped sums and ignored rounds, are the same."""
+    from baselines.linear import FedLinUCB
+    from baselines.linear.vector import fedlin_ucb
+    from fedbandit_env.seeding import team_generators
+
+    n, k, d, horizon = 3, 4, 2, 40
+    width = (d + 1) ** 2 + 1
+    seed = np.random.SeedSequence(11)
+    agents = tuple(AgentSpec(i, n, k, horizon, width, context_dim=d) for i in range(n))
+    singles = [FedLinUCB(**options) for _ in range(n)]
+    for i, (policy, rng) in enumerate(zip(singles, team_generators(seed, n), strict=True)):
+        policy.reset(agents[i], seed=rng)
+    vector = fedlin_ucb(**options)
+    vector.reset(VectorSpec(1, agents, (seed,)), [])
+    rng = np.random.default_rng(5)
+    server, synced = np.zeros(width, np.float32), 0
+    flags_seen, forged = 0, 0
+    for t in range(horizon):
+        contexts = (rng.uniform(-1, 1, (n, k, d)) / np.sqrt(d)).astype(np.float32)
+        reward = rng.uniform(-0.5, 1.5, n).astype(np.float32)
+        obs = {"contexts": contexts[None], "arm": np.zeros((1, n), np.int64),
+               "reward": reward[None, :, None], "step": np.full((1, n, 1), t, np.float32),
+               "server": np.broadcast_to(server, (1, n, width)).copy(),
+               "server_mask": np.full((1, n, 1), synced, np.int8)}  # fmt: skip
+        arms, sent = vector.act(obs)
+        moves = [policy.act({"contexts": contexts[i], "reward": reward[i : i + 1],
+                             "step": np.array([t], np.float32), "server": server,
+                             "server_mask": np.array([synced], np.int8)})
+                 for i, policy in enumerate(singles)]  # fmt: skip
+        assert arms[0].tolist() == [m["arm"] for m in moves]
+        flags = [float(m["message"][0]) for m in moves]
+        assert sent[0, :, 0].tolist() == flags
+        if any(flags):
+            flags_seen += 1
+            for i, m in enumerate(moves):
+                assert sent[0, i, 1:].tobytes() == m["message"][1:].astype(np.float64).tobytes()
+        # the next round: honest-looking, forged, or none, at random
+        synced = int(rng.random() < 0.35)
+        total = np.eye(d + 1) * n + rng.normal(0, 0.1, (d + 1, d + 1))
+        total = (total + total.T) / 2
+        if synced and rng.random() < 0.4:  # not finite in S or s, or S not positive definite
+            forged += 1
+            total[[(0, 0), (0, d), (0, 0)][forged % 3]] = [np.nan, np.nan, -5.0][forged % 3]
+        server = np.concatenate([[n], total.ravel()]).astype(np.float32)
+    assert vector.rejected[0].tolist() == [p.rejected for p in singles]
+    assert vector.ignored_rounds[0].tolist() == [p.ignored_rounds for p in singles]
+    assert flags_seen > 0 and forged > 0 and sum(p.rejected for p in singles) > 0
+
+
+@pytest.mark.parametrize("options", FEDLIN_VARIANTS[::2])
+def test_fedlin_rollout_and_act_play_the_same_trials(options: dict[str, Any]) -> None:
+    """FedUCB over Synchronize: all steps through ``act`` and the env's router, all
+    rolled out by the core (which routes the rounds itself), and seven through ``act``
+    then the rest rolled out (a round of the last step handed over): the same arms,
+    regret and cost in each of three envs."""
+    from baselines.linear.vector import FedLinUCBVector, fedlin_ucb
+    from fedbandit_env.protocols import Synchronize
+
+    problem = dubey_synthetic(4, dim=3, set_size=6, seed=1)
+    venv = FederatedLinearVecEnv(problem, protocol=Synchronize(), message_dim=17, horizon=40,
+                                 num_envs=3)  # fmt: skip
+    spec = VectorSpec(3, tuple(AgentSpec(i, 4, 6, 40, 17, context_dim=3) for i in range(4)),
+                      tuple(np.random.SeedSequence(s) for s in (1, 2, 3)))  # fmt: skip
+
+    def play(python_steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        obs, _ = venv.reset(seed=5)
+        policy: FedLinUCBVector = fedlin_ucb(**options)
+        policy.reset(spec, [])
+        arms_seen = np.zeros((3, 40, 4), np.int64)
+        for t in range(python_steps):
+            arms, sent = policy.act(obs)
+            arms_seen[:, t] = arms
+            obs, *_ = venv.step(arms, sent)
+        if python_steps < 40:
+            trace = np.zeros((3, 40, 4), np.int64), np.zeros((3, 40, 4), np.float32)
+            venv.rollout(*policy.kernel(), np.array([40]), np.zeros((3, 4, 1)), trace)
+            arms_seen[:, python_steps:] = trace[0][:, python_steps:]
+        return arms_seen, venv.core.cum_regret.copy(), venv.core.cum_cost.copy()
+
+    arms, regret, cost = play(40)
+    assert (cost >= 2 * 25.0 * 4).all()  # two rounds or more in every env
+    for python_steps in (0, 7):
+        again = play(python_steps)
+        np.testing.assert_array_equal(again[0], arms)
+        assert again[1].tobytes() == regret.tobytes() and again[2].tobytes() == cost.tobytes()
+
+
+def test_a_rolled_out_message_the_env_refuses_raises_its_error() -> None:
+    """A talking step that writes a message outside the env's bounds: the rollout stops
+    before that step and raises the env's own error."""
+    from fedbandit_env.protocols import Synchronize
+
+    @njit
+    def loud(last, seen, t, pools, pool_of, sets, server, synced, arms, sent):  # type: ignore[no-untyped-def]
+        arms[:] = 0
+        sent[:, :, :] = 0.0
+        if t == 3:
+            sent[0, 1, 2] = 7.0
+
+    problem = dubey_synthetic(3, dim=2, set_size=4, seed=0)
+    venv = FederatedLinearVecEnv(problem, protocol=Synchronize(), message_dim=10, horizon=9,
+                                 message_bounds=(-5.0, 5.0))  # fmt: skip
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"messages\[\(0, 1, 2\)\] = 7.0"):
+        venv.rollout(loud, (), np.array([9]), np.zeros((1, 3, 1)))
+    assert venv.core.t == 3  # the steps before it were played
+
+
+def test_secure_noise_differs_run_to_run_and_seeded_noise_does_not() -> None:
+    from baselines.linear.vector import fedlin_ucb
+
+    problem = dubey_synthetic(3, dim=2, set_size=4, seed=0)
+    options = {"sync": "fixed", "batch": 2, "epsilon": 1.0, "calibration": "gdp"}
+    regrets = {
+        noise: [vector_trial(fedlin_ucb(noise=noise, **options), problem, 30, 4,
+                             np.array([30]))[0].tobytes() for _ in range(2)]
+        for noise in ("seeded", "secure")
+    }  # fmt: skip
+    assert regrets["seeded"][0] == regrets["seeded"][1]
+    assert regrets["secure"][0] != regrets["secure"][1]
