@@ -38,7 +38,7 @@ from baselines.linear.kernels import (
 )
 from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
 from fedbandit_env.policies import AgentSpec, Requirements
-from fedbandit_env.privacy.mechanisms import fresh_generator
+from fedbandit_env.privacy.mechanisms import noise_generator
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.rng_kernels import bit_generator_at, generator_table
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -586,10 +586,11 @@ class FedLinUCBVector(VectorPolicy):
         self.constants, self.switches = fedlin_constants(probe, n, k, d, spec.horizon)
         self.guarded = bool(probe.guarded)
         levels = self.switches.levels
-        if self.template.epsilon is not None and self.template.noise == "secure":
-            self._generators = [fresh_generator() for _ in range(b * n)]
-        elif self.template.epsilon is not None:
-            self._generators = agent_generators(spec, rngs)
+        if self.template.epsilon is not None:  # each agent's noise generator, as FedLinUCB's
+            noise = self.template.noise
+            seeded = noise == "seeded"
+            streams: list[Any] = agent_generators(spec, rngs) if seeded else [0] * (b * n)
+            self._generators = [noise_generator(noise, stream) for stream in streams]
         else:
             self._generators = [np.random.default_rng(0)]  # never drawn from
         self._table = generator_table(self._generators)
