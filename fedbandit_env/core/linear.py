@@ -190,6 +190,8 @@ class LinearCore(ActionChecks):
         self.last_rewards: FloatArray = np.zeros((b, n))
         self.last_regret: FloatArray = np.zeros((b, n))
         self.last_routed: Routed | None = None
+        # what the server sent after the last step of a rollout (step t, server, synced)
+        self._rolled: tuple[int, Float32Array, np.ndarray] | None = None
         self.sets: IntArray = np.zeros((b, n, self.set_size), dtype=np.int64)
 
     # ------------------------------------------------------------------ episodes
@@ -311,7 +313,7 @@ class LinearCore(ActionChecks):
         else:
             peer = server = self._no_links
             cost = self._no_cost
-        self.last_routed = routed
+        self.last_routed, self._rolled = routed, None
         return CoreStep(rewards, regret, routed, peer, server, cost, done)
 
     def contexts(self, k: int = 0) -> np.ndarray:
@@ -502,7 +504,9 @@ class LinearCore(ActionChecks):
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         server, synced = np.zeros((b, d), np.float32), np.zeros(b, np.int8)
         routed = self.last_routed  # a round of the last step, if the episode is under way
-        if routed is not None and routed.server is not None and routed.server_mask is not None:
+        if self._rolled is not None and self._rolled[0] == self.t:  # a rollout's last step
+            server[:], synced[:] = self._rolled[1], self._rolled[2]
+        elif routed is not None and routed.server is not None and routed.server_mask is not None:
             server[:] = np.asarray(routed.server)[:, 0]
             synced[:] = np.asarray(routed.server_mask)[:, 0, 0]
         sent = np.zeros((b, n, d))
@@ -528,6 +532,7 @@ class LinearCore(ActionChecks):
                     raise AssertionError("the rollout stopped on a message the env admits")
         finally:
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
+            self._rolled = (self.t, server, synced)  # for a rollout that plays on
 
 
 __all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem", "first_problem"]

@@ -307,3 +307,61 @@ def test_secure_noise_differs_run_to_run_and_seeded_noise_does_not() -> None:
     }  # fmt: skip
     assert regrets["seeded"][0] == regrets["seeded"][1]
     assert regrets["secure"][0] != regrets["secure"][1]
+
+
+@pytest.mark.parametrize("talking", [False, True])
+def test_a_linear_rollout_stops_between_blocks_and_plays_on_the_same(
+    monkeypatch: pytest.MonkeyPatch, talking: bool
+) -> None:
+    """How Ctrl-C ends a batch of compiled trials in flight: the steps played stand, and
+    the rest of the episode plays on as it would have (with Synchronize's rounds, the
+    server's last sum handed over)."""
+    import fedbandit_env.core.linear as core_linear
+    from baselines.linear.vector import fedlin_ucb
+    from fedbandit_env.core import RolloutStopped
+    from fedbandit_env.protocols import Synchronize
+
+    monkeypatch.setattr(core_linear, "ROLLOUT_NUMBERS", 2 * 3 * 5)  # blocks of five steps
+    problem = dubey_synthetic(3, dim=2, set_size=5, seed=2)
+    wiring: dict[str, Any] = {"protocol": Synchronize(), "message_dim": 10} if talking else {}
+    width = 10 if talking else 0
+    spec = VectorSpec(2, tuple(AgentSpec(i, 3, 5, 30, width, context_dim=2) for i in range(3)),
+                      (np.random.SeedSequence(1), np.random.SeedSequence(2)))  # fmt: skip
+
+    def policy() -> Any:
+        made = fedlin_ucb(sync="fixed", batch=1) if talking else lin_ucb()  # a round a step
+        made.reset(spec, [])
+        return made
+
+    asked: list[int] = []
+
+    def after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    stopped, whole = (FederatedLinearVecEnv(problem, horizon=30, num_envs=2, **wiring)
+                      for _ in range(2))  # fmt: skip
+    for venv in (stopped, whole):
+        venv.reset(seed=3)
+    mine = policy()
+    cost = np.zeros((2, 1))
+    with pytest.raises(RolloutStopped, match="stopped after 10 of 30 steps"):
+        stopped.rollout(*mine.kernel(), np.array([30]), np.zeros((2, 3, 1)), stop=after_two)
+    assert stopped.core.t == 10  # two blocks of five steps
+    stopped.rollout(*mine.kernel(), np.array([30]), np.zeros((2, 3, 1)), cost_out=cost)
+    whole_cost = np.zeros((2, 1))
+    whole.rollout(*policy().kernel(), np.array([30]), np.zeros((2, 3, 1)), cost_out=whole_cost)
+    assert stopped.core.cum_regret.tobytes() == whole.core.cum_regret.tobytes()
+    assert cost.tobytes() == whole_cost.tobytes()
+    assert (cost > 0).all() == talking
+
+
+def test_linear_results_do_not_depend_on_the_number_of_workers() -> None:
+    from fedbandit_env.runner.fast import run_fast
+
+    scenario = Scenario(n_agents=3, n_arms=5, horizon=80, instance="dubey", dim=3)
+    kw: dict[str, Any] = {"seed": 2, "record_every": 20, "progress": False, "batch": 4}
+    one = run_fast("private_fedlin_ucb", scenario, 4, **kw)
+    two = run_fast("private_fedlin_ucb", scenario, 4, workers=2, **kw)
+    np.testing.assert_array_equal(one.regret, two.regret)
+    np.testing.assert_array_equal(one.comm_cost, two.comm_cost)
