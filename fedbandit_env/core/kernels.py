@@ -791,18 +791,20 @@ def rollout_linear(
     out: FloatArray,
     t_arms: IntArray,
     t_rewards: Float32Array,
-) -> int:  # pragma: no cover
+) -> tuple[int, int]:  # pragma: no cover
     """Steps ``t + 1 .. until`` of ``B`` linear envs without messages (of episodes of
     ``horizon`` steps): ``act(last, seen, t, pools, pool_of, sets, *state, arms)`` (a
     linear vector policy's compiled step: env ``b``'s agent ``i`` chooses among the
     vectors ``pools[pool_of[b]][sets[b, i]]``, float32, from the last arms and what it
-    read of their rewards, float32), then :func:`step_linear_envs` (the rewards into
-    ``raw``, the step's regret into ``regret``, and the next sets into ``sets`` except
-    after the last step), then ``cum += regret``, what the agents read (``seen``:
+    read of their rewards, float32; an arm outside ``[0, K)`` stops the rollout before
+    that step, and the caller raises the env's error), then :func:`step_linear_envs`
+    (the rewards into ``raw``, the step's regret into ``regret``, and the next sets into
+    ``sets`` except after the last step), then ``cum += regret``, what the agents read (``seen``:
     float32 of ``raw``, as the observation holds it) and the last arms. At a recorded
     step ``steps[r]`` the cumulative regret goes to ``out[:, :, r]``; with ``t_arms``
-    ``(B, T, N)`` non-empty every step's arms and rewards are traced. Returns the next
-    ``r``: the episode :meth:`LinearCore.step
+    ``(B, T, N)`` non-empty every step's arms and rewards are traced. Returns ``(r, t)``:
+    the next record and the steps played (below ``until`` only where an arm was
+    refused); the episode :meth:`LinearCore.step
     <fedbandit_env.core.linear.LinearCore.step>` plays for the same arms, to the bit.
 
     Examples:
@@ -821,14 +823,17 @@ def rollout_linear(
         ...                np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64), sets, 0, 1,
         ...                1, arms.copy(), arms, seen, np.zeros((1, 1)), np.zeros((1, 1)),
         ...                np.zeros((1, 1)), np.array([1]), 0, out, *trace)
-        1
+        (1, 1)
         >>> seen.tolist(), out.tolist()  # pool row 1: reward 0, regret 0.5 - 0.25
         ([[0.0]], [[[0.25]]])
     """
     n_envs, n = arms.shape
+    set_size = sets.shape[2]
     trace = t_arms.shape[0] > 0
     while t < until:
         act(last, seen, t, pools, pool_of, sets, *state, arms)
+        if not arms_within(arms, set_size):
+            return r, t
         step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
                          raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip
         t += 1
@@ -847,7 +852,7 @@ def rollout_linear(
                 for i in range(n):
                     out[b, i, r] = cum[b, i]
             r += 1
-    return r
+    return r, t
 
 
 rollout_linear = njit(cache=True, nogil=True)(rollout_linear)
@@ -897,10 +902,11 @@ def rollout_linear_sync(
     sets, server, synced, *state, arms, sent)`` also reads what the server sent after the
     last step (``server`` ``(B, D)`` float32: ``[N, sum]``, where ``synced[b]``) and
     writes every agent's message into ``sent`` ``(B, N, D)``; a message entry that is not
-    finite or outside ``bounds`` (the env's ``(low, high)``) stops the rollout before
-    that step (the caller raises the env's error). After the env's step, in env ``b``
-    where some agent's flag (entry 0) is above 0.5, the payloads (entries ``1:``) are
-    summed in agent order (float64) and the server sends ``[N, sum]`` as float32 back
+    finite or outside ``bounds`` (the env's ``(low, high)``), or an arm outside ``[0,
+    K)``, stops the rollout before that step (the caller raises the env's error). After
+    the env's step, in env ``b`` where some agent's flag (entry 0) is above 0.5, the
+    payloads (entries ``1:``) are summed in agent order (float64) and the server sends
+    ``[N, sum]`` as float32 back
     (:meth:`Synchronize.route <fedbandit_env.protocols.Synchronize.route>`), a round
     costing ``c1`` per agent (``c1 N + c2 0``, as the core prices ``N`` server links);
     elsewhere ``synced[b] = 0``. ``total`` ``(D - 1,)`` is work space. The cumulative
@@ -944,7 +950,7 @@ def rollout_linear_sync(
                 for k in range(d):
                     v = sent[b, i, k]
                     ok &= (v >= lo) & (v <= hi) & (v - v == 0.0)  # v - v: NaN for inf, NaN
-        if not ok:
+        if not ok or not arms_within(arms, sets.shape[2]):
             return r, t
         step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
                          raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip

@@ -26,8 +26,10 @@ sees its decision set, chooses, is rewarded, and the messages go out):
   numbers); the messages go through a :class:`~fedbandit_env.core.routing.Router`;
 - ``rollout(act, state, ...)``: the rest of every env's episode with a linear vector
   policy's compiled step and no Python between steps
-  (:func:`~fedbandit_env.core.kernels.rollout_linear`), the same episode ``step`` plays
-  for the same arms, where the envs carry no messages and their pools stack.
+  (:func:`~fedbandit_env.core.kernels.rollout_linear`, and
+  :func:`~fedbandit_env.core.kernels.rollout_linear_sync` routing Synchronize's rounds),
+  the same episode ``step`` plays for the same arms, where the envs carry no messages
+  or Synchronize's and their pools stack.
 
 On NumPy only (the linear env has no device path yet).
 """
@@ -420,7 +422,8 @@ class LinearCore(ActionChecks):
         ``cost_out`` ``(B, len(steps))``. ``stop`` is asked before each block of
         ``max(1, 2**15 / (B N))`` steps; when it says so,
         :class:`~fedbandit_env.core.mab.RolloutStopped`. Where :attr:`rolls_out` is false,
-        a ``ValueError``.
+        a ``ValueError``; an arm the env would refuse raises its ``ValueError`` before that
+        step.
 
         Envs whose messages go by Synchronize (:attr:`synchronizes`) take a talking step,
         ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, server, synced,
@@ -472,12 +475,15 @@ class LinearCore(ActionChecks):
                 if stop is not None and stop():
                     raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
                 until = min(self.horizon, self.t + ahead)
-                r = rollout_linear(act, state, self._local, self._global, self._noise,
-                                   self._sigma, self._reward_table, self._set_table,
-                                   self._codes, pools, pool_of, self.sets, self.t, until,
-                                   self.horizon, last, arms, seen, raw, regret,
-                                   self.cum_regret, steps, r, out, *trace)  # fmt: skip
-                self.t = until
+                r, t = rollout_linear(act, state, self._local, self._global, self._noise,
+                                      self._sigma, self._reward_table, self._set_table,
+                                      self._codes, pools, pool_of, self.sets, self.t, until,
+                                      self.horizon, last, arms, seen, raw, regret,
+                                      self.cum_regret, steps, r, out, *trace)  # fmt: skip
+                self.t = t
+                if t < until:  # an arm the env refuses: its own error
+                    self.check_actions(arms, None)
+                    raise AssertionError("the rollout stopped on an arm the env admits")
         finally:  # the last step's arms, rewards and regret, as step() leaves them
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
         if cost_out is not None:  # no messages: nothing was ever paid

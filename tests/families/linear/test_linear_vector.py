@@ -365,3 +365,28 @@ def test_linear_results_do_not_depend_on_the_number_of_workers() -> None:
     two = run_fast("private_fedlin_ucb", scenario, 4, workers=2, **kw)
     np.testing.assert_array_equal(one.regret, two.regret)
     np.testing.assert_array_equal(one.comm_cost, two.comm_cost)
+
+
+@pytest.mark.parametrize("talking", [False, True])
+def test_a_rolled_out_arm_the_env_refuses_raises_its_error(talking: bool) -> None:
+    """A compiled step that picks a vector outside the decision set (it would read past
+    the sets): the rollout stops before that step and raises the env's own error."""
+    from fedbandit_env.protocols import Synchronize
+
+    @njit
+    def silent(last, seen, t, pools, pool_of, sets, arms):  # type: ignore[no-untyped-def]
+        arms[:] = 0
+        if t == 4:
+            arms[0, 2] = sets.shape[2]
+
+    @njit
+    def loud(last, seen, t, pools, pool_of, sets, server, synced, arms, sent):  # type: ignore[no-untyped-def]
+        silent(last, seen, t, pools, pool_of, sets, arms)
+
+    problem = dubey_synthetic(3, dim=2, set_size=4, seed=0)
+    wiring: dict[str, Any] = {"protocol": Synchronize(), "message_dim": 10} if talking else {}
+    venv = FederatedLinearVecEnv(problem, horizon=9, **wiring)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=r"arms must lie in \[0, 4\); arms\[\(0, 2\)\] = 4"):
+        venv.rollout(loud if talking else silent, (), np.array([9]), np.zeros((1, 3, 1)))
+    assert venv.core.t == 4
