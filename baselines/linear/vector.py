@@ -1,15 +1,18 @@
-"""Local LinUCB and the pooled linear oracle as vector policies: every agent of ``B``
-linear envs in one compiled step.
+"""Local LinUCB, the pooled linear oracle and centralized FedUCB as vector policies:
+every agent of ``B`` linear envs in one compiled step.
 
-These are ``lin_ucb``'s and ``pooled_lin_ucb``'s fast paths (issue 62: a family's fast
-path is a compiled step over the vector env, not a trial loop of its own): the core's
-rollout (:meth:`LinearCore.rollout <fedbandit_env.core.linear.LinearCore.rollout>`)
-calls :func:`lin_ucb_step` once a step for every env, and :meth:`LinUCBVector.act` calls
-the same function on the vector env's observations. Each agent keeps
-:class:`~baselines.linear.LinUCB`'s statistics (``V^-1``, ``log det V`` and ``u = sum y
-x``) as ``(B, N, ..)`` arrays and calls the same kernels
-(:mod:`baselines.linear.kernels`: the rank-one update, ``theta = V^-1 u``, OFUL's width
-and the compiled set scorer), so a trial is the per-agent team's to the bit
+These are the fast paths of ``lin_ucb``, ``pooled_lin_ucb`` (:class:`LinUCBVector`)
+and ``fedlin_ucb``, ``fedlin_ucb_fixed``, ``fedlin_ucb_dp``, ``private_fedlin_ucb``
+(:class:`FedLinUCBVector`; issue 62: a family's fast path is a compiled step over the
+vector env, not a trial loop of its own): the core's rollout (:meth:`LinearCore.rollout
+<fedbandit_env.core.linear.LinearCore.rollout>`, which routes Synchronize's rounds for
+FedUCB) calls :func:`lin_ucb_step` or :func:`fedlin_ucb_step` once a step for every env,
+and ``act`` calls the same function on the vector env's observations. Each agent keeps
+the per-agent policy's statistics (``V^-1``, ``log det V``, ``u = sum y x``; FedUCB's
+``S``, ``W^-1``, its leaf and tree) as ``(B, N, ..)`` arrays and calls the same kernels
+(:mod:`baselines.linear.kernels`: the rank-one update, ``theta``, the width, the
+compiled set scorer, the tree), draws its tree noise from the generator the per-agent
+policy draws from, so a trial is the per-agent team's to the bit
 (``tests/families/linear/test_linear_vector.py``, ``tests/runner/test_replay.py``).
 The per-agent classes stay for use in any PettingZoo loop.
 """

@@ -22,8 +22,9 @@ Seeds              ``reset(seed=s)``: env ``b`` is the PettingZoo linear env res
 
 On NumPy; the core steps every env in one compiled call
 (:func:`~fedbandit_env.core.kernels.step_linear_envs`: the PettingZoo env's step, ``B``
-times, the same numbers). Without messages, a linear vector policy's compiled step plays
-whole episodes with no Python between steps (:meth:`FederatedLinearVecEnv.rollout`).
+times, the same numbers). Without messages, or with Synchronize's, a linear vector
+policy's compiled step plays whole episodes with no Python between steps
+(:meth:`FederatedLinearVecEnv.rollout`).
 """
 
 from __future__ import annotations
@@ -160,8 +161,8 @@ class FederatedLinearVecEnv(CoreVecEnv):
 
     @property
     def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays this env (``LinearCore.rolls_out``: no messages,
-        pools of one size).
+        """Whether :meth:`rollout` plays this env (``LinearCore.rolls_out``: no messages or
+        Synchronize's, pools of one size).
 
         Examples:
             >>> from fedbandit_env.problems.linear import dubey_synthetic
