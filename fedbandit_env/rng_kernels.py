@@ -339,25 +339,32 @@ def pcg64_distance(before: dict[str, Any], after: dict[str, Any]) -> int:
     return steps
 
 
+def _emit_pcg64_step(builder: Any, address: Any) -> Any:
+    """LLVM IR that advances the PCG64 state words at ``address`` (:func:`pcg64_words`)
+    and returns the 64-bit output: ``state = state * multiplier + inc`` (mod 2**128),
+    then ``rotr64(high ^ low, high >> 58)`` (NumPy's
+    ``pcg_setseq_128_xsl_rr_64_random_r``)."""
+    wide, word = ir.IntType(128), ir.IntType(64)
+    at = builder.inttoptr(address, wide.as_pointer())
+    state = builder.load(at, align=8)
+    inc = builder.load(builder.gep(at, [ir.Constant(ir.IntType(32), 1)]), align=8)
+    state = builder.add(builder.mul(state, ir.Constant(wide, _PCG64_MULTIPLIER)), inc)
+    builder.store(state, at, align=8)
+    high = builder.trunc(builder.lshr(state, ir.Constant(wide, 64)), word)
+    mixed = builder.xor(high, builder.trunc(state, word))
+    turn = builder.lshr(high, ir.Constant(word, 58))
+    rotate = builder.module.declare_intrinsic(
+        "llvm.fshr", [word], ir.FunctionType(word, [word, word, word])
+    )
+    return builder.call(rotate, [mixed, mixed, turn])
+
+
 def _pcg64_step_typing(typingctx: Any, address: Any) -> Any:
-    """Advance the PCG64 state at ``address`` (:func:`pcg64_words`) and return its
-    output: ``state = state * multiplier + inc`` (mod 2**128), then
-    ``rotr64(high ^ low, high >> 58)`` (NumPy's ``pcg_setseq_128_xsl_rr_64_random_r``)."""
+    """Advance the PCG64 state at ``address`` and return its output
+    (:func:`_emit_pcg64_step`)."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        wide, word = ir.IntType(128), ir.IntType(64)
-        at = builder.inttoptr(args[0], wide.as_pointer())
-        state = builder.load(at, align=8)
-        inc = builder.load(builder.gep(at, [ir.Constant(ir.IntType(32), 1)]), align=8)
-        state = builder.add(builder.mul(state, ir.Constant(wide, _PCG64_MULTIPLIER)), inc)
-        builder.store(state, at, align=8)
-        high = builder.trunc(builder.lshr(state, ir.Constant(wide, 64)), word)
-        mixed = builder.xor(high, builder.trunc(state, word))
-        turn = builder.lshr(high, ir.Constant(word, 58))
-        rotate = builder.module.declare_intrinsic(
-            "llvm.fshr", [word], ir.FunctionType(word, [word, word, word])
-        )
-        return builder.call(rotate, [mixed, mixed, turn])
+        return _emit_pcg64_step(builder, args[0])
 
     return types.uint64(types.uint64), codegen
 
@@ -371,7 +378,7 @@ def _pcg64_next32_typing(typingctx: Any, state: Any, words: Any) -> Any:
     else one :func:`_pcg64_step` whose low half is returned and high half buffered."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        wide, word, half = ir.IntType(128), ir.IntType(64), ir.IntType(32)
+        word, half = ir.IntType(64), ir.IntType(32)
         base = builder.inttoptr(args[0], half.as_pointer())
         has_at = builder.gep(base, [ir.Constant(half, _HAS_UINT32_OFFSET // 4)])
         kept_at = builder.gep(base, [ir.Constant(half, _UINTEGER_OFFSET // 4)])
@@ -382,18 +389,7 @@ def _pcg64_next32_typing(typingctx: Any, state: Any, words: Any) -> Any:
                 builder.store(ir.Constant(half, 0), has_at)
                 builder.store(builder.load(kept_at, align=4), out)
             with otherwise:
-                at = builder.inttoptr(args[1], wide.as_pointer())
-                state = builder.load(at, align=8)
-                inc = builder.load(builder.gep(at, [ir.Constant(ir.IntType(32), 1)]), align=8)
-                state = builder.add(builder.mul(state, ir.Constant(wide, _PCG64_MULTIPLIER)), inc)
-                builder.store(state, at, align=8)
-                high = builder.trunc(builder.lshr(state, ir.Constant(wide, 64)), word)
-                mixed = builder.xor(high, builder.trunc(state, word))
-                turn = builder.lshr(high, ir.Constant(word, 58))
-                rotate = builder.module.declare_intrinsic(
-                    "llvm.fshr", [word], ir.FunctionType(word, [word, word, word])
-                )
-                drawn = builder.call(rotate, [mixed, mixed, turn])
+                drawn = _emit_pcg64_step(builder, args[1])
                 builder.store(ir.Constant(half, 1), has_at)
                 builder.store(builder.trunc(builder.lshr(drawn, ir.Constant(word, 32)), half),
                               kept_at)  # fmt: skip

@@ -764,18 +764,83 @@ def gather_contexts(features: Float32Array, sets: IntArray, out: Float32Array) -
     return out
 
 
+class LinearEnvArrays(NamedTuple):
+    """What the linear rollouts step the envs with: the instances stacked
+    (``local_means`` ``(B, N, P)``, ``global_means`` ``(B, P)``, read-only views where
+    every env shares one), each env's noise kind and ``sigma``, the generator tables of
+    its rewards and its decision sets, its sets' draw code
+    (:func:`step_linear_envs`'s arguments), and the float32 pools ``(U, P, d)`` with
+    each env's pool ``pool_of`` ``(B,)`` that a policy's step reads the vectors from
+    (:meth:`LinearCore.rollout_arrays <fedbandit_env.core.linear.LinearCore.rollout_arrays>`)."""
+
+    local_means: FloatArray
+    global_means: FloatArray
+    noise: IntArray
+    sigma: FloatArray
+    rewards_table: np.ndarray
+    sets_table: np.ndarray
+    draw_codes: IntArray
+    pools: Float32Array
+    pool_of: IntArray
+
+
+@njit(cache=True, nogil=True)
+def _step_linear(
+    env: LinearEnvArrays,
+    arms: IntArray,
+    sets: IntArray,
+    raw: FloatArray,
+    regret: FloatArray,
+    draw_next: bool,
+) -> None:  # pragma: no cover
+    """:func:`step_linear_envs` on a :class:`LinearEnvArrays`."""
+    step_linear_envs(env.local_means, env.global_means, env.noise, env.sigma,
+                     env.rewards_table, arms, sets, raw, regret, env.sets_table,
+                     env.draw_codes, draw_next)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _linear_played(
+    t: int,
+    arms: IntArray,
+    raw: FloatArray,
+    regret: FloatArray,
+    cum: FloatArray,
+    seen: Float32Array,
+    last: IntArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> int:  # pragma: no cover
+    """The linear rollouts' books after step ``t``: ``cum += regret``, what the agents read
+    (``seen``: float32 of ``raw``), the last arms, the trace (``t_arms`` non-empty) and,
+    at a recorded step ``steps[r]``, the cumulative regret into ``out[:, :, r]``; returns
+    the next ``r``."""
+    n_envs, n = arms.shape
+    for b in range(n_envs):
+        for i in range(n):
+            cum[b, i] += regret[b, i]
+            seen[b, i] = np.float32(raw[b, i])
+            last[b, i] = arms[b, i]
+    if t_arms.shape[0] > 0:
+        for b in range(n_envs):
+            for i in range(n):
+                t_arms[b, t - 1, i] = arms[b, i]
+                t_rewards[b, t - 1, i] = seen[b, i]
+    if r < steps.size and t == steps[r]:
+        for b in range(n_envs):
+            for i in range(n):
+                out[b, i, r] = cum[b, i]
+        r += 1
+    return r
+
+
 def rollout_linear(
     act: Any,
     state: Any,
-    local_means: FloatArray,
-    global_means: FloatArray,
-    noise: IntArray,
-    sigma: FloatArray,
-    rewards_table: np.ndarray,
-    sets_table: np.ndarray,
-    draw_codes: IntArray,
-    pools: Float32Array,
-    pool_of: IntArray,
+    env: LinearEnvArrays,
     sets: IntArray,
     t: int,
     until: int,
@@ -818,40 +883,26 @@ def rollout_linear(
         >>> sets, out = np.array([[[1, 0]]]), np.zeros((1, 1, 1))
         >>> arms, seen = np.zeros((1, 1), np.int64), np.zeros((1, 1), np.float32)
         >>> trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
-        >>> rollout_linear(first, (), np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
-        ...                np.array([0]), np.array([1.0]), tables[0], tables[1], np.array([-1]),
-        ...                np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64), sets, 0, 1,
-        ...                1, arms.copy(), arms, seen, np.zeros((1, 1)), np.zeros((1, 1)),
-        ...                np.zeros((1, 1)), np.array([1]), 0, out, *trace)
+        >>> env = LinearEnvArrays(np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
+        ...                       np.array([0]), np.array([1.0]), tables[0], tables[1],
+        ...                       np.array([-1]), np.zeros((1, 2, 1), np.float32),
+        ...                       np.zeros(1, np.int64))
+        >>> rollout_linear(first, (), env, sets, 0, 1, 1, arms.copy(), arms, seen,
+        ...                np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)), np.array([1]),
+        ...                0, out, *trace)
         (1, 1)
         >>> seen.tolist(), out.tolist()  # pool row 1: reward 0, regret 0.5 - 0.25
         ([[0.0]], [[[0.25]]])
     """
-    n_envs, n = arms.shape
     set_size = sets.shape[2]
-    trace = t_arms.shape[0] > 0
     while t < until:
-        act(last, seen, t, pools, pool_of, sets, *state, arms)
+        act(last, seen, t, env.pools, env.pool_of, sets, *state, arms)
         if not arms_within(arms, set_size):
             return r, t
-        step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
-                         raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip
+        _step_linear(env, arms, sets, raw, regret, t + 1 < horizon)
         t += 1
-        for b in range(n_envs):
-            for i in range(n):
-                cum[b, i] += regret[b, i]
-                seen[b, i] = np.float32(raw[b, i])
-                last[b, i] = arms[b, i]
-        if trace:
-            for b in range(n_envs):
-                for i in range(n):
-                    t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = seen[b, i]
-        if r < steps.size and t == steps[r]:
-            for b in range(n_envs):
-                for i in range(n):
-                    out[b, i, r] = cum[b, i]
-            r += 1
+        r = _linear_played(t, arms, raw, regret, cum, seen, last, steps, r, out, t_arms,
+                           t_rewards)  # fmt: skip
     return r, t
 
 
@@ -863,15 +914,7 @@ _linear_rollout._cache = ArgumentFunctionCache(rollout_linear.py_func)
 def rollout_linear_sync(
     act: Any,
     state: Any,
-    local_means: FloatArray,
-    global_means: FloatArray,
-    noise: IntArray,
-    sigma: FloatArray,
-    rewards_table: np.ndarray,
-    sets_table: np.ndarray,
-    draw_codes: IntArray,
-    pools: Float32Array,
-    pool_of: IntArray,
+    env: LinearEnvArrays,
     sets: IntArray,
     t: int,
     until: int,
@@ -928,12 +971,14 @@ def rollout_linear_sync(
         >>> server, synced = np.zeros((1, 2), np.float32), np.zeros(1, np.int8)
         >>> cost, trace = np.zeros((1, 1)), (np.zeros((0, 0, 0), np.int64),
         ...                                  np.zeros((0, 0, 0), np.float32))
-        >>> rollout_linear_sync(ask, (), np.array([[[1.0, 0.0], [1.0, 0.0]]]),
-        ...     np.array([[0.5, 0.25]]), np.array([0]), np.array([1.0]), tables[0], tables[1],
-        ...     np.array([-1]), np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64), sets, 0,
-        ...     1, 1, arms.copy(), arms, seen, np.zeros((1, 2)), np.zeros((1, 2)),
-        ...     np.zeros((1, 2)), np.zeros((1, 2, 2)), server, synced, np.array([-1.0, 1.0]),
-        ...     25.0, 1.0, np.zeros(1), np.zeros(1), np.array([1]), 0, out, cost, *trace)
+        >>> env = LinearEnvArrays(np.array([[[1.0, 0.0], [1.0, 0.0]]]),
+        ...                       np.array([[0.5, 0.25]]), np.array([0]), np.array([1.0]),
+        ...                       tables[0], tables[1], np.array([-1]),
+        ...                       np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64))
+        >>> rollout_linear_sync(ask, (), env, sets, 0, 1, 1, arms.copy(), arms, seen,
+        ...     np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2, 2)),
+        ...     server, synced, np.array([-1.0, 1.0]), 25.0, 1.0, np.zeros(1), np.zeros(1),
+        ...     np.array([1]), 0, out, cost, *trace)
         (1, 1)
         >>> server.tolist(), synced.tolist(), cost.tolist()
         ([[2.0, 0.5]], [1], [[50.0]])
@@ -941,9 +986,8 @@ def rollout_linear_sync(
     n_envs, n = arms.shape
     d = sent.shape[2]
     lo, hi = bounds[0], bounds[1]
-    trace = t_arms.shape[0] > 0
     while t < until:
-        act(last, seen, t, pools, pool_of, sets, server, synced, *state, arms, sent)
+        act(last, seen, t, env.pools, env.pool_of, sets, server, synced, *state, arms, sent)
         ok = True  # the env's check of every message entry, branch-free (it vectorizes)
         for b in range(n_envs):
             for i in range(n):
@@ -952,14 +996,9 @@ def rollout_linear_sync(
                     ok &= (v >= lo) & (v <= hi) & (v - v == 0.0)  # v - v: NaN for inf, NaN
         if not ok or not arms_within(arms, sets.shape[2]):
             return r, t
-        step_linear_envs(local_means, global_means, noise, sigma, rewards_table, arms, sets,
-                         raw, regret, sets_table, draw_codes, t + 1 < horizon)  # fmt: skip
+        _step_linear(env, arms, sets, raw, regret, t + 1 < horizon)
         t += 1
         for b in range(n_envs):
-            for i in range(n):
-                cum[b, i] += regret[b, i]
-                seen[b, i] = np.float32(raw[b, i])
-                last[b, i] = arms[b, i]
             flagged = False
             for i in range(n):
                 flagged |= sent[b, i, 0] > 0.5
@@ -973,17 +1012,11 @@ def rollout_linear_sync(
                 for k in range(d - 1):
                     server[b, 1 + k] = np.float32(total[k])
                 cum_cost[b] += c1 * n + c2 * 0
-        if trace:
-            for b in range(n_envs):
-                for i in range(n):
-                    t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = seen[b, i]
         if r < steps.size and t == steps[r]:
             for b in range(n_envs):
                 cost_out[b, r] = cum_cost[b]
-                for i in range(n):
-                    out[b, i, r] = cum[b, i]
-            r += 1
+        r = _linear_played(t, arms, raw, regret, cum, seen, last, steps, r, out, t_arms,
+                           t_rewards)  # fmt: skip
     return r, t
 
 
@@ -994,6 +1027,7 @@ _sync_rollout._cache = ArgumentFunctionCache(rollout_linear_sync.py_func)
 
 __all__ = [
     "ArgumentFunctionCache",
+    "LinearEnvArrays",
     "WireChanges",
     "arms_within",
     "gather_contexts",

@@ -45,6 +45,7 @@ from gymnasium.utils import seeding
 from fedbandit_env.backend import backend
 from fedbandit_env.core.actions import ActionChecks
 from fedbandit_env.core.kernels import (
+    LinearEnvArrays,
     gather_contexts,
     pull_sets,
     rollout_linear,
@@ -401,6 +402,13 @@ class LinearCore(ActionChecks):
             raise ValueError("the envs' pools differ in size: they do not stack")
         return self._pools, self._pool_of
 
+    def _env_arrays(self) -> LinearEnvArrays:
+        """The stacked instances, generator tables and pools the rollouts step with."""
+        pools, pool_of = self.rollout_arrays()
+        return LinearEnvArrays(self._local, self._global, self._noise, self._sigma,
+                               self._reward_table, self._set_table, self._codes, pools,
+                               pool_of)  # fmt: skip
+
     def rollout(
         self,
         act: Any,
@@ -464,7 +472,7 @@ class LinearCore(ActionChecks):
         steps = np.ascontiguousarray(steps, dtype=np.int64)
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(1, ROLLOUT_NUMBERS // max(1, b * n))
-        pools, pool_of = self.rollout_arrays()
+        env = self._env_arrays()
         if self.message_dim:
             cost = np.zeros((b, steps.size)) if cost_out is None else cost_out
             self._rollout_sync(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
@@ -475,11 +483,9 @@ class LinearCore(ActionChecks):
                 if stop is not None and stop():
                     raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
                 until = min(self.horizon, self.t + ahead)
-                r, t = rollout_linear(act, state, self._local, self._global, self._noise,
-                                      self._sigma, self._reward_table, self._set_table,
-                                      self._codes, pools, pool_of, self.sets, self.t, until,
-                                      self.horizon, last, arms, seen, raw, regret,
-                                      self.cum_regret, steps, r, out, *trace)  # fmt: skip
+                r, t = rollout_linear(act, state, env, self.sets, self.t, until, self.horizon,
+                                      last, arms, seen, raw, regret, self.cum_regret, steps, r,
+                                      out, *trace)  # fmt: skip
                 self.t = t
                 if t < until:  # an arm the env refuses: its own error
                     self.check_actions(arms, None)
@@ -518,16 +524,13 @@ class LinearCore(ActionChecks):
         sent = np.zeros((b, n, d))
         bounds = np.array(self.message_bounds, dtype=np.float64)
         c1, c2 = (float(c) for c in self.link_costs)
-        pools, pool_of = self.rollout_arrays()
         total = np.zeros(d - 1)
         try:
             while self.t < self.horizon:
                 if stop is not None and stop():
                     raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
                 until = min(self.horizon, self.t + ahead)
-                r, t = rollout_linear_sync(act, state, self._local, self._global, self._noise,
-                                           self._sigma, self._reward_table, self._set_table,
-                                           self._codes, pools, pool_of, self.sets, self.t,
+                r, t = rollout_linear_sync(act, state, self._env_arrays(), self.sets, self.t,
                                            until, self.horizon, last, arms, seen, raw, regret,
                                            self.cum_regret, sent, server, synced, bounds, c1,
                                            c2, self.cum_cost, total, steps, r, out, cost_out,
