@@ -418,6 +418,7 @@ class LinearCore(ActionChecks):
         trace: tuple[IntArray, Float32Array] | None = None,
         cost_out: FloatArray | None = None,
         stop: Callable[[], bool] | None = None,
+        observe: Any = None,
     ) -> None:
         """Play the rest of every env's episode with a linear vector policy's compiled
         step ``act`` and its arrays ``state`` (``act(last_arms, last_rewards_f32, t,
@@ -431,7 +432,8 @@ class LinearCore(ActionChecks):
         ``max(1, 2**15 / (B N))`` steps; when it says so,
         :class:`~fedbandit_env.core.mab.RolloutStopped`. Where :attr:`rolls_out` is false,
         a ``ValueError``; an arm the env would refuse raises its ``ValueError`` before that
-        step.
+        step. No layer hooks into a linear rollout: ``observe`` (``MABCore.rollout``'s
+        hook) must be ``None``.
 
         Envs whose messages go by Synchronize (:attr:`synchronizes`) take a talking step,
         ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, server, synced,
@@ -457,6 +459,8 @@ class LinearCore(ActionChecks):
             >>> core.t, bool((out[..., 0] == core.cum_regret).all())
             (4, True)
         """
+        if observe is not None:
+            raise ValueError("the linear vector env has no layer that observes a rollout")
         if not self.rolls_out:
             raise ValueError(
                 "a compiled linear rollout plays envs without messages (or with Synchronize's) "

@@ -294,9 +294,48 @@ class CoreVecEnv(VectorEnv):
 
     @property
     def rolls_out(self) -> bool:
-        """Whether a compiled policy may play this env's episodes (no Python between
-        steps); only where the core can roll out."""
-        return False
+        """Whether :meth:`rollout` plays this env: where its core can roll out
+        (``MABCore.rolls_out``, ``LinearCore.rolls_out``).
+
+        Examples:
+            >>> from fedbandit_env.problems import conflicting
+            >>> FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=4, num_envs=2).rolls_out
+            True
+        """
+        return bool(self.core.rolls_out)
+
+    def rollout(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: IntArray,
+        out: FloatArray,
+        trace: tuple[IntArray, Float32Array] | None = None,
+        cost_out: FloatArray | None = None,
+        stop: Callable[[], bool] | None = None,
+        observe: tuple[Any, tuple[Any, ...], Float32Array] | None = None,
+    ) -> None:
+        """Play the rest of every env's episode with a vector policy's compiled step, no
+        Python between steps (:meth:`MABCore.rollout
+        <fedbandit_env.core.mab.MABCore.rollout>`, :meth:`LinearCore.rollout
+        <fedbandit_env.core.linear.LinearCore.rollout>`, whose arguments these are); the
+        next :meth:`step` resets if the episodes ended. A vector layer that
+        :attr:`rolls_out` passes its own ``observe`` hook down here.
+
+        Examples:
+            >>> from numba import njit
+            >>> from fedbandit_env.problems import conflicting
+            >>> @njit
+            ... def arm_0(last, seen, t, arms):
+            ...     arms[:] = 0
+            >>> venv = FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=4, num_envs=2)
+            >>> _ = venv.reset(seed=0)
+            >>> venv.rollout(arm_0, (), np.array([4]), np.zeros((2, 3, 1)))
+            >>> venv.core.t, venv.needs_reset
+            (4, True)
+        """
+        self.core.rollout(act, state, steps, out, trace, cost_out, stop, observe)
+        self._needs_reset = self.core.t >= self.core.horizon
 
     # ------------------------------------------------------------------ helpers
     def _with_messages(self, obs: VecObs, routed: Routed | None) -> VecObs:
@@ -468,49 +507,6 @@ class FederatedMABVecEnv(CoreVecEnv):
     rollout_observes: str | None = None
     """What a policy rolled out over this env reads of its rewards (``None``: the rewards
     themselves; a layer that changes them says what it hands out instead)."""
-
-    @property
-    def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays this env (``MABCore.rolls_out``).
-
-        Examples:
-            >>> from fedbandit_env.problems import conflicting
-            >>> FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=4, num_envs=2).rolls_out
-            True
-        """
-        return bool(self.core.rolls_out)
-
-    def rollout(
-        self,
-        act: Any,
-        state: tuple[Any, ...],
-        steps: IntArray,
-        out: FloatArray,
-        trace: tuple[IntArray, Float32Array] | None = None,
-        cost_out: FloatArray | None = None,
-        stop: Callable[[], bool] | None = None,
-        observe: tuple[Any, tuple[Any, ...], Float32Array] | None = None,
-    ) -> None:
-        """Play the rest of every env's episode with a vector policy's compiled step, no
-        Python between steps (:meth:`MABCore.rollout
-        <fedbandit_env.core.mab.MABCore.rollout>`, whose arguments these are); the
-        next :meth:`step` resets if the episodes ended. A vector layer that
-        :attr:`rolls_out` passes its own ``observe`` hook down here.
-
-        Examples:
-            >>> from numba import njit
-            >>> from fedbandit_env.problems import conflicting
-            >>> @njit
-            ... def arm_0(last, seen, t, arms):
-            ...     arms[:] = 0
-            >>> venv = FederatedMABVecEnv(conflicting(3, 2, seed=0), horizon=4, num_envs=2)
-            >>> _ = venv.reset(seed=0)
-            >>> venv.rollout(arm_0, (), np.array([4]), np.zeros((2, 3, 1)))
-            >>> venv.core.t, venv.needs_reset
-            (4, True)
-        """
-        self.core.rollout(act, state, steps, out, trace, cost_out, stop, observe)
-        self._needs_reset = self.core.t >= self.core.horizon
 
     # ------------------------------------------------------------------ helpers
     def _observations(self, routed: Routed | None) -> VecObs:

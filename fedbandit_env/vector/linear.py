@@ -24,14 +24,15 @@ On NumPy; the core steps every env in one compiled call
 (:func:`~fedbandit_env.core.kernels.step_linear_envs`: the PettingZoo env's step, ``B``
 times, the same numbers). Without messages, or with Synchronize's, a linear vector
 policy's compiled step plays whole episodes with no Python between steps
-(:meth:`FederatedLinearVecEnv.rollout`).
+(``FederatedLinearVecEnv.rollout``, :meth:`LinearCore.rollout
+<fedbandit_env.core.linear.LinearCore.rollout>`).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
@@ -47,7 +48,6 @@ from fedbandit_env.envs.federated_linear import check_contexts, check_pinned_pro
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
-from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 from fedbandit_env.validation import check_int
 from fedbandit_env.vector.env import (
     CoreVecEnv,
@@ -158,53 +158,6 @@ class FederatedLinearVecEnv(CoreVecEnv):
         ``options={"problem": p}`` pins one instance for every env."""
         check_pinned_problem((options or {}).get("problem"), self.core, self._check_bound)
         return super().reset(seed=seed, options=options)
-
-    @property
-    def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays this env (``LinearCore.rolls_out``: no messages or
-        Synchronize's, pools of one size).
-
-        Examples:
-            >>> from fedbandit_env.problems.linear import dubey_synthetic
-            >>> FederatedLinearVecEnv(dubey_synthetic(3, dim=2, seed=0), num_envs=2).rolls_out
-            True
-        """
-        return bool(self.core.rolls_out)
-
-    def rollout(
-        self,
-        act: Any,
-        state: tuple[Any, ...],
-        steps: IntArray,
-        out: FloatArray,
-        trace: tuple[IntArray, Float32Array] | None = None,
-        cost_out: FloatArray | None = None,
-        stop: Callable[[], bool] | None = None,
-        observe: Any = None,
-    ) -> None:
-        """Play the rest of every env's episode with a linear vector policy's compiled
-        step, no Python between steps (:meth:`LinearCore.rollout
-        <fedbandit_env.core.linear.LinearCore.rollout>`, whose arguments these are; no
-        layer hooks in, so ``observe`` must be ``None``); the next :meth:`step` resets if
-        the episodes ended.
-
-        Examples:
-            >>> from numba import njit
-            >>> from fedbandit_env.problems.linear import dubey_synthetic
-            >>> @njit
-            ... def first(last, seen, t, pools, pool_of, sets, arms):
-            ...     arms[:] = 0
-            >>> venv = FederatedLinearVecEnv(dubey_synthetic(3, dim=2, seed=0), horizon=5,
-            ...                              num_envs=2)
-            >>> _ = venv.reset(seed=0)
-            >>> venv.rollout(first, (), np.array([5]), np.zeros((2, 3, 1)))
-            >>> venv.core.t, venv.needs_reset
-            (5, True)
-        """
-        if observe is not None:
-            raise ValueError("the linear vector env has no layer that observes a rollout")
-        self.core.rollout(act, state, steps, out, trace, cost_out, stop)
-        self._needs_reset = self.core.t >= self.core.horizon
 
     def _observations(self, routed: Routed | None) -> VecObs:
         core = self.core
