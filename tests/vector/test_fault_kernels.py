@@ -64,9 +64,12 @@ def test_cut_off_is_numpy_where(dtype: type) -> None:
     assert not same_bits(cut_off(down[:, ::-1].copy(), mask, np.empty_like(mask)), expected)
 
 
-def test_hold_arrived_is_the_numpy_statement() -> None:
+@pytest.mark.parametrize(("rate", "shared"), [(0.3, False), (0.8, False), (0.8, True)])
+def test_hold_arrived_is_the_numpy_statement(rate: float, shared: bool) -> None:
     """``VecHeldMessages``' compiled update against its array statement, over steps of
-    random arrivals (held, heard, last and the age, to the bit)."""
+    random arrivals (held, heard, last and the age, to the bit): few arrivals (each
+    receiver's row starts from what it held), most (it starts from the senders' rows, and
+    the slots never heard are zeros), and one mask for every env (``(1, N, N)``)."""
     from fedbandit_env.vector.wrappers.kernels import hold_arrived
 
     rng = np.random.default_rng(5)
@@ -78,13 +81,13 @@ def test_hold_arrived_is_the_numpy_statement() -> None:
     )
     ref = (held.copy(), heard.copy(), last.copy())
     for t in range(1, 12):
-        arrived = (rng.random((b, n, n)) < 0.3).astype(np.int8)
+        arrived = (rng.random((1 if shared else b, n, n)) < rate).astype(np.int8)
         rows = rng.normal(size=(b, n, d)).astype(np.float32)
         outs = (np.empty_like(held), np.empty_like(heard), np.empty_like(last),
                 np.empty((b, n, n), np.float32))  # fmt: skip
         hold_arrived(arrived, rows, held, heard, last, float(t), horizon, *outs)
         held, heard, last, age = outs
-        a = arrived.astype(bool)
+        a = np.broadcast_to(arrived.astype(bool), (b, n, n))
         ref = (
             np.where(a[..., None], rows[:, None], ref[0]),
             np.where(a, np.ones_like(ref[1]), ref[1]),
@@ -93,4 +96,7 @@ def test_hold_arrived_is_the_numpy_statement() -> None:
         expected_age = np.minimum(float(t) - ref[2], horizon).astype(np.float32)
         for got, want in zip((held, heard, last, age), (*ref, expected_age), strict=True):
             assert same_bits(got, want), t
-    assert not same_bits(age, np.minimum(float(t) - ref[2], horizon - 1).astype(np.float32))
+        if t == 1:  # both kinds of slot, heard and never heard
+            assert 0 < heard.sum() < heard.size
+    if rate < 0.5:  # rare arrivals: some ages reach the cap, which must be horizon's
+        assert not same_bits(age, np.minimum(float(t) - ref[2], horizon - 1).astype(np.float32))

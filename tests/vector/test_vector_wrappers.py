@@ -78,15 +78,21 @@ def test_local_statistics_reset_on_autoreset() -> None:
     assert venv.step(arms)[0]["counts"][0, 0, 1] == 1
 
 
-@pytest.mark.parametrize("setting", ["gossip", "neighbours", "gossip+private"])
-def test_learner_stack_replays(setting: str) -> None:
+@pytest.mark.parametrize(
+    ("setting", "graph"),
+    [("gossip", "ring"), ("neighbours", "ring"), ("neighbours", "complete"),
+     ("gossip+private", "ring")],
+)  # fmt: skip
+def test_learner_stack_replays(setting: str, graph: str) -> None:
     """The learner's whole stack (statistics or privacy, held messages, horizon-free
-    features) in vector form against the PettingZoo stack."""
+    features) in vector form against the PettingZoo stack (on the complete graph most
+    of a receiver's slots arrive each step, on the ring few: ``hold_arrived``'s two
+    ways of writing a receiver's row)."""
     from fedbandit_env.vector.wrappers import VecHeldMessages, VecHorizonFree
     from fedbandit_env.wrappers import HeldMessages, HorizonFree
 
     private = setting.endswith("private")
-    scenario = Scenario(n_agents=5, n_arms=3, horizon=40, setting=setting, graph="ring",
+    scenario = Scenario(n_agents=5, n_arms=3, horizon=40, setting=setting, graph=graph,
                         epsilon=1.0 if private else None)  # fmt: skip
 
     def wrap_env(env):  # type: ignore[no-untyped-def]

@@ -82,8 +82,11 @@ class VecHeldMessages(VecWrapper):
             b, n, d = self.num_envs, self.n_agents, self.message_dim
             held, heard = np.empty((b, n, n, d), np.float32), np.empty((b, n, n), np.int8)
             last, age = np.empty((b, n, n)), np.empty((b, n, n), np.float32)
-            rows = np.asarray(obs["messages"], dtype=np.float32)
-            hold_arrived(np.asarray(obs["mask"]), rows, self._held, self._heard, self._last,
+            rows = np.ascontiguousarray(obs["messages"], dtype=np.float32)
+            mask = np.asarray(obs["mask"])
+            if mask.strides[0] == 0:  # one graph for every env: its first env's, once
+                mask = mask[:1]
+            hold_arrived(np.ascontiguousarray(mask), rows, self._held, self._heard, self._last,
                          float(self.t), float(self.horizon), held, heard, last, age)  # fmt: skip
             self._held, self._heard, self._last = held, heard, last
             return {**obs, "held": held, "heard": heard, "age": age}, rewards, terms, truncs, infos

@@ -115,6 +115,19 @@ def hold_arrived(
     ``t``; elsewhere what it held; ``out_age = float32(min(t - last, horizon))``. The
     NumPy statement's values (``np.where`` of each, then the age), in one pass.
 
+    ``arrived`` ``(B, N, N)``, or ``(1, N, N)``: every env's (a broadcast mask's first
+    env, C-ordered). ``held`` must be 0 wherever ``heard`` is 0, as the layer keeps it
+    (zeros until a row arrives): a slot never heard is written as zeros, not read.
+
+    A receiver's row of ``N D`` numbers is written in one loop over contiguous memory
+    where most of its slots arrived (the senders' rows, selected with zeros where nothing
+    was ever heard, or else with what it held), else copied from what it held and
+    patched with the slots that arrived. Slot by slot, the ``D`` numbers of each, it
+    cost 3.4 ns a slot at ``B = 1024``, ``N = D = 10``: the short loops, and the cache
+    misses of reading every held slot, even those about to be overwritten (measured in
+    neighbours, where every slot but the receiver's own arrives: 353 -> 164 us a step;
+    a memory copy of the held table alone takes 86 us).
+
     Examples:
         >>> arrived = np.array([[[0, 1], [0, 0]]], np.int8)
         >>> rows = np.array([[[1.0], [2.0]]], np.float32)
@@ -127,20 +140,66 @@ def hold_arrived(
         ([0.0, 2.0], [3.0, 0.0])
     """
     n_envs, n, _, d = held.shape
-    for b in range(n_envs):
+    shared = arrived.shape[0] == 1
+    width, cells = n * d, n * n
+    sent = rows.reshape(n_envs, width)
+    kept = held.reshape(n_envs * n, width)
+    into = out_held.reshape(n_envs * n, width)
+    got = arrived.reshape(arrived.shape[0], cells)
+    was_heard, was_last = heard.reshape(n_envs, cells), last.reshape(n_envs, cells)
+    now_heard, now_last = out_heard.reshape(n_envs, cells), out_last.reshape(n_envs, cells)
+    age = out_age.reshape(n_envs, cells)
+    zero = np.float32(0.0)
+    # Each mask's receivers (one mask if shared, listed once): the side each row is
+    # written from, the slots then taken from the other side, and which numbers of the
+    # row arrived (``take``).
+    masks = got.shape[0]
+    mostly = np.empty((masks, n), dtype=np.bool_)
+    patch = np.empty((masks, n, n), dtype=np.int64)
+    patches = np.zeros((masks, n), dtype=np.int64)
+    take = np.zeros((masks, n, width), dtype=np.bool_)
+    for g in range(masks):
         for r in range(n):
+            count = 0
             for s in range(n):
-                if arrived[b, r, s] != 0:
-                    for k in range(d):
-                        out_held[b, r, s, k] = rows[b, s, k]
-                    out_heard[b, r, s] = 1
-                    out_last[b, r, s] = t
-                else:
-                    for k in range(d):
-                        out_held[b, r, s, k] = held[b, r, s, k]
-                    out_heard[b, r, s] = heard[b, r, s]
-                    out_last[b, r, s] = last[b, r, s]
-                out_age[b, r, s] = np.float32(min(t - out_last[b, r, s], horizon))
+                count += got[g, r * n + s] != 0
+            many = 2 * count >= n
+            mostly[g, r] = many
+            for s in range(n):
+                here = got[g, r * n + s] != 0
+                if here:
+                    for k in range(s * d, s * d + d):
+                        take[g, r, k] = True
+                if here != many:
+                    patch[g, r, patches[g, r]] = s
+                    patches[g, r] += 1
+    for b in range(n_envs):
+        g = 0 if shared else b
+        for r in range(n):
+            row = b * n + r
+            if mostly[g, r]:  # mostly arrived: the senders' rows, selected with what stays
+                stale = False  # a slot that did not arrive but was heard before
+                for j in range(patches[g, r]):
+                    stale |= was_heard[b, r * n + patch[g, r, j]] != 0
+                if stale:
+                    for i in range(width):
+                        into[row, i] = sent[b, i] if take[g, r, i] else kept[row, i]
+                else:  # what did not arrive was never heard: zeros (not read)
+                    for i in range(width):
+                        into[row, i] = sent[b, i] if take[g, r, i] else zero
+            else:  # mostly kept: what it held, then what arrived
+                for i in range(width):
+                    into[row, i] = kept[row, i]
+                for j in range(patches[g, r]):
+                    s = patch[g, r, j]
+                    for k in range(s * d, s * d + d):
+                        into[row, k] = sent[b, k]
+        for i in range(cells):  # selects over contiguous cells
+            a = got[g, i] != 0
+            now_heard[b, i] = 1 if a else was_heard[b, i]
+            at = t if a else was_last[b, i]
+            now_last[b, i] = at
+            age[b, i] = np.float32(min(t - at, horizon))
 
 
 @njit(cache=True, nogil=True)
