@@ -322,18 +322,18 @@ class PosteriorState:
         N)`` who got what; dishonest rows are dropped and counted."""
         be, xp = self.backend, self.backend.xp
         m = self.shape[2]
-        arrived = xp.astype(mask, be.boolean) & self._others
         if self.per_sender and self.verify:
             broadcast = int(rows.shape[1]) == 1 or bool(
                 np.all(np.asarray(rows) == np.asarray(rows)[:, :1])
             )
-            if not (broadcast and bool(xp.all(arrived == self._adjacency))):
+            if not (broadcast and self._graph_delivered(mask)):
                 self._to_table()
         if self.per_sender and self.compiled:  # the same arithmetic, compiled
             self.rejected = self.rejected.copy()
             receive_senders(rows[:, 0], mask, t, self._screen, self._prior, self.last,
                             self.ever, self.rejected)  # fmt: skip
             return
+        arrived = xp.astype(mask, be.boolean) & self._others
         if self.per_sender:
             rows = rows[:, :1]  # one row per sender: what its neighbours all got
         got = xp.astype(rows, be.float64)
@@ -352,6 +352,18 @@ class PosteriorState:
         kept = arrived & honest
         self.held = xp.where(kept[..., None, None], fresh, self.held)
         self.heard = self.heard | kept
+
+    def _graph_delivered(self, mask: Any) -> bool:
+        """Whether every receiver got the rows of exactly its graph neighbours (``mask``
+        ``(B, N, N)``, the diagonal ignored). A NumPy mask broadcast over the envs (the
+        env's one graph, stride 0) is checked once, not once an env: the same answer."""
+        xp, be = self.backend.xp, self.backend
+        if be.is_numpy:
+            mask = np.asarray(mask)
+            if mask.ndim == 3 and mask.strides[0] == 0:
+                mask = mask[:1]
+        arrived = xp.astype(mask, be.boolean) & self._others
+        return bool(xp.all(arrived == self._adjacency))
 
     def features(self, t: int) -> Any:
         """``(B, N, M, F)`` float32: ``POSTERIOR_FEATURES`` of every agent and arm."""

@@ -100,3 +100,33 @@ def test_a_weaker_screen_is_caught() -> None:
     for state in states:
         state.receive(rows[:, None], mask, 4)
     assert states[0].rejected.sum() > 0 and states[1].rejected.sum() == 0
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_a_mask_off_the_graph_turns_the_state_per_receiver(broadcast: bool) -> None:
+    """The per-sender state holds only while every receiver hears exactly its graph
+    neighbours: a step whose mask drops one link (in every env of a mask broadcast over
+    the envs, as the env hands out its one graph, or in one env of a full mask) turns it
+    into the per-receiver table, whose features then are those of a state that kept the
+    table from the start; a mask on the graph (broadcast or full) keeps it per sender."""
+    graph = np.asarray(GRAPHS["ring"], dtype=bool)
+    b, n, m = 3, graph.shape[0], 4
+    prior = PRIORS["raw"]
+    kept, table = (PosteriorState(backend(None), (b, n, m), prior, g) for g in (graph, None))
+    rng = np.random.default_rng(0)
+    on_graph = graph.astype(np.int8)
+    off_graph = on_graph.copy()
+    off_graph[0, 1] = 0  # receiver 0 misses sender 1
+    for t in range(1, 6):
+        arms, rewards = rng.integers(m, size=(b, n)), rng.random((b, n))
+        rows = kept.message()
+        mask = off_graph if t == 4 else on_graph
+        if broadcast:
+            mask = np.broadcast_to(mask, (b, n, n))
+        else:
+            mask = np.stack([mask if e == 1 else on_graph for e in range(b)])
+        for state in (kept, table):
+            state.fold(arms, rewards)
+            state.receive(rows[:, None], mask, t)
+        assert kept.per_sender == (t < 4), t
+        assert kept.features(t).tobytes() == table.features(t).tobytes(), t
