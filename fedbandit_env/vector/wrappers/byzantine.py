@@ -38,6 +38,34 @@ def uniform_rows(table: Any, low: float, high: float, out: np.ndarray) -> None: 
                 out[b, r, k] = low + span * u
 
 
+@njit(cache=True, nogil=True)
+def boost_rows(
+    sent: np.ndarray, head: int, m: int, targets: np.ndarray, low: float, high: float
+) -> np.ndarray:  # pragma: no cover
+    """The ``"boost"`` lie of every liar ``(B, L, D)``: the header (the first ``head =
+    D mod M`` entries) as sent, then ``high`` at env ``b``'s target arm ``targets[b]``
+    of each block of ``M`` entries and ``low`` elsewhere (the NumPy statement's values:
+    no arithmetic, only copies). One pass, where the statement made five ``(B, L, D)``
+    arrays (measured: 41 -> 3 us a step at ``B = 1024``, one liar, ``D = 10``).
+
+    Examples:
+        >>> boost_rows(np.full((1, 1, 5), 0.5), 1, 2, np.array([1]), 0.0, 1.0).tolist()
+        [[[0.5, 0.0, 1.0, 0.0, 1.0]]]
+    """
+    n_envs, liars, width = sent.shape
+    out = np.empty(sent.shape)
+    for b in range(n_envs):
+        target = targets[b]
+        for j in range(liars):
+            for k in range(head):
+                out[b, j, k] = sent[b, j, k]
+            for k in range(head, width):
+                out[b, j, k] = low
+            for k in range(head + target, width, m):  # the target of each block
+                out[b, j, k] = high
+    return out
+
+
 class VecByzantine(VecWrapper):
     """:class:`~fedbandit_env.wrappers.Byzantine` for ``B`` envs: the messages of the
     agents ``agents`` (the same in every env) are replaced before the env routes them,
@@ -147,12 +175,8 @@ class VecByzantine(VecWrapper):
             uniform_rows(self._table, self.low, self.high, out)
             return out
         m, d = self.n_arms, self.message_dim  # boost
-        head = d % m
-        column = np.arange(d)
-        hit = (column >= head) & ((column - head) % m == self._targets[:, None])  # (B, D)
-        out = np.full_like(sent, self.low)
-        out[..., :head] = sent[..., :head]
-        return np.where(hit[:, None, :], self.high, out)
+        return boost_rows(np.ascontiguousarray(sent), d % m, m, self._targets, self.low,
+                          self.high)  # fmt: skip
 
     def step(self, actions: Any, messages: Any = None) -> Any:
         """Rewrite the liars' messages, step, and score the honest agents only."""
@@ -193,4 +217,4 @@ class VecByzantine(VecWrapper):
         return out
 
 
-__all__ = ["VecByzantine", "uniform_rows"]
+__all__ = ["VecByzantine", "boost_rows", "uniform_rows"]
