@@ -54,14 +54,19 @@ def test_a_public_prefix_left_out_is_caught() -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.bool_])
-def test_cut_off_is_numpy_where(dtype: type) -> None:
+@pytest.mark.parametrize("shared", [False, True])
+def test_cut_off_is_numpy_where(dtype: type, shared: bool) -> None:
+    """Envs with agents down and envs with nobody down (copied whole), one mask per env
+    or one for all (``(1, N, N)``)."""
     rng = np.random.default_rng(3)
     down = rng.random((9, 6)) < 0.3
-    mask = (rng.random((9, 6, 6)) < 0.6).astype(dtype)
+    down[::3] = False  # nobody down in these envs
+    mask = (rng.random((1 if shared else 9, 6, 6)) < 0.6).astype(dtype)
     expected = np.where(down[:, :, None] | down[:, None, :], 0, mask).astype(dtype)
-    got = cut_off(down, mask, np.empty_like(mask))
+    got = cut_off(down, mask, np.empty(expected.shape, dtype))
     assert same_bits(got, expected)
-    assert not same_bits(cut_off(down[:, ::-1].copy(), mask, np.empty_like(mask)), expected)
+    assert not same_bits(cut_off(down[:, ::-1].copy(), mask, np.empty(expected.shape, dtype)),
+                         expected)  # fmt: skip
 
 
 @pytest.mark.parametrize(("rate", "shared"), [(0.3, False), (0.8, False), (0.8, True)])
@@ -100,3 +105,15 @@ def test_hold_arrived_is_the_numpy_statement(rate: float, shared: bool) -> None:
             assert 0 < heard.sum() < heard.size
     if rate < 0.5:  # rare arrivals: some ages reach the cap, which must be horizon's
         assert not same_bits(age, np.minimum(float(t) - ref[2], horizon - 1).astype(np.float32))
+
+
+def test_row_sums_is_numpy_sum() -> None:
+    """``row_sums`` against ``sum(axis=1)``: booleans and whole numbers, and an empty row."""
+    from fedbandit_env.vector.wrappers.kernels import row_sums
+
+    rng = np.random.default_rng(4)
+    flags = rng.random((7, 5)) < 0.4
+    counts = rng.integers(0, 9, size=(7, 5))
+    for x in (flags, counts, np.zeros((3, 0), np.int64)):
+        got, want = row_sums(x), x.sum(axis=1)
+        assert got.dtype == np.int64 and got.tolist() == want.tolist()

@@ -12,7 +12,7 @@ from numba import njit
 
 from fedbandit_env.rng_kernels import generator_at, next_double_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
-from fedbandit_env.vector.wrappers.kernels import cut_off
+from fedbandit_env.vector.wrappers.kernels import cut_off, row_sums
 from fedbandit_env.wrappers.base import agent_name, check_probability
 from fedbandit_env.wrappers.link_failures import ONE_HOP
 
@@ -122,7 +122,8 @@ class VecAgentCrash(VecWrapper):
             if key in obs:
                 given = np.asarray(obs[key])
                 one = given[:1] if given.strides[0] == 0 else given  # shared by every env
-                out[key] = cut_off(down, one, np.empty(given.shape, given.dtype))
+                out[key] = cut_off(down, np.ascontiguousarray(one),
+                                   np.empty(given.shape, given.dtype))  # fmt: skip
         for key in ("server", "server_mask"):
             if key in obs:
                 value = np.array(obs[key])
@@ -137,7 +138,7 @@ class VecAgentCrash(VecWrapper):
             **infos,
             "crashed": down.copy(),
             "recovered": was & ~down,
-            "agents_down": down.sum(axis=1),
+            "agents_down": row_sums(down),
         }
 
 

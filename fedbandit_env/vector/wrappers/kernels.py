@@ -12,7 +12,9 @@ tests hold the layers to the PettingZoo wrappers):
 - :func:`hold_arrived`: each receiver's latest message from each sender, and its age
   (``VecHeldMessages``, which also runs on a torch device as array operations);
 - :func:`count_in_flight`: each receiver's messages in flight, moved by what was filed
-  and what fell due (``VecMessageDelay``).
+  and what fell due (``VecMessageDelay``);
+- :func:`row_sums`: each env's total of a ``(B, N)`` count (``VecAgentCrash``'s agents
+  down, ``VecMessageLoss``' messages lost).
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ def heard_rows_into(
 def cut_off(down: BoolArray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:  # pragma: no cover
     """``out[b, r, s] = 0`` where agent ``r`` or ``s`` of env ``b`` is down, else
     ``mask[b, r, s]`` (``np.where(down_r | down_s, 0, mask)``). A ``mask`` of one env
-    ``(1, N, N)`` is every env's (pass a broadcast mask's first env, C-ordered: the
-    senders' loop then runs over contiguous rows).
+    ``(1, N, N)`` is every env's (pass a broadcast mask's first env). Both C-ordered. An
+    env with nobody down copies its mask in one flat loop (measured with 9% of agents
+    down, B = 1024, N = 10: 50 -> 37 us a step).
 
     Examples:
         >>> mask = np.ones((1, 2, 2), np.int8)
@@ -84,8 +87,18 @@ def cut_off(down: BoolArray, mask: np.ndarray, out: np.ndarray) -> np.ndarray:  
     """
     n_envs, n = down.shape
     shared = mask.shape[0] == 1
+    cells = n * n
+    flat_mask = mask.reshape(mask.shape[0], cells)
+    flat_out = out.reshape(n_envs, cells)
     for b in range(n_envs):
         g = 0 if shared else b
+        anyone = False
+        for i in range(n):
+            anyone |= down[b, i]
+        if not anyone:  # nobody down (most envs at small rates): the mask, one flat copy
+            for i in range(cells):
+                flat_out[b, i] = flat_mask[g, i]
+            continue
         for r in range(n):
             if down[b, r]:
                 for s in range(n):
@@ -203,6 +216,26 @@ def hold_arrived(
 
 
 @njit(cache=True, nogil=True)
+def row_sums(counts: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """``counts.sum(axis=1)`` of a ``(B, N)`` array of whole numbers or booleans, as
+    ``int64`` (exact: integer sums in any order). NumPy's reduction over rows of ten
+    costs a call per row (measured: 19 us at ``B = 1024``, against 1-2 here).
+
+    Examples:
+        >>> row_sums(np.array([[True, False, True], [False, False, False]])).tolist()
+        [2, 0]
+    """
+    n_envs, n = counts.shape
+    out = np.empty(n_envs, dtype=np.int64)
+    for b in range(n_envs):
+        total = np.int64(0)
+        for i in range(n):
+            total += np.int64(counts[b, i])
+        out[b] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
 def count_in_flight(
     filed: np.ndarray, due: np.ndarray, held: np.ndarray
 ) -> None:  # pragma: no cover
@@ -227,4 +260,4 @@ def count_in_flight(
             held[b, r] += moved
 
 
-__all__ = ["count_in_flight", "cut_off", "heard_rows_into", "hold_arrived"]
+__all__ = ["count_in_flight", "cut_off", "heard_rows_into", "hold_arrived", "row_sums"]

@@ -11,6 +11,7 @@ from numba import njit
 
 from fedbandit_env.rng_kernels import generator_at, next_double_at
 from fedbandit_env.vector.wrappers.base import VecWrapper, heard_rows
+from fedbandit_env.vector.wrappers.kernels import row_sums
 from fedbandit_env.wrappers.base import check_probability
 
 
@@ -113,7 +114,7 @@ class VecMessageLoss(VecWrapper):
         return out, rewards, terms, truncs, self._with_losses(infos, lost)
 
     def _with_losses(self, infos: dict[str, Any], lost: np.ndarray) -> dict[str, Any]:
-        return {**infos, "messages_lost": lost, "messages_lost_total": lost.sum(axis=1)}
+        return {**infos, "messages_lost": lost, "messages_lost_total": row_sums(lost)}
 
 
 __all__ = ["VecMessageLoss", "lose_messages"]
