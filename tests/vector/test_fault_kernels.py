@@ -69,12 +69,17 @@ def test_cut_off_is_numpy_where(dtype: type, shared: bool) -> None:
                          expected)  # fmt: skip
 
 
-@pytest.mark.parametrize(("rate", "shared"), [(0.3, False), (0.8, False), (0.8, True)])
-def test_hold_arrived_is_the_numpy_statement(rate: float, shared: bool) -> None:
+@pytest.mark.parametrize(
+    ("rate", "shared", "steps"),
+    [(0.3, False, np.float64), (0.8, False, np.float64), (0.8, True, np.float32)],
+)
+def test_hold_arrived_is_the_numpy_statement(rate: float, shared: bool, steps: type) -> None:
     """``VecHeldMessages``' compiled update against its array statement, over steps of
     random arrivals (held, heard, last and the age, to the bit): few arrivals (each
     receiver's row starts from what it held), most (it starts from the senders' rows, and
-    the slots never heard are zeros), and one mask for every env (``(1, N, N)``)."""
+    the slots never heard are zeros), and one mask for every env (``(1, N, N)``); the
+    steps last heard in float64 or, as the layer keeps them on NumPy below 2**24 steps,
+    in float32."""
     from fedbandit_env.vector.wrappers.kernels import hold_arrived
 
     rng = np.random.default_rng(5)
@@ -82,7 +87,7 @@ def test_hold_arrived_is_the_numpy_statement(rate: float, shared: bool) -> None:
     held, heard, last = (
         np.zeros((b, n, n, d), np.float32),
         np.zeros((b, n, n), np.int8),
-        np.zeros((b, n, n)),
+        np.zeros((b, n, n), steps),
     )
     ref = (held.copy(), heard.copy(), last.copy())
     for t in range(1, 12):
