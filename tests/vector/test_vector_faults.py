@@ -114,3 +114,30 @@ def test_refusals_name_the_fault() -> None:
         VecClipRewards(_venv(), 1.0, 0.0)
     with pytest.raises(ValueError, match="carries messages"):
         VecAgentCrash(_venv(message_dim=0), crash=0.1)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0])
+def test_a_sender_nobody_hears_shows_no_row(p: float) -> None:
+    """``VecMessageLoss``' sender-indexed ``messages``: the row of a sender whose every
+    message was lost is zeros (no layer above, and no policy reading the array, sees
+    what nobody got); every other row is what the sender sent, as float32. Steps where
+    every sender is still heard (the rows handed on as they came) and steps where one is
+    not both occur at ``p = 0.5``."""
+    from fedbandit_env.problems import conflicting
+    from fedbandit_env.vector import FederatedMABVecEnv
+    from fedbandit_env.vector.wrappers import VecMessageLoss
+
+    b, n, d = 2, 4, 3
+    venv = VecMessageLoss(FederatedMABVecEnv(conflicting(n, 3, seed=0), horizon=40,
+                                             message_dim=d, num_envs=b), p=p)  # fmt: skip
+    venv.reset(seed=1)
+    rng = np.random.default_rng(2)
+    kinds = set()
+    for _ in range(30):
+        sent = rng.random((b, n, d))
+        obs = venv.step(rng.integers(3, size=(b, n)), sent)[0]
+        heard = obs["mask"].astype(bool).any(axis=1)  # (B, N): someone got the sender's
+        assert not obs["messages"][~heard].any()
+        assert np.array_equal(obs["messages"][heard], sent.astype(np.float32)[heard])
+        kinds.add(bool(heard.all()))
+    assert kinds == ({True} if p == 0.0 else {False} if p == 1.0 else {True, False})

@@ -17,38 +17,64 @@ from fedbandit_env.wrappers.base import check_probability
 
 @njit(cache=True, nogil=True)
 def lose_messages(
-    reached: np.ndarray, p: float, table: Any, mask: np.ndarray, public: np.ndarray
-) -> np.ndarray:  # pragma: no cover
+    given: np.ndarray,
+    given_public: np.ndarray,
+    p: float,
+    table: Any,
+    mask: np.ndarray,
+    public: np.ndarray,
+) -> tuple[np.ndarray, bool]:  # pragma: no cover
     """For every env ``b``, receivers in order and, within a receiver, senders in order:
-    one uniform (``rng_b.random()``, bit for bit) per sender whose message reached it;
-    below ``p`` the message is lost (``mask`` and ``public`` cleared, in place). Returns
-    each receiver's losses ``(B, N)``, the draws :class:`~fedbandit_env.wrappers.MessageLoss`
-    makes for that env from the same stream.
+    one uniform (``rng_b.random()``, bit for bit) per sender whose message reached it
+    (``given`` or ``given_public`` set); below ``p`` the message is lost. ``mask`` and
+    ``public`` ``(B, N, N)`` int8 get the routed masks with the losses cleared
+    (``given`` / ``given_public``: ``(B, N, N)``, or ``(1, N, N)`` for one every env
+    shares; ``given_public`` of shape ``(0, 0, 0)``: none, ``public`` then zeros).
+    Returns each receiver's losses ``(B, N)``, the draws
+    :class:`~fedbandit_env.wrappers.MessageLoss` makes for that env from the same
+    stream, and whether every sender of every env is still heard whole by someone (then
+    no sender's row of ``messages`` is to be cleared).
 
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> rng = np.random.default_rng(0)  # kept alive: the table holds its address
-        >>> reached = np.ones((1, 2, 2), np.bool_)
-        >>> mask, public = np.ones((1, 2, 2), np.int8), np.zeros((1, 2, 2), np.int8)
-        >>> lose_messages(reached, 1.0, generator_table([rng]), mask, public).tolist()
-        [[2, 2]]
+        >>> given = np.ones((1, 2, 2), np.int8)
+        >>> mask, public = np.empty((1, 2, 2), np.int8), np.empty((1, 2, 2), np.int8)
+        >>> lost, intact = lose_messages(given, np.zeros((0, 0, 0), np.int8), 1.0,
+        ...                              generator_table([rng]), mask, public)
+        >>> lost.tolist(), intact, int(mask.sum())
+        ([[2, 2]], False, 0)
     """
-    n_envs, n = reached.shape[0], reached.shape[1]
+    n_envs, n = mask.shape[0], mask.shape[1]
+    shared, has_public = given.shape[0] == 1, given_public.shape[0] > 0
+    shared_public = has_public and given_public.shape[0] == 1
     lost = np.zeros((n_envs, n), dtype=np.int64)
+    heard = np.empty(n, dtype=np.bool_)
+    intact = True
     for b in range(n_envs):
+        g = 0 if shared else b
+        gp = 0 if shared_public else b
         rng = generator_at(table, b)
+        for s in range(n):
+            heard[s] = False
         for r in range(n):
             count = np.int64(0)
             for s in range(n):
-                if reached[b, r, s]:
-                    u = next_double_at(rng)
-                    gone = u < p  # cleared by a mask, not a branch (p = 0.1: 1 in 10)
+                m0 = given[g, r, s]
+                p0 = given_public[gp, r, s] if has_public else np.int8(0)
+                keep = np.int8(1)
+                if m0 != 0 or p0 != 0:
+                    gone = next_double_at(rng) < p  # cleared by a mask (p = 0.1: 1 in 10)
                     keep = np.int8(0) if gone else np.int8(1)
-                    mask[b, r, s] &= keep
-                    public[b, r, s] &= keep
                     count += gone
+                kept = m0 & keep
+                mask[b, r, s] = kept
+                public[b, r, s] = p0 & keep
+                heard[s] |= kept != 0
             lost[b, r] = count
-    return lost
+        for s in range(n):
+            intact &= heard[s]
+    return lost, intact
 
 
 class VecMessageLoss(VecWrapper):
@@ -96,21 +122,26 @@ class VecMessageLoss(VecWrapper):
                 truncs,
                 self._with_losses(infos, np.zeros((self.num_envs, self.n_agents), int)),
             )
-        # own C-ordered copies: the router's may be shared, or a broadcast graph (whose
-        # default copy is ordered for its zero stride: a kernel would write it across)
-        mask = np.array(obs["mask"], dtype=np.int8, order="C")
+        given = np.asarray(obs["mask"])
+        if given.strides[0] == 0:  # one mask for every env (a broadcast graph): once
+            given = given[:1]
         has_public = "public_mask" in obs
-        public = (
-            np.array(obs["public_mask"], dtype=np.int8, order="C")
-            if has_public
-            else np.zeros(mask.shape, np.int8)
-        )
-        reached = (mask | public) != 0
-        lost = lose_messages(reached, self.p, self._table, mask, public)
+        given_public = np.asarray(obs["public_mask"]) if has_public else np.zeros((0, 0, 0))
+        if has_public and given_public.strides[0] == 0:
+            given_public = given_public[:1]
+        shape = (self.num_envs, self.n_agents, self.n_agents)
+        mask, public = np.empty(shape, np.int8), np.empty(shape, np.int8)
+        lost, intact = lose_messages(np.ascontiguousarray(given, dtype=np.int8),
+                                     np.ascontiguousarray(given_public, dtype=np.int8),
+                                     self.p, self._table, mask, public)  # fmt: skip
         out = {**obs, "mask": mask}
         if has_public:
             out["public_mask"] = public
-        out["messages"] = heard_rows(out, int(self.protocol.public_dim))
+        public_dim = int(self.protocol.public_dim)
+        if intact and not (public_dim and has_public):  # every row still heard whole:
+            out["messages"] = np.asarray(obs["messages"], dtype=np.float32)  # as it came
+        else:
+            out["messages"] = heard_rows(out, public_dim)
         return out, rewards, terms, truncs, self._with_losses(infos, lost)
 
     def _with_losses(self, infos: dict[str, Any], lost: np.ndarray) -> dict[str, Any]:
