@@ -46,7 +46,7 @@ def boost_rows(
     D mod M`` entries) as sent, then ``high`` at env ``b``'s target arm ``targets[b]``
     of each block of ``M`` entries and ``low`` elsewhere (the NumPy statement's values:
     no arithmetic, only copies). One pass, where the statement made five ``(B, L, D)``
-    arrays (measured: 41 -> 3 us a step at ``B = 1024``, one liar, ``D = 10``).
+    arrays (measured: 41 -> 12 us a step at ``B = 1024``, one liar, ``D = 10``).
 
     Examples:
         >>> boost_rows(np.full((1, 1, 5), 0.5), 1, 2, np.array([1]), 0.0, 1.0).tolist()

@@ -219,7 +219,7 @@ def hold_arrived(
 def row_sums(counts: np.ndarray) -> np.ndarray:  # pragma: no cover
     """``counts.sum(axis=1)`` of a ``(B, N)`` array of whole numbers or booleans, as
     ``int64`` (exact: integer sums in any order). NumPy's reduction over rows of ten
-    costs a call per row (measured: 19 us at ``B = 1024``, against 1-2 here).
+    costs a call per row (measured at ``B = 1024``, ``N = 10``: 18-20 us, against 3 here).
 
     Examples:
         >>> row_sums(np.array([[True, False, True], [False, False, False]])).tolist()
