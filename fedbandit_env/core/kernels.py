@@ -269,6 +269,46 @@ class WireChanges(NamedTuple):
         )
 
 
+@njit(cache=True, nogil=True, inline="always")
+def trace_and_record(
+    t: int,
+    arms: IntArray,
+    traced: Float32Array,
+    cum: FloatArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> int:  # pragma: no cover
+    """A rollout's books after step ``t`` (every rollout's, inlined: no call): the arms
+    and the rewards as the agents read them (``traced``) into the trace where ``t_arms``
+    is not empty, and at a recorded step ``steps[r]`` the cumulative regret into ``out[:,
+    :, r]``; returns the next ``r``.
+
+    Examples:
+        >>> out = np.zeros((1, 1, 1))
+        >>> trace_and_record(2, np.array([[1]]), np.array([[0.5]], np.float32),
+        ...                  np.array([[0.25]]), np.array([2]), 0, out,
+        ...                  np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
+        1
+        >>> out.tolist()
+        [[[0.25]]]
+    """
+    n_envs, n = arms.shape
+    if t_arms.shape[0] > 0:
+        for b in range(n_envs):
+            for i in range(n):
+                t_arms[b, t - 1, i] = arms[b, i]
+                t_rewards[b, t - 1, i] = traced[b, i]
+    if r < steps.size and t == steps[r]:
+        for b in range(n_envs):
+            for i in range(n):
+                out[b, i, r] = cum[b, i]
+        r += 1
+    return r
+
+
 def rollout_block(
     act: Any,
     state: Any,
@@ -326,7 +366,6 @@ def rollout_block(
         ([[1.0]], [[[0.0]]])
     """
     n_envs, n = arms.shape
-    trace = t_arms.shape[0] > 0
     for s in range(first, draws.shape[1]):
         act(last, seen, t, *state, arms)
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
@@ -335,16 +374,7 @@ def rollout_block(
         for b in range(n_envs):
             for i in range(n):
                 last[b, i] = arms[b, i]
-        if trace:
-            for b in range(n_envs):
-                for i in range(n):
-                    t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = traced[b, i]
-        if r < steps.size and t == steps[r]:
-            for b in range(n_envs):
-                for i in range(n):
-                    out[b, i, r] = cum[b, i]
-            r += 1
+        r = trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
     return r
 
 
@@ -441,7 +471,6 @@ def rollout_talking(
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
-    trace = t_arms.shape[0] > 0
     gossip = picks.shape[1] > 0
     calling = calls.shape[1] > 0
     for b in range(n_envs):  # (element by element: a slice copy would allocate)
@@ -531,17 +560,10 @@ def rollout_talking(
                 for i in range(n):
                     for j in range(n):
                         mask[b, i, j] = adjacency[i, j]
-        if trace:
-            for b in range(n_envs):
-                for i in range(n):
-                    t_arms[b, t - 1, i] = arms[b, i]
-                    t_rewards[b, t - 1, i] = traced[b, i]
-        if r < steps.size and t == steps[r]:
+        if r < steps.size and t == steps[r]:  # the network's cost beside the regret
             for b in range(n_envs):
                 cost_out[b, r] = cum_cost[b]
-                for i in range(n):
-                    out[b, i, r] = cum[b, i]
-            r += 1
+        r = trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
     return r, t
 
 
@@ -824,17 +846,7 @@ def _linear_played(
             cum[b, i] += regret[b, i]
             seen[b, i] = np.float32(raw[b, i])
             last[b, i] = arms[b, i]
-    if t_arms.shape[0] > 0:
-        for b in range(n_envs):
-            for i in range(n):
-                t_arms[b, t - 1, i] = arms[b, i]
-                t_rewards[b, t - 1, i] = seen[b, i]
-    if r < steps.size and t == steps[r]:
-        for b in range(n_envs):
-            for i in range(n):
-                out[b, i, r] = cum[b, i]
-        r += 1
-    return r
+    return trace_and_record(t, arms, seen, cum, steps, r, out, t_arms, t_rewards)
 
 
 def rollout_linear(
@@ -1041,4 +1053,5 @@ __all__ = [
     "rollout_talking",
     "step_envs",
     "step_linear_envs",
+    "trace_and_record",
 ]
