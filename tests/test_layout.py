@@ -418,3 +418,81 @@ def test_the_env_step_scan_can_fail(tmp_path: Path) -> None:
         "        return y\n"
     )
     assert _env_steps([loop]) == {"loop.py::trial", "loop.py::Env.step"}
+
+
+def _compiled(node: ast.FunctionDef) -> tuple[bool, bool] | None:
+    """For a compiled function: whether its annotated result is an array, and whether it
+    is inlined (``None``: not compiled)."""
+    if not any("njit" in ast.unparse(d) for d in node.decorator_list):
+        return None
+    returns = ast.unparse(node.returns) if node.returns else ""
+    inlined = any(
+        isinstance(d, ast.Call)
+        and any(
+            k.arg == "inline" and getattr(k.value, "value", None) == "always" for k in d.keywords
+        )
+        for d in node.decorator_list
+    )
+    return any(word in returns for word in ("Array", "ndarray")), inlined
+
+
+def _uncounted_calls_to_array_helpers(paths: list[Path]) -> set[str]:
+    """``kernel -> helper`` for every uncounted kernel (``**UNCOUNTED``) from which a
+    compiled helper that returns an array and is not inlined is reached: numba compiles
+    every function an uncounted kernel calls, and what those call, under its options
+    (inlined ones into it)."""
+    compiled: dict[str, tuple[ast.FunctionDef, bool, bool]] = {}
+    kernels: list[tuple[str, ast.FunctionDef]] = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            facts = _compiled(node)
+            if facts is not None:
+                compiled[node.name] = (node, *facts)
+            if any("UNCOUNTED" in ast.unparse(d) for d in node.decorator_list):
+                kernels.append((path.name, node))
+    found = set()
+    for name, kernel in kernels:
+        seen, todo = {kernel.name}, [kernel]
+        while todo:
+            for called in {_called(n) for n in ast.walk(todo.pop())} - seen:
+                if called in compiled:
+                    seen.add(called)
+                    node, returns_array, inlined = compiled[called]
+                    if returns_array and not inlined:
+                        found.add(f"{name}::{kernel.name} -> {called}")
+                    todo.append(node)
+    return found
+
+
+def test_no_uncounted_kernel_calls_a_helper_that_returns_an_array() -> None:
+    """An uncounted kernel compiles the helpers it calls without reference counts, and
+    numba keeps that compile for every later caller: a returned array then goes uncounted
+    and is freed under its owner (``core.kernels.UNCOUNTED``). Such helpers must be
+    inlined."""
+    assert (
+        _uncounted_calls_to_array_helpers(_modules("fedbandit_env") + _modules("baselines"))
+        == set()
+    )
+
+
+def test_the_uncounted_call_scan_can_fail(tmp_path: Path) -> None:
+    """Power: a step that calls an array-returning helper, itself or through a helper
+    that returns none, is found; inlined, it is not."""
+    module = tmp_path / "kernels.py"
+    source = (
+        "@njit(cache=True)\n"
+        "def index(counts: FloatArray) -> FloatArray:\n"
+        "    return counts\n"
+        "@njit(cache=True)\n"
+        "def choose(counts: FloatArray) -> int:\n"
+        "    return int(index(counts)[0])\n"
+        "@njit(cache=True, **UNCOUNTED)\n"
+        "def step(counts: FloatArray, arms: IntArray) -> None:\n"
+        "    arms[0] = choose(counts)\n"
+    )
+    module.write_text(source)
+    assert _uncounted_calls_to_array_helpers([module]) == {"kernels.py::step -> index"}
+    module.write_text(source.replace("@njit(cache=True)\n", '@njit(cache=True, inline="always")\n'))
+    assert _uncounted_calls_to_array_helpers([module]) == set()

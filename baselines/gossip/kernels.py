@@ -282,7 +282,7 @@ def forced_arm(
     return forced_pick(counts, n_tilde, n_agents, count, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def update_n_tilde(
     counts: FloatArray, sent: FloatArray | Float32Array, senders: BoolArray, out: FloatArray
 ) -> FloatArray:  # pragma: no cover

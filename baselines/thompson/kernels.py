@@ -94,7 +94,7 @@ def moment_cell(n: float, raw_sum: float, lo: float, width: float) -> tuple[floa
     return mu, mu * (1.0 - mu) / (3.0 + n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def moment_sample(
     mus: FloatArray,
     variances: FloatArray,
@@ -144,7 +144,7 @@ def moment_sample(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def team_sample(
     counts: FloatArray,
     sums: FloatArray,

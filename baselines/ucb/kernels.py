@@ -17,7 +17,7 @@ from fedbandit_env.rng_kernels import generator_at, integer_below
 from fedbandit_env.type_aliases import FloatArray, IntArray
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def ucb1_index(
     sums: FloatArray, counts: FloatArray, log_t: float, scale: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
@@ -32,7 +32,7 @@ def ucb1_index(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def oracle_index(
     sums: FloatArray, counts: FloatArray, t: int, n_agents: int, scale: float, out: FloatArray
 ) -> FloatArray:  # pragma: no cover
@@ -103,7 +103,7 @@ def kl_upper(p: float, d: float) -> float:  # pragma: no cover
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def kl_ucb_index(
     sums: FloatArray,
     counts: FloatArray,
@@ -138,7 +138,7 @@ def kl_ucb_index(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # called by an uncounted step: see UNCOUNTED
 def kl_ucb_choice(
     sums: FloatArray,
     counts: FloatArray,

@@ -55,7 +55,19 @@ rollouts, a vector policy's compiled step): numba's runtime off, so its array ar
 are not reference-counted at each call's entry and exit, nor a ``*state`` tuple built
 for a call (two atomic operations an array a call: with the two dozen arrays of a
 policy's state, a step's call cost more than a small batch's work). Such a kernel
-cannot allocate; numba refuses one that does when it compiles."""
+cannot allocate; numba refuses one that does when it compiles.
+
+numba compiles the helpers such a kernel calls, and what they call, under its options,
+and keeps that compile as each helper's only one for those argument types (in the
+process and in its disk cache): a helper that *returns an array*, compiled so, hands
+every later caller (Python, a counted loop) an array it never counted, which the caller
+then frees under the array's owner (heap corruption: CDP-MAB's trial loop aborted at
+exit after its vector step had been compiled first; KL-UCB's per-agent policy did,
+through ``kl_ucb_index`` two calls down). Which compile comes first decides, so it
+hides in one test order and shows in another. An uncounted kernel reaches such helpers
+only ``inline="always"`` (inlined before typing, no compile of their own);
+``tests/test_layout.py`` follows every call down from each uncounted kernel and finds
+any other."""
 
 ARITHMETIC: dict[str, Any] = {"error_model": "numpy"}
 """numba options for a kernel that divides cell by cell over arrays: a float division by
