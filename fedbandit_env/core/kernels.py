@@ -146,7 +146,7 @@ def pull_sets(
         cum[i] += best - global_means[rows[i]]
 
 
-@njit(cache=True, nogil=True, **UNCOUNTED)
+@njit(cache=True, nogil=True, inline="always", **UNCOUNTED)
 def step_envs(
     means: FloatArray,
     gaps: FloatArray,
