@@ -9,6 +9,7 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
 
     python examples/vector_gate.py
     python examples/vector_gate.py --policy fed_ucb --workers 2
+    python examples/vector_gate.py --policy cdp_mab --trials 32
     python examples/vector_gate.py --size big --horizon 20000
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
 
@@ -43,6 +44,7 @@ from fedbandit_env.scenario import Scenario
 VECTOR_FORMS = {
     "gossip_ucb": ("baselines.gossip.vector:gossip_ucb", "gossip"),
     "fed_ucb": ("baselines.gossip.vector:fed_ucb", "gossip+private"),
+    "cdp_mab": ("baselines.elimination.vector:cdp_mab", "server"),
 }
 """Each policy whose loop stands beside its vector form: the form's factory and the
 setting it is measured in."""
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="also time the core's rollout with a step that does no algorithm",
     )
     args = parser.parse_args(argv)
+    if args.core and args.policy not in ("gossip_ucb", "fed_ucb"):
+        parser.error("--core times Gossip_UCB's and Fed_UCB's wire only")
     setting, horizon = SIZES[args.size]
     factory, information = VECTOR_FORMS[args.policy]
     private = {"epsilon": 1.0} if "private" in information else {}

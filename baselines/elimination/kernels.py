@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -216,14 +217,14 @@ def start_epoch(
 ) -> None:  # pragma: no cover
     """``EliminationPolicy._start_epoch`` for agent row ``c`` (``books[c]``: phase,
     commit, ``r``, previous, total, ``pos``, order length, rounds done, last arm,
-    explored): one active arm left commits to it; else epoch ``r + 1`` with
-    ``Delta_r``, ``S(r)`` (its integer total) and ``C(r)`` (lines 3-5), the active arms
-    in arm order, the epoch sums cleared.
+    explored, ``pos`` modulo the order length): one active arm left commits to it;
+    else epoch ``r + 1`` with ``Delta_r``, ``S(r)`` (its integer total) and ``C(r)``
+    (lines 3-5), the active arms in arm order, the epoch sums cleared.
 
     Examples:
         >>> setup = EliminationSetup(0, 2, np.inf, -np.inf, np.inf, 1.0, 0, 0.0, 100)
         >>> active, order = np.array([[True, False, True]]), np.zeros((1, 3), np.int64)
-        >>> books, radius = np.zeros((1, 10), np.int64), np.zeros(1)
+        >>> books, radius = np.zeros((1, 11), np.int64), np.zeros(1)
         >>> start_epoch(setup, active, order, np.zeros((1, 3)), books, radius, 0)
         >>> books[0, :3].tolist(), order[0, :2].tolist(), int(books[0, 6])
         ([0, 0, 1], [0, 2], 2)
@@ -246,18 +247,21 @@ def start_epoch(
     radius[c] = elim_radius(r, n_active, m, setup.n_up, setup.horizon, setup.epsilon, s_r)
     books[c, 5] = 0
     books[c, 6] = n_active
+    books[c, 10] = 0
     for k in range(m):
         epoch_sums[c, k] = 0.0
     books[c, 0] = EXPLORE
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def elimination_step(
+    last: IntArray,
     seen: Float32Array,
-    heard: Float32Array,
-    mask: np.ndarray,
+    t: int,
     server: Float32Array,
     server_mask: np.ndarray,
+    heard: Float32Array,
+    mask: np.ndarray,
     dropped: np.ndarray,
     setup: EliminationSetup,
     counts: FloatArray,
@@ -275,21 +279,23 @@ def elimination_step(
     sent: FloatArray,
 ) -> None:  # pragma: no cover
     """:meth:`EliminationPolicy.act <baselines.elimination.EliminationPolicy.act>` for
-    every agent row ``c`` of a batch (env ``b``'s agent ``i`` at ``c = b N + i``), in
-    its order of operations and its floating-point order, through the same kernels, so a
-    trial is the per-agent team's to the bit.
+    every agent of ``B`` envs (env ``b``'s agent ``i`` at row ``c = b N + i`` of the
+    state), in its order of operations and its floating-point order, through the same
+    kernels, so a trial is the per-agent team's to the bit. Its first five arguments are
+    a talking step's over ``ServerRounds`` (:func:`~fedbandit_env.core.rounds.rollout_rounds`
+    rolls it out; ``last`` and ``t`` are not read: each agent keeps its own books).
 
-    ``seen`` ``(C,)``: the last pull's reward as observed (clipped here to ``[lo, hi]``);
-    ``heard`` ``(B, N, D)`` float32 by sender and ``mask`` ``(B, N, N)``: the flooded
-    payloads (``KIND_FLOODING``); ``server`` ``(B, N, D)`` float32 and ``server_mask``
-    ``(B, N)``: the server's result (``KIND_SERVER``); ``dropped`` ``(C,)``: a round's
-    result the agent's inbox screen dropped (``server_dropped``). State by row:
+    ``seen`` ``(B, N)``: the last pull's reward as observed (clipped here to ``[lo,
+    hi]``); ``server`` ``(B, N, D)`` float32 and ``server_mask`` ``(B, N, 1)``: the
+    server's result (``KIND_SERVER``); ``heard`` ``(B, N, D)`` float32 by sender and
+    ``mask`` ``(B, N, N)``: the flooded payloads (``KIND_FLOODING``); ``dropped`` ``(B,
+    N)``: a round's result the agent's inbox screen dropped (``server_dropped``). State by row:
     ``counts``, ``sums``, ``epoch_sums``, ``ybar`` and ``kept`` (what it last uploaded,
     float32 values widened) ``(C, M)``, ``active`` and ``order`` ``(C, M)``, ``books``
-    ``(C, 10)`` (:func:`start_epoch`'s), ``radius`` ``(C,)``; ``table``: each row's noise
+    ``(C, 11)`` (:func:`start_epoch`'s), ``radius`` ``(C,)``; ``table``: each row's noise
     generator (:func:`~fedbandit_env.rng_kernels.generator_table`); ``work`` ``(2,
-    M)``: space. The arms go to ``arms`` ``(C,)`` and the messages ``[flag, ybar]`` to
-    ``sent`` ``(C, D)``, every entry written.
+    M)``: space. The arms go to ``arms`` ``(B, N)`` and the messages ``[flag, ybar]``
+    to ``sent`` ``(B, N, D)``, every entry written.
 
     The upload (lines 8-10) draws one ``Lap(width / (n_up eps pulls))`` per active arm
     in arm order from the row's generator, as ``LaplaceMechanism.release`` does
@@ -302,102 +308,111 @@ def elimination_step(
         >>> setup = EliminationSetup(0, 2, np.inf, -np.inf, np.inf, 1.0, 0, 0.0, 100)
         >>> c, m, f32 = 2, 3, np.float32
         >>> active, order = np.ones((c, m), np.bool_), np.zeros((c, m), np.int64)
-        >>> books, radius, sums = np.zeros((c, 10), np.int64), np.zeros(c), np.zeros((c, m))
+        >>> books, radius, sums = np.zeros((c, 11), np.int64), np.zeros(c), np.zeros((c, m))
         >>> books[:, 8] = -1  # nothing pulled yet
         >>> for row in range(c):
         ...     start_epoch(setup, active, order, sums, books, radius, row)
-        >>> arms, sent = np.zeros(c, np.int64), np.zeros((c, 1 + m))
-        >>> elimination_step(np.zeros(c, f32), np.zeros((1, c, 1 + m), f32),
-        ...                  np.zeros((1, c, c), np.int8), np.zeros((1, c, 1 + m), f32),
-        ...                  np.zeros((1, c), np.int8), np.zeros(c, np.int8), setup,
-        ...                  np.zeros((c, m)), np.zeros((c, m)), sums, np.zeros((c, m)),
-        ...                  np.zeros((c, m)), active, order, books, radius,
-        ...                  generator_table(rngs), np.zeros((2, m)), arms, sent)
-        >>> arms.tolist(), sent[0].tolist()
-        ([0, 0], [0.0, 0.0, 0.0, 0.0])
+        >>> arms, sent = np.zeros((1, c), np.int64), np.zeros((1, c, 1 + m))
+        >>> elimination_step(arms.copy(), np.zeros((1, c), f32), 0,
+        ...                  np.zeros((1, c, 1 + m), f32), np.zeros((1, c, 1), np.int8),
+        ...                  np.zeros((1, c, 1 + m), f32), np.zeros((1, c, c), np.int8),
+        ...                  np.zeros((1, c), np.int8), setup, np.zeros((c, m)),
+        ...                  np.zeros((c, m)), sums, np.zeros((c, m)), np.zeros((c, m)),
+        ...                  active, order, books, radius, generator_table(rngs),
+        ...                  np.zeros((2, m)), arms, sent)
+        >>> arms.tolist(), sent[0, 0].tolist()
+        ([[0, 0]], [0.0, 0.0, 0.0, 0.0])
     """
     n_rows, m = counts.shape
-    n = mask.shape[1]
+    n = arms.shape[1]
     private = np.isfinite(setup.epsilon)
     yhat, aggregate = work[0], work[1]
-    for c in range(n_rows):
-        b, i = c // n, c % n
-        last = books[c, 8]
-        if last >= 0:  # record the last reward
-            rw = min(max(float(seen[c]), setup.lo), setup.hi)
-            counts[c, last] += 1.0
-            sums[c, last] += rw
-            if books[c, 9]:
-                epoch_sums[c, last] += rw
-        for k in range(sent.shape[1]):
-            sent[c, k] = 0.0
-        phase = books[c, 0]
-        if phase == WAIT:
-            arrived = False
-            if setup.kind == KIND_SERVER:
-                if server_mask[b, i]:  # _arrived: the server's aggregate
-                    arrived = True
-                    for k in range(m):
-                        aggregate[k] = float(server[b, i, 1 + k])
-            else:
-                count = 0
-                for j in range(n):
-                    if mask[b, i, j]:
-                        count += 1
-                if count:  # _arrived: mean_rows over the heard rows and its own
-                    arrived = True
-                    count = 0
-                    for k in range(m):
-                        aggregate[k] = 0.0
-                    for j in range(n):
-                        if j == i or mask[b, i, j]:
-                            count += 1
-                            for k in range(m):
-                                aggregate[k] += kept[c, k] if j == i else float(heard[b, j, 1 + k])
-                    for k in range(m):
-                        aggregate[k] /= count
-            if arrived:  # _finish_round
-                books[c, 7] += 1
-                eliminate(aggregate, active[c], radius[c])
-                books[c, 3] = books[c, 4]
-                if setup.rounds > 0 and books[c, 7] >= setup.rounds:
-                    books[c, 0] = COMMIT
-                    books[c, 1] = argmax_active(aggregate, active[c])
+    for b in range(n_rows // n):
+        for i in range(n):
+            c = b * n + i
+            prev = books[c, 8]
+            if prev >= 0:  # record the last reward
+                rw = min(max(float(seen[b, i]), setup.lo), setup.hi)
+                counts[c, prev] += 1.0
+                sums[c, prev] += rw
+                if books[c, 9]:
+                    epoch_sums[c, prev] += rw
+            for k in range(sent.shape[2]):
+                sent[b, i, k] = 0.0
+            phase = books[c, 0]
+            if phase == WAIT:
+                arrived = False
+                if setup.kind == KIND_SERVER:
+                    if server_mask[b, i, 0]:  # _arrived: the server's aggregate
+                        arrived = True
+                        for k in range(m):
+                            aggregate[k] = float(server[b, i, 1 + k])
                 else:
+                    count = 0
+                    for j in range(n):
+                        if mask[b, i, j]:
+                            count += 1
+                    if count:  # _arrived: mean_rows over the heard rows and its own
+                        arrived = True
+                        count = 0
+                        for k in range(m):
+                            aggregate[k] = 0.0
+                        for j in range(n):
+                            if j == i or mask[b, i, j]:
+                                count += 1
+                                for k in range(m):
+                                    aggregate[k] += (
+                                        kept[c, k] if j == i else float(heard[b, j, 1 + k])
+                                    )
+                        for k in range(m):
+                            aggregate[k] /= count
+                if arrived:  # _finish_round
+                    books[c, 7] += 1
+                    eliminate(aggregate, active[c], radius[c])
+                    books[c, 3] = books[c, 4]
+                    if setup.rounds > 0 and books[c, 7] >= setup.rounds:
+                        books[c, 0] = COMMIT
+                        books[c, 1] = argmax_active(aggregate, active[c])
+                    else:
+                        start_epoch(setup, active, order, epoch_sums, books, radius, c)
+                elif dropped[b, i]:  # _skip_round
+                    books[c, 3] = books[c, 4]
                     start_epoch(setup, active, order, epoch_sums, books, radius, c)
-            elif dropped[c]:  # _skip_round
-                books[c, 3] = books[c, 4]
-                start_epoch(setup, active, order, epoch_sums, books, radius, c)
-        books[c, 9] = 0
-        phase = books[c, 0]
-        if phase == EXPLORE:
-            arm = order[c, books[c, 5] % books[c, 6]]
-            books[c, 5] += 1
-            books[c, 9] = 1
-            if books[c, 5] == books[c, 6] * (books[c, 4] - books[c, 3]):
-                books[c, 0] = UPLOAD
-        elif phase == UPLOAD:  # _privatise (lines 8-10), then exploit
-            previous, total = books[c, 3], books[c, 4]
-            pulls = total - previous
-            scale = (setup.width / pulls) / (setup.n_up * setup.epsilon) if private else 0.0
-            slot = generator_at(table, c)
-            j = 0
-            for k in range(m):
-                if active[c, k]:
-                    x = epoch_sums[c, k] / pulls
-                    yhat[j] = x + scale * laplace_at(slot) if private else x
-                    j += 1
-            running_private_mean(ybar[c], yhat, active[c], previous, total)
-            sent[c, 0] = 1.0
-            for k in range(m):
-                v = float(np.float32(ybar[c, k])) if active[c, k] else 0.0
-                sent[c, 1 + k] = v
-                kept[c, k] = v
-            books[c, 0] = WAIT
-            arm = local_best(sums[c], counts[c], active[c])
-        elif phase == WAIT:
-            arm = local_best(sums[c], counts[c], active[c])
-        else:
-            arm = books[c, 1]
-        books[c, 8] = arm
-        arms[c] = arm
+            books[c, 9] = 0
+            phase = books[c, 0]
+            if phase == EXPLORE:
+                arm = order[c, books[c, 10]]  # order[pos % length], kept without a division
+                books[c, 10] = 0 if books[c, 10] + 1 == books[c, 6] else books[c, 10] + 1
+                books[c, 5] += 1
+                books[c, 9] = 1
+                if books[c, 5] == books[c, 6] * (books[c, 4] - books[c, 3]):
+                    books[c, 0] = UPLOAD
+            elif phase == UPLOAD:  # _privatise (lines 8-10), then exploit
+                previous, total = books[c, 3], books[c, 4]
+                pulls = total - previous
+                scale = (setup.width / pulls) / (setup.n_up * setup.epsilon) if private else 0.0
+                slot = generator_at(table, c)
+                j = 0
+                for k in range(m):
+                    if active[c, k]:
+                        x = epoch_sums[c, k] / pulls
+                        yhat[j] = x + scale * laplace_at(slot) if private else x
+                        j += 1
+                j = 0  # eq. (6), running_private_mean's arithmetic (that helper returns an
+                for k in range(m):  # array: an uncounted caller must not call it)
+                    if active[c, k]:
+                        ybar[c, k] = (previous * ybar[c, k] + (total - previous) * yhat[j]) / total
+                        j += 1
+                sent[b, i, 0] = 1.0
+                for k in range(m):
+                    v = float(np.float32(ybar[c, k])) if active[c, k] else 0.0
+                    sent[b, i, 1 + k] = v
+                    kept[c, k] = v
+                books[c, 0] = WAIT
+                arm = local_best(sums[c], counts[c], active[c])
+            elif phase == WAIT:
+                arm = local_best(sums[c], counts[c], active[c])
+            else:
+                arm = books[c, 1]
+            books[c, 8] = arm
+            arms[b, i] = arm

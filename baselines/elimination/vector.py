@@ -12,14 +12,21 @@ and each agent's Laplace draws from the generator
 epoch books, so it plays through the vector env's layers (message loss and delays
 included: agents may then finish rounds at different steps) and reads a screened
 inbox's ``server_dropped`` where an observation has it, not only in the lockstep the
-family's trial loop (:mod:`baselines.elimination.fast`) assumes. It is stepped through
-:meth:`act`: the core has no compiled rollout for the round protocols yet (server rounds,
-GIS flooding, hybrid), so the family's fast path is still its loop (issue 62).
+family's trial loop (:mod:`baselines.elimination.fast`) assumes.
+
+CDP-MAB's step also rolls out in compiled code over ``ServerRounds``
+(:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``: the same
+trials, ``tests/families/elimination/test_elimination_vector.py``); DDP's GIS flooding
+and HDP's hybrid rounds have no compiled rollout in the core yet and play through
+:meth:`act`. The registered fast path is still the family's loop: at the ``fedbandit
+speed`` line's two trials the loop, which draws each reward inline, is faster than the
+core's rollout (issue 62; ``examples/vector_gate.py --policy cdp_mab`` measures it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +42,13 @@ from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import clip_range, fresh_generator
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.type_aliases import FloatArray, IntArray
-from fedbandit_env.vector.policy import VectorObs, VectorPolicy, VectorSpec, agent_generators
+from fedbandit_env.vector.policy import (
+    CompiledAct,
+    VectorObs,
+    VectorPolicy,
+    VectorSpec,
+    agent_generators,
+)
 
 
 class EliminationVector(VectorPolicy):
@@ -63,6 +76,9 @@ class EliminationVector(VectorPolicy):
         >>> [policy.act(obs)[0].tolist() for _ in range(4)]
         [[[0, 0]], [[1, 1]], [[2, 2]], [[0, 0]]]
     """
+
+    kernel_talks = True
+    kernel_rounds = True
 
     def __init__(self, template: EliminationPolicy) -> None:
         if not isinstance(template, (CDPMAB, DDPMAB, HDPMAB)):
@@ -119,7 +135,7 @@ class EliminationVector(VectorPolicy):
         self._kept = np.zeros((rows, m))
         self._active = np.ones((rows, m), dtype=np.bool_)
         self._order = np.zeros((rows, m), dtype=np.int64)
-        self._books = np.zeros((rows, 10), dtype=np.int64)
+        self._books = np.zeros((rows, 11), dtype=np.int64)
         self._books[:, 8] = -1  # no arm pulled yet
         self._radius = np.zeros(rows)
         self._work = np.zeros((2, m))
@@ -131,33 +147,50 @@ class EliminationVector(VectorPolicy):
         for c in range(rows):
             start_epoch(self.setup, self._active, self._order, self._epoch_sums,
                         self._books, self._radius, c)  # fmt: skip
-        self._no_server = np.zeros((b, n), dtype=np.int8)
-        self._no_drops = np.zeros(rows, dtype=np.int8)
+        self._no_server = np.zeros((b, n, 1), dtype=np.int8)
+        self._no_drops = np.zeros((b, n), dtype=np.int8)
+        self._last = np.zeros((b, n), dtype=np.int64)  # not read: the books hold it
+
+    def _state(self, heard: np.ndarray, mask: np.ndarray, dropped: np.ndarray) -> tuple:
+        return (heard, mask, dropped, self.setup, self._counts, self._sums, self._epoch_sums,
+                self._ybar, self._kept, self._active, self._order, self._books, self._radius,
+                self._table, self._work)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray]:
         """Record the last pull, take a round's result if it arrived, and play the epoch's
         next step for every agent: ``(B, N)`` arms and ``(B, N, 1 + M)`` messages."""
         b, n = self._shape
-        seen = np.ascontiguousarray(observations["reward"], dtype=np.float32).reshape(b * n)
+        seen = np.ascontiguousarray(observations["reward"], dtype=np.float32).reshape(b, n)
         heard = np.ascontiguousarray(observations["messages"], dtype=np.float32)
         mask = np.ascontiguousarray(observations["mask"], dtype=np.int8)
         if "server_mask" in observations:
             server = np.ascontiguousarray(observations["server"], dtype=np.float32)
             arrived = np.ascontiguousarray(observations["server_mask"], dtype=np.int8)
-            arrived = arrived.reshape(b, n)
+            arrived = arrived.reshape(b, n, 1)
         else:
             server, arrived = heard, self._no_server
         dropped = self._no_drops
         if "server_dropped" in observations:
             dropped = np.ascontiguousarray(observations["server_dropped"], dtype=np.int8)
-            dropped = dropped.reshape(b * n)
-        arms = np.empty(b * n, dtype=np.int64)
-        sent = np.empty((b * n, heard.shape[2]))
-        elimination_step(seen, heard, mask, server, arrived, dropped, self.setup,
-                         self._counts, self._sums, self._epoch_sums, self._ybar, self._kept,
-                         self._active, self._order, self._books, self._radius, self._table,
-                         self._work, arms, sent)  # fmt: skip
-        return arms.reshape(b, n), sent.reshape(b, n, -1)
+            dropped = dropped.reshape(b, n)
+        arms = np.empty((b, n), dtype=np.int64)
+        sent = np.empty((b, n, heard.shape[2]))
+        step: Any = elimination_step  # a numba dispatcher: the state's arity is not typed
+        step(self._last, seen, 0, server, arrived, *self._state(heard, mask, dropped), arms,
+             sent)  # fmt: skip
+        return arms, sent
+
+    def kernel(self) -> CompiledAct | None:
+        """:func:`~baselines.elimination.kernels.elimination_step` and the state, for a
+        rollout over ``ServerRounds`` (CDP-MAB, :attr:`kernel_rounds`); DDP's and HDP's
+        round protocols have no compiled rollout, so they play through :meth:`act`."""
+        if self.setup.kind != KIND_SERVER or isinstance(self.template, HDPMAB):
+            return None
+        b, n = self._shape
+        d = 1 + self._counts.shape[1]
+        return elimination_step, self._state(
+            np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8), self._no_drops
+        )
 
 
 def cdp_mab(**options: object) -> EliminationVector:

@@ -51,6 +51,7 @@ from fedbandit_env.core.kernels import (
     runs_uncounted,
     step_envs,
 )
+from fedbandit_env.core.rounds import rollout_rounds, rollout_rounds_counted
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
@@ -309,8 +310,9 @@ class MABCore(ActionChecks):
     def rolls_out(self) -> bool:
         """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
         by ``Broadcast`` (every neighbour's row every step), ``RandomEdgeGossip`` (one
-        edge's two rows a step, and with a public prefix every neighbour's prefix) or
-        ``NeighbourGossip`` (every agent's call, no public prefix), with no server.
+        edge's two rows a step, and with a public prefix every neighbour's prefix),
+        ``NeighbourGossip`` (every agent's call, no public prefix) or ``ServerRounds``
+        (Li & Song's master-worker rounds: the server's broadcast).
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -327,7 +329,7 @@ class MABCore(ActionChecks):
             and (not router.public_dim or router.kind == "random_edge")
             and not router.has_server
         )
-        return not self.message_dim or plain
+        return not self.message_dim or plain or router.kind == "server_rounds"
 
     def rollout(
         self,
@@ -344,9 +346,12 @@ class MABCore(ActionChecks):
         its arrays ``state`` (a :meth:`VectorPolicy.kernel
         <fedbandit_env.vector.policy.VectorPolicy.kernel>`: ``act(last_arms,
         last_rewards_f32, t, *state, arms_out)``, or with messages ``act(last_arms,
-        last_rewards_f32, t, heard, mask, *state, arms_out, sent_out)``), with no Python
-        between steps: :func:`~fedbandit_env.core.kernels.rollout_block` (or
-        :func:`~fedbandit_env.core.kernels.rollout_talking`) over blocks of noise drawn
+        last_rewards_f32, t, heard, mask, *state, arms_out, sent_out)``; with
+        ``ServerRounds``, ``server`` and ``server_mask`` in place of ``heard`` and
+        ``mask``), with no Python between steps:
+        :func:`~fedbandit_env.core.kernels.rollout_block` (or
+        :func:`~fedbandit_env.core.kernels.rollout_talking`,
+        :func:`~fedbandit_env.core.rounds.rollout_rounds`) over blocks of noise drawn
         as :meth:`step` draws it, so the episode is the one :meth:`step` plays for the
         same actions, to the bit, messages and link costs included. The cumulative regret
         at the recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))`` (the
@@ -390,7 +395,7 @@ class MABCore(ActionChecks):
         if not self.rolls_out:
             raise ValueError(
                 "a compiled rollout plays NumPy envs without messages, or with Broadcast's, "
-                "RandomEdgeGossip's or NeighbourGossip's"
+                "RandomEdgeGossip's, NeighbourGossip's or ServerRounds'"
             )
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
@@ -410,8 +415,14 @@ class MABCore(ActionChecks):
         r = int(np.searchsorted(steps, self.t, side="right"))  # records already passed
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
         drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
+        rounds = bool(d) and self.router.kind == "server_rounds"
         changes = state[-1] if d and state and isinstance(state[-1], WireChanges) else None
-        if d:
+        if rounds and changes is not None:
+            raise ValueError("a step over ServerRounds writes whole rows (no WireChanges)")
+        if rounds:
+            wire = self._rounds_wire()
+            kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
+        elif d:
             wire = self._wire()
             if changes is not None:  # the step lists its writes
                 changes.check(b, n, d)
@@ -419,8 +430,10 @@ class MABCore(ActionChecks):
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         silent: Any = rollout_block_counted
         talking: Any = rollout_talking_counted
+        if rounds:
+            talking = rollout_rounds_counted
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
-            silent, talking = rollout_block, rollout_talking
+            silent, talking = rollout_block, rollout_rounds if rounds else rollout_talking
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -455,7 +468,12 @@ class MABCore(ActionChecks):
             self.t += end - start
             self._offset = end
         self.last_arms, self.last_rewards = last, raw
-        if d:  # what the last step delivered, as step() leaves it
+        if rounds:  # the server's broadcast of the last step, as step() leaves it
+            router, uploads = self.router, wire[8].copy()
+            self.last_routed = Routed(np.zeros((b, n, d), np.float32),
+                                      np.zeros((b, n, n), np.int8), router._no_links.copy(),
+                                      uploads, None, wire[0], wire[1])  # fmt: skip
+        elif d:  # what the last step delivered, as step() leaves it
             router = self.router
             public = None
             if router.kind == "neighbour_calls":  # the last step's distinct pairs
@@ -505,6 +523,28 @@ class MABCore(ActionChecks):
                 float(self.link_costs[1]), int(router.public_dim),
                 np.zeros((b, n), np.bool_), np.zeros(b), np.zeros((b, n), np.int64),
                 np.zeros((b, 2, 0), np.int64), np.full(b, -1, np.int64))  # fmt: skip
+
+    def _rounds_wire(self) -> tuple[Any, ...]:
+        """:func:`~fedbandit_env.core.rounds.rollout_rounds`' ``wire``: what the server
+        broadcast last step (zeros before the first), the uploads of that step, the
+        protocols' rates and generators (the router's), the bounds and the senders
+        checked."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        router, last = self.router, self.last_routed
+        if self.t and last is not None and last.server is not None:
+            server = np.array(last.server, dtype=np.float32, order="C")
+            server_mask = np.array(last.server_mask, dtype=np.int8, order="C")
+            uploads = np.array(last.server_links, dtype=np.int64)
+        else:
+            server, server_mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, 1), np.int8)
+            uploads = np.zeros(b, np.int64)
+        lo, hi = self.message_bounds
+        checked = np.zeros(n, dtype=np.bool_)
+        checked[self._senders] = True  # every agent but an admitted forger
+        return (server, server_mask, np.zeros((b, n, d)), checked, float(lo), float(hi),
+                np.ascontiguousarray(router._rates, dtype=np.float64), router._table, uploads,
+                self.cum_cost, float(self.link_costs[0]), np.zeros(n, np.int64),
+                np.zeros(n, np.bool_), np.zeros(max(0, d - 1)))  # fmt: skip
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

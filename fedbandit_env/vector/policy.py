@@ -225,6 +225,12 @@ class VectorPolicy(ABC):
     protocol delivers so (Broadcast, random-edge gossip with a public prefix:
     ``Router.prefix_reaches_graph``); elsewhere it plays through :meth:`act`."""
 
+    kernel_rounds: bool = False
+    """Whether :meth:`kernel`'s talking step reads the server's broadcast of Li & Song's
+    master-worker rounds (``server``, ``server_mask`` in place of ``heard``, ``mask``):
+    it is rolled out over ``ServerRounds`` only, and no other talking step is
+    (:func:`~fedbandit_env.core.rounds.rollout_rounds`)."""
+
     kernel_observes: str | None = None
     """What :meth:`kernel`'s step reads as ``last_rewards``: ``None``, the rewards as
     the env's observation holds them; ``"private_mean"``, each pulled arm's private mean
@@ -240,7 +246,9 @@ class VectorPolicy(ABC):
         it heard last step and writes what it sends: ``step(last_arms, last_rewards, t,
         heard, mask, *state, arms, sent)`` (``heard`` ``(B, N, D)`` float32 by sender,
         ``mask`` ``(B, N, N)`` int8 as the observations hold them, ``sent`` ``(B, N, D)``
-        float64). Valid after :meth:`reset`, until the next one.
+        float64); over ``ServerRounds`` (:attr:`kernel_rounds`) it reads the server's
+        broadcast instead, ``server`` ``(B, N, D)`` float32 and ``server_mask`` ``(B, N,
+        1)`` int8. Valid after :meth:`reset`, until the next one.
 
         Where it is not ``None``, trials on a bare NumPy env without messages or with
         Broadcast's or a gossip protocol's (or such an env under ``VecPrivateRewards``,

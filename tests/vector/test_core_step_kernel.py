@@ -17,7 +17,13 @@ from fedbandit_env.core import MABCore
 from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
-from fedbandit_env.protocols import Broadcast, Flooding, NeighbourGossip, RandomEdgeGossip
+from fedbandit_env.protocols import (
+    Broadcast,
+    Flooding,
+    NeighbourGossip,
+    RandomEdgeGossip,
+    ServerRounds,
+)
 
 B, N, M, T = 4, 3, 5, 40
 
@@ -519,3 +525,108 @@ def test_a_wrong_listing_is_refused_with_its_entry() -> None:
         core.rollout(_lists_wrong, (WireChanges.of(B, N, WIDE),), np.array([T]),
                      np.zeros((B, N, 1)))  # fmt: skip
     assert core.t == 5  # the steps before the wrong listing were played
+
+
+@njit
+def _uploader(last: np.ndarray, seen: np.ndarray, t: int, server: np.ndarray,
+              server_mask: np.ndarray, sums: np.ndarray, counts: np.ndarray, arms: np.ndarray,
+              sent: np.ndarray) -> None:  # fmt: skip
+    # a learner over ServerRounds: some agents flag an upload of their sums each step,
+    # and every agent pulls the arm the server's last broadcast rates best
+    b_count, n = arms.shape
+    m = sums.shape[2]
+    for b in range(b_count):
+        for i in range(n):
+            if t > 0:
+                counts[b, i, last[b, i]] += 1.0
+                sums[b, i, last[b, i]] += seen[b, i]
+            best = (t + i) % m
+            if server_mask[b, i, 0]:
+                for a in range(m):
+                    if server[b, i, 1 + a] > server[b, i, 1 + best]:
+                        best = a
+            arms[b, i] = best
+            for k in range(sent.shape[2]):
+                sent[b, i, k] = 0.0
+            if (t + i + b) % 3 != 0:  # two of three agents: participation draws
+                sent[b, i, 0] = 1.0
+                for a in range(m):
+                    sent[b, i, 1 + a] = sums[b, i, a] / 3.0  # not a float32
+
+
+def rounds_core(participation: float, horizon: int = T) -> MABCore:
+    core = MABCore(problems()["clipped_gaussian"], Network.complete(N),
+                   [ServerRounds(participation) for _ in range(B)], horizon=horizon,
+                   message_dim=1 + M, link_costs=(25.0, 0.3), block=7)  # fmt: skip
+    core.reset(list(range(300, 300 + B)))
+    return core
+
+
+def _step_uploader(core: MABCore, held: tuple[Any, ...], until: int) -> list[np.ndarray]:
+    # the first `until` steps of _uploader through core.step; every step's cost
+    server = np.zeros((B, N, 1 + M), np.float32)
+    server_mask = np.zeros((B, N, 1), np.int8)
+    costs = []
+    for t in range(until):
+        arms, sent = np.empty((B, N), np.int64), np.zeros((B, N, 1 + M))
+        seen = core.last_rewards.astype(np.float32)
+        _uploader(core.last_arms, seen, t, server, server_mask, *held, arms, sent)
+        routed = core.step(arms, sent).routed
+        assert routed is not None and routed.server is not None
+        server, server_mask = np.array(routed.server), np.array(routed.server_mask)
+        costs.append(core.cum_cost.copy())
+    return costs
+
+
+@pytest.mark.parametrize("python_steps", [0, 6])
+@pytest.mark.parametrize("participation", [1.0, 0.5])
+def test_a_rollout_over_server_rounds_is_the_episode_step_plays(
+    participation: float, python_steps: int
+) -> None:
+    # the uploaders drawn from each env's protocol generator, the server's float32
+    # broadcast the policy acts on, the c1 links, and what the last step delivered
+    steps = np.array([4, 6, 7, 19, T])
+    stepped, rolled = rounds_core(participation), rounds_core(participation)
+    mine, theirs = state(), state()
+    costs = _step_uploader(stepped, theirs, T)
+    _step_uploader(rolled, mine, python_steps)
+    out, cost_out = np.zeros((B, N, steps.size)), np.zeros((B, steps.size))
+    assert rolled.rolls_out
+    rolled.rollout(_uploader, mine, steps, out, cost_out=cost_out)
+    first = int(np.searchsorted(steps, python_steps, side="right"))
+    for r in range(first, steps.size):
+        assert np.array_equal(cost_out[:, r], costs[steps[r] - 1])
+    assert np.array_equal(rolled.cum_cost, stepped.cum_cost)
+    assert np.array_equal(rolled.cum_regret, stepped.cum_regret)
+    assert np.array_equal(mine[0], theirs[0]) and np.array_equal(mine[1], theirs[1])
+    last, want = rolled.last_routed, stepped.last_routed
+    assert last is not None and want is not None
+    for name in ("server", "server_mask", "server_links", "peer_links", "messages", "mask"):
+        assert np.array_equal(getattr(last, name), getattr(want, name)), name
+    assert stepped.cum_cost.min() > 0
+
+
+def test_the_server_rounds_comparison_can_fail() -> None:
+    # power: a rollout that lets every flagged agent upload (the rate ignored) pays
+    # other links and plays other arms than the stepped episode
+    stepped, rolled = rounds_core(0.5), rounds_core(0.5)
+    mine, theirs = state(), state()
+    _step_uploader(stepped, theirs, T)
+    rolled.router._rates = np.ones(B)
+    rolled.rollout(_uploader, mine, np.array([T]), np.zeros((B, N, 1)))
+    assert not np.array_equal(rolled.cum_cost, stepped.cum_cost)
+
+
+@njit
+def _bad_upload(last: np.ndarray, seen: np.ndarray, t: int, server: np.ndarray,
+                server_mask: np.ndarray, arms: np.ndarray, sent: np.ndarray) -> None:  # fmt: skip
+    arms[:] = 0
+    sent[:] = 0.0
+    sent[0, 1, 2] = np.nan if t == 3 else 0.5
+
+
+def test_a_rollout_over_server_rounds_refuses_what_the_env_refuses() -> None:
+    core = rounds_core(1.0)
+    with pytest.raises(ValueError, match="messages must be finite"):
+        core.rollout(_bad_upload, (), np.array([T]), np.zeros((B, N, 1)))
+    assert core.t == 3  # the three steps before the refused one were played

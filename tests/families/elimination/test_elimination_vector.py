@@ -13,15 +13,22 @@ from typing import Any
 import numpy as np
 import pytest
 
+import fedbandit_env.runner.vector_trials as vector_trials
 from baselines.elimination import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
 from baselines.elimination.kernels import KIND_SERVER
 from baselines.elimination.vector import EliminationVector, cdp_mab, ddp_mab, hdp_mab
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.runner.rollout import run_trials
-from fedbandit_env.runner.vector_trials import _start_split, agent_specs, run_vector_trials
+from fedbandit_env.runner.vector_trials import (
+    _start_split,
+    agent_specs,
+    compiled_act,
+    run_vector_trials,
+)
 from fedbandit_env.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
+from fedbandit_env.testing import stepped_then_rolled
 from fedbandit_env.vector import make_vec
 from fedbandit_env.vector.policy import VectorSpec
 
@@ -241,3 +248,45 @@ def test_any_observation_is_read_as_the_per_agent_policy_reads_it(variant: str) 
     rounds = [policy.rounds_done for policy in per_agent]
     np.testing.assert_array_equal(vector.rounds_done[0], rounds)
     assert min(rounds) >= 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"epsilon": 1.0}, {"epsilon": None, "participation": 0.5},
+     {"epsilon": 0.5, "rounds": 3, "min_gap": 0.1}],
+)  # fmt: skip
+def test_cdp_is_rolled_out_by_the_core_as_it_steps(
+    params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CDP-MAB's step rolls out over ServerRounds in compiled code
+    (``core.rounds.rollout_rounds``), and its trials are the stepped ones and the
+    per-agent team's; handed over mid-episode (the server's last broadcast and its
+    uploads read from the env), the episode is the same."""
+    setting = {"graph": "complete"}
+    scenario = _scenario(setting)
+    policy = cdp_mab(**params)
+    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, 2, needs)
+    _start_split(venv, policy, trial_seeds(SEED, 2), agent_specs(scenario, needs))
+    assert compiled_act(venv, policy) is not None
+    flooding = ddp_mab(**{k: v for k, v in params.items() if k != "participation"})
+    needs = flooding.requirements(scenario.n_agents, scenario.n_arms)
+    other = make_vec(scenario, 2, needs)
+    _start_split(other, flooding, trial_seeds(SEED, 2), agent_specs(scenario, needs))
+    assert compiled_act(other, flooding) is None  # no rollout for DDP's flooding yet
+    want, _ = _per_agent("cdp", setting, params)
+    rolled = _vector(policy, setting)
+    monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
+    stepped = _vector(cdp_mab(**params), setting)
+    for curves in (rolled, stepped):
+        np.testing.assert_array_equal(curves.regret, want.regret)
+        np.testing.assert_array_equal(curves.comm_cost, want.comm_cost)
+    monkeypatch.undo()
+    ends = []
+    for stepped_for in (0, 1, 600, scenario.horizon):
+        core = stepped_then_rolled(cdp_mab(**params), scenario, stepped_for).unwrapped.core
+        ends.append((core.cum_regret.copy(), core.cum_cost.copy()))
+    for regret, cost in ends[1:]:
+        np.testing.assert_array_equal(regret, ends[0][0])
+        np.testing.assert_array_equal(cost, ends[0][1])
+    assert ends[0][1].min() > 0
