@@ -107,7 +107,9 @@ def rollout_rounds(
     flat = sent.reshape(-1)  # every sender checked: one flat pass (it vectorizes whole)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, server, server_mask, *state, arms, sent)
-        bad = False  # messages_within's check
+        bad = False  # messages_within's check, written out: that helper reads `.flags`,
+        # which needs numba's runtime, so an uncounted rollout cannot call it (it compiles
+        # only where a counted caller compiled it first: a test order would hide that)
         if everyone:
             for k in range(flat.size):
                 v = flat[k]
