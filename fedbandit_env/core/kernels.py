@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 from fedbandit_env.problems.kernels import draw_reward, draw_sets, reward_of
 from fedbandit_env.rng_kernels import (
@@ -579,6 +579,20 @@ def rollout_talking(
     return r, t
 
 
+class _ForgivingIndex(IndexDataCacheFile):
+    """numba's cache index file, read as empty where it cannot be unpickled in this
+    process: a key names a class of a module that is gone (a policy's state holds a
+    ``NamedTuple`` of the user's module; the module was renamed or deleted, or this
+    process runs where it cannot import it). The function compiles again, and its save
+    rewrites the index without the dead keys (``tests/vector/test_rollout_cache.py``)."""
+
+    def _load_index(self) -> dict[Any, Any]:
+        try:
+            return dict(super()._load_index())
+        except (ImportError, AttributeError):
+            return {}
+
+
 class ArgumentFunctionCache(FunctionCache):
     """numba's disk cache for a function that takes a compiled function as an argument
     (the rollouts take the policy's step), which keeps a signature it cannot save
@@ -591,12 +605,22 @@ class ArgumentFunctionCache(FunctionCache):
     pickling the index again raises ``ReferenceError: underlying object has vanished``,
     and the compile of the new signature (a new policy, after others were cached) failed
     with it. Here that save is skipped: the rollout runs, and the next process compiles
-    that signature again (``tests/vector/test_rollout_cache.py``).
+    that signature again (``tests/vector/test_rollout_cache.py``). And an index whose
+    keys name a class this process cannot import (a user's policy module, since gone)
+    reads as empty instead of failing every later rollout (:class:`_ForgivingIndex`).
 
     Examples:
         >>> isinstance(rollout_block._cache, ArgumentFunctionCache)
         True
     """
+
+    def __init__(self, py_func: Any) -> None:
+        super().__init__(py_func)
+        self._cache_file = _ForgivingIndex(
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+        )
 
     def save_overload(self, sig: Any, data: Any) -> None:
         """Save as numba does, unless the index names a function this process let go."""
