@@ -78,7 +78,7 @@ class CoreAlone(GossipVector):
 
     def kernel(self) -> Any:
         """:func:`wire_only` and a state array of the policy's shape."""
-        return wire_only, (self.counts,)
+        return wire_only, (self.state[:, :, 0],)
 
 
 def timed(runner: Any, scenario: Scenario, trials: int, workers: int) -> tuple[float, Any]:

@@ -453,6 +453,32 @@ class GossipStepParams(NamedTuple):
     incremental: bool = False
 
 
+STATE_FIELDS = ("counts", "sums", "xbar", "theta", "n_tilde", "n_tilde_next", "bound", "width")
+"""What :func:`gossip_step` keeps of each agent, by index on the third axis of its
+``state`` ``(B, N, F, M)``: one array, each agent's rows side by side, where eight
+``(B, N, M)`` arrays cost the step about a tenth of its time (measured with
+``examples/vector_gate.py``: their pointers and strides did not fit in registers).
+Algorithm 1's ``n_i``, the sums of the rewards, ``xbar_i`` (line 15), ``theta_i``
+(line 22), ``n~_i(t)`` and ``n~_i(t + 1)`` (line 5), and the lazy argmax's bounds and
+widths."""
+COUNTS, SUMS, XBAR, THETA, N_TILDE, N_TILDE_NEXT, BOUND, WIDTH = range(len(STATE_FIELDS))
+
+
+def agent_state(b: int, n: int, m: int) -> FloatArray:
+    """A fresh :func:`gossip_step` state for ``b`` envs of ``n`` agents and ``m`` arms:
+    zeros, and the count estimates ``n~`` at 1 (Algorithm 1's initialisation).
+
+    Examples:
+        >>> state = agent_state(2, 3, 4)
+        >>> state.shape, state[0, 0, N_TILDE].tolist(), state[0, 0, COUNTS].tolist()
+        ((2, 3, 8, 4), [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0])
+    """
+    state = np.zeros((b, n, len(STATE_FIELDS), m))
+    state[:, :, N_TILDE] = 1.0
+    state[:, :, N_TILDE_NEXT] = 1.0
+    return state
+
+
 class CountBooks(NamedTuple):
     """Lines 5 and 6 kept entry by entry, as the trial loop of :mod:`baselines.gossip.fast`
     keeps them, for :func:`gossip_step` with ``incremental``. Env ``b``'s books:
@@ -501,17 +527,10 @@ def gossip_step(
     t: int,
     heard: Float32Array,
     mask: np.ndarray,
-    counts: FloatArray,
-    sums: FloatArray,
-    xbar: FloatArray,
-    theta: FloatArray,
-    n_tilde: FloatArray,
-    n_tilde_next: FloatArray,
+    state: FloatArray,
     public: BoolArray,
     params: GossipStepParams,
     table: np.ndarray,
-    bound: FloatArray,
-    width: FloatArray,
     bound_epoch: IntArray,
     clock: FloatArray,
     index: FloatArray,
@@ -540,14 +559,16 @@ def gossip_step(
     ``2M`` (read as float32: the kernels widen each number as the policy's ``astype``
     does); ``mask`` ``(B, N, N)`` whose whole message arrived (the gossip partners, line
     20) and ``public`` ``(B, N, N)`` bool whose count estimates arrived (line 5; the
-    env's ``public_mask``, or ``mask`` where it has none). State ``(B, N, M)``:
-    ``counts``, ``sums``, ``xbar``, ``theta``, ``n_tilde``, ``n_tilde_next``. ``table``:
+    env's ``public_mask``, or ``mask`` where it has none). ``state`` ``(B, N, F, M)``
+    (:func:`agent_state`): every agent's ``counts``, ``sums``, ``xbar``, ``theta``,
+    ``n_tilde``, ``n_tilde_next``, ``bound`` and ``width`` side by side, at the indices
+    :data:`STATE_FIELDS` names. ``table``:
     every agent's generator (:func:`~fedbandit_env.rng_kernels.generator_table`, env
     ``b``'s agent ``i`` at row ``b N + i``: forced picks and ties).
 
     Lines 9-10's argmax is taken lazily, as the trial loop of :mod:`baselines.gossip.fast`
-    takes it: ``bound`` ``(B, N, M)`` holds each arm's index at a reference log time
-    ``clock[1] >= log t`` (its ``width`` beside it), valid while the agent's
+    takes it: ``bound`` holds each arm's index at a reference log time ``clock[1] >=
+    log t`` (its ``width`` beside it), valid while the agent's
     ``bound_epoch`` ``(B, N)`` is the epoch ``clock[0]``; an arm whose bound is below an
     exact index already seen (the last pulled arm's first) cannot win or tie, so a step
     evaluates a few arms exactly,
@@ -579,14 +600,13 @@ def gossip_step(
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> rngs = [np.random.default_rng(0), np.random.default_rng(1)]  # kept alive
         >>> b, n, m = 1, 2, 2
-        >>> z = lambda: np.zeros((b, n, m))
         >>> ucb = UcbParams(False, n, np.inf, 1.0, True, 128.0, 0, 0.0, 0.0, True)
         >>> arms, sent = np.zeros((b, n), np.int64), np.zeros((b, n, 2 * m))
         >>> books = count_books(b, n, m, np.array([[1], [0]]), np.ones(n, np.int64))
         >>> gossip_step(arms.copy(), np.zeros((b, n), np.float32), 0,
         ...             np.zeros((b, n, 2 * m), np.float32), np.zeros((b, n, n), np.int8),
-        ...             z(), z(), z(), z(), z() + 1, z() + 1, np.zeros((b, n, n), np.bool_),
-        ...             GossipStepParams(False, ucb), generator_table(rngs), z(), z(),
+        ...             agent_state(b, n, m), np.zeros((b, n, n), np.bool_),
+        ...             GossipStepParams(False, ucb), generator_table(rngs),
         ...             np.full((b, n), -1), np.array([0.0, -1.0]), np.zeros(m),
         ...             np.zeros((1, n), np.int64), *books, WireChanges.of(b, n, 2 * m), arms,
         ...             sent)
@@ -594,7 +614,7 @@ def gossip_step(
         ([[0, 0]], [1.0, 1.0, 0.0, 0.0])
     """
     n_envs, n = last.shape
-    m = counts.shape[2]
+    m = state.shape[3]
     ucb = params.ucb
     done = t
     log_t = log_time(done - m + 1)
@@ -614,17 +634,19 @@ def gossip_step(
         if kept:
             for c in range(sizes[b, 1]):  # n~(t) = n~(t+1) of the last step, entry by entry
                 j, kk = lists[b, 2, c], lists[b, 3, c]
-                was = inconsistent(counts[b, j, kk], n_tilde[b, j, kk], n)
-                n_tilde[b, j, kk] = n_tilde_next[b, j, kk]
-                lag[b, j] += inconsistent(counts[b, j, kk], n_tilde[b, j, kk], n) - was
+                was = inconsistent(state[b, j, COUNTS, kk], state[b, j, N_TILDE, kk], n)
+                state[b, j, N_TILDE, kk] = state[b, j, N_TILDE_NEXT, kk]
+                lag[b, j] += (
+                    inconsistent(state[b, j, COUNTS, kk], state[b, j, N_TILDE, kk], n) - was
+                )
             n_pend = 0
             for c in range(sizes[b, 2]):  # line 5's neighbour part, pushed
                 j, kk = lists[b, 4, c], lists[b, 5, c]
                 v = float(heard[b, j, kk])
                 for e in range(degrees[j]):
                     i = neighbors[j, e]
-                    if v > n_tilde_next[b, i, kk]:
-                        n_tilde_next[b, i, kk] = v
+                    if v > state[b, i, N_TILDE_NEXT, kk]:
+                        state[b, i, N_TILDE_NEXT, kk] = v
                         if not flagged[b, i, kk]:
                             flagged[b, i, kk] = True
                             lists[b, 0, n_pend] = i
@@ -633,25 +655,26 @@ def gossip_step(
             sizes[b, 0] = n_pend
         unseen_any = False
         for i in range(n):
+            own = state[b, i]  # this agent's rows (F, M): STATE_FIELDS
             p = 0
             if done > 0:  # absorb the last pull (lines 14-15, or 16-17 private)
                 arm = last[b, i]
                 if kept:
-                    was = inconsistent(counts[b, i, arm], n_tilde[b, i, arm], n)
-                    counts[b, i, arm] += 1.0
-                    lag[b, i] += inconsistent(counts[b, i, arm], n_tilde[b, i, arm], n) - was
+                    was = inconsistent(own[COUNTS, arm], own[N_TILDE, arm], n)
+                    own[COUNTS, arm] += 1.0
+                    lag[b, i] += inconsistent(own[COUNTS, arm], own[N_TILDE, arm], n) - was
                 else:
-                    counts[b, i, arm] += 1.0
+                    own[COUNTS, arm] += 1.0
                 if params.private:
                     new = float(seen[b, i])
                 else:
-                    sums[b, i, arm] += float(seen[b, i])
-                    new = sums[b, i, arm] / counts[b, i, arm]
-                change = new - xbar[b, i, arm]
+                    own[SUMS, arm] += float(seen[b, i])
+                    new = own[SUMS, arm] / own[COUNTS, arm]
+                change = new - own[XBAR, arm]
                 if done == m:  # line 1: initialisation complete
                     for k in range(m):
-                        theta[b, i, k] = xbar[b, i, k]
-                    theta[b, i, arm] = new
+                        own[THETA, k] = own[XBAR, k]
+                    own[THETA, arm] = new
                 elif done > m:  # lines 19-22 with the partners, in increasing order
                     anyone = mask[b, i, 0] != 0
                     for j in range(1, n):  # branch-free first (it vectorizes): mostly none
@@ -662,18 +685,18 @@ def gossip_step(
                                 partners[0, p] = j
                                 p += 1
                     if p:  # a call with array arguments costs reference counts: only then
-                        gossip_update(theta[b, i : i + 1], 0, heard[b, :, m : 2 * m], partners,
+                        gossip_update(own[THETA : THETA + 1], 0, heard[b, :, m : 2 * m], partners,
                                       p, arm, change)  # fmt: skip
                     else:  # gossip_update without partners
-                        theta[b, i, arm] = theta[b, i, arm] + change
-                xbar[b, i, arm] = new
+                        own[THETA, arm] = own[THETA, arm] + change
+                own[XBAR, arm] = new
             if done < m:  # line 1: every arm once, in order
                 arms[b, i] = done
             else:
                 if kept:  # line 5: n~ and n only grow; the neighbours' part was pushed
                     a = last[b, i]
-                    if counts[b, i, a] > n_tilde_next[b, i, a]:
-                        n_tilde_next[b, i, a] = counts[b, i, a]
+                    if own[COUNTS, a] > own[N_TILDE_NEXT, a]:
+                        own[N_TILDE_NEXT, a] = own[COUNTS, a]
                         if not flagged[b, i, a]:
                             flagged[b, i, a] = True
                             lists[b, 0, sizes[b, 0]] = i
@@ -681,30 +704,29 @@ def gossip_step(
                             sizes[b, 0] += 1
                 else:
                     for k in range(m):
-                        n_tilde[b, i, k] = n_tilde_next[b, i, k]
-                    update_n_tilde(counts[b, i], heard[b, :, :m], public[b, i],
-                                   n_tilde_next[b, i])  # fmt: skip
+                        own[N_TILDE, k] = own[N_TILDE_NEXT, k]
+                    update_n_tilde(own[COUNTS], heard[b, :, :m], public[b, i], own[N_TILDE_NEXT])
                 if bound_epoch[b, i] != epoch or done == m:  # a new reference time
                     for k in range(m):
-                        width[b, i, k] = ucb_width(ucb, counts[b, i, k], l_ref)
-                        bound[b, i, k] = ucb_join(ucb, theta[b, i, k], width[b, i, k])
+                        own[WIDTH, k] = ucb_width(ucb, own[COUNTS, k], l_ref)
+                        own[BOUND, k] = ucb_join(ucb, own[THETA, k], own[WIDTH, k])
                     bound_epoch[b, i] = epoch
                 else:  # the pulled arm's count moved; with partners, every estimate
                     a = last[b, i]
-                    width[b, i, a] = ucb_width(ucb, counts[b, i, a], l_ref)
+                    own[WIDTH, a] = ucb_width(ucb, own[COUNTS, a], l_ref)
                     if p:
                         for k in range(m):
-                            bound[b, i, k] = ucb_join(ucb, theta[b, i, k], width[b, i, k])
+                            own[BOUND, k] = ucb_join(ucb, own[THETA, k], own[WIDTH, k])
                     else:
-                        bound[b, i, a] = ucb_join(ucb, theta[b, i, a], width[b, i, a])
+                        own[BOUND, a] = ucb_join(ucb, own[THETA, a], own[WIDTH, a])
                 unseen = -1
                 if kept:  # every arm was seen when the books came in step
                     lagging = lag[b, i]
                 else:
-                    lagging = forced_count(counts[b, i], n_tilde[b, i], n)
+                    lagging = forced_count(own[COUNTS], own[N_TILDE], n)
                     lag[b, i] = lagging
                     for k in range(m):
-                        if counts[b, i, k] == 0.0:
+                        if own[COUNTS, k] == 0.0:
                             unseen = k
                             unseen_any = True
                             break
@@ -714,7 +736,7 @@ def gossip_step(
                     # with array arguments costs reference counts): the same draw and arm
                     draw = integer_below(generator_at(table, b * n + i), lagging)
                     for k in range(m):
-                        if inconsistent(counts[b, i, k], n_tilde[b, i, k], n):
+                        if inconsistent(own[COUNTS, k], own[N_TILDE, k], n):
                             if draw == 0:
                                 arms[b, i] = k
                                 break
@@ -725,11 +747,11 @@ def gossip_step(
                     # unlike a scan for the highest bound (a chain of dependent
                     # compares: 0.65 -> 0.77x the loop at N = 10) it costs nothing.
                     top = last[b, i]
-                    best = ucb_value(ucb, theta[b, i, top], counts[b, i, top], log_t)
+                    best = ucb_value(ucb, own[THETA, top], own[COUNTS, top], log_t)
                     pick, ties = top, 1
                     for k in range(m):
-                        if k != top and bound[b, i, k] >= best:
-                            v = ucb_value(ucb, theta[b, i, k], counts[b, i, k], log_t)
+                        if k != top and own[BOUND, k] >= best:
+                            v = ucb_value(ucb, own[THETA, k], own[COUNTS, k], log_t)
                             if v > best:
                                 best, pick, ties = v, k, 1
                             elif v == best:
@@ -737,7 +759,7 @@ def gossip_step(
                                 pick = min(pick, k)
                     if ties > 1:  # the whole index, as the policy computes it
                         for k in range(m):
-                            index[k] = ucb_value(ucb, theta[b, i, k], counts[b, i, k], log_t)
+                            index[k] = ucb_value(ucb, own[THETA, k], own[COUNTS, k], log_t)
                         pick, ties = argmax_count(index)
                         pick = tie_pick(index, ties, generator_at(table, b * n + i))
                     arms[b, i] = pick
@@ -745,14 +767,14 @@ def gossip_step(
                 # the count estimates that moved go out below
                 a = last[b, i]
                 for k in range(0 if p else a, m if p else a + 1):
-                    sent[b, i, m + k] = theta[b, i, k]
+                    sent[b, i, m + k] = own[THETA, k]
                     changes.changed[b, 0, n_listed] = i
                     changes.changed[b, 1, n_listed] = m + k
                     n_listed += 1
             else:
                 for k in range(m):  # the message [n~(t+1), theta]
-                    sent[b, i, k] = n_tilde_next[b, i, k]
-                    sent[b, i, m + k] = theta[b, i, k]
+                    sent[b, i, k] = own[N_TILDE_NEXT, k]
+                    sent[b, i, m + k] = own[THETA, k]
         changes.listed[b] = -1  # whole rows, unless sparse (below)
         if not params.incremental or done < m:
             sizes[b, 3] = 0
@@ -775,11 +797,11 @@ def gossip_step(
             lists[b, 3, c] = k
             flagged[b, i, k] = False
             if sparse:
-                sent[b, i, k] = n_tilde_next[b, i, k]
+                sent[b, i, k] = state[b, i, N_TILDE_NEXT, k]
                 changes.changed[b, 0, n_listed] = i
                 changes.changed[b, 1, n_listed] = k
                 n_listed += 1
-            v = float(np.float32(n_tilde_next[b, i, k]))
+            v = float(np.float32(state[b, i, N_TILDE_NEXT, k]))
             if v != wire[b, i, k]:
                 wire[b, i, k] = v
                 lists[b, 4, n_changed] = i

@@ -25,6 +25,7 @@ import numpy as np
 from baselines.gossip.kernels import (
     GossipStepParams,
     UcbParams,
+    agent_state,
     count_books,
     fed_ucb_constants,
     gossip_step,
@@ -114,9 +115,7 @@ class GossipVector(VectorPolicy):
             bool(template.alpha_1_inside) if fed else True,  # type: ignore[union-attr]
         )
         self.params = GossipStepParams(self.private, ucb)
-        self.counts, self.sums = np.zeros((b, n, m)), np.zeros((b, n, m))
-        self.xbar, self.theta = np.zeros((b, n, m)), np.zeros((b, n, m))
-        self.n_tilde, self.n_tilde_next = np.ones((b, n, m)), np.ones((b, n, m))
+        self.state = agent_state(b, n, m)  # every agent's rows side by side
         adjacency = np.zeros((n, n), dtype=np.bool_)
         neighbors = np.zeros((n, max(1, max(len(a.neighbors) for a in spec.agents))), np.int64)
         degrees = np.zeros(n, dtype=np.int64)
@@ -129,7 +128,6 @@ class GossipVector(VectorPolicy):
         self._public = self._graph.copy()
         self._generators = agent_generators(spec, rngs)  # alive while the table is used
         self._table = generator_table(self._generators)
-        self.bound, self.width = np.zeros((b, n, m)), np.zeros((b, n, m))
         self.bound_epoch = np.full((b, n), -1, dtype=np.int64)
         self._clock = np.array([0.0, -1.0])  # the bounds' epoch and reference log time
         self._index = np.zeros(m)
@@ -139,10 +137,8 @@ class GossipVector(VectorPolicy):
 
     def _state(self, public: np.ndarray, incremental: bool) -> tuple[Any, ...]:
         params = self.params._replace(incremental=incremental)
-        return (self.counts, self.sums, self.xbar, self.theta, self.n_tilde,
-                self.n_tilde_next, public, params, self._table, self.bound, self.width,
-                self.bound_epoch, self._clock, self._index, self._partners,
-                *self._books, self._changes)  # fmt: skip
+        return (self.state, public, params, self._table, self.bound_epoch, self._clock,
+                self._index, self._partners, *self._books, self._changes)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Absorb the last pull and what was heard, run one step of the algorithm for
