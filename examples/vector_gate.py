@@ -12,6 +12,14 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py --policy cdp_mab --trials 32
     python examples/vector_gate.py --size big --horizon 20000
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
+    python examples/vector_gate.py --against old_vector:gossip_ucb --repeats 25 --horizon 10000
+
+``--against module:factory`` also times another vector form of the same policy in the same
+run (say, the family's modules as a commit had them, copied under other names onto
+``PYTHONPATH``: ``git show REV:baselines/gossip/vector.py``), so a change to a step is
+measured against what it replaced in one process, alternating: this machine's noise
+moves a ratio measured in separate runs by more than most such changes. Short horizons
+and many repeats give the steadiest best-of.
 
 ``--core`` also times the same rollout with the family's step replaced by one that does
 no algorithm (each agent pulls one arm throughout and sends a full row of the same
@@ -99,6 +107,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--against", default="", help="another vector form, module:factory")
     parser.add_argument(
         "--core",
         action="store_true",
@@ -115,6 +124,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     loop = registry.spec(args.policy)
     vector = replace(loop, fast_entry_point=CompiledTrials(factory))
     runners = {"loop": loop, "vector": vector}
+    if args.against:
+        runners["against"] = replace(loop, fast_entry_point=CompiledTrials(args.against))
     if args.core:
         family = CompiledTrials(factory)
         alone = CompiledTrials(lambda **params: CoreAlone(family.policy(params).template))
@@ -135,6 +146,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"loop {best['loop']:.3f} s, vector form {best['vector']:.3f} s: the vector form "
           f"runs at {ratio:.2f}x the loop's speed (gate: 0.8); same trials: {same}")  # fmt: skip
     result = {"loop": best["loop"], "vector": best["vector"], "ratio": ratio, "same": same}
+    if args.against:
+        also = np.array_equal(curves["loop"].regret, curves["against"].regret)
+        print(f"{args.against} {best['against']:.3f} s: {best['loop'] / best['against']:.2f}x "
+              f"the loop's speed; same trials: {also}")  # fmt: skip
+        result["against"], result["same_against"] = best["against"], also
     if args.core:
         steps = args.trials * scenario.horizon * scenario.n_agents / 1e9
         print(

@@ -275,3 +275,15 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
         assert out["same"] and out["ratio"] > 0 and out["core"] > 0
         printed = capsys.readouterr().out
         assert "the vector form runs at" in printed and "the core's rollout" in printed
+
+
+@pytest.mark.slow
+def test_vector_gate_times_another_vector_form_in_the_same_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
+    out = mod["main"](["--horizon", "60", "--repeats", "1", "--trials", "1",
+                       "--against", "baselines.gossip.vector:gossip_ucb"])  # fmt: skip
+    assert out["same"] and out["same_against"] and out["against"] > 0
+    printed = capsys.readouterr().out
+    assert "baselines.gossip.vector:gossip_ucb" in printed and "the loop's speed" in printed
