@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PLAY = """
 import sys
 from fedbandit_env.runner.fast import run_fast
@@ -93,6 +95,7 @@ print("played", sys.argv[1], curves.regret.shape)
 """
 
 
+@pytest.mark.slow  # three fresh processes, each compiling its rollout
 def test_a_rollout_plays_after_a_cached_policys_module_is_gone(tmp_path: Path) -> None:
     """A user's policy step rolled out once leaves its module's name in the rollout's
     cache index (the classes in its state are pickled by name); once that module is
