@@ -44,6 +44,7 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import backend
 from fedbandit_env.core.actions import ActionChecks
+from fedbandit_env.core.hops import hop_table, rollout_linear_hops
 from fedbandit_env.core.kernels import (
     LinearEnvArrays,
     gather_contexts,
@@ -57,6 +58,7 @@ from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.linear import LinearProblem
 from fedbandit_env.protocols.base import Protocol
+from fedbandit_env.protocols.gamma_hops import GammaHops
 from fedbandit_env.protocols.sync import Synchronize
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.seeding import env_streams, instance_seed
@@ -164,6 +166,12 @@ class LinearCore(ActionChecks):
         self.message_dim, self.message_bounds = int(message_dim), message_bounds
         self.link_costs = link_costs
         self.router = Router(protocols, network, self.message_dim)
+        gammas = {p.gamma if isinstance(p, GammaHops) else 0 for p in protocols}
+        self.gamma = gammas.pop() if self.message_dim and len(gammas) == 1 else 0
+        """Every env's ``GammaHops.gamma`` where they all go by GammaHops with one
+        ``gamma`` (:func:`~fedbandit_env.core.hops.rollout_linear_hops` routes them),
+        else 0."""
+        self._hops = hop_table(network, self.gamma) if self.gamma else None
         b = self.n_envs
         self.masters: list[np.random.Generator | None] = [None] * b
         self.problems: list[LinearProblem] = [problem] * b
@@ -195,6 +203,8 @@ class LinearCore(ActionChecks):
         self.last_routed: Routed | None = None
         # what the server sent after the last step of a rollout (step t, server, synced)
         self._rolled: tuple[int, Float32Array, np.ndarray] | None = None
+        # under GammaHops, what every agent sent at its last gamma steps (step s at s % gamma)
+        self._ring = np.zeros((b, max(self.gamma, 1), n, self.message_dim), np.float32)
         self.sets: IntArray = np.zeros((b, n, self.set_size), dtype=np.int64)
 
     # ------------------------------------------------------------------ episodes
@@ -310,6 +320,8 @@ class LinearCore(ActionChecks):
         if self.message_dim:
             assert messages is not None
             routed = self.router.route(messages, self.t, self.horizon - self.t + 1)
+            if self.gamma:  # what a rollout would go on from
+                self._ring[:, self.t % self.gamma] = messages
             peer, server = routed.peer_links, routed.server_links
             cost = self.link_costs[0] * server + self.link_costs[1] * peer  # float64
             self.cum_cost += cost
@@ -367,8 +379,8 @@ class LinearCore(ActionChecks):
 
     @property
     def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays these envs: no messages or Synchronize's, and pools
-        of one size (their instances stack).
+        """Whether :meth:`rollout` plays these envs: no messages, Synchronize's or
+        GammaHops' (one ``gamma``), and pools of one size (their instances stack).
 
         Examples:
             >>> from fedbandit_env.problems.linear import dubey_synthetic
@@ -380,7 +392,7 @@ class LinearCore(ActionChecks):
             ...            message_dim=1).rolls_out
             False
         """
-        return bool(self._stacked and (not self.message_dim or self.synchronizes))
+        return bool(self._stacked and (not self.message_dim or self.synchronizes or self.gamma))
 
     def rollout_arrays(self) -> tuple[Float32Array, IntArray]:
         """What a compiled linear step reads its decision sets from: the float32 pools
@@ -444,6 +456,14 @@ class LinearCore(ActionChecks):
         (:func:`~fedbandit_env.core.kernels.rollout_linear_sync`), and a message the env
         would refuse raises its ``ValueError`` before that step.
 
+        Envs whose messages go by GammaHops (:attr:`gamma` above 0) take a talking step
+        ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, inbox, mask, *state,
+        arms_out, sent)``: ``inbox`` ``(B, N, N, D)`` float32 and ``mask`` ``(B, N, N)``
+        are what each receiver got from each origin after the last step (the PettingZoo
+        observation's ``messages`` and ``mask``, stacked), and the protocol's delivery
+        and costs are GammaHops' (:func:`~fedbandit_env.core.hops.rollout_linear_hops`;
+        the protocols hold what is in flight afterwards, so :meth:`step` plays on).
+
         Examples:
             >>> from numba import njit
             >>> from fedbandit_env.problems.linear import dubey_synthetic
@@ -463,8 +483,8 @@ class LinearCore(ActionChecks):
             raise ValueError("the linear vector env has no layer that observes a rollout")
         if not self.rolls_out:
             raise ValueError(
-                "a compiled linear rollout plays envs without messages (or with Synchronize's) "
-                "whose pools stack"
+                "a compiled linear rollout plays envs without messages (or with Synchronize's "
+                "or GammaHops') whose pools stack"
             )
         b, n = self.n_envs, self.n_agents
         last = np.array(self.last_arms, dtype=np.int64)
@@ -479,7 +499,8 @@ class LinearCore(ActionChecks):
         env = self._env_arrays()
         if self.message_dim:
             cost = np.zeros((b, steps.size)) if cost_out is None else cost_out
-            self._rollout_sync(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
+            play = self._rollout_hops if self.gamma else self._rollout_sync
+            play(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
                                seen, raw, regret)  # fmt: skip
             return
         try:
@@ -546,6 +567,51 @@ class LinearCore(ActionChecks):
         finally:
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
             self._rolled = (self.t, server, synced)  # for a rollout that plays on
+
+    def _rollout_hops(
+        self,
+        act: Any,
+        state: tuple[Any, ...],
+        steps: IntArray,
+        out: FloatArray,
+        trace: tuple[IntArray, Float32Array],
+        cost_out: FloatArray,
+        stop: Callable[[], bool] | None,
+        r: int,
+        ahead: int,
+        last: IntArray,
+        arms: IntArray,
+        seen: Float32Array,
+        raw: FloatArray,
+        regret: FloatArray,
+    ) -> None:
+        """:meth:`rollout` of envs whose messages go by GammaHops."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        assert self._hops is not None
+        inbox, mask = np.zeros((b, n, n, d), np.float32), np.zeros((b, n, n), np.int8)
+        sent = np.zeros((b, n, d))
+        bounds = np.array(self.message_bounds, dtype=np.float64)
+        c1, c2 = (float(c) for c in self.link_costs)
+        try:
+            while self.t < self.horizon:
+                if stop is not None and stop():
+                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
+                until = min(self.horizon, self.t + ahead)
+                r, t = rollout_linear_hops(
+                    act, state, self._env_arrays(), self.sets, self.t, until, self.horizon,
+                    last, arms, seen, raw, regret, self.cum_regret, sent, self._ring, inbox,
+                    mask, self._hops, bounds, c1, c2, self.network.n_edges, self.cum_cost,
+                    steps, r, out, cost_out, *trace,
+                )  # fmt: skip
+                self.t = t
+                if t < until:  # a message the env refuses: its own error
+                    self.check_actions(arms, sent)
+                    raise AssertionError("the rollout stopped on a message the env admits")
+        finally:
+            self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
+            for k, protocol in enumerate(self.router.protocols):  # what is in flight
+                assert isinstance(protocol, GammaHops)
+                protocol.resume(self._ring[k], self.t)
 
 
 __all__ = ["LinearCore", "LinearSampler", "ProblemCheck", "draw_problem", "first_problem"]

@@ -86,5 +86,32 @@ class GammaHops(Protocol):
         self._queue[-1], self._arrives[-1] = 0.0, False
         return Delivery(inbox, mask, peer_links=self.network.n_edges)
 
+    def resume(self, sent: FloatArray, t: int) -> None:
+        """Hold in flight what :meth:`route` holds after step ``t``, given what every agent
+        sent at its last ``gamma`` steps (``sent`` ``(gamma, N, D)``, ``sent[s % gamma]``
+        the messages of step ``s``): a compiled rollout that routed the steps itself
+        (:func:`~fedbandit_env.core.hops.rollout_linear_hops`) hands the protocol back
+        this way, and the next :meth:`route` delivers what it would have.
+
+        Examples:
+            >>> proto = GammaHops(gamma=2)
+            >>> proto.reset(Network.path(3), np.random.default_rng(0))
+            >>> sent = np.zeros((2, 3, 1)); sent[1, 2, 0] = 3.0  # step 1's messages
+            >>> proto.resume(sent, t=1)
+            >>> proto.route(np.zeros((3, 1)), t=2).messages[0, 2, 0]  # two hops away
+            np.float64(3.0)
+        """
+        g, n, d = self.gamma, self._hops.shape[0], sent.shape[2]
+        self._queue = np.zeros((g, n, n, d))
+        self._arrives = np.zeros((g, n, n), dtype=bool)
+        for j in range(g):  # slot j: what arrives at step t + 1 + j
+            for h in range(j + 2, g + 1):
+                s = t + j + 2 - h  # sent at step s, h hops away
+                if s < 1:
+                    continue
+                reach = self._hops == h
+                self._queue[j] = np.where(reach[:, :, None], sent[s % g][None], self._queue[j])
+                self._arrives[j] |= reach
+
     def __repr__(self) -> str:
         return f"GammaHops(gamma={self.gamma})"

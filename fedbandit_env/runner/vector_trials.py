@@ -37,9 +37,10 @@ from fedbandit_env.vector.policy import CompiledAct, VectorPolicy, VectorSpec
 
 
 def vector_unsupported(scenario: Any, needs: Requirements | None) -> str | None:
-    """Why ``scenario`` under ``needs`` has no vector env (a layer without a vector form,
-    any layer over a linear bandit, a protocol that hands receivers different copies), or
-    ``None`` if it has one.
+    """Why ``scenario`` under ``needs`` has no vector trials (a layer without a vector
+    form, any layer over a linear bandit, a protocol that hands receivers different
+    copies: the linear vector env carries GammaHops' by receiver, but the trials'
+    ``VectorTeam`` reads one message per sender), or ``None`` if it has them.
 
     Examples:
         >>> from fedbandit_env.scenario import Scenario
@@ -109,7 +110,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     messages: ``kernel_talks``; reading what the layer hands out: ``kernel_observes``
     is the stack's ``rollout_observes``; hearing every neighbour's prefix:
     ``kernel_hears_graph`` where the protocol delivers so; reading the server's broadcast,
-    ``kernel_rounds``, exactly over ServerRounds), else ``None``. Call after
+    ``kernel_rounds``, exactly over ServerRounds; reading GammaHops' copies by receiver,
+    ``kernel_hops``, exactly over GammaHops), else ``None``. Call after
     the policy's ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
@@ -133,6 +135,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     rounds = bool(core.message_dim) and core.router.kind == "server_rounds"
     if rounds != bool(getattr(policy, "kernel_rounds", False)):
         return None  # a step that reads the server's broadcast, or one that does not
+    if bool(getattr(core, "gamma", 0)) != bool(getattr(policy, "kernel_hops", False)):
+        return None  # a linear step that reads GammaHops' copies, or one that does not
     return policy.kernel()
 
 

@@ -340,11 +340,20 @@ class CoreVecEnv(VectorEnv):
     # ------------------------------------------------------------------ helpers
     def _with_messages(self, obs: VecObs, routed: Routed | None) -> VecObs:
         """``obs`` with the message entries of a delivery (``None``: before the first
-        step, nothing heard), sender-indexed."""
+        step, nothing heard), sender-indexed; by receiver and origin ``(B, N, N, D)``
+        where the protocol's copies differ by receiver (the linear env's GammaHops)."""
         be = self.backend
         b, n, d = self.num_envs, self.n_agents, self.message_dim
         public = self.protocol.public_dim
         server = self.protocol.has_server
+        if not self.protocol.per_sender:  # copies differ by receiver: (B, N, N, D)
+            obs["messages"] = (
+                np.zeros((b, n, n, d), np.float32)
+                if routed is None or routed.inbox is None
+                else routed.inbox
+            )
+            obs["mask"] = np.zeros((b, n, n), np.int8) if routed is None else routed.mask
+            return obs
         if routed is None:
             obs["messages"] = be.zeros((b, n, d), be.float32)
             obs["mask"] = be.zeros((b, n, n), be.int8)

@@ -11,7 +11,10 @@ Observations       the PettingZoo linear env's keys with leading shape ``(B, N)`
                    ``contexts (B, N, K, d)`` float32 (each agent's decision set now),
                    ``arm``, ``reward``, ``step``, and with messages the sender-indexed
                    ``messages``/``mask`` (and ``server``/``server_mask``) of
-                   :class:`~fedbandit_env.vector.FederatedMABVecEnv`
+                   :class:`~fedbandit_env.vector.FederatedMABVecEnv`; under a protocol
+                   whose copies differ by receiver (GammaHops: one hop a step)
+                   ``messages (B, N, N, D)`` by receiver and origin, the PettingZoo
+                   observations stacked
 Rewards, infos     as :class:`~fedbandit_env.vector.FederatedMABVecEnv`: ``(B, N)`` rewards;
                    ``regret`` against the global ``theta`` and the agent's own set
 Autoreset          ``NEXT_STEP`` (default) or ``DISABLED``, as the MAB vector env
@@ -22,7 +25,7 @@ Seeds              ``reset(seed=s)``: env ``b`` is the PettingZoo linear env res
 
 On NumPy; the core steps every env in one compiled call
 (:func:`~fedbandit_env.core.kernels.step_linear_envs`: the PettingZoo env's step, ``B``
-times, the same numbers). Without messages, or with Synchronize's, a linear vector
+times, the same numbers). Without messages, or with Synchronize's or GammaHops', a linear vector
 policy's compiled step plays whole episodes with no Python between steps
 (``FederatedLinearVecEnv.rollout``, :meth:`LinearCore.rollout
 <fedbandit_env.core.linear.LinearCore.rollout>`).
@@ -53,7 +56,6 @@ from fedbandit_env.vector.env import (
     CoreVecEnv,
     VecObs,
     autoreset_mode_of,
-    check_per_sender,
     joint_spaces,
 )
 
@@ -116,7 +118,6 @@ class FederatedLinearVecEnv(CoreVecEnv):
         w = check_wiring(
             n, network, protocol, horizon, message_dim, message_bounds, link_costs, None, []
         )
-        check_per_sender(w.protocol, w.message_dim)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.num_envs = num_envs
         self.n_agents, self.n_arms, self.dim = n, first.set_size, first.dim
@@ -144,9 +145,13 @@ class FederatedLinearVecEnv(CoreVecEnv):
         obs, act = joint_spaces(self.n_agents, self.n_arms, self.horizon, self._reward_bounds,
                                 self.message_dim, self.message_bounds, self.protocol)  # fmt: skip
         bound = self.context_bound
-        shape = (self.n_agents, self.n_arms, self.dim)
+        n, shape = self.n_agents, (self.n_agents, self.n_arms, self.dim)
         contexts = spaces.Box(-bound, bound, shape, np.float32)
-        return spaces.Dict({"contexts": contexts, **obs.spaces}), act
+        heard = dict(obs.spaces)
+        if self.message_dim and not self.protocol.per_sender:  # each receiver its copies
+            lo, hi = self.message_bounds
+            heard["messages"] = spaces.Box(lo, hi, (n, n, self.message_dim), np.float32)
+        return spaces.Dict({"contexts": contexts, **heard}), act
 
     def reset(
         self,

@@ -231,6 +231,12 @@ class VectorPolicy(ABC):
     it is rolled out over ``ServerRounds`` only, and no other talking step is
     (:func:`~fedbandit_env.core.rounds.rollout_rounds`)."""
 
+    kernel_hops: bool = False
+    """Whether :meth:`kernel`'s talking step is a linear one that reads what each receiver
+    got under GammaHops (``inbox`` ``(B, N, N, D)`` by receiver and origin, ``mask``
+    ``(B, N, N)``, in place of the server's sums): it is rolled out over GammaHops only,
+    and no other talking linear step is (:func:`~fedbandit_env.core.hops.rollout_linear_hops`)."""
+
     kernel_observes: str | None = None
     """What :meth:`kernel`'s step reads as ``last_rewards``: ``None``, the rewards as
     the env's observation holds them; ``"private_mean"``, each pulled arm's private mean
