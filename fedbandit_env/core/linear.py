@@ -457,12 +457,13 @@ class LinearCore(ActionChecks):
         would refuse raises its ``ValueError`` before that step.
 
         Envs whose messages go by GammaHops (:attr:`gamma` above 0) take a talking step
-        ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, inbox, mask, *state,
-        arms_out, sent)``: ``inbox`` ``(B, N, N, D)`` float32 and ``mask`` ``(B, N, N)``
-        are what each receiver got from each origin after the last step (the PettingZoo
-        observation's ``messages`` and ``mask``, stacked), and the protocol's delivery
-        and costs are GammaHops' (:func:`~fedbandit_env.core.hops.rollout_linear_hops`;
-        the protocols hold what is in flight afterwards, so :meth:`step` plays on).
+        ``act(last_arms, last_rewards_f32, t, pools, pool_of, sets, heard, slot, mask,
+        *state, arms_out, sent)``: receiver ``r`` of env ``b`` got ``heard[b, slot[r, v],
+        v]`` from origin ``v`` after the last step where ``mask[b, r, v]`` (the PettingZoo
+        observation's ``messages`` and ``mask``, read in the ring of what was sent), and
+        the protocol's delivery and costs are GammaHops'
+        (:func:`~fedbandit_env.core.hops.rollout_linear_hops`; the protocols hold what is
+        in flight afterwards, so :meth:`step` plays on).
 
         Examples:
             >>> from numba import njit
@@ -588,7 +589,7 @@ class LinearCore(ActionChecks):
         """:meth:`rollout` of envs whose messages go by GammaHops."""
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         assert self._hops is not None
-        inbox, mask = np.zeros((b, n, n, d), np.float32), np.zeros((b, n, n), np.int8)
+        slot, mask = np.zeros((n, n), np.int64), np.zeros((b, n, n), np.int8)
         sent = np.zeros((b, n, d))
         bounds = np.array(self.message_bounds, dtype=np.float64)
         c1, c2 = (float(c) for c in self.link_costs)
@@ -599,7 +600,7 @@ class LinearCore(ActionChecks):
                 until = min(self.horizon, self.t + ahead)
                 r, t = rollout_linear_hops(
                     act, state, self._env_arrays(), self.sets, self.t, until, self.horizon,
-                    last, arms, seen, raw, regret, self.cum_regret, sent, self._ring, inbox,
+                    last, arms, seen, raw, regret, self.cum_regret, sent, self._ring, slot,
                     mask, self._hops, bounds, c1, c2, self.network.n_edges, self.cum_cost,
                     steps, r, out, cost_out, *trace,
                 )  # fmt: skip

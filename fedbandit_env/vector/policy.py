@@ -233,9 +233,10 @@ class VectorPolicy(ABC):
 
     kernel_hops: bool = False
     """Whether :meth:`kernel`'s talking step is a linear one that reads what each receiver
-    got under GammaHops (``inbox`` ``(B, N, N, D)`` by receiver and origin, ``mask``
-    ``(B, N, N)``, in place of the server's sums): it is rolled out over GammaHops only,
-    and no other talking linear step is (:func:`~fedbandit_env.core.hops.rollout_linear_hops`)."""
+    got under GammaHops (``heard``, ``slot``, ``mask`` in place of the server's sums:
+    receiver ``r``'s message from ``v`` is ``heard[b, slot[r, v], v]``): it is rolled out
+    over GammaHops only, and no other talking linear step is
+    (:func:`~fedbandit_env.core.hops.rollout_linear_hops`)."""
 
     kernel_observes: str | None = None
     """What :meth:`kernel`'s step reads as ``last_rewards``: ``None``, the rewards as

@@ -18,18 +18,19 @@ from fedbandit_env.protocols import Broadcast, GammaHops
 
 
 @njit
-def _listen(last, seen, t, pools, pool_of, sets, inbox, mask, arms, sent):  # type: ignore[no-untyped-def]
+def _listen(last, seen, t, pools, pool_of, sets, heard, slot, mask, arms, sent):  # type: ignore[no-untyped-def]
     """A toy step whose arms and messages depend on what each receiver got, from whom,
-    and on its own reward (``_listen_py`` is the same in NumPy)."""
+    and on its own reward (``_listen_py`` plays it on an inbox)."""
     n_envs, n, k = sets.shape
     for b in range(n_envs):
         for i in range(n):
-            total, heard = 0.0, 0
+            total, count = 0.0, 0
             for v in range(n):
                 if mask[b, i, v]:
-                    heard += 1
-                    total += inbox[b, i, v, 0] * (v + 1) + inbox[b, i, v, 1]
-            arms[b, i] = (t + i + heard + int(abs(total) * 7.0)) % k
+                    count += 1
+                    msg = heard[b, slot[i, v], v]
+                    total += msg[0] * (v + 1) + msg[1]
+            arms[b, i] = (t + i + count + int(abs(total) * 7.0)) % k
             sent[b, i, 0] = np.float32(np.sin(total + t + b))
             sent[b, i, 1] = np.float32(seen[b, i] * 0.5 + 0.01 * i)
 
@@ -39,8 +40,10 @@ def _listen_py(
 ) -> tuple[np.ndarray, np.ndarray]:
     arms = np.zeros(mask.shape[:2], np.int64)
     sent = np.zeros((*mask.shape[:2], 2))
+    n = mask.shape[1]
+    receivers = np.repeat(np.arange(n)[:, None], n, axis=1)  # the inbox: slot[r, v] = r
     _listen(arms.copy(), seen, t, None, None, np.zeros((*mask.shape[:2], k), np.int64), inbox,
-            mask, arms, sent)  # fmt: skip
+            receivers, mask, arms, sent)  # fmt: skip
     return arms, sent
 
 
@@ -115,10 +118,8 @@ def _steps_after_rollout(core: LinearCore, until: int) -> None:
     the protocols, which the rollout handed back (``GammaHops.resume``)."""
     from fedbandit_env.core.hops import hops_inbox
 
-    b, n, d = core.n_envs, core.n_agents, core.message_dim
-    inbox, mask = np.zeros((b, n, n, d), np.float32), np.zeros((b, n, n), np.int8)
     assert core._hops is not None
-    hops_inbox(core._ring, core._hops, core.t, inbox, mask)
+    inbox, mask = hops_inbox(core._ring, core._hops, core.t)
     while core.t < until:
         seen = np.asarray(core.last_rewards, np.float32)
         arms, sent = _listen_py(core.t, seen, inbox, mask, core.set_size)
