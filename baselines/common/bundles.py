@@ -36,20 +36,6 @@ class ProblemArrays(NamedTuple):
     gaps: FloatArray
 
 
-class LinearArrays(NamedTuple):
-    """A linear problem's arrays: the vector pool ``(P, d)`` (float32 values), local and
-    global means of the pool's vectors, the decision sets' draw code and size, the noise
-    code and scale."""
-
-    features: FloatArray
-    local_means: FloatArray
-    global_means: FloatArray
-    draw_code: int
-    set_size: int
-    noise: int
-    sigma: float
-
-
 class NetworkArrays(NamedTuple):
     """The graph and its delivery rule: the protocol's code, whether a public prefix
     reaches every neighbour, the edge list, neighbour table, degrees, adjacency, and the
@@ -92,20 +78,6 @@ def problem_arrays(st: Any) -> ProblemArrays:
     return ProblemArrays(st.mu, int(st.noise), float(st.sigma), st.gaps)
 
 
-def linear_arrays(problem: Any) -> LinearArrays:
-    """The bundle of a :class:`~fedbandit_env.problems.linear.LinearProblem` (its pool as
-    the float32 values the env observes)."""
-    return LinearArrays(
-        problem.features.astype(np.float32).astype(np.float64),
-        problem.local_means,
-        problem.global_means,
-        int(problem.draw_code),
-        int(problem.set_size),
-        int(problem.noise_code),
-        float(problem.sigma),
-    )
-
-
 def network_arrays(
     net: Any, protocol: int, public: bool, peer_cost: float, adjacency: Any = None
 ) -> NetworkArrays:
@@ -135,12 +107,10 @@ def recording(
 
 
 __all__ = [
-    "LinearArrays",
     "NetworkArrays",
     "ProblemArrays",
     "Recording",
     "Streams",
-    "linear_arrays",
     "network_arrays",
     "problem_arrays",
     "recording",

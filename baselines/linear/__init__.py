@@ -3,10 +3,11 @@ FedUCB as published (adaptive synchronisation, PRIVATIZER) and the corrected pri
 variant (a fixed schedule, exact Gaussian-DP calibration), with the non-private
 ablations.
 
-``policies.py`` holds the policies, ``oracle.py`` the pooled oracle, ``kernels.py``
-their compiled mathematics, ``vector.py`` LinUCB, the pooled oracle and centralized
-FedUCB as vector policies (the fast paths the linear core rolls out), ``local_loop.py``
-the decentralized variants' trial loop, ``fast.py`` the registry's fast entry points,
+``policies.py`` holds the policies, ``decentralized.py`` decentralized FedUCB,
+``oracle.py`` the pooled oracle, ``kernels.py`` their compiled mathematics, ``vector.py``
+LinUCB, the pooled oracle and centralized FedUCB as vector policies, ``dec_vector.py``
+decentralized FedUCB as one (the fast paths the linear core rolls out), ``fast.py`` the
+registry's fast entry points,
 ``batched.py`` and ``naive.py`` NumPy yardsticks of speed; ``baselines.registration``
 registers them.
 
