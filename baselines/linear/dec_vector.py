@@ -45,17 +45,11 @@ from baselines.linear.kernels import (
     tree_commit,
     tree_release,
 )
-from fedbandit_env.policies import AgentSpec, Requirements
-from fedbandit_env.privacy.mechanisms import noise_generator
-from fedbandit_env.rng_kernels import bit_generator_at, generator_table
+from baselines.linear.vector import TreePrivateVector
+from fedbandit_env.policies import AgentSpec
+from fedbandit_env.rng_kernels import bit_generator_at
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
-from fedbandit_env.vector.policy import (
-    CompiledAct,
-    VectorObs,
-    VectorPolicy,
-    VectorSpec,
-    agent_generators,
-)
+from fedbandit_env.vector.policy import CompiledAct, VectorObs, VectorSpec
 
 
 class DecConstants(NamedTuple):
@@ -335,7 +329,7 @@ def _dec_start(
                                 noise_next[b, i, g])  # fmt: skip
 
 
-class DecFedLinUCBVector(VectorPolicy):
+class DecFedLinUCBVector(TreePrivateVector):
     """Decentralized FedUCB (:class:`~baselines.linear.decentralized.DecFedLinUCB`) for
     every agent of ``B`` linear envs over GammaHops: :func:`dec_fedlin_step` on arrays,
     rolled out by the linear core or stepped through :meth:`act` (the vector env's
@@ -365,25 +359,10 @@ class DecFedLinUCBVector(VectorPolicy):
     kernel_talks = True
     kernel_hops = True
 
+    template: DecFedLinUCB
+
     def __init__(self, **kwargs: Any) -> None:
         self.template = DecFedLinUCB(**kwargs)  # checks the options; holds them
-
-    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
-        """DecFedLinUCB's: a header over GammaHops with its ``gamma``."""
-        return self.template.requirements(n_agents, n_arms)
-
-    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
-        """DecFedLinUCB's (``epsilon`` with the fixed schedule and ``gdp``, ``inf`` as
-        published or adaptive, ``None`` without noise)."""
-        return self.template.privacy_epsilon(n_agents, n_arms)
-
-    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
-        """DecFedLinUCB's ``delta``."""
-        return self.template.privacy_delta(n_agents, n_arms)
-
-    def noise_source(self) -> str | None:
-        """DecFedLinUCB's (``None`` without noise)."""
-        return self.template.noise_source()
 
     def reset(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> None:
         """Every agent's reset of DecFedLinUCB: ``gamma`` empty estimators and, privately,
@@ -401,14 +380,7 @@ class DecFedLinUCBVector(VectorPolicy):
         probe = copy.deepcopy(self.template)
         probe.reset(AgentSpec(0, n, k, spec.horizon, spec.message_dim, context_dim=d), seed=0)
         self.constants = dec_constants(probe)
-        if self.template.epsilon is not None:  # each agent's noise generator, as the policy's
-            noise = self.template.noise
-            seeded = noise == "seeded"
-            streams: list[Any] = agent_generators(spec, rngs) if seeded else [0] * (b * n)
-            self._generators = [noise_generator(noise, stream) for stream in streams]
-        else:
-            self._generators = [np.random.default_rng(0)]  # never drawn from
-        self._table = generator_table(self._generators)
+        self._table = self._noise_table(spec, rngs)
         lam, levels = self.constants.lam, int(probe.levels)
         self.own = np.zeros((b, n, gamma, e, e))
         self.others = np.zeros((b, n, gamma, n, e, e))
@@ -446,12 +418,8 @@ class DecFedLinUCBVector(VectorPolicy):
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Observe, read the inbox, rebuild, choose, talk (:func:`dec_fedlin_step` on the
         observations)."""
-        contexts = np.asarray(observations["contexts"])
-        b, n, k, d = contexts.shape
-        pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
-        t = int(np.asarray(observations["step"]).reshape(-1)[0])
-        seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
-        last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+        pools, t, seen, last = self._observed(observations)
+        b, n = last.shape
         inbox = np.ascontiguousarray(observations["messages"], np.float32)
         if inbox.ndim != 4:
             raise ValueError(

@@ -39,7 +39,7 @@ from baselines.linear.kernels import (
     tree_commit,
     tree_release,
 )
-from baselines.linear.policies import FedLinUCB, LinUCB, linear_message_dim
+from baselines.linear.policies import FedLinUCB, LinUCB, TreePrivateLinUCB, linear_message_dim
 from fedbandit_env.policies import AgentSpec, Requirements
 from fedbandit_env.privacy.mechanisms import noise_generator
 from fedbandit_env.problems.linear import LinearProblem
@@ -521,7 +521,62 @@ def _fedlin_start(
                                  pending[b, i])  # fmt: skip
 
 
-class FedLinUCBVector(VectorPolicy):
+class TreePrivateVector(VectorPolicy):
+    """What the vector forms of FedUCB's centralized and decentralized variants share:
+    a per-agent ``template`` (a :class:`~baselines.linear.policies.TreePrivateLinUCB`,
+    which checks and holds the options) whose requirements and privacy they report, each
+    agent's noise generator as the template draws from it, and the observations as their
+    compiled steps read them."""
+
+    template: TreePrivateLinUCB
+
+    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
+        """The template's: messages over its protocol."""
+        return self.template.requirements(n_agents, n_arms)
+
+    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
+        """The template's (``inf`` as published or adaptive, ``epsilon`` corrected,
+        ``None`` without noise)."""
+        return self.template.privacy_epsilon(n_agents, n_arms)
+
+    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
+        """The template's ``delta``."""
+        return self.template.privacy_delta(n_agents, n_arms)
+
+    def noise_source(self) -> str | None:
+        """The template's (``None`` without noise)."""
+        return self.template.noise_source()
+
+    def _noise_table(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Every agent's noise generator (row ``b N + i``), as the per-agent template's:
+        its team stream where the noise is seeded, fresh OS entropy for ``"secure"``; one
+        generator never drawn from without noise. The generators stay alive with the
+        policy."""
+        b, n = spec.num_envs, spec.n_agents
+        if self.template.epsilon is not None:
+            noise = self.template.noise
+            seeded = noise == "seeded"
+            streams: list[Any] = agent_generators(spec, rngs) if seeded else [0] * (b * n)
+            self._generators = [noise_generator(noise, stream) for stream in streams]
+        else:
+            self._generators = [np.random.default_rng(0)]
+        return generator_table(self._generators)
+
+    @staticmethod
+    def _observed(observations: VectorObs) -> tuple[Float32Array, int, Float32Array, IntArray]:
+        """The observations as a linear step reads them: every env's agents' sets as one
+        float32 pool ``(B, N K, d)`` (agent ``i``'s vectors at rows ``i K .. i K + K -
+        1``), the step, the float32 rewards ``(B, N)`` and the last arms ``(B, N)``."""
+        contexts = np.asarray(observations["contexts"])
+        b, n, k, d = contexts.shape
+        pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
+        t = int(np.asarray(observations["step"]).reshape(-1)[0])
+        seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
+        last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+        return pools, t, seen, last
+
+
+class FedLinUCBVector(TreePrivateVector):
     """Centralized FedUCB (:class:`~baselines.linear.FedLinUCB`: Dubey & Pentland,
     Algorithm 1, with PRIVATIZER where private) for every agent of ``B`` linear envs over
     :class:`~fedbandit_env.protocols.Synchronize`: :func:`fedlin_ucb_step` on arrays,
@@ -552,26 +607,10 @@ class FedLinUCBVector(VectorPolicy):
 
     name = "fedlin_ucb"
     kernel_talks = True
+    template: FedLinUCB
 
     def __init__(self, **kwargs: Any) -> None:
         self.template = FedLinUCB(**kwargs)  # checks the options; holds them
-
-    def requirements(self, n_agents: int, n_arms: int) -> Requirements:
-        """FedLinUCB's: messages over the ``sync`` protocol."""
-        return self.template.requirements(n_agents, n_arms)
-
-    def privacy_epsilon(self, n_agents: int, n_arms: int) -> float | None:
-        """FedLinUCB's (``inf`` as published, ``epsilon`` corrected, ``None`` without
-        noise)."""
-        return self.template.privacy_epsilon(n_agents, n_arms)
-
-    def privacy_delta(self, n_agents: int, n_arms: int) -> float:
-        """FedLinUCB's ``delta``."""
-        return self.template.privacy_delta(n_agents, n_arms)
-
-    def noise_source(self) -> str | None:
-        """FedLinUCB's (``None`` without noise)."""
-        return self.template.noise_source()
 
     def reset(self, spec: VectorSpec, rngs: Sequence[np.random.Generator]) -> None:
         """Every agent's reset of FedLinUCB: ``S = M rho_min I``, an empty tree and,
@@ -589,14 +628,7 @@ class FedLinUCBVector(VectorPolicy):
         self.constants, self.switches = fedlin_constants(probe, n, k, d, spec.horizon)
         self.guarded = bool(probe.guarded)
         levels = self.switches.levels
-        if self.template.epsilon is not None:  # each agent's noise generator, as FedLinUCB's
-            noise = self.template.noise
-            seeded = noise == "seeded"
-            streams: list[Any] = agent_generators(spec, rngs) if seeded else [0] * (b * n)
-            self._generators = [noise_generator(noise, stream) for stream in streams]
-        else:
-            self._generators = [np.random.default_rng(0)]  # never drawn from
-        self._table = generator_table(self._generators)
+        self._table = self._noise_table(spec, rngs)
         self.inv, self.winv = np.zeros((b, n, d, d)), np.zeros((b, n, d, d))
         self.logs = np.zeros((b, n, 3))
         self.s, self.u, self.last_x = (np.zeros((b, n, d)) for _ in range(3))
@@ -630,12 +662,8 @@ class FedLinUCBVector(VectorPolicy):
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Apply a round the server sent, observe, choose, flag and attach the release
         (:func:`fedlin_ucb_step` on the observations)."""
-        contexts = np.asarray(observations["contexts"])
-        b, n, k, d = contexts.shape
-        pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
-        t = int(np.asarray(observations["step"]).reshape(-1)[0])
-        seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
-        last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+        pools, t, seen, last = self._observed(observations)
+        b, n = last.shape
         server = np.ascontiguousarray(np.asarray(observations["server"])[:, 0], np.float32)
         synced = np.ascontiguousarray(np.asarray(observations["server_mask"])[:, 0, 0], np.int8)
         step, state = self.kernel()
@@ -742,6 +770,7 @@ __all__ = [
     "LinUCBVector",
     "LinearConstants",
     "LinearSwitches",
+    "TreePrivateVector",
     "fedlin_constants",
     "fedlin_ucb",
     "fedlin_ucb_step",

@@ -504,22 +504,41 @@ class LinearCore(ActionChecks):
             play(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
                                seen, raw, regret)  # fmt: skip
             return
+
+        def block(r: int, until: int) -> tuple[int, int]:
+            return rollout_linear(act, state, env, self.sets, self.t, until, self.horizon, last,
+                                  arms, seen, raw, regret, self.cum_regret, steps, r, out,
+                                  *trace)  # fmt: skip
+
         try:
-            while self.t < self.horizon:
-                if stop is not None and stop():
-                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
-                until = min(self.horizon, self.t + ahead)
-                r, t = rollout_linear(act, state, env, self.sets, self.t, until, self.horizon,
-                                      last, arms, seen, raw, regret, self.cum_regret, steps, r,
-                                      out, *trace)  # fmt: skip
-                self.t = t
-                if t < until:  # an arm the env refuses: its own error
-                    self.check_actions(arms, None)
-                    raise AssertionError("the rollout stopped on an arm the env admits")
+            self._play(block, r, ahead, stop, arms, None)
         finally:  # the last step's arms, rewards and regret, as step() leaves them
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
         if cost_out is not None:  # no messages: nothing was ever paid
             cost_out[...] = 0.0
+
+    def _play(
+        self,
+        block: Callable[[int, int], tuple[int, int]],
+        r: int,
+        ahead: int,
+        stop: Callable[[], bool] | None,
+        arms: IntArray,
+        sent: FloatArray | None,
+    ) -> None:
+        """Play the episode to its end in blocks of ``ahead`` steps: ``block(r, until)``
+        rolls out steps ``t + 1 .. until`` (a compiled rollout) and returns the next record
+        and the steps played; ``stop`` is asked before each block
+        (:class:`~fedbandit_env.core.mab.RolloutStopped`). A block that stopped short
+        stopped before an arm or a message (``sent``) the env refuses: its own error."""
+        while self.t < self.horizon:
+            if stop is not None and stop():
+                raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
+            until = min(self.horizon, self.t + ahead)
+            r, self.t = block(r, until)
+            if self.t < until:
+                self.check_actions(arms, sent)
+                raise AssertionError("the rollout stopped on an action the env admits")
 
     def _rollout_sync(
         self,
@@ -551,20 +570,16 @@ class LinearCore(ActionChecks):
         bounds = np.array(self.message_bounds, dtype=np.float64)
         c1, c2 = (float(c) for c in self.link_costs)
         total = np.zeros(d - 1)
+
+        def block(r: int, until: int) -> tuple[int, int]:
+            return rollout_linear_sync(act, state, self._env_arrays(), self.sets, self.t, until,
+                                       self.horizon, last, arms, seen, raw, regret,
+                                       self.cum_regret, sent, server, synced, bounds, c1, c2,
+                                       self.cum_cost, total, steps, r, out, cost_out,
+                                       *trace)  # fmt: skip
+
         try:
-            while self.t < self.horizon:
-                if stop is not None and stop():
-                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
-                until = min(self.horizon, self.t + ahead)
-                r, t = rollout_linear_sync(act, state, self._env_arrays(), self.sets, self.t,
-                                           until, self.horizon, last, arms, seen, raw, regret,
-                                           self.cum_regret, sent, server, synced, bounds, c1,
-                                           c2, self.cum_cost, total, steps, r, out, cost_out,
-                                           *trace)  # fmt: skip
-                self.t = t
-                if t < until:  # a message the env refuses: its own error
-                    self.check_actions(arms, sent)
-                    raise AssertionError("the rollout stopped on a message the env admits")
+            self._play(block, r, ahead, stop, arms, sent)
         finally:
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
             self._rolled = (self.t, server, synced)  # for a rollout that plays on
@@ -588,26 +603,23 @@ class LinearCore(ActionChecks):
     ) -> None:
         """:meth:`rollout` of envs whose messages go by GammaHops."""
         b, n, d = self.n_envs, self.n_agents, self.message_dim
-        assert self._hops is not None
+        hops = self._hops
+        assert hops is not None
         slot, mask = np.zeros((n, n), np.int64), np.zeros((b, n, n), np.int8)
         sent = np.zeros((b, n, d))
         bounds = np.array(self.message_bounds, dtype=np.float64)
         c1, c2 = (float(c) for c in self.link_costs)
+
+        def block(r: int, until: int) -> tuple[int, int]:
+            return rollout_linear_hops(
+                act, state, self._env_arrays(), self.sets, self.t, until, self.horizon, last,
+                arms, seen, raw, regret, self.cum_regret, sent, self._ring, slot, mask,
+                hops, bounds, c1, c2, self.network.n_edges, self.cum_cost, steps, r, out,
+                cost_out, *trace,
+            )  # fmt: skip
+
         try:
-            while self.t < self.horizon:
-                if stop is not None and stop():
-                    raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
-                until = min(self.horizon, self.t + ahead)
-                r, t = rollout_linear_hops(
-                    act, state, self._env_arrays(), self.sets, self.t, until, self.horizon,
-                    last, arms, seen, raw, regret, self.cum_regret, sent, self._ring, slot,
-                    mask, self._hops, bounds, c1, c2, self.network.n_edges, self.cum_cost,
-                    steps, r, out, cost_out, *trace,
-                )  # fmt: skip
-                self.t = t
-                if t < until:  # a message the env refuses: its own error
-                    self.check_actions(arms, sent)
-                    raise AssertionError("the rollout stopped on a message the env admits")
+            self._play(block, r, ahead, stop, arms, sent)
         finally:
             self.last_arms, self.last_rewards, self.last_regret = last, raw, regret
             for k, protocol in enumerate(self.router.protocols):  # what is in flight
