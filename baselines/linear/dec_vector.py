@@ -45,7 +45,7 @@ from baselines.linear.kernels import (
     tree_commit,
     tree_release,
 )
-from baselines.linear.vector import TreePrivateVector
+from baselines.linear.vector import TreePrivateVector, observed
 from fedbandit_env.policies import AgentSpec
 from fedbandit_env.rng_kernels import bit_generator_at
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -418,7 +418,7 @@ class DecFedLinUCBVector(TreePrivateVector):
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Observe, read the inbox, rebuild, choose, talk (:func:`dec_fedlin_step` on the
         observations)."""
-        pools, t, seen, last = self._observed(observations)
+        pools, t, seen, last = observed(observations)
         b, n = last.shape
         inbox = np.ascontiguousarray(observations["messages"], np.float32)
         if inbox.ndim != 4:

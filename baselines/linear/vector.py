@@ -136,6 +136,28 @@ def lin_ucb_step(
                 last_x[b, i, a] = pool[row, a]
 
 
+def observed(observations: VectorObs) -> tuple[Float32Array, int, Float32Array, IntArray]:
+    """The observations of a linear vector env as a linear step reads them: every env's
+    agents' sets as one float32 pool ``(B, N K, d)`` (agent ``i``'s vectors at rows ``i K
+    .. i K + K - 1``), the step, the float32 rewards ``(B, N)`` and the last arms ``(B,
+    N)``.
+
+    Examples:
+        >>> obs = {"contexts": np.zeros((2, 3, 4, 5)), "step": np.full((2, 3, 1), 7.0),
+        ...        "reward": np.zeros((2, 3, 1)), "arm": np.zeros((2, 3), np.int64)}
+        >>> pools, t, seen, last = observed(obs)
+        >>> pools.shape, t, seen.dtype.name
+        ((2, 12, 5), 7, 'float32')
+    """
+    contexts = np.asarray(observations["contexts"])
+    b, n, k, d = contexts.shape
+    pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
+    t = int(np.asarray(observations["step"]).reshape(-1)[0])
+    seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
+    last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+    return pools, t, seen, last
+
+
 class LinUCBVector(VectorPolicy):
     """OFUL on every agent's own data (:class:`~baselines.linear.LinUCB`), or with
     ``pooled`` one OFUL per env on every agent's data, each agent choosing from its own
@@ -195,12 +217,8 @@ class LinUCBVector(VectorPolicy):
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Add the last pair, then choose by the OFUL index (:func:`lin_ucb_step` on the
         observations' ``contexts``)."""
-        contexts = np.asarray(observations["contexts"])
-        b, n, k, d = contexts.shape
-        pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
-        t = int(np.asarray(observations["step"]).reshape(-1)[0])
-        seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
-        last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
+        pools, t, seen, last = observed(observations)
+        b, n = last.shape
         step, state = self.kernel()
         arms = np.empty((b, n), dtype=np.int64)
         step(last, seen, t, pools, self._envs, self._rows, *state, arms)
@@ -562,19 +580,6 @@ class TreePrivateVector(VectorPolicy):
             self._generators = [np.random.default_rng(0)]
         return generator_table(self._generators)
 
-    @staticmethod
-    def _observed(observations: VectorObs) -> tuple[Float32Array, int, Float32Array, IntArray]:
-        """The observations as a linear step reads them: every env's agents' sets as one
-        float32 pool ``(B, N K, d)`` (agent ``i``'s vectors at rows ``i K .. i K + K -
-        1``), the step, the float32 rewards ``(B, N)`` and the last arms ``(B, N)``."""
-        contexts = np.asarray(observations["contexts"])
-        b, n, k, d = contexts.shape
-        pools = np.ascontiguousarray(contexts, dtype=np.float32).reshape(b, n * k, d)
-        t = int(np.asarray(observations["step"]).reshape(-1)[0])
-        seen = np.ascontiguousarray(np.asarray(observations["reward"])[..., 0], np.float32)
-        last = np.ascontiguousarray(observations["arm"], dtype=np.int64)
-        return pools, t, seen, last
-
 
 class FedLinUCBVector(TreePrivateVector):
     """Centralized FedUCB (:class:`~baselines.linear.FedLinUCB`: Dubey & Pentland,
@@ -662,7 +667,7 @@ class FedLinUCBVector(TreePrivateVector):
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray | None]:
         """Apply a round the server sent, observe, choose, flag and attach the release
         (:func:`fedlin_ucb_step` on the observations)."""
-        pools, t, seen, last = self._observed(observations)
+        pools, t, seen, last = observed(observations)
         b, n = last.shape
         server = np.ascontiguousarray(np.asarray(observations["server"])[:, 0], np.float32)
         synced = np.ascontiguousarray(np.asarray(observations["server_mask"])[:, 0, 0], np.int8)
@@ -776,6 +781,7 @@ __all__ = [
     "fedlin_ucb_step",
     "lin_ucb",
     "lin_ucb_step",
+    "observed",
     "pooled_lin_ucb",
     "vector_trial",
 ]
