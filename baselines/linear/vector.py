@@ -542,9 +542,8 @@ def _fedlin_start(
 class TreePrivateVector(VectorPolicy):
     """What the vector forms of FedUCB's centralized and decentralized variants share:
     a per-agent ``template`` (a :class:`~baselines.linear.policies.TreePrivateLinUCB`,
-    which checks and holds the options) whose requirements and privacy they report, each
-    agent's noise generator as the template draws from it, and the observations as their
-    compiled steps read them."""
+    which checks and holds the options) whose requirements and privacy they report, and
+    each agent's noise generator as the template draws from it."""
 
     template: TreePrivateLinUCB
 

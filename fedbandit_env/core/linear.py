@@ -501,8 +501,8 @@ class LinearCore(ActionChecks):
         if self.message_dim:
             cost = np.zeros((b, steps.size)) if cost_out is None else cost_out
             play = self._rollout_hops if self.gamma else self._rollout_sync
-            play(act, state, steps, out, trace, cost, stop, r, ahead, last, arms,
-                               seen, raw, regret)  # fmt: skip
+            play(act, state, steps, out, trace, cost, stop, r, ahead, last, arms, seen, raw,
+                 regret)  # fmt: skip
             return
 
         def block(r: int, until: int) -> tuple[int, int]:
