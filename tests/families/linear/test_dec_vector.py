@@ -64,7 +64,7 @@ def test_dec_steps_are_the_per_agent_policys_on_any_observations(options: dict[s
     responded, forged = 0, 0
     for t in range(horizon):
         contexts = (rng.uniform(-1, 1, (n, k, d)) / np.sqrt(d)).astype(np.float32)
-        reward = rng.uniform(-0.5, 1.5, n).astype(np.float32)
+        reward = rng.uniform(-1.5, 1.5, n).astype(np.float32)
         obs = {"contexts": contexts[None], "arm": np.zeros((1, n), np.int64),
                "reward": reward[None, :, None], "step": np.full((1, n, 1), t, np.float32),
                "messages": inbox[None].copy(), "mask": mask[None].copy()}  # fmt: skip
