@@ -10,6 +10,7 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py
     python examples/vector_gate.py --policy fed_ucb --workers 2
     python examples/vector_gate.py --policy cdp_mab --trials 32
+    python examples/vector_gate.py --policy ddp_mab --size big
     python examples/vector_gate.py --size big --horizon 20000
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
     python examples/vector_gate.py --against old_vector:gossip_ucb --repeats 25 --horizon 10000
@@ -53,9 +54,11 @@ VECTOR_FORMS = {
     "gossip_ucb": ("baselines.gossip.vector:gossip_ucb", "gossip"),
     "fed_ucb": ("baselines.gossip.vector:fed_ucb", "gossip+private"),
     "cdp_mab": ("baselines.elimination.vector:cdp_mab", "server"),
+    "ddp_mab": ("baselines.elimination.vector:ddp_mab", None),
 }
 """Each policy whose loop stands beside its vector form: the form's factory and the
-setting it is measured in."""
+setting it is measured in (``None``: the policy's own protocol, DDP-MAB's GIS
+flooding)."""
 
 SIZES = {
     "small": ({"n_agents": 10, "n_arms": 10, "graph": "complete"}, 40_000),
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         parser.error("--core times Gossip_UCB's and Fed_UCB's wire only")
     setting, horizon = SIZES[args.size]
     factory, information = VECTOR_FORMS[args.policy]
-    private = {"epsilon": 1.0} if "private" in information else {}
+    private = {"epsilon": 1.0} if "private" in (information or "") else {}
     scenario = Scenario(instance="zhu", noise="clipped_gaussian", setting=information,
                         horizon=args.horizon or horizon, **private, **setting)  # fmt: skip
     loop = registry.spec(args.policy)
@@ -140,7 +143,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             best[name] = min(best[name], seconds)
     same = np.array_equal(curves["loop"].regret, curves["vector"].regret)
     ratio = best["loop"] / best["vector"]
-    print(f"{args.policy}, {information}, {args.size} (N={scenario.n_agents}, "
+    where = information or "its own protocol"
+    print(f"{args.policy}, {where}, {args.size} (N={scenario.n_agents}, "
           f"M={scenario.n_arms}, T={scenario.horizon}), {args.trials} trials, "
           f"{args.workers} thread(s), best of {args.repeats}, one run")  # fmt: skip
     print(f"loop {best['loop']:.3f} s, vector form {best['vector']:.3f} s: the vector form "

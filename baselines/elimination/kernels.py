@@ -416,3 +416,57 @@ def elimination_step(
                 arm = books[c, 1]
             books[c, 8] = arm
             arms[b, i] = arm
+
+
+@njit(cache=True, nogil=True, **UNCOUNTED)
+def flooding_step(
+    last: IntArray,
+    seen: Float32Array,
+    t: int,
+    heard: Float32Array,
+    mask: np.ndarray,
+    server: Float32Array,
+    server_mask: np.ndarray,
+    dropped: np.ndarray,
+    setup: EliminationSetup,
+    counts: FloatArray,
+    sums: FloatArray,
+    epoch_sums: FloatArray,
+    ybar: FloatArray,
+    kept: FloatArray,
+    active: BoolArray,
+    order: IntArray,
+    books: IntArray,
+    radius: FloatArray,
+    table: np.ndarray,
+    work: FloatArray,
+    arms: IntArray,
+    sent: FloatArray,
+) -> None:  # pragma: no cover
+    """:func:`elimination_step` as a talking step over GIS flooding (DDP-MAB): the
+    flooded payloads ``heard`` and ``mask`` first, as
+    :func:`~fedbandit_env.core.rounds.rollout_flooding` hands them, the server's
+    arrays (not read by ``KIND_FLOODING``) in the state.
+
+    Examples:
+        >>> from fedbandit_env.rng_kernels import generator_table
+        >>> rngs = [np.random.default_rng(0)]  # kept alive
+        >>> setup = EliminationSetup(1, 1, np.inf, -np.inf, np.inf, 1.0, 0, 0.0, 100)
+        >>> m, f32 = 2, np.float32
+        >>> active, order = np.ones((1, m), np.bool_), np.zeros((1, m), np.int64)
+        >>> books, radius, sums = np.zeros((1, 11), np.int64), np.zeros(1), np.zeros((1, m))
+        >>> books[:, 8] = -1  # nothing pulled yet
+        >>> start_epoch(setup, active, order, sums, books, radius, 0)
+        >>> arms, sent = np.zeros((1, 1), np.int64), np.zeros((1, 1, 1 + m))
+        >>> flooding_step(arms.copy(), np.zeros((1, 1), f32), 0,
+        ...               np.zeros((1, 1, 1 + m), f32), np.zeros((1, 1, 1), np.int8),
+        ...               np.zeros((1, 1, 1 + m), f32), np.zeros((1, 1, 1), np.int8),
+        ...               np.zeros((1, 1), np.int8), setup, np.zeros((1, m)), np.zeros((1, m)),
+        ...               sums, np.zeros((1, m)), np.zeros((1, m)), active, order, books,
+        ...               radius, generator_table(rngs), np.zeros((2, m)), arms, sent)
+        >>> arms.tolist()
+        [[0]]
+    """
+    elimination_step(last, seen, t, server, server_mask, heard, mask, dropped, setup, counts,
+                     sums, epoch_sums, ybar, kept, active, order, books, radius, table, work,
+                     arms, sent)  # fmt: skip

@@ -15,12 +15,13 @@ inbox's ``server_dropped`` where an observation has it, not only in the lockstep
 family's trial loop (:mod:`baselines.elimination.fast`) assumes.
 
 CDP-MAB's step also rolls out in compiled code over ``ServerRounds``
-(:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``: the same
-trials, ``tests/families/elimination/test_elimination_vector.py``); DDP's GIS flooding
-and HDP's hybrid rounds have no compiled rollout in the core yet and play through
-:meth:`act`. The registered fast path is still the family's loop: at the ``fedbandit
-speed`` line's two trials the loop, which draws each reward inline, is faster than the
-core's rollout (issue 62; ``examples/vector_gate.py --policy cdp_mab`` measures it).
+(:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``), and DDP-MAB's
+over GIS flooding (``core.rounds.rollout_flooding``): the same trials
+(``tests/families/elimination/test_elimination_vector.py``). HDP's hybrid rounds have no
+compiled rollout in the core yet and play through :meth:`act`. The registered fast path
+is still the family's loop: at the ``fedbandit speed`` line's two trials the loop, which
+draws each reward inline, is faster than the core's rollout (issue 62;
+``examples/vector_gate.py --policy cdp_mab`` measures it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from baselines.elimination.kernels import (
     KIND_SERVER,
     EliminationSetup,
     elimination_step,
+    flooding_step,
     start_epoch,
 )
 from baselines.elimination.policies import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
@@ -85,6 +87,7 @@ class EliminationVector(VectorPolicy):
             raise TypeError(f"EliminationVector plays a CDPMAB, DDPMAB or HDPMAB, got {template!r}")
         self.template = template
         self.name = {CDPMAB: "cdp_mab", DDPMAB: "ddp_mab", HDPMAB: "hdp_mab"}[type(template)]
+        self.kernel_rounds = not isinstance(template, DDPMAB)  # DDP's step reads the flood
 
     def requirements(self, n_agents: int, n_arms: int) -> Requirements:
         """The per-agent policy's: ``[flag, ybar]`` through its round protocol."""
@@ -182,15 +185,19 @@ class EliminationVector(VectorPolicy):
 
     def kernel(self) -> CompiledAct | None:
         """:func:`~baselines.elimination.kernels.elimination_step` and the state, for a
-        rollout over ``ServerRounds`` (CDP-MAB, :attr:`kernel_rounds`); DDP's and HDP's
-        round protocols have no compiled rollout, so they play through :meth:`act`."""
-        if self.setup.kind != KIND_SERVER or isinstance(self.template, HDPMAB):
+        rollout over ``ServerRounds`` (CDP-MAB, :attr:`kernel_rounds`), or
+        :func:`~baselines.elimination.kernels.flooding_step`, for one over ``Flooding``
+        (DDP-MAB); HDP's hybrid rounds have no compiled rollout, so it plays through
+        :meth:`act`."""
+        if isinstance(self.template, HDPMAB):
             return None
         b, n = self._shape
         d = 1 + self._counts.shape[1]
-        return elimination_step, self._state(
-            np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8), self._no_drops
-        )
+        heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)
+        if self.setup.kind == KIND_SERVER:
+            return elimination_step, self._state(heard, mask, self._no_drops)
+        # the server's arrays in the state, where flooding_step takes them (not read)
+        return flooding_step, self._state(heard, self._no_server, self._no_drops)
 
 
 def cdp_mab(**options: object) -> EliminationVector:

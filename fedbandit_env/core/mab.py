@@ -51,7 +51,12 @@ from fedbandit_env.core.kernels import (
     runs_uncounted,
     step_envs,
 )
-from fedbandit_env.core.rounds import rollout_rounds, rollout_rounds_counted
+from fedbandit_env.core.rounds import (
+    rollout_flooding,
+    rollout_flooding_counted,
+    rollout_rounds,
+    rollout_rounds_counted,
+)
 from fedbandit_env.core.routing import Routed, Router
 from fedbandit_env.network.graph import Network
 from fedbandit_env.problems.distribution import ProblemDistribution, check_pinned, draw_instance
@@ -311,8 +316,9 @@ class MABCore(ActionChecks):
         """Whether :meth:`rollout` plays this core: NumPy, and no messages or ones that go
         by ``Broadcast`` (every neighbour's row every step), ``RandomEdgeGossip`` (one
         edge's two rows a step, and with a public prefix every neighbour's prefix),
-        ``NeighbourGossip`` (every agent's call, no public prefix) or ``ServerRounds``
-        (Li & Song's master-worker rounds: the server's broadcast).
+        ``NeighbourGossip`` (every agent's call, no public prefix), ``ServerRounds``
+        (Li & Song's master-worker rounds: the server's broadcast) or ``Flooding`` (their
+        GIS rounds).
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -329,7 +335,7 @@ class MABCore(ActionChecks):
             and (not router.public_dim or router.kind == "random_edge")
             and not router.has_server
         )
-        return not self.message_dim or plain or router.kind == "server_rounds"
+        return not self.message_dim or plain or router.kind in ("server_rounds", "flooding")
 
     def rollout(
         self,
@@ -351,7 +357,8 @@ class MABCore(ActionChecks):
         ``mask``), with no Python between steps:
         :func:`~fedbandit_env.core.kernels.rollout_block` (or
         :func:`~fedbandit_env.core.kernels.rollout_talking`,
-        :func:`~fedbandit_env.core.rounds.rollout_rounds`) over blocks of noise drawn
+        :func:`~fedbandit_env.core.rounds.rollout_rounds`,
+        :func:`~fedbandit_env.core.rounds.rollout_flooding`) over blocks of noise drawn
         as :meth:`step` draws it, so the episode is the one :meth:`step` plays for the
         same actions, to the bit, messages and link costs included. The cumulative regret
         at the recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))`` (the
@@ -395,7 +402,7 @@ class MABCore(ActionChecks):
         if not self.rolls_out:
             raise ValueError(
                 "a compiled rollout plays NumPy envs without messages, or with Broadcast's, "
-                "RandomEdgeGossip's, NeighbourGossip's or ServerRounds'"
+                "RandomEdgeGossip's, NeighbourGossip's, ServerRounds' or Flooding's"
             )
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
@@ -416,11 +423,15 @@ class MABCore(ActionChecks):
         ahead = max(self.block, ROLLOUT_NUMBERS // max(1, b * n))
         drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
         rounds = bool(d) and self.router.kind == "server_rounds"
+        floods = bool(d) and self.router.kind == "flooding"
         changes = state[-1] if d and state and isinstance(state[-1], WireChanges) else None
-        if rounds and changes is not None:
-            raise ValueError("a step over ServerRounds writes whole rows (no WireChanges)")
-        if rounds:
-            wire = self._rounds_wire()
+        if (rounds or floods) and changes is not None:
+            raise ValueError(
+                f"a step over {'ServerRounds' if rounds else 'Flooding'} writes whole rows "
+                "(no WireChanges)"
+            )
+        if rounds or floods:
+            wire = self._rounds_wire() if rounds else self._flooding_wire()
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         elif d:
             wire = self._wire()
@@ -430,10 +441,11 @@ class MABCore(ActionChecks):
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         silent: Any = rollout_block_counted
         talking: Any = rollout_talking_counted
-        if rounds:
-            talking = rollout_rounds_counted
+        if rounds or floods:
+            talking = rollout_rounds_counted if rounds else rollout_flooding_counted
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
-            silent, talking = rollout_block, rollout_rounds if rounds else rollout_talking
+            silent = rollout_block
+            talking = rollout_rounds if rounds else rollout_flooding if floods else rollout_talking
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -461,6 +473,8 @@ class MABCore(ActionChecks):
                 if end < self._draws.shape[1] and t < self.horizon:  # a message refused
                     self.t, self._offset = t, end
                     self.last_arms, self.last_rewards = last, raw
+                    if floods:  # the rounds in flight stay the protocols'
+                        self._hand_back_floods(wire)
                     if changes is not None:  # or the step's listing was wrong
                         changes.check(b, n, d)
                     self.check_actions(arms, wire[2])  # the env's own refusal, its message
@@ -473,6 +487,8 @@ class MABCore(ActionChecks):
             self.last_routed = Routed(np.zeros((b, n, d), np.float32),
                                       np.zeros((b, n, n), np.int8), router._no_links.copy(),
                                       uploads, None, wire[0], wire[1])  # fmt: skip
+        elif floods:  # the rounds in flight back to the protocols; the last delivery
+            self._hand_back_floods(wire)
         elif d:  # what the last step delivered, as step() leaves it
             router = self.router
             public = None
@@ -545,6 +561,56 @@ class MABCore(ActionChecks):
                 np.ascontiguousarray(router._rates, dtype=np.float64), router._table, uploads,
                 self.cum_cost, float(self.link_costs[0]), np.zeros(n, np.int64),
                 np.zeros(n, np.bool_), np.zeros(max(0, d - 1)))  # fmt: skip
+
+    def _flooding_wire(self) -> tuple[Any, ...]:
+        """:func:`~fedbandit_env.core.rounds.rollout_flooding`'s ``wire``: what the last
+        step delivered (zeros before the first), the graph's hop distances, eccentricities
+        and edges, the link costs, and the rounds each env's ``Flooding`` holds in flight
+        (:meth:`Flooding.in_flight <fedbandit_env.protocols.Flooding.in_flight>`) as the
+        ring of upload steps."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        last = self.last_routed
+        if self.t and last is not None:
+            heard = np.array(last.messages, dtype=np.float32, order="C")
+            mask = np.array(last.mask, dtype=np.int8, order="C")
+            peer = np.array(last.peer_links, dtype=np.int64)
+        else:
+            heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)
+            peer = np.zeros(b, np.int64)
+        hops = np.ascontiguousarray(self.network.hop_distances, dtype=np.int64)
+        reach = np.ascontiguousarray(hops.max(axis=0), dtype=np.int64)
+        ring = max(1, int(reach.max()))
+        starts = np.full((b, ring), -1, np.int64)
+        origins = np.zeros((b, ring, n), np.bool_)
+        payload = np.zeros((b, ring, n, d))
+        for k, protocol in enumerate(self.router.protocols):
+            for flagged, messages, slots in protocol.in_flight():  # type: ignore[attr-defined]
+                start = self.t - slots + 1  # the step of its upload
+                starts[k, start % ring] = start
+                origins[k, start % ring] = flagged
+                payload[k, start % ring] = messages
+        lo, hi = self.message_bounds
+        checked = np.zeros(n, dtype=np.bool_)
+        checked[self._senders] = True  # every agent but an admitted forger
+        edges = np.ascontiguousarray(self.network.edges, dtype=np.int64).reshape(-1, 2)
+        return (heard, mask, np.zeros((b, n, d)), checked, float(lo), float(hi), hops, reach,
+                edges, float(self.link_costs[0]), float(self.link_costs[1]), self.cum_cost,
+                peer, starts, origins, payload, np.ones(b, np.int8), np.zeros(n, np.bool_),
+                np.zeros(edges.shape[0], np.bool_))  # fmt: skip
+
+    def _hand_back_floods(self, wire: tuple[Any, ...]) -> None:
+        """After a flooding rollout, each env's ``Flooding`` holds the rounds still in the
+        ring (:meth:`Flooding.resume <fedbandit_env.protocols.Flooding.resume>`), oldest
+        first, so :meth:`step` goes on routing them; ``last_routed`` is what the last step
+        delivered, as :meth:`step` leaves it."""
+        self.last_routed = Routed(wire[0], wire[1], wire[12].copy(), self.router._no_links)
+        starts, origins, payload = wire[13], wire[14], wire[15]
+        for k, protocol in enumerate(self.router.protocols):
+            live = sorted(int(u) for u in starts[k] if u >= 0)
+            rounds = [(origins[k, u % starts.shape[1]].copy(),
+                       payload[k, u % starts.shape[1]].copy(), self.t - u + 1)
+                      for u in live]  # fmt: skip
+            protocol.resume(rounds)  # type: ignore[attr-defined]
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

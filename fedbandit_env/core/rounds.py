@@ -1,9 +1,11 @@
-"""The compiled rollout of Li & Song's master-worker rounds (``ServerRounds``): a vector
-policy's talking step and the env's, with the server's routing between them, over a
-batch of envs, no Python between steps (:func:`rollout_rounds`;
-:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` takes it where the
-router's kind is ``server_rounds``). Beside :mod:`fedbandit_env.core.kernels`' rollouts
-(its counted twin and disk cache made the same way), in a module of its own.
+"""The compiled rollouts of Li & Song's rounds: a vector policy's talking step and the
+env's, with the protocol's routing between them, over a batch of envs, no Python between
+steps. :func:`rollout_rounds` routes the master-worker rounds (``ServerRounds``),
+:func:`rollout_flooding` GIS flooding (``Flooding``);
+:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` takes them where the
+router's kind is ``server_rounds`` or ``flooding``. Beside
+:mod:`fedbandit_env.core.kernels`' rollouts (their counted twins and disk cache made the
+same way), in a module of their own.
 """
 
 from __future__ import annotations
@@ -21,8 +23,49 @@ from fedbandit_env.core.kernels import (
     step_envs,
     trace_and_record,
 )
+from fedbandit_env.network.graph import Network  # noqa: F401  (the docstring's example)
 from fedbandit_env.rng_kernels import generator_at, integer_below
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def refused(
+    sent: FloatArray,
+    flat: FloatArray,
+    everyone: bool,
+    checked: np.ndarray,
+    low: float,
+    high: float,
+) -> bool:  # pragma: no cover
+    """Whether a message of the senders ``checked`` in ``sent`` ``(B, N, D)`` is not
+    finite or lies outside ``[low, high]``: the vector env's check, as the round
+    rollouts make it before each step (``flat``: ``sent`` as one row, read in one pass
+    that vectorizes whole where ``everyone`` is checked). ``messages_within``'s check,
+    written out: that helper reads ``.flags``, which needs numba's runtime, so an
+    uncounted rollout cannot call it (it compiles only where a counted caller compiled
+    it first: a test order would hide that).
+
+    Examples:
+        >>> sent = np.array([[[0.5, 2.0], [np.nan, 0.0]]])
+        >>> refused(sent, sent.reshape(-1), False, np.array([True, False]), -1.0, 3.0)
+        False
+        >>> refused(sent, sent.reshape(-1), True, np.array([True, True]), -1.0, 3.0)
+        True
+    """
+    bad = False
+    if everyone:
+        for k in range(flat.size):
+            v = flat[k]
+            bad |= (v - v != 0.0) | (v < low) | (v > high)
+        return bad
+    n_envs, n, d = sent.shape
+    for b in range(n_envs):
+        for i in range(n):
+            if checked[i]:
+                for k in range(d):
+                    v = sent[b, i, k]
+                    bad |= (v - v != 0.0) | (v < low) | (v > high)
+    return bad
 
 
 def rollout_rounds(
@@ -107,21 +150,7 @@ def rollout_rounds(
     flat = sent.reshape(-1)  # every sender checked: one flat pass (it vectorizes whole)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, server, server_mask, *state, arms, sent)
-        bad = False  # messages_within's check, written out: that helper reads `.flags`,
-        # which needs numba's runtime, so an uncounted rollout cannot call it (it compiles
-        # only where a counted caller compiled it first: a test order would hide that)
-        if everyone:
-            for k in range(flat.size):
-                v = flat[k]
-                bad |= (v - v != 0.0) | (v < low) | (v > high)
-        else:
-            for b in range(n_envs):
-                for i in range(n):
-                    if checked[i]:
-                        for k in range(d):
-                            v = sent[b, i, k]
-                            bad |= (v - v != 0.0) | (v < low) | (v > high)
-        if bad:  # the caller raises
+        if refused(sent, flat, everyone, checked, low, high):  # the caller raises
             return r, t
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
@@ -179,10 +208,178 @@ def rollout_rounds(
     return r, t
 
 
+def rollout_flooding(
+    act: Any,
+    state: Any,
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    draws: FloatArray,
+    first: int,
+    t: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    regret: FloatArray,
+    cum: FloatArray,
+    wire: tuple[Any, ...],
+    record: tuple[Any, ...],
+    observe: Any,
+    watch: Any,
+    raw: FloatArray,
+    traced: Float32Array,
+) -> tuple[int, int]:  # pragma: no cover
+    """:func:`rollout_rounds` for envs whose messages go by ``Flooding`` (Li & Song's GIS,
+    Algorithm 2): ``act(last, seen, t, heard, mask, *state, arms, sent)`` is a talking
+    step (``heard`` ``(B, N, D)`` float32 by origin, ``mask`` ``(B, N, N)`` int8: the
+    payloads of the rounds completed last step) that writes whole rows ``sent`` ``(B, N,
+    D)``, entry 0 the send flag. ``wire = (heard, mask, sent, checked, low, high, hops,
+    reach, edges, c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise,
+    used)``: the senders checked and the bounds, the hop distances ``hops`` ``(N, N)``
+    and each origin's eccentricity ``reach`` ``(N,)``, the graph's ``edges`` ``(E, 2)``,
+    the link costs, each env's cumulative cost and last step's peer links ``peer``
+    ``(B,)``; the rounds in flight as a ring of ``L`` slots (``L`` the largest
+    eccentricity, at least 1; the round uploaded at step ``s`` in slot ``s % L``):
+    ``starts`` ``(B, L)`` (its upload step, ``-1``: free), ``origins`` ``(B, L, N)``
+    bool (its uploaders) and ``payload`` ``(B, L, N, D)`` (the messages of its upload
+    step); ``delivered`` ``(B,)`` int8 (last step delivered something) and work space
+    ``advertise`` ``(N,)`` bool, ``used`` ``(E,)`` bool. ``record``:
+    :func:`rollout_talking`'s.
+
+    After each step ``t``, as ``Flooding.route`` routes it (GIS with the hop distances in
+    place of the held sets: after ``k`` slots an agent holds origin ``j``'s payload iff
+    it lies within ``k`` hops of ``j``): a step whose flags are set starts a round; then,
+    oldest first, every round in flight plays one slot: the agents ``k`` hops from one of
+    its uploaders (``k`` its slots played before) advertise, and an edge with an
+    advertising end is used; a round whose uploaders' eccentricities are all at most
+    ``k + 1`` is complete, and every agent hears its uploaders' payloads (float32, a later
+    round's over an earlier one's). The step costs ``c1 0 + c2 used`` (the edges used by
+    any round). The messages of the senders ``checked`` are checked before the step, as
+    :func:`rollout_rounds` checks them. Returns the next ``r`` and the steps played by then.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def flag_on_0(last, seen, t, heard, mask, arms, sent):
+        ...     arms[:] = 0
+        ...     sent[:] = 0.0
+        ...     if t == 0:
+        ...         sent[0, 0, 0], sent[0, 0, 1] = 1.0, 0.25
+        >>> net = Network.path(3)
+        >>> means, gaps = np.full((1, 3, 2), 0.5), np.zeros((1, 2))
+        >>> n = np.zeros((1, 3), np.int64)
+        >>> heard, mask = np.zeros((1, 3, 2), np.float32), np.zeros((1, 3, 3), np.int8)
+        >>> wire = (heard, mask, np.zeros((1, 3, 2)), np.ones(3, np.bool_), -9.0, 9.0,
+        ...         net.hop_distances.astype(np.int64), np.array([2, 1, 2]), net.edges,
+        ...         0.0, 1.0, np.zeros(1), np.zeros(1, np.int64),
+        ...         np.full((1, 2), -1, np.int64), np.zeros((1, 2, 3), np.bool_),
+        ...         np.zeros((1, 2, 3, 2)), np.zeros(1, np.int8), np.zeros(3, np.bool_),
+        ...         np.zeros(2, np.bool_))
+        >>> record = (np.array([2]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
+        ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
+        >>> rollout_flooding(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
+        ...                  np.full((1, 2, 3), 0.5), 0, 0, n.copy(), n,
+        ...                  np.zeros((1, 3), np.float32), np.empty((0, 0)),
+        ...                  np.zeros((1, 3)), wire, record, observe_raw, (),
+        ...                  np.zeros((1, 3)), np.zeros((1, 3), np.float32))
+        (1, 2)
+        >>> mask[0, :, 0].tolist(), heard[0, 0].tolist(), record[3].tolist()
+        ([0, 1, 1], [1.0, 0.25], [[3.0]])
+    """
+    heard, mask, sent, checked, low, high, hops, reach, edges = wire[:9]
+    c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise, used = wire[9:]
+    steps, r, out, cost_out, t_arms, t_rewards = record
+    n_envs, n = arms.shape
+    d = sent.shape[2]
+    ring = starts.shape[1]
+    everyone = True
+    for i in range(n):
+        everyone &= checked[i]
+    flat = sent.reshape(-1)
+    for s in range(first, draws.shape[1]):
+        act(last, seen, t, heard, mask, *state, arms, sent)
+        if refused(sent, flat, everyone, checked, low, high):  # the caller raises
+            return r, t
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
+        t += 1
+        observe(arms, raw, t, *watch, seen, traced)
+        for b in range(n_envs):  # Flooding.route, env by env
+            if delivered[b]:  # last step's delivery is over
+                delivered[b] = 0
+                for i in range(n):
+                    for k in range(d):
+                        heard[b, i, k] = np.float32(0.0)
+                    for j in range(n):
+                        mask[b, i, j] = 0
+            flagged = False
+            for i in range(n):
+                flagged |= sent[b, i, 0] > 0.5
+            if flagged:  # a round starts: slot t % L is free (a round lasts <= L steps)
+                now = t % ring
+                starts[b, now] = t
+                for i in range(n):
+                    origins[b, now, i] = sent[b, i, 0] > 0.5
+                    for k in range(d):
+                        payload[b, now, i, k] = sent[b, i, k]
+            for e in range(used.size):
+                used[e] = False
+            for u in range(t - ring + 1, t + 1):  # oldest first
+                at = u % ring
+                if u < 1 or starts[b, at] != u:
+                    continue
+                k_hops = t - u  # the slots this round played before this one
+                far = 0
+                for i in range(n):
+                    advertise[i] = False
+                for j in range(n):
+                    if origins[b, at, j]:
+                        far = max(far, reach[j])
+                        for i in range(n):
+                            advertise[i] |= hops[i, j] == k_hops
+                for e in range(used.size):
+                    used[e] |= advertise[edges[e, 0]] | advertise[edges[e, 1]]
+                if far <= k_hops + 1:  # every agent holds every payload: delivered
+                    starts[b, at] = -1
+                    delivered[b] = 1
+                    for j in range(n):
+                        if origins[b, at, j] and n > 1:
+                            for i in range(n):
+                                mask[b, i, j] = i != j
+                            for k in range(d):
+                                heard[b, j, k] = np.float32(payload[b, at, j, k])
+            links = 0
+            for e in range(used.size):
+                links += used[e]
+            peer[b] = links
+            cum_cost[b] += c1 * 0.0 + c2 * float(links)
+        for b in range(n_envs):
+            for i in range(n):
+                last[b, i] = arms[b, i]
+        if r < steps.size and t == steps[r]:  # the network's cost beside the regret
+            for b in range(n_envs):
+                cost_out[b, r] = cum_cost[b]
+        r = trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
+    return r, t
+
+
 rollout_rounds_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_rounds))
 rollout_rounds = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_rounds)
-_ROLLOUTS: tuple[Any, ...] = (rollout_rounds, rollout_rounds_counted)
+rollout_flooding_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_flooding))
+rollout_flooding = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_flooding)
+_ROLLOUTS: tuple[Any, ...] = (
+    rollout_rounds,
+    rollout_rounds_counted,
+    rollout_flooding,
+    rollout_flooding_counted,
+)
 for _rollout in _ROLLOUTS:
     _rollout._cache = ArgumentFunctionCache(_rollout.py_func)
 
-__all__ = ["rollout_rounds", "rollout_rounds_counted"]
+__all__ = [
+    "refused",
+    "rollout_flooding",
+    "rollout_flooding_counted",
+    "rollout_rounds",
+    "rollout_rounds_counted",
+]

@@ -204,6 +204,7 @@ class _Flood:
     messages: FloatArray
     held: BoolArray
     new: BoolArray
+    slots: int = 0  # GIS slots played since the upload
 
 
 class Flooding(Protocol):
@@ -252,6 +253,7 @@ class Flooding(Protocol):
         remaining = []
         for rnd in self._rounds:  # oldest first; a later round overwrites a shared origin
             used |= gis_slot(self._adjacency, edges, rnd.held, rnd.new)
+            rnd.slots += 1
             if rnd.held[:, rnd.origins].all():
                 mask[:, rnd.origins] = True
                 rows[rnd.origins] = rnd.messages[rnd.origins]
@@ -260,6 +262,43 @@ class Flooding(Protocol):
         self._rounds = remaining
         np.fill_diagonal(mask, False)
         return Delivery(None, mask, peer_links=int(used.sum()), rows=rows)
+
+    def in_flight(self) -> list[tuple[BoolArray, FloatArray, int]]:
+        """The rounds not yet delivered, oldest first: each round's uploaders ``(N,)``,
+        the messages of its upload step ``(N, D)`` (copies) and the GIS slots played
+        since. A compiled rollout (``core.rounds.rollout_flooding``) starts from them.
+
+        Examples:
+            >>> proto = Flooding()
+            >>> proto.reset(Network.path(3), np.random.default_rng(0))
+            >>> _ = proto.route(np.array([[1, 0.1], [0, 0.0], [0, 0.0]]), t=1)
+            >>> [(o.tolist(), slots) for o, _, slots in proto.in_flight()]
+            [([True, False, False], 1)]
+        """
+        return [(r.origins.copy(), r.messages.copy(), r.slots) for r in self._rounds]
+
+    def resume(self, rounds: list[tuple[BoolArray, FloatArray, int]]) -> None:
+        """Hold ``rounds`` in flight, as :meth:`in_flight` lists them: each round's
+        holdings are replayed from its upload (``slots`` GIS slots), so :meth:`route`
+        goes on as if it had routed them itself. What a compiled rollout hands back.
+
+        Examples:
+            >>> proto = Flooding()
+            >>> proto.reset(Network.path(3), np.random.default_rng(0))
+            >>> proto.resume([(np.array([True, False, False]), np.array([[1, 0.1]] * 3), 1)])
+            >>> d = proto.route(np.zeros((3, 2)), t=2)
+            >>> d.mask[:, 0].tolist(), d.peer_links
+            ([False, True, True], 2)
+        """
+        self._rounds = []
+        for origins, messages, slots in rounds:
+            start = np.diag(np.asarray(origins, dtype=bool))
+            rnd = _Flood(start.diagonal().copy(), np.array(messages, dtype=np.float64),
+                         start, start.copy())  # fmt: skip
+            for _ in range(slots):
+                gis_slot(self._adjacency, self.network.edges, rnd.held, rnd.new)
+            rnd.slots = int(slots)
+            self._rounds.append(rnd)
 
 
 def find_sinks(network: Network) -> tuple[IntArray, IntArray]:

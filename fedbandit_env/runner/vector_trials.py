@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.core.mab import RolloutStopped
 from fedbandit_env.entry_points import load_entry_point
 from fedbandit_env.policies import AgentSpec, Requirements
@@ -103,7 +104,7 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """The policy's compiled step where ``venv`` is a NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's, RandomEdgeGossip's, NeighbourGossip's or ServerRounds':
+    or Broadcast's, RandomEdgeGossip's, NeighbourGossip's, ServerRounds' or Flooding's:
     ``MABCore.rolls_out``), bare
     or under a layer that plays its part inside the rollout (``venv.rolls_out``:
     ``VecPrivateRewards``), and the step's form fits it (talking where the env carries
@@ -111,7 +112,8 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     is the stack's ``rollout_observes``; hearing every neighbour's prefix:
     ``kernel_hears_graph`` where the protocol delivers so; reading the server's broadcast,
     ``kernel_rounds``, exactly over ServerRounds; reading GammaHops' copies by receiver,
-    ``kernel_hops``, exactly over GammaHops), else ``None``. Call after
+    ``kernel_hops``, exactly over GammaHops; over Flooding, a step that writes whole rows,
+    not one that lists its writes), else ``None``. Call after
     the policy's ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
@@ -137,7 +139,11 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
         return None  # a step that reads the server's broadcast, or one that does not
     if bool(getattr(core, "gamma", 0)) != bool(getattr(policy, "kernel_hops", False)):
         return None  # a linear step that reads GammaHops' copies, or one that does not
-    return policy.kernel()
+    compiled = policy.kernel()
+    floods = bool(core.message_dim) and core.router.kind == "flooding"
+    if floods and compiled is not None and compiled[1] and isinstance(compiled[1][-1], WireChanges):
+        return None  # a step that lists its writes: the flooding rollout reads whole rows
+    return compiled
 
 
 def run_vector_trials(

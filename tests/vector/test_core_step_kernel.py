@@ -19,7 +19,7 @@ from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
 from fedbandit_env.protocols import (
     Broadcast,
-    Flooding,
+    Hybrid,
     NeighbourGossip,
     RandomEdgeGossip,
     ServerRounds,
@@ -321,7 +321,7 @@ def test_a_rollout_refuses_what_the_env_refuses() -> None:
     with pytest.raises(ValueError, match="messages must be finite and within"):
         core.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
     assert core.t == 3  # the three steps before the refused one were played
-    other = talking_core(Network.complete(N), protocol=Flooding)
+    other = talking_core(Network.complete(N), protocol=Hybrid)
     assert not other.rolls_out
     with pytest.raises(ValueError, match="Broadcast"):
         other.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))

@@ -251,40 +251,45 @@ def test_any_observation_is_read_as_the_per_agent_policy_reads_it(variant: str) 
 
 
 @pytest.mark.parametrize(
-    "params",
-    [{"epsilon": 1.0}, {"epsilon": None, "participation": 0.5},
-     {"epsilon": 0.5, "rounds": 3, "min_gap": 0.1}],
+    ("variant", "params"),
+    [("cdp", {"epsilon": 1.0}), ("cdp", {"epsilon": None, "participation": 0.5}),
+     ("cdp", {"epsilon": 0.5, "rounds": 3, "min_gap": 0.1}), ("ddp", {"epsilon": 1.0}),
+     ("ddp", {"epsilon": None, "rounds": 3, "min_gap": 0.1})],
 )  # fmt: skip
-def test_cdp_is_rolled_out_by_the_core_as_it_steps(
-    params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+def test_cdp_and_ddp_are_rolled_out_by_the_core_as_they_step(
+    variant: str, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """CDP-MAB's step rolls out over ServerRounds in compiled code
-    (``core.rounds.rollout_rounds``), and its trials are the stepped ones and the
-    per-agent team's; handed over mid-episode (the server's last broadcast and its
-    uploads read from the env), the episode is the same."""
-    setting = {"graph": "complete"}
+    (``core.rounds.rollout_rounds``), DDP-MAB's over GIS flooding on a path, whose rounds
+    take several steps (``core.rounds.rollout_flooding``); their trials are the stepped
+    ones and the per-agent team's; handed over mid-episode (the server's last broadcast
+    and its uploads, or the rounds in flight, read from the env), the episode is the
+    same. HDP's hybrid rounds have no rollout yet."""
+    setting = {"graph": "complete" if variant == "cdp" else "path"}
     scenario = _scenario(setting)
-    policy = cdp_mab(**params)
+    factory = cdp_mab if variant == "cdp" else ddp_mab
+    policy = factory(**params)
     needs = policy.requirements(scenario.n_agents, scenario.n_arms)
     venv = make_vec(scenario, 2, needs)
     _start_split(venv, policy, trial_seeds(SEED, 2), agent_specs(scenario, needs))
     assert compiled_act(venv, policy) is not None
-    flooding = ddp_mab(**{k: v for k, v in params.items() if k != "participation"})
-    needs = flooding.requirements(scenario.n_agents, scenario.n_arms)
-    other = make_vec(scenario, 2, needs)
-    _start_split(other, flooding, trial_seeds(SEED, 2), agent_specs(scenario, needs))
-    assert compiled_act(other, flooding) is None  # no rollout for DDP's flooding yet
-    want, _ = _per_agent("cdp", setting, params)
+    hybrid, star = hdp_mab(epsilon=1.0), _scenario({"graph": "star", "components": (2, 4)})
+    needs = hybrid.requirements(star.n_agents, star.n_arms)
+    other = make_vec(star, 2, needs)
+    _start_split(other, hybrid, trial_seeds(SEED, 2), agent_specs(star, needs))
+    assert compiled_act(other, hybrid) is None  # no rollout for HDP's hybrid rounds yet
+    want, _ = _per_agent(variant, setting, params)
     rolled = _vector(policy, setting)
     monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
-    stepped = _vector(cdp_mab(**params), setting)
+    stepped = _vector(factory(**params), setting)
     for curves in (rolled, stepped):
         np.testing.assert_array_equal(curves.regret, want.regret)
         np.testing.assert_array_equal(curves.comm_cost, want.comm_cost)
     monkeypatch.undo()
     ends = []
-    for stepped_for in (0, 1, 600, scenario.horizon):
-        core = stepped_then_rolled(cdp_mab(**params), scenario, stepped_for).unwrapped.core
+    # DDP: after 246 (epsilon 1) and 283 (no noise, 3 rounds) steps a round is in flight
+    for stepped_for in (0, 1, 246, 283, 600, scenario.horizon):
+        core = stepped_then_rolled(factory(**params), scenario, stepped_for).unwrapped.core
         ends.append((core.cum_regret.copy(), core.cum_cost.copy()))
     for regret, cost in ends[1:]:
         np.testing.assert_array_equal(regret, ends[0][0])
