@@ -55,10 +55,11 @@ VECTOR_FORMS = {
     "fed_ucb": ("baselines.gossip.vector:fed_ucb", "gossip+private"),
     "cdp_mab": ("baselines.elimination.vector:cdp_mab", "server"),
     "ddp_mab": ("baselines.elimination.vector:ddp_mab", None),
+    "hdp_mab": ("baselines.elimination.vector:hdp_mab", None),
 }
 """Each policy whose loop stands beside its vector form: the form's factory and the
 setting it is measured in (``None``: the policy's own protocol, DDP-MAB's GIS
-flooding)."""
+flooding, HDP-MAB's hybrid structure over the graph's components)."""
 
 SIZES = {
     "small": ({"n_agents": 10, "n_arms": 10, "graph": "complete"}, 40_000),

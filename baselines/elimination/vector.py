@@ -15,10 +15,10 @@ inbox's ``server_dropped`` where an observation has it, not only in the lockstep
 family's trial loop (:mod:`baselines.elimination.fast`) assumes.
 
 CDP-MAB's step also rolls out in compiled code over ``ServerRounds``
-(:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``), and DDP-MAB's
-over GIS flooding (``core.rounds.rollout_flooding``): the same trials
-(``tests/families/elimination/test_elimination_vector.py``). HDP's hybrid rounds have no
-compiled rollout in the core yet and play through :meth:`act`. The registered fast path
+(:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``), DDP-MAB's
+over GIS flooding (``core.rounds.rollout_flooding``) and HDP-MAB's over the hybrid
+structure (``core.rounds.rollout_hybrid``): the same trials
+(``tests/families/elimination/test_elimination_vector.py``). The registered fast path
 is still the family's loop: at the ``fedbandit speed`` line's two trials the loop, which
 draws each reward inline, is faster than the core's rollout (issue 62;
 ``examples/vector_gate.py --policy cdp_mab`` measures it).
@@ -185,12 +185,10 @@ class EliminationVector(VectorPolicy):
 
     def kernel(self) -> CompiledAct | None:
         """:func:`~baselines.elimination.kernels.elimination_step` and the state, for a
-        rollout over ``ServerRounds`` (CDP-MAB, :attr:`kernel_rounds`), or
+        rollout over ``ServerRounds`` (CDP-MAB) or ``Hybrid`` (HDP-MAB), which reads the
+        server's broadcast (:attr:`kernel_rounds`), or
         :func:`~baselines.elimination.kernels.flooding_step`, for one over ``Flooding``
-        (DDP-MAB); HDP's hybrid rounds have no compiled rollout, so it plays through
-        :meth:`act`."""
-        if isinstance(self.template, HDPMAB):
-            return None
+        (DDP-MAB)."""
         b, n = self._shape
         d = 1 + self._counts.shape[1]
         heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)

@@ -54,6 +54,8 @@ from fedbandit_env.core.kernels import (
 from fedbandit_env.core.rounds import (
     rollout_flooding,
     rollout_flooding_counted,
+    rollout_hybrid,
+    rollout_hybrid_counted,
     rollout_rounds,
     rollout_rounds_counted,
 )
@@ -317,8 +319,8 @@ class MABCore(ActionChecks):
         by ``Broadcast`` (every neighbour's row every step), ``RandomEdgeGossip`` (one
         edge's two rows a step, and with a public prefix every neighbour's prefix),
         ``NeighbourGossip`` (every agent's call, no public prefix), ``ServerRounds``
-        (Li & Song's master-worker rounds: the server's broadcast) or ``Flooding`` (their
-        GIS rounds).
+        (Li & Song's master-worker rounds: the server's broadcast), ``Flooding`` (their
+        GIS rounds) or ``Hybrid`` (their hybrid structure).
 
         Examples:
             >>> from fedbandit_env.protocols import Broadcast
@@ -335,7 +337,8 @@ class MABCore(ActionChecks):
             and (not router.public_dim or router.kind == "random_edge")
             and not router.has_server
         )
-        return not self.message_dim or plain or router.kind in ("server_rounds", "flooding")
+        rounds = router.kind in ("server_rounds", "flooding", "hybrid")
+        return not self.message_dim or plain or rounds
 
     def rollout(
         self,
@@ -354,11 +357,12 @@ class MABCore(ActionChecks):
         last_rewards_f32, t, *state, arms_out)``, or with messages ``act(last_arms,
         last_rewards_f32, t, heard, mask, *state, arms_out, sent_out)``; with
         ``ServerRounds``, ``server`` and ``server_mask`` in place of ``heard`` and
-        ``mask``), with no Python between steps:
+        ``mask``, and so with ``Hybrid``), with no Python between steps:
         :func:`~fedbandit_env.core.kernels.rollout_block` (or
         :func:`~fedbandit_env.core.kernels.rollout_talking`,
         :func:`~fedbandit_env.core.rounds.rollout_rounds`,
-        :func:`~fedbandit_env.core.rounds.rollout_flooding`) over blocks of noise drawn
+        :func:`~fedbandit_env.core.rounds.rollout_flooding`,
+        :func:`~fedbandit_env.core.rounds.rollout_hybrid`) over blocks of noise drawn
         as :meth:`step` draws it, so the episode is the one :meth:`step` plays for the
         same actions, to the bit, messages and link costs included. The cumulative regret
         at the recorded ``steps`` still ahead goes to ``out`` ``(B, N, len(steps))`` (the
@@ -402,7 +406,7 @@ class MABCore(ActionChecks):
         if not self.rolls_out:
             raise ValueError(
                 "a compiled rollout plays NumPy envs without messages, or with Broadcast's, "
-                "RandomEdgeGossip's, NeighbourGossip's, ServerRounds' or Flooding's"
+                "RandomEdgeGossip's, NeighbourGossip's, ServerRounds', Flooding's or Hybrid's"
             )
         b, n, d = self.n_envs, self.n_agents, self.message_dim
         last = np.array(self.backend.to_numpy(self.last_arms), dtype=np.int64)
@@ -424,14 +428,14 @@ class MABCore(ActionChecks):
         drawn = bool(d) and self.router.kind in ("random_edge", "neighbour_calls")
         rounds = bool(d) and self.router.kind == "server_rounds"
         floods = bool(d) and self.router.kind == "flooding"
+        hybrid = bool(d) and self.router.kind == "hybrid"
         changes = state[-1] if d and state and isinstance(state[-1], WireChanges) else None
-        if (rounds or floods) and changes is not None:
-            raise ValueError(
-                f"a step over {'ServerRounds' if rounds else 'Flooding'} writes whole rows "
-                "(no WireChanges)"
-            )
-        if rounds or floods:
-            wire = self._rounds_wire() if rounds else self._flooding_wire()
+        if (rounds or floods or hybrid) and changes is not None:
+            name = type(self.router.protocols[0]).__name__
+            raise ValueError(f"a step over {name} writes whole rows (no WireChanges)")
+        if rounds or floods or hybrid:
+            wire = (self._rounds_wire() if rounds else
+                    self._flooding_wire() if floods else self._hybrid_wire())  # fmt: skip
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         elif d:
             wire = self._wire()
@@ -441,11 +445,13 @@ class MABCore(ActionChecks):
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         silent: Any = rollout_block_counted
         talking: Any = rollout_talking_counted
-        if rounds or floods:
-            talking = rollout_rounds_counted if rounds else rollout_flooding_counted
+        if rounds or floods or hybrid:
+            talking = (rollout_rounds_counted if rounds else
+                       rollout_flooding_counted if floods else rollout_hybrid_counted)  # fmt: skip
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
             silent = rollout_block
-            talking = rollout_rounds if rounds else rollout_flooding if floods else rollout_talking
+            talking = (rollout_rounds if rounds else rollout_flooding if floods else
+                       rollout_hybrid if hybrid else rollout_talking)  # fmt: skip
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -475,9 +481,16 @@ class MABCore(ActionChecks):
                     self.last_arms, self.last_rewards = last, raw
                     if floods:  # the rounds in flight stay the protocols'
                         self._hand_back_floods(wire)
+                    if hybrid:
+                        self._hand_back_hybrid(wire)
                     if changes is not None:  # or the step's listing was wrong
                         changes.check(b, n, d)
                     self.check_actions(arms, wire[2])  # the env's own refusal, its message
+                    if hybrid:  # Hybrid.route's refusal, before the step (step(): after it)
+                        raise RuntimeError(
+                            f"step {t + 1}: a hybrid round is still in flight; agents must "
+                            "wait for the server's broadcast before starting another"
+                        )
                     raise ValueError("a message outside the bounds the env declares")
             self.t += end - start
             self._offset = end
@@ -489,6 +502,8 @@ class MABCore(ActionChecks):
                                       uploads, None, wire[0], wire[1])  # fmt: skip
         elif floods:  # the rounds in flight back to the protocols; the last delivery
             self._hand_back_floods(wire)
+        elif hybrid:
+            self._hand_back_hybrid(wire)
         elif d:  # what the last step delivered, as step() leaves it
             router = self.router
             public = None
@@ -611,6 +626,57 @@ class MABCore(ActionChecks):
                        payload[k, u % starts.shape[1]].copy(), self.t - u + 1)
                       for u in live]  # fmt: skip
             protocol.resume(rounds)  # type: ignore[attr-defined]
+
+    def _hybrid_wire(self) -> tuple[Any, ...]:
+        """:func:`~fedbandit_env.core.rounds.rollout_hybrid`'s ``wire``: what the server
+        broadcast last step (zeros before the first) and the last step's links, the sinks
+        and each agent's next hop towards its own (the protocols'), the link costs, and
+        the round each env's ``Hybrid`` holds in flight
+        (:meth:`Hybrid.in_flight <fedbandit_env.protocols.Hybrid.in_flight>`)."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        last, protocols = self.last_routed, self.router.protocols
+        peer, up = np.zeros(b, np.int64), np.zeros(b, np.int64)
+        server, server_mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, 1), np.int8)
+        if self.t and last is not None and last.server is not None:
+            server = np.array(last.server, dtype=np.float32, order="C")
+            server_mask = np.array(last.server_mask, dtype=np.int8, order="C")
+            peer = np.array(last.peer_links, dtype=np.int64)
+            up = np.array(last.server_links, dtype=np.int64)
+        first: Any = protocols[0]
+        sinks = np.ascontiguousarray(first.sinks, dtype=np.int64)
+        q = sinks.size
+        live = np.zeros(b, np.int8)
+        payload, members = np.zeros((b, n, max(0, d - 1))), np.zeros((b, q, n), np.bool_)
+        at, uploaded = np.full((b, n), -1, np.int64), np.zeros((b, q), np.bool_)
+        sink_means, sink_counts = np.zeros((b, q, max(0, d - 1))), np.zeros((b, q))
+        for k, protocol in enumerate(protocols):
+            held = protocol.in_flight()  # type: ignore[attr-defined]
+            if held is not None:
+                live[k] = 1
+                payload[k], members[k], at[k], uploaded[k], sink_means[k], sink_counts[k] = held
+        lo, hi = self.message_bounds
+        checked = np.zeros(n, dtype=np.bool_)
+        checked[self._senders] = True  # every agent but an admitted forger
+        broadcast = server_mask.reshape(b, -1).any(axis=1).astype(np.int8)
+        return (server, server_mask, np.zeros((b, n, d)), checked, float(lo), float(hi),
+                np.ascontiguousarray(first._parent, dtype=np.int64),
+                np.ascontiguousarray(first._component, dtype=np.int64), sinks,
+                float(self.link_costs[0]), float(self.link_costs[1]), self.cum_cost, peer, up,
+                live, payload, members, at, uploaded, sink_means, sink_counts, broadcast,
+                np.zeros(n, np.bool_), np.zeros(max(0, d - 1)))  # fmt: skip
+
+    def _hand_back_hybrid(self, wire: tuple[Any, ...]) -> None:
+        """After a hybrid rollout, each env's ``Hybrid`` holds its round in flight
+        (:meth:`Hybrid.resume <fedbandit_env.protocols.Hybrid.resume>`); ``last_routed``
+        is what the last step delivered, as :meth:`step` leaves it."""
+        b, n, d = self.n_envs, self.n_agents, self.message_dim
+        self.last_routed = Routed(np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8),
+                                  wire[12].copy(), wire[13].copy(), None, wire[0],
+                                  wire[1])  # fmt: skip
+        live = wire[14]
+        for k, protocol in enumerate(self.router.protocols):
+            held = tuple(part[k].copy() for part in wire[15:21]) if live[k] else None
+            protocol.resume(held)  # type: ignore[attr-defined]
 
     def _refill(self, block: int | None = None) -> None:
         """Draw the next block of every env's reward noise (in each stream's order; on a

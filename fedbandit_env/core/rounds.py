@@ -1,9 +1,9 @@
 """The compiled rollouts of Li & Song's rounds: a vector policy's talking step and the
 env's, with the protocol's routing between them, over a batch of envs, no Python between
 steps. :func:`rollout_rounds` routes the master-worker rounds (``ServerRounds``),
-:func:`rollout_flooding` GIS flooding (``Flooding``);
-:meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` takes them where the
-router's kind is ``server_rounds`` or ``flooding``. Beside
+:func:`rollout_flooding` GIS flooding (``Flooding``), :func:`rollout_hybrid` the hybrid
+structure (``Hybrid``); :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>`
+takes them where the router's kind is ``server_rounds``, ``flooding`` or ``hybrid``. Beside
 :mod:`fedbandit_env.core.kernels`' rollouts (their counted twins and disk cache made the
 same way), in a module of their own.
 """
@@ -26,6 +26,45 @@ from fedbandit_env.core.kernels import (
 from fedbandit_env.network.graph import Network  # noqa: F401  (the docstring's example)
 from fedbandit_env.rng_kernels import generator_at, integer_below
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def close_step(
+    t: int,
+    arms: IntArray,
+    last: IntArray,
+    cum_cost: FloatArray,
+    traced: Float32Array,
+    cum: FloatArray,
+    steps: IntArray,
+    r: int,
+    out: FloatArray,
+    cost_out: FloatArray,
+    t_arms: IntArray,
+    t_rewards: Float32Array,
+) -> int:  # pragma: no cover
+    """A round rollout's books after step ``t``: the arms become the last ones, and at
+    a recorded step ``steps[r]`` the cumulative cost goes to ``cost_out[:, r]`` beside
+    :func:`~fedbandit_env.core.kernels.trace_and_record`'s regret; returns the next ``r``.
+
+    Examples:
+        >>> last, cost = np.zeros((1, 1), np.int64), np.zeros((1, 1))
+        >>> close_step(2, np.array([[1]]), last, np.array([7.0]),
+        ...            np.zeros((1, 1), np.float32), np.zeros((1, 1)), np.array([2]), 0,
+        ...            np.zeros((1, 1, 1)), cost, np.zeros((0, 0, 0), np.int64),
+        ...            np.zeros((0, 0, 0), np.float32))
+        1
+        >>> last.tolist(), cost.tolist()
+        ([[1]], [[7.0]])
+    """
+    n_envs, n = arms.shape
+    for b in range(n_envs):
+        for i in range(n):
+            last[b, i] = arms[b, i]
+    if r < steps.size and t == steps[r]:  # the network's cost beside the regret
+        for b in range(n_envs):
+            cost_out[b, r] = cum_cost[b]
+    return trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -144,9 +183,7 @@ def rollout_rounds(
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
-    everyone = True
-    for i in range(n):
-        everyone &= checked[i]
+    everyone = checked.all()
     flat = sent.reshape(-1)  # every sender checked: one flat pass (it vectorizes whole)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, server, server_mask, *state, arms, sent)
@@ -199,12 +236,8 @@ def rollout_rounds(
             uploads[b] = k_up
         for b in range(n_envs):
             cum_cost[b] += c1 * float(uploads[b])
-            for i in range(n):
-                last[b, i] = arms[b, i]
-        if r < steps.size and t == steps[r]:  # the network's cost beside the regret
-            for b in range(n_envs):
-                cost_out[b, r] = cum_cost[b]
-        r = trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
+        r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
+                       t_rewards)  # fmt: skip
     return r, t
 
 
@@ -293,9 +326,7 @@ def rollout_flooding(
     n_envs, n = arms.shape
     d = sent.shape[2]
     ring = starts.shape[1]
-    everyone = True
-    for i in range(n):
-        everyone &= checked[i]
+    everyone = checked.all()
     flat = sent.reshape(-1)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, heard, mask, *state, arms, sent)
@@ -353,13 +384,199 @@ def rollout_flooding(
                 links += used[e]
             peer[b] = links
             cum_cost[b] += c1 * 0.0 + c2 * float(links)
+        r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
+                       t_rewards)  # fmt: skip
+    return r, t
+
+
+def rollout_hybrid(
+    act: Any,
+    state: Any,
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    draws: FloatArray,
+    first: int,
+    t: int,
+    last: IntArray,
+    arms: IntArray,
+    seen: Float32Array,
+    regret: FloatArray,
+    cum: FloatArray,
+    wire: tuple[Any, ...],
+    record: tuple[Any, ...],
+    observe: Any,
+    watch: Any,
+    raw: FloatArray,
+    traced: Float32Array,
+) -> tuple[int, int]:  # pragma: no cover
+    """:func:`rollout_rounds` for envs whose messages go by ``Hybrid`` (Li & Song's
+    hybrid structure, Algorithms 4-5): the same talking step, reading the server's
+    broadcast (``server``, ``server_mask``). ``wire = (server, server_mask, sent,
+    checked, low, high, parent, component, sinks, c1, c2, cum_cost, peer, up, live,
+    payload, members, at, uploaded, sink_means, sink_counts, broadcast, mark,
+    aggregate)``: the senders checked and the bounds; each agent's next hop towards its
+    component's sink ``parent`` ``(N,)`` (-1: a sink), its component ``(N,)`` and the
+    sinks ``(Q,)``; the link costs, each env's cumulative cost and last step's links
+    ``peer``, ``up`` ``(B,)``; the round in flight (``live`` ``(B,)`` int8), as
+    ``Hybrid`` holds it: the payloads ``(B, N, D - 1)``, each component's uploaders
+    ``(B, Q, N)``, where each payload is ``(B, N)`` (-1: not sent), the components that
+    uploaded ``(B, Q)``, their sinks' means ``(B, Q, D - 1)`` and counts ``(B, Q)``;
+    ``broadcast`` ``(B,)`` int8 (the server answered last step), and work space ``mark``
+    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``. ``record``: :func:`rollout_talking`'s.
+
+    After each step, as ``Hybrid.route`` routes it: a step whose flags are set starts a
+    round; every payload not at its sink moves one hop (SAC: ``c2`` per agent that
+    forwards, however many payloads it forwards); a component whose uploaders' payloads
+    are all at its sink averages them (in agent order) and uploads (``c1``); when every
+    component has uploaded, the server averages the sinks' means weighted by their
+    uploaders and every agent hears ``[n uploaders, mean]`` (float32). Before each step
+    the messages are checked as :func:`rollout_rounds` checks them, and a flag set while
+    a round is in flight stops the rollout there too (``step()`` raises for it after the
+    env's step; the caller raises before it). Returns the next ``r`` and the steps
+    played by then.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def flag_on_0(last, seen, t, server, server_mask, arms, sent):
+        ...     arms[:] = 0
+        ...     sent[:] = 0.0
+        ...     if t == 0:
+        ...         sent[0, 0, 0], sent[0, 0, 1] = 1.0, 0.25
+        >>> means, gaps = np.full((1, 3, 2), 0.5), np.zeros((1, 2))
+        >>> n = np.zeros((1, 3), np.int64)
+        >>> server, smask = np.zeros((1, 3, 2), np.float32), np.zeros((1, 3, 1), np.int8)
+        >>> wire = (server, smask, np.zeros((1, 3, 2)), np.ones(3, np.bool_), -9.0, 9.0,
+        ...         np.array([1, -1, 1]), np.zeros(3, np.int64), np.array([1]), 5.0, 1.0,
+        ...         np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.int64),
+        ...         np.zeros(1, np.int8), np.zeros((1, 3, 1)), np.zeros((1, 1, 3), np.bool_),
+        ...         np.zeros((1, 3), np.int64), np.zeros((1, 1), np.bool_),
+        ...         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8),
+        ...         np.zeros(3, np.bool_), np.zeros(1))
+        >>> record = (np.array([1]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
+        ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
+        >>> rollout_hybrid(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
+        ...                np.full((1, 2, 3), 0.5), 0, 0, n.copy(), n,
+        ...                np.zeros((1, 3), np.float32), np.empty((0, 0)), np.zeros((1, 3)),
+        ...                wire, record, observe_raw, (), np.zeros((1, 3)),
+        ...                np.zeros((1, 3), np.float32))
+        (1, 2)
+        >>> record[3].tolist(), server[0, 2].tolist(), smask[0, :, 0].tolist()
+        ([[6.0]], [0.0, 0.0], [0, 0, 0])
+    """
+    server, server_mask, sent, checked, low, high, parent, component, sinks = wire[:9]
+    c1, c2, cum_cost, peer, up, live, payload, members, at = wire[9:18]
+    uploaded, sink_means, sink_counts, broadcast, mark, aggregate = wire[18:]
+    steps, r, out, cost_out, t_arms, t_rewards = record
+    n_envs, n = arms.shape
+    d = sent.shape[2]
+    n_comp = sinks.size
+    everyone = checked.all()
+    flat = sent.reshape(-1)
+    for s in range(first, draws.shape[1]):
+        act(last, seen, t, server, server_mask, *state, arms, sent)
+        busy = False  # a round started while one is in flight: Hybrid.route refuses it
         for b in range(n_envs):
+            if live[b]:
+                for i in range(n):
+                    busy |= sent[b, i, 0] > 0.5
+        if busy or refused(sent, flat, everyone, checked, low, high):  # the caller raises
+            return r, t
+        step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
+        t += 1
+        observe(arms, raw, t, *watch, seen, traced)
+        for b in range(n_envs):  # Hybrid.route, env by env
+            if broadcast[b]:  # last step's broadcast is over
+                broadcast[b] = 0
+                for i in range(n):
+                    server_mask[b, i, 0] = 0
+                    for k in range(d):
+                        server[b, i, k] = np.float32(0.0)
+            peer[b], up[b] = 0, 0
+            flagged = False
             for i in range(n):
-                last[b, i] = arms[b, i]
-        if r < steps.size and t == steps[r]:  # the network's cost beside the regret
-            for b in range(n_envs):
-                cost_out[b, r] = cum_cost[b]
-        r = trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
+                flagged |= sent[b, i, 0] > 0.5
+            if flagged:  # a round starts
+                live[b] = 1
+                for q in range(n_comp):
+                    uploaded[b, q] = True  # a component without uploaders sends nothing
+                    sink_counts[b, q] = 0.0
+                    for k in range(d - 1):
+                        sink_means[b, q, k] = 0.0
+                for i in range(n):
+                    up_here = sent[b, i, 0] > 0.5
+                    at[b, i] = i if up_here else -1
+                    for q in range(n_comp):
+                        members[b, q, i] = up_here and component[i] == q
+                    if up_here:
+                        uploaded[b, component[i]] = False
+                    for k in range(d - 1):
+                        payload[b, i, k] = sent[b, i, 1 + k]
+            if not live[b]:
+                cum_cost[b] += c1 * 0.0 + c2 * 0.0
+                continue
+            links = 0  # SAC: every payload not at its sink moves a hop; one link per agent
+            for i in range(n):  # that forwards
+                p = at[b, i]
+                if p >= 0 and parent[p] >= 0:
+                    if not mark[p]:
+                        mark[p] = True
+                        links += 1
+                    at[b, i] = parent[p]
+            for i in range(n):
+                mark[i] = False
+            sinks_up = 0
+            done = True
+            for q in range(n_comp):
+                if uploaded[b, q]:
+                    continue
+                there = True
+                for i in range(n):
+                    there &= not members[b, q, i] or at[b, i] == sinks[q]
+                if not there:
+                    done = False
+                    continue
+                count = 0  # mean_rows: the component's payloads summed in agent order
+                for i in range(n):
+                    if members[b, q, i]:
+                        count += 1
+                        for k in range(d - 1):
+                            sink_means[b, q, k] += payload[b, i, k]
+                for k in range(d - 1):
+                    sink_means[b, q, k] /= count
+                sink_counts[b, q] = count
+                uploaded[b, q] = True
+                sinks_up += 1
+            if done:  # weighted_mean_rows over the sinks, then the server's broadcast
+                total = 0.0
+                for k in range(d - 1):
+                    aggregate[k] = 0.0
+                for q in range(n_comp):
+                    w = sink_counts[b, q]
+                    if w > 0:
+                        total += w
+                        for k in range(d - 1):
+                            aggregate[k] += w * sink_means[b, q, k]
+                if total > 0:
+                    for k in range(d - 1):
+                        aggregate[k] /= total
+                everyone_up = 0
+                for q in range(n_comp):
+                    for i in range(n):
+                        everyone_up += members[b, q, i]
+                for i in range(n):
+                    server[b, i, 0] = np.float32(everyone_up)
+                    for k in range(d - 1):
+                        server[b, i, 1 + k] = np.float32(aggregate[k])
+                    server_mask[b, i, 0] = 1
+                broadcast[b] = 1
+                live[b] = 0
+            peer[b], up[b] = links, sinks_up
+            cum_cost[b] += c1 * float(sinks_up) + c2 * float(links)
+        r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
+                       t_rewards)  # fmt: skip
     return r, t
 
 
@@ -367,19 +584,26 @@ rollout_rounds_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_roun
 rollout_rounds = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_rounds)
 rollout_flooding_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_flooding))
 rollout_flooding = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_flooding)
+rollout_hybrid_counted = njit(cache=True, nogil=True)(_counted_twin(rollout_hybrid))
+rollout_hybrid = njit(cache=True, nogil=True, **UNCOUNTED)(rollout_hybrid)
 _ROLLOUTS: tuple[Any, ...] = (
     rollout_rounds,
     rollout_rounds_counted,
     rollout_flooding,
     rollout_flooding_counted,
+    rollout_hybrid,
+    rollout_hybrid_counted,
 )
 for _rollout in _ROLLOUTS:
     _rollout._cache = ArgumentFunctionCache(_rollout.py_func)
 
 __all__ = [
+    "close_step",
     "refused",
     "rollout_flooding",
     "rollout_flooding_counted",
+    "rollout_hybrid",
+    "rollout_hybrid_counted",
     "rollout_rounds",
     "rollout_rounds_counted",
 ]

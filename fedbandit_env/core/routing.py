@@ -25,9 +25,11 @@ Three routers, chosen by the protocol's exact type:
 - any other protocol: each env's own protocol object routes its step
   (:meth:`Protocol.route <fedbandit_env.protocols.Protocol.route>`), and the delivery is
   converted (refused if a protocol hands two receivers different contents of one sender).
-  :class:`Flooding <fedbandit_env.protocols.Flooding>` (Li & Song's GIS) is routed so
-  too, under its own ``kind``: ``MABCore.rollout`` routes it in compiled code
-  (:func:`~fedbandit_env.core.rounds.rollout_flooding`).
+  :class:`Flooding <fedbandit_env.protocols.Flooding>` (Li & Song's GIS) and
+  :class:`Hybrid <fedbandit_env.protocols.Hybrid>` are routed so too, under kinds of
+  their own: ``MABCore.rollout`` routes them in compiled code
+  (:func:`~fedbandit_env.core.rounds.rollout_flooding`,
+  :func:`~fedbandit_env.core.rounds.rollout_hybrid`).
 
 ``tests/vector/test_vector_replay.py`` holds the first three to ``Protocol.route``.
 
@@ -52,7 +54,7 @@ from fedbandit_env.protocols.base import Delivery, Protocol
 from fedbandit_env.protocols.broadcast import Broadcast
 from fedbandit_env.protocols.gossip import NeighbourGossip, RandomEdgeGossip
 from fedbandit_env.protocols.kernels import choose_subset, mean_rows
-from fedbandit_env.protocols.rounds import SEND_FLAG, Flooding, ServerRounds
+from fedbandit_env.protocols.rounds import SEND_FLAG, Flooding, Hybrid, ServerRounds
 from fedbandit_env.rng_kernels import generator_at, generator_table, integer_below
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
@@ -258,6 +260,8 @@ class Router:
             self.kind = "server_rounds"
         elif kinds == {Flooding} and be.is_numpy:
             self.kind = "flooding"  # routed by its objects; MABCore.rollout compiles it
+        elif kinds == {Hybrid} and be.is_numpy:
+            self.kind = "hybrid"  # the same
         elif (
             kinds == {NeighbourGossip}
             and be.is_numpy

@@ -416,6 +416,56 @@ class Hybrid(Protocol):
         n_aggregated = int(rnd.members.sum())
         return _from_server(n, d, n_aggregated, aggregate, peer_links, server_links)
 
+    def in_flight(self) -> tuple[np.ndarray, ...] | None:
+        """The round in flight (``None``: none), as copies: the payloads ``(N, D - 1)``,
+        each component's uploaders ``(Q, N)``, where each payload is ``(N,)`` (-1: not
+        sent), the components that uploaded ``(Q,)``, their sinks' means ``(Q, D - 1)``
+        and counts ``(Q,)``. A compiled rollout (``core.rounds.rollout_hybrid``) starts
+        from it.
+
+        Examples:
+            >>> from fedbandit_env.network.graph import make_components
+            >>> proto = Hybrid()
+            >>> proto.reset(make_components((5,), "path"), np.random.default_rng(0))
+            >>> msgs = np.array([[1, 0.0], [0, 0.0], [0, 0.0], [0, 0.0], [1, 0.5]])
+            >>> _ = proto.route(msgs, t=1)
+            >>> proto.in_flight()[2].tolist()  # one hop towards the sink, agent 2
+            [1, -1, -1, -1, 3]
+        """
+        rnd = self._round
+        if rnd is None:
+            return None
+        return (rnd.payload.copy(), rnd.members.copy(), rnd.at.copy(), rnd.uploaded.copy(),
+                rnd.sink_means.copy(), rnd.sink_counts.copy())  # fmt: skip
+
+    def resume(self, state: tuple[np.ndarray, ...] | None) -> None:
+        """Hold ``state`` in flight, as :meth:`in_flight` gives it (``None``: no round), so
+        :meth:`route` goes on as if it had routed it itself. What a compiled rollout hands
+        back.
+
+        Examples:
+            >>> from fedbandit_env.network.graph import make_components
+            >>> proto = Hybrid()
+            >>> proto.reset(make_components((2,), "path"), np.random.default_rng(0))
+            >>> proto.resume((np.array([[0.2], [0.4]]), np.array([[True, True]]),
+            ...               np.array([0, 0]), np.array([False]), np.zeros((1, 1)),
+            ...               np.zeros(1)))
+            >>> proto.route(np.zeros((2, 2)), t=5).server[0].tolist()
+            [2.0, 0.30000000000000004]
+        """
+        if state is None:
+            self._round = None
+            return
+        payload, members, at, uploaded, sink_means, sink_counts = (np.array(a) for a in state)
+        self._round = _Sac(
+            payload.astype(np.float64),
+            members.astype(bool),
+            at.astype(np.int64),
+            uploaded.astype(bool),
+            sink_means.astype(np.float64),
+            sink_counts.astype(np.float64),
+        )
+
     def __repr__(self) -> str:
         return "Hybrid()"
 

@@ -104,14 +104,15 @@ def agent_specs(scenario: Any, needs: Requirements) -> tuple[AgentSpec, ...]:
 def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     """The policy's compiled step where ``venv`` is a NumPy env that
     :meth:`MABCore.rollout <fedbandit_env.core.mab.MABCore.rollout>` plays (no messages,
-    or Broadcast's, RandomEdgeGossip's, NeighbourGossip's, ServerRounds' or Flooding's:
+    or Broadcast's, RandomEdgeGossip's, NeighbourGossip's, ServerRounds', Flooding's or
+    Hybrid's:
     ``MABCore.rolls_out``), bare
     or under a layer that plays its part inside the rollout (``venv.rolls_out``:
     ``VecPrivateRewards``), and the step's form fits it (talking where the env carries
     messages: ``kernel_talks``; reading what the layer hands out: ``kernel_observes``
     is the stack's ``rollout_observes``; hearing every neighbour's prefix:
     ``kernel_hears_graph`` where the protocol delivers so; reading the server's broadcast,
-    ``kernel_rounds``, exactly over ServerRounds; reading GammaHops' copies by receiver,
+    ``kernel_rounds``, exactly over ServerRounds and Hybrid; reading GammaHops' copies by receiver,
     ``kernel_hops``, exactly over GammaHops; over Flooding, a step that writes whole rows,
     not one that lists its writes), else ``None``. Call after
     the policy's ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
@@ -134,7 +135,7 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
         return None  # a silent step in an env that carries messages, or the reverse
     if getattr(policy, "kernel_hears_graph", False) and not core.router.prefix_reaches_graph:
         return None  # the step takes every neighbour's prefix as heard; not so here
-    rounds = bool(core.message_dim) and core.router.kind == "server_rounds"
+    rounds = bool(core.message_dim) and core.router.kind in ("server_rounds", "hybrid")
     if rounds != bool(getattr(policy, "kernel_rounds", False)):
         return None  # a step that reads the server's broadcast, or one that does not
     if bool(getattr(core, "gamma", 0)) != bool(getattr(policy, "kernel_hops", False)):

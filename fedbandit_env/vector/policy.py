@@ -228,8 +228,9 @@ class VectorPolicy(ABC):
     kernel_rounds: bool = False
     """Whether :meth:`kernel`'s talking step reads the server's broadcast of Li & Song's
     master-worker rounds (``server``, ``server_mask`` in place of ``heard``, ``mask``):
-    it is rolled out over ``ServerRounds`` only, and no other talking step is
-    (:func:`~fedbandit_env.core.rounds.rollout_rounds`)."""
+    it is rolled out over ``ServerRounds`` and ``Hybrid`` only, and no other talking step
+    is (:func:`~fedbandit_env.core.rounds.rollout_rounds`,
+    :func:`~fedbandit_env.core.rounds.rollout_hybrid`)."""
 
     kernel_hops: bool = False
     """Whether :meth:`kernel`'s talking step is a linear one that reads what each receiver

@@ -314,15 +314,16 @@ def _shout(last: np.ndarray, seen: np.ndarray, t: int, heard: np.ndarray, mask: 
 
 def test_a_rollout_refuses_what_the_env_refuses() -> None:
     # a message outside the bounds stops the rollout before its step, with the env's
-    # message; a protocol routed by its own object is not rolled out
+    # message; protocols routed by their own objects are not rolled out
     core = MABCore(problems()["bernoulli"], Network.complete(N), [Broadcast() for _ in range(B)],
                    horizon=T, message_dim=1, message_bounds=(0.0, 1.0))  # fmt: skip
     core.reset(list(range(B)))
     with pytest.raises(ValueError, match="messages must be finite and within"):
         core.rollout(_shout, (), np.array([T]), np.zeros((B, N, 1)))
     assert core.t == 3  # the three steps before the refused one were played
-    other = talking_core(Network.complete(N), protocol=Hybrid)
-    assert not other.rolls_out
+    mixed = iter([Broadcast(), Hybrid()] * B)  # envs under two kinds of protocol
+    other = talking_core(Network.complete(N), protocol=lambda: next(mixed))
+    assert not other.rolls_out and other.router.kind == "generic"
     with pytest.raises(ValueError, match="Broadcast"):
         other.rollout(_pooled, state(), np.array([T]), np.zeros((B, N, 1)))
 

@@ -250,34 +250,51 @@ def test_any_observation_is_read_as_the_per_agent_policy_reads_it(variant: str) 
     assert min(rounds) >= 2
 
 
+def _first_in_flight(policy: EliminationVector, scenario: Scenario) -> int:
+    """The first step after which a round is in flight in env 0 (0: none), with the
+    policy stepped through its ``act`` as ``stepped_then_rolled`` steps it."""
+    needs = policy.requirements(scenario.n_agents, scenario.n_arms)
+    venv = make_vec(scenario, 2, needs)
+    observations, _ = venv.reset(seed=[3, 4])
+    policy.reset(VectorSpec.from_env(scenario.make_env(needs), 2),
+                 [np.random.default_rng(b) for b in range(2)])  # fmt: skip
+    protocol = venv.unwrapped.core.router.protocols[0]
+    for t in range(1, scenario.horizon + 1):
+        arms, messages = policy.act(observations)
+        observations, *_ = venv.step(arms, messages)
+        if getattr(protocol, "in_flight", lambda: None)():
+            return t
+    return 0
+
+
 @pytest.mark.parametrize(
-    ("variant", "params"),
-    [("cdp", {"epsilon": 1.0}), ("cdp", {"epsilon": None, "participation": 0.5}),
-     ("cdp", {"epsilon": 0.5, "rounds": 3, "min_gap": 0.1}), ("ddp", {"epsilon": 1.0}),
-     ("ddp", {"epsilon": None, "rounds": 3, "min_gap": 0.1})],
+    ("variant", "setting", "params"),
+    [("cdp", {"graph": "complete"}, {"epsilon": 1.0}),
+     ("cdp", {"graph": "complete"}, {"epsilon": None, "participation": 0.5}),
+     ("cdp", {"graph": "complete"}, {"epsilon": 0.5, "rounds": 3, "min_gap": 0.1}),
+     ("ddp", {"graph": "path"}, {"epsilon": 1.0}),
+     ("ddp", {"graph": "path"}, {"epsilon": None, "rounds": 3, "min_gap": 0.1}),
+     ("hdp", {"graph": "path", "components": (2, 4)}, {"epsilon": 1.0}),
+     ("hdp", {"graph": "star", "components": (1, 5)},
+      {"epsilon": None, "rounds": 3, "min_gap": 0.1})],
 )  # fmt: skip
-def test_cdp_and_ddp_are_rolled_out_by_the_core_as_they_step(
-    variant: str, params: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_variant_is_rolled_out_by_the_core_as_it_steps(
+    variant: str, setting: dict[str, Any], params: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
     """CDP-MAB's step rolls out over ServerRounds in compiled code
     (``core.rounds.rollout_rounds``), DDP-MAB's over GIS flooding on a path, whose rounds
-    take several steps (``core.rounds.rollout_flooding``); their trials are the stepped
-    ones and the per-agent team's; handed over mid-episode (the server's last broadcast
-    and its uploads, or the rounds in flight, read from the env), the episode is the
-    same. HDP's hybrid rounds have no rollout yet."""
-    setting = {"graph": "complete" if variant == "cdp" else "path"}
+    take several steps (``core.rounds.rollout_flooding``), HDP-MAB's over the hybrid
+    structure (``core.rounds.rollout_hybrid``); their trials are the stepped ones and the
+    per-agent team's; handed over mid-episode (the server's last broadcast and its
+    uploads, or a round in flight, read from the env), the episode is the same."""
     scenario = _scenario(setting)
-    factory = cdp_mab if variant == "cdp" else ddp_mab
+    factory = {"cdp": cdp_mab, "ddp": ddp_mab, "hdp": hdp_mab}[variant]
     policy = factory(**params)
     needs = policy.requirements(scenario.n_agents, scenario.n_arms)
     venv = make_vec(scenario, 2, needs)
     _start_split(venv, policy, trial_seeds(SEED, 2), agent_specs(scenario, needs))
     assert compiled_act(venv, policy) is not None
-    hybrid, star = hdp_mab(epsilon=1.0), _scenario({"graph": "star", "components": (2, 4)})
-    needs = hybrid.requirements(star.n_agents, star.n_arms)
-    other = make_vec(star, 2, needs)
-    _start_split(other, hybrid, trial_seeds(SEED, 2), agent_specs(star, needs))
-    assert compiled_act(other, hybrid) is None  # no rollout for HDP's hybrid rounds yet
     want, _ = _per_agent(variant, setting, params)
     rolled = _vector(policy, setting)
     monkeypatch.setattr(vector_trials, "compiled_act", lambda venv, policy: None)
@@ -286,9 +303,12 @@ def test_cdp_and_ddp_are_rolled_out_by_the_core_as_they_step(
         np.testing.assert_array_equal(curves.regret, want.regret)
         np.testing.assert_array_equal(curves.comm_cost, want.comm_cost)
     monkeypatch.undo()
+    handover = [0, 1, 600, scenario.horizon]
+    if variant != "cdp" and setting["graph"] == "path":  # rounds that take steps
+        handover.append(_first_in_flight(factory(**params), scenario))
+        assert handover[-1] > 0
     ends = []
-    # DDP: after 246 (epsilon 1) and 283 (no noise, 3 rounds) steps a round is in flight
-    for stepped_for in (0, 1, 246, 283, 600, scenario.horizon):
+    for stepped_for in handover:
         core = stepped_then_rolled(factory(**params), scenario, stepped_for).unwrapped.core
         ends.append((core.cum_regret.copy(), core.cum_cost.copy()))
     for regret, cost in ends[1:]:
