@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.core.kernels import UNCOUNTED, WireChanges
 from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -275,6 +275,8 @@ def elimination_step(
     radius: FloatArray,
     table: np.ndarray,
     work: FloatArray,
+    primed: IntArray,
+    changes: WireChanges,
     arms: IntArray,
     sent: FloatArray,
 ) -> None:  # pragma: no cover
@@ -295,7 +297,11 @@ def elimination_step(
     ``(C, 11)`` (:func:`start_epoch`'s), ``radius`` ``(C,)``; ``table``: each row's noise
     generator (:func:`~fedbandit_env.rng_kernels.generator_table`); ``work`` ``(2,
     M)``: space. The arms go to ``arms`` ``(B, N)`` and the messages ``[flag, ybar]``
-    to ``sent`` ``(B, N, D)``, every entry written.
+    to ``sent`` ``(B, N, D)``: every entry written where ``primed[0]`` is 0 (``sent`` is
+    not what the step wrote last: ``act``'s fresh array, a rollout's first step), and
+    ``changes.listed[b]`` -1; else only the rows that move, an upload and the zeros that
+    follow it, listed in ``changes`` (:class:`~fedbandit_env.core.kernels.WireChanges`:
+    a rollout then checks only those). The step sets ``primed[0]`` to 1.
 
     The upload (lines 8-10) draws one ``Lap(width / (n_up eps pulls))`` per active arm
     in arm order from the row's generator, as ``LaplaceMechanism.release`` does
@@ -319,15 +325,19 @@ def elimination_step(
         ...                  np.zeros((1, c), np.int8), setup, np.zeros((c, m)),
         ...                  np.zeros((c, m)), sums, np.zeros((c, m)), np.zeros((c, m)),
         ...                  active, order, books, radius, generator_table(rngs),
-        ...                  np.zeros((2, m)), arms, sent)
+        ...                  np.zeros((2, m)), np.zeros(1, np.int64),
+        ...                  WireChanges.of(1, c, 1 + m), arms, sent)
         >>> arms.tolist(), sent[0, 0].tolist()
         ([[0, 0]], [0.0, 0.0, 0.0, 0.0])
     """
     n_rows, m = counts.shape
     n = arms.shape[1]
+    d = sent.shape[2]
     private = np.isfinite(setup.epsilon)
     yhat, aggregate = work[0], work[1]
+    listing = primed[0] != 0
     for b in range(n_rows // n):
+        n_listed = 0
         for i in range(n):
             c = b * n + i
             prev = books[c, 8]
@@ -337,8 +347,15 @@ def elimination_step(
                 sums[c, prev] += rw
                 if books[c, 9]:
                     epoch_sums[c, prev] += rw
-            for k in range(sent.shape[2]):
-                sent[b, i, k] = 0.0
+            if not listing:
+                for k in range(d):
+                    sent[b, i, k] = 0.0
+            elif sent[b, i, 0] != 0.0:  # its upload of the step before: back to zeros
+                for k in range(d):
+                    sent[b, i, k] = 0.0
+                    changes.changed[b, 0, n_listed] = i
+                    changes.changed[b, 1, n_listed] = k
+                    n_listed += 1
             phase = books[c, 0]
             if phase == WAIT:
                 arrived = False
@@ -408,6 +425,11 @@ def elimination_step(
                     v = float(np.float32(ybar[c, k])) if active[c, k] else 0.0
                     sent[b, i, 1 + k] = v
                     kept[c, k] = v
+                if listing:
+                    for k in range(d):
+                        changes.changed[b, 0, n_listed] = i
+                        changes.changed[b, 1, n_listed] = k
+                        n_listed += 1
                 books[c, 0] = WAIT
                 arm = local_best(sums[c], counts[c], active[c])
             elif phase == WAIT:
@@ -416,6 +438,8 @@ def elimination_step(
                 arm = books[c, 1]
             books[c, 8] = arm
             arms[b, i] = arm
+        changes.listed[b] = n_listed if listing else -1
+    primed[0] = 1
 
 
 @njit(cache=True, nogil=True, **UNCOUNTED)
@@ -440,6 +464,8 @@ def flooding_step(
     radius: FloatArray,
     table: np.ndarray,
     work: FloatArray,
+    primed: IntArray,
+    changes: WireChanges,
     arms: IntArray,
     sent: FloatArray,
 ) -> None:  # pragma: no cover
@@ -463,10 +489,11 @@ def flooding_step(
         ...               np.zeros((1, 1, 1 + m), f32), np.zeros((1, 1, 1), np.int8),
         ...               np.zeros((1, 1), np.int8), setup, np.zeros((1, m)), np.zeros((1, m)),
         ...               sums, np.zeros((1, m)), np.zeros((1, m)), active, order, books,
-        ...               radius, generator_table(rngs), np.zeros((2, m)), arms, sent)
+        ...               radius, generator_table(rngs), np.zeros((2, m)),
+        ...               np.zeros(1, np.int64), WireChanges.of(1, 1, 1 + m), arms, sent)
         >>> arms.tolist()
         [[0]]
     """
     elimination_step(last, seen, t, server, server_mask, heard, mask, dropped, setup, counts,
                      sums, epoch_sums, ybar, kept, active, order, books, radius, table, work,
-                     arms, sent)  # fmt: skip
+                     primed, changes, arms, sent)  # fmt: skip

@@ -40,6 +40,7 @@ from baselines.elimination.kernels import (
     start_epoch,
 )
 from baselines.elimination.policies import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import clip_range, fresh_generator
 from fedbandit_env.rng_kernels import generator_table
@@ -142,6 +143,9 @@ class EliminationVector(VectorPolicy):
         self._books[:, 8] = -1  # no arm pulled yet
         self._radius = np.zeros(rows)
         self._work = np.zeros((2, m))
+        self._primed = np.zeros(1, dtype=np.int64)  # 0: the step writes whole rows
+        d = spec.message_dim  # an upload and the zeros after it, for every agent at most
+        self._changes = WireChanges(np.zeros((b, 2, 2 * n * d), np.int64), np.full(b, -1))
         if template.noise == "secure":  # fresh OS entropy, as noise_generator gives
             self._generators = [fresh_generator() for _ in range(rows)]
         else:
@@ -157,7 +161,7 @@ class EliminationVector(VectorPolicy):
     def _state(self, heard: np.ndarray, mask: np.ndarray, dropped: np.ndarray) -> tuple:
         return (heard, mask, dropped, self.setup, self._counts, self._sums, self._epoch_sums,
                 self._ybar, self._kept, self._active, self._order, self._books, self._radius,
-                self._table, self._work)  # fmt: skip
+                self._table, self._work, self._primed, self._changes)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray]:
         """Record the last pull, take a round's result if it arrived, and play the epoch's
@@ -179,8 +183,10 @@ class EliminationVector(VectorPolicy):
         arms = np.empty((b, n), dtype=np.int64)
         sent = np.empty((b, n, heard.shape[2]))
         step: Any = elimination_step  # a numba dispatcher: the state's arity is not typed
+        self._primed[0] = 0  # a fresh array: every entry written
         step(self._last, seen, 0, server, arrived, *self._state(heard, mask, dropped), arms,
              sent)  # fmt: skip
+        self._primed[0] = 0  # a rollout's `sent` is not this array
         return arms, sent
 
     def kernel(self) -> CompiledAct | None:
@@ -188,7 +194,9 @@ class EliminationVector(VectorPolicy):
         rollout over ``ServerRounds`` (CDP-MAB) or ``Hybrid`` (HDP-MAB), which reads the
         server's broadcast (:attr:`kernel_rounds`), or
         :func:`~baselines.elimination.kernels.flooding_step`, for one over ``Flooding``
-        (DDP-MAB)."""
+        (DDP-MAB). The step lists what it writes (an upload, the zeros after it), so a
+        rollout checks only those entries."""
+        self._primed[0] = 0  # the rollout's `sent` is not what the step wrote last
         b, n = self._shape
         d = 1 + self._counts.shape[1]
         heard, mask = np.zeros((b, n, d), np.float32), np.zeros((b, n, n), np.int8)

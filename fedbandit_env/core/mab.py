@@ -379,7 +379,9 @@ class MABCore(ActionChecks):
         step fills. The rollout then hands the step the same ``sent`` every step and
         every rollout of the episode (what it wrote last stays), and checks and puts on
         the wire only the listed entries when they are few
-        (:func:`~fedbandit_env.core.kernels.rollout_talking`); the episode is the same.
+        (:func:`~fedbandit_env.core.kernels.rollout_talking`; the round rollouts check
+        only the listed entries, :func:`~fedbandit_env.core.rounds.refused`); the episode
+        is the same.
 
         ``observe = (hook, watch, seen)``: what the agents read of each step's rewards, for
         a layer over the env that changes it (``VecPrivateRewards.rollout``): after each
@@ -430,12 +432,14 @@ class MABCore(ActionChecks):
         floods = bool(d) and self.router.kind == "flooding"
         hybrid = bool(d) and self.router.kind == "hybrid"
         changes = state[-1] if d and state and isinstance(state[-1], WireChanges) else None
-        if (rounds or floods or hybrid) and changes is not None:
-            name = type(self.router.protocols[0]).__name__
-            raise ValueError(f"a step over {name} writes whole rows (no WireChanges)")
         if rounds or floods or hybrid:
             wire = (self._rounds_wire() if rounds else
                     self._flooding_wire() if floods else self._hybrid_wire())  # fmt: skip
+            listing = np.zeros((b, 2, 0), np.int64), np.full(b, -1, np.int64)  # whole rows
+            if changes is not None:  # the step lists its writes: only those are checked
+                changes.check(b, n, d)
+                listing = changes.changed, changes.listed
+            wire = (*wire, *listing)
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         elif d:
             wire = self._wire()
@@ -517,6 +521,13 @@ class MABCore(ActionChecks):
         if stopped:  # the core is left as after those steps: a rollout or step goes on
             raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
 
+    def _kept_sent(self) -> FloatArray:
+        """The rollouts' messages ``(B, N, D)``, kept from rollout to rollout for a step
+        that lists what it writes (:class:`~fedbandit_env.core.kernels.WireChanges`)."""
+        if self._sent is None:
+            self._sent = np.zeros((self.n_envs, self.n_agents, self.message_dim))
+        return self._sent
+
     def _wire(self) -> tuple[Any, ...]:
         """:func:`~fedbandit_env.core.kernels.rollout_talking`'s ``wire``: what was
         heard last step (zeros before the first), the broadcast's graph, the gossip's
@@ -546,9 +557,7 @@ class MABCore(ActionChecks):
         edges = np.ascontiguousarray(np.asarray(router._edges), dtype=np.int64).reshape(-1, 2)
         neighbors = np.ascontiguousarray(self.network.neighbors, dtype=np.int64)
         degrees = np.ascontiguousarray(self.network.degrees, dtype=np.int64)
-        if self._sent is None:  # kept from rollout to rollout, for a step that lists
-            self._sent = np.zeros((b, n, d))  # what it writes (WireChanges)
-        return (heard, mask, self._sent, adjacency, heard_by, checked,
+        return (heard, mask, self._kept_sent(), adjacency, heard_by, checked,
                 float(lo), float(hi), cost, self.cum_cost, edges,
                 np.zeros((b, 0), np.int64), neighbors, degrees, np.zeros((b, 0, n)),
                 float(self.link_costs[1]), int(router.public_dim),
@@ -572,7 +581,7 @@ class MABCore(ActionChecks):
         lo, hi = self.message_bounds
         checked = np.zeros(n, dtype=np.bool_)
         checked[self._senders] = True  # every agent but an admitted forger
-        return (server, server_mask, np.zeros((b, n, d)), checked, float(lo), float(hi),
+        return (server, server_mask, self._kept_sent(), checked, float(lo), float(hi),
                 np.ascontiguousarray(router._rates, dtype=np.float64), router._table, uploads,
                 self.cum_cost, float(self.link_costs[0]), np.zeros(n, np.int64),
                 np.zeros(n, np.bool_), np.zeros(max(0, d - 1)))  # fmt: skip
@@ -608,7 +617,7 @@ class MABCore(ActionChecks):
         checked = np.zeros(n, dtype=np.bool_)
         checked[self._senders] = True  # every agent but an admitted forger
         edges = np.ascontiguousarray(self.network.edges, dtype=np.int64).reshape(-1, 2)
-        return (heard, mask, np.zeros((b, n, d)), checked, float(lo), float(hi), hops, reach,
+        return (heard, mask, self._kept_sent(), checked, float(lo), float(hi), hops, reach,
                 edges, float(self.link_costs[0]), float(self.link_costs[1]), self.cum_cost,
                 peer, starts, origins, payload, np.ones(b, np.int8), np.zeros(n, np.bool_),
                 np.zeros(edges.shape[0], np.bool_))  # fmt: skip
@@ -658,7 +667,7 @@ class MABCore(ActionChecks):
         checked = np.zeros(n, dtype=np.bool_)
         checked[self._senders] = True  # every agent but an admitted forger
         broadcast = server_mask.reshape(b, -1).any(axis=1).astype(np.int8)
-        return (server, server_mask, np.zeros((b, n, d)), checked, float(lo), float(hi),
+        return (server, server_mask, self._kept_sent(), checked, float(lo), float(hi),
                 np.ascontiguousarray(first._parent, dtype=np.int64),
                 np.ascontiguousarray(first._component, dtype=np.int64), sinks,
                 float(self.link_costs[0]), float(self.link_costs[1]), self.cum_cost, peer, up,

@@ -75,6 +75,9 @@ def refused(
     checked: np.ndarray,
     low: float,
     high: float,
+    changed: IntArray,
+    listed: IntArray,
+    whole: bool,
 ) -> bool:  # pragma: no cover
     """Whether a message of the senders ``checked`` in ``sent`` ``(B, N, D)`` is not
     finite or lies outside ``[low, high]``: the vector env's check, as the round
@@ -84,20 +87,48 @@ def refused(
     uncounted rollout cannot call it (it compiles only where a counted caller compiled
     it first: a test order would hide that).
 
+    Where the step listed what it wrote in every env (``listed[b] >= 0``, the entries
+    ``(i, k)`` in ``changed[b, :, :listed[b]]``, :class:`~fedbandit_env.core.kernels.
+    WireChanges`; every other entry is what it was after the step before, checked then)
+    and the step is not the first of a block (``whole`` false), only the listed entries
+    are checked; a listing outside the messages is refused too (the caller then says why).
+
     Examples:
         >>> sent = np.array([[[0.5, 2.0], [np.nan, 0.0]]])
-        >>> refused(sent, sent.reshape(-1), False, np.array([True, False]), -1.0, 3.0)
+        >>> none = np.zeros((1, 2, 0), np.int64), np.full(1, -1)
+        >>> refused(sent, sent.reshape(-1), False, np.array([True, False]), -1.0, 3.0, *none,
+        ...         False)
         False
-        >>> refused(sent, sent.reshape(-1), True, np.array([True, True]), -1.0, 3.0)
+        >>> refused(sent, sent.reshape(-1), True, np.array([True, True]), -1.0, 3.0, *none,
+        ...         False)
         True
+        >>> listing = np.array([[[0], [1]]]), np.array([1])  # only entry (0, 1) moved
+        >>> [refused(sent, sent.reshape(-1), True, np.array([True, True]), -1.0, 3.0,
+        ...          *listing, whole) for whole in (False, True)]
+        [False, True]
     """
+    n_envs, n, d = sent.shape
+    sparse = not whole
+    for b in range(n_envs):
+        sparse &= listed[b] >= 0
     bad = False
+    if sparse:
+        room = changed.shape[2]
+        for b in range(n_envs):
+            bad |= listed[b] > room
+            for c in range(min(listed[b], room)):
+                i, k = changed[b, 0, c], changed[b, 1, c]
+                if i < 0 or i >= n or k < 0 or k >= d:
+                    bad = True
+                    continue
+                v = sent[b, i, k]
+                bad |= checked[i] & ((v - v != 0.0) | (v < low) | (v > high))
+        return bad
     if everyone:
         for k in range(flat.size):
             v = flat[k]
             bad |= (v - v != 0.0) | (v < low) | (v > high)
         return bad
-    n_envs, n, d = sent.shape
     for b in range(n_envs):
         for i in range(n):
             if checked[i]:
@@ -134,12 +165,17 @@ def rollout_rounds(
     sent)`` also reads what the server broadcast after the last step (``server`` ``(B,
     N, D)`` float32, ``server_mask`` ``(B, N, 1)`` int8) and writes its messages ``sent``
     ``(B, N, D)``, entry 0 the send flag. ``wire = (server, server_mask, sent, checked,
-    low, high, rates, table, uploads, cum_cost, c1, pool, chosen, aggregate)``: the
+    low, high, rates, table, uploads, cum_cost, c1, pool, chosen, aggregate, changed,
+    listed)``: the
     senders whose messages are checked, the bounds, each env's participation rate
     ``rates`` ``(B,)`` and protocol generator (row ``b`` of ``table``), the last step's
     uploads ``(B,)`` (0: no round; kept up to date), each env's cumulative cost, the
     server link's cost ``c1``, and work space ``pool`` ``(N,)`` int64, ``chosen``
-    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``. ``record``: :func:`rollout_talking`'s.
+    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``; ``changed`` and ``listed``: what a step
+    that lists its writes listed (:class:`~fedbandit_env.core.kernels.WireChanges`; a
+    step that writes whole rows leaves ``listed`` at -1), so only those entries are
+    checked (:func:`refused`), and ``sent`` keeps from step to step what the step does not
+    write. ``record``: :func:`rollout_talking`'s.
 
     After each step, as :func:`~fedbandit_env.core.routing.server_rounds` routes it: in
     env ``b``, ``k = ceil(rates[b] flagged - 1e-9)`` of the agents whose flag is above
@@ -166,7 +202,8 @@ def rollout_rounds(
         >>> rngs = [np.random.default_rng(0)]
         >>> wire = (server, smask, np.zeros((1, 2, 2)), np.ones(2, np.bool_), -9.0, 9.0,
         ...         np.ones(1), generator_table(rngs), np.zeros(1, np.int64), np.zeros(1),
-        ...         2.0, np.zeros(2, np.int64), np.zeros(2, np.bool_), np.zeros(1))
+        ...         2.0, np.zeros(2, np.int64), np.zeros(2, np.bool_), np.zeros(1),
+        ...         np.zeros((1, 2, 0), np.int64), np.full(1, -1))
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_rounds(flag_on_2, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -179,7 +216,7 @@ def rollout_rounds(
         ([[2.0]], [0, 0], [0])
     """
     server, server_mask, sent, checked, low, high, rates, table = wire[:8]
-    uploads, cum_cost, c1, pool, chosen, aggregate = wire[8:]
+    uploads, cum_cost, c1, pool, chosen, aggregate, changed, listed = wire[8:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
@@ -187,8 +224,8 @@ def rollout_rounds(
     flat = sent.reshape(-1)  # every sender checked: one flat pass (it vectorizes whole)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, server, server_mask, *state, arms, sent)
-        if refused(sent, flat, everyone, checked, low, high):  # the caller raises
-            return r, t
+        if refused(sent, flat, everyone, checked, low, high, changed, listed, s == first):
+            return r, t  # the caller raises
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
         observe(arms, raw, t, *watch, seen, traced)
@@ -266,19 +303,19 @@ def rollout_flooding(
     """:func:`rollout_rounds` for envs whose messages go by ``Flooding`` (Li & Song's GIS,
     Algorithm 2): ``act(last, seen, t, heard, mask, *state, arms, sent)`` is a talking
     step (``heard`` ``(B, N, D)`` float32 by origin, ``mask`` ``(B, N, N)`` int8: the
-    payloads of the rounds completed last step) that writes whole rows ``sent`` ``(B, N,
-    D)``, entry 0 the send flag. ``wire = (heard, mask, sent, checked, low, high, hops,
-    reach, edges, c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise,
-    used)``: the senders checked and the bounds, the hop distances ``hops`` ``(N, N)``
-    and each origin's eccentricity ``reach`` ``(N,)``, the graph's ``edges`` ``(E, 2)``,
-    the link costs, each env's cumulative cost and last step's peer links ``peer``
-    ``(B,)``; the rounds in flight as a ring of ``L`` slots (``L`` the largest
-    eccentricity, at least 1; the round uploaded at step ``s`` in slot ``s % L``):
-    ``starts`` ``(B, L)`` (its upload step, ``-1``: free), ``origins`` ``(B, L, N)``
-    bool (its uploaders) and ``payload`` ``(B, L, N, D)`` (the messages of its upload
-    step); ``delivered`` ``(B,)`` int8 (last step delivered something) and work space
-    ``advertise`` ``(N,)`` bool, ``used`` ``(E,)`` bool. ``record``:
-    :func:`rollout_talking`'s.
+    payloads of the rounds completed last step) that writes its messages ``sent`` ``(B,
+    N, D)``, entry 0 the send flag. ``wire = (heard, mask, sent, checked, low, high,
+    hops, reach, edges, c1, c2, cum_cost, peer, starts, origins, payload, delivered,
+    advertise, used, changed, listed)``: the senders checked and the bounds, the hop
+    distances ``hops`` ``(N, N)`` and each origin's eccentricity ``reach`` ``(N,)``, the
+    graph's ``edges`` ``(E, 2)``, the link costs, each env's cumulative cost and last
+    step's peer links ``peer`` ``(B,)``; the rounds in flight as a ring of ``L`` slots
+    (``L`` the largest eccentricity, at least 1; the round uploaded at step ``s`` in
+    slot ``s % L``): ``starts`` ``(B, L)`` (its upload step, ``-1``: free), ``origins``
+    ``(B, L, N)`` bool (its uploaders) and ``payload`` ``(B, L, N, D)`` (the messages
+    of its upload step); ``delivered`` ``(B,)`` int8 (last step delivered something) and work space
+    ``advertise`` ``(N,)`` bool, ``used`` ``(E,)`` bool; ``changed`` and ``listed``:
+    :func:`rollout_rounds`'. ``record``: :func:`rollout_talking`'s.
 
     After each step ``t``, as ``Flooding.route`` routes it (GIS with the hop distances in
     place of the held sets: after ``k`` slots an agent holds origin ``j``'s payload iff
@@ -308,7 +345,7 @@ def rollout_flooding(
         ...         0.0, 1.0, np.zeros(1), np.zeros(1, np.int64),
         ...         np.full((1, 2), -1, np.int64), np.zeros((1, 2, 3), np.bool_),
         ...         np.zeros((1, 2, 3, 2)), np.zeros(1, np.int8), np.zeros(3, np.bool_),
-        ...         np.zeros(2, np.bool_))
+        ...         np.zeros(2, np.bool_), np.zeros((1, 2, 0), np.int64), np.full(1, -1))
         >>> record = (np.array([2]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_flooding(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -321,7 +358,8 @@ def rollout_flooding(
         ([0, 1, 1], [1.0, 0.25], [[3.0]])
     """
     heard, mask, sent, checked, low, high, hops, reach, edges = wire[:9]
-    c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise, used = wire[9:]
+    c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise, used = wire[9:19]
+    changed, listed = wire[19:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
@@ -330,8 +368,8 @@ def rollout_flooding(
     flat = sent.reshape(-1)
     for s in range(first, draws.shape[1]):
         act(last, seen, t, heard, mask, *state, arms, sent)
-        if refused(sent, flat, everyone, checked, low, high):  # the caller raises
-            return r, t
+        if refused(sent, flat, everyone, checked, low, high, changed, listed, s == first):
+            return r, t  # the caller raises
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
         observe(arms, raw, t, *watch, seen, traced)
@@ -416,15 +454,16 @@ def rollout_hybrid(
     broadcast (``server``, ``server_mask``). ``wire = (server, server_mask, sent,
     checked, low, high, parent, component, sinks, c1, c2, cum_cost, peer, up, live,
     payload, members, at, uploaded, sink_means, sink_counts, broadcast, mark,
-    aggregate)``: the senders checked and the bounds; each agent's next hop towards its
-    component's sink ``parent`` ``(N,)`` (-1: a sink), its component ``(N,)`` and the
-    sinks ``(Q,)``; the link costs, each env's cumulative cost and last step's links
-    ``peer``, ``up`` ``(B,)``; the round in flight (``live`` ``(B,)`` int8), as
+    aggregate, changed, listed)``: the senders checked and the bounds; each agent's next
+    hop towards its component's sink ``parent`` ``(N,)`` (-1: a sink), its component
+    ``(N,)`` and the sinks ``(Q,)``; the link costs, each env's cumulative cost and last
+    step's links ``peer``, ``up`` ``(B,)``; the round in flight (``live`` ``(B,)`` int8), as
     ``Hybrid`` holds it: the payloads ``(B, N, D - 1)``, each component's uploaders
     ``(B, Q, N)``, where each payload is ``(B, N)`` (-1: not sent), the components that
     uploaded ``(B, Q)``, their sinks' means ``(B, Q, D - 1)`` and counts ``(B, Q)``;
     ``broadcast`` ``(B,)`` int8 (the server answered last step), and work space ``mark``
-    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``. ``record``: :func:`rollout_talking`'s.
+    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``; ``changed`` and ``listed``:
+    :func:`rollout_rounds`'. ``record``: :func:`rollout_talking`'s.
 
     After each step, as ``Hybrid.route`` routes it: a step whose flags are set starts a
     round; every payload not at its sink moves one hop (SAC: ``c2`` per agent that
@@ -454,7 +493,8 @@ def rollout_hybrid(
         ...         np.zeros(1, np.int8), np.zeros((1, 3, 1)), np.zeros((1, 1, 3), np.bool_),
         ...         np.zeros((1, 3), np.int64), np.zeros((1, 1), np.bool_),
         ...         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8),
-        ...         np.zeros(3, np.bool_), np.zeros(1))
+        ...         np.zeros(3, np.bool_), np.zeros(1), np.zeros((1, 3, 0), np.int64),
+        ...         np.full(1, -1))
         >>> record = (np.array([1]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_hybrid(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -468,7 +508,7 @@ def rollout_hybrid(
     """
     server, server_mask, sent, checked, low, high, parent, component, sinks = wire[:9]
     c1, c2, cum_cost, peer, up, live, payload, members, at = wire[9:18]
-    uploaded, sink_means, sink_counts, broadcast, mark, aggregate = wire[18:]
+    uploaded, sink_means, sink_counts, broadcast, mark, aggregate, changed, listed = wire[18:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
@@ -482,7 +522,8 @@ def rollout_hybrid(
             if live[b]:
                 for i in range(n):
                     busy |= sent[b, i, 0] > 0.5
-        if busy or refused(sent, flat, everyone, checked, low, high):  # the caller raises
+        busy |= refused(sent, flat, everyone, checked, low, high, changed, listed, s == first)
+        if busy:  # the caller raises
             return r, t
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1

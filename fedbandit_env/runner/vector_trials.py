@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.core.mab import RolloutStopped
 from fedbandit_env.entry_points import load_entry_point
 from fedbandit_env.policies import AgentSpec, Requirements
@@ -113,8 +112,7 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
     is the stack's ``rollout_observes``; hearing every neighbour's prefix:
     ``kernel_hears_graph`` where the protocol delivers so; reading the server's broadcast,
     ``kernel_rounds``, exactly over ServerRounds and Hybrid; reading GammaHops' copies by receiver,
-    ``kernel_hops``, exactly over GammaHops; over Flooding, a step that writes whole rows,
-    not one that lists its writes), else ``None``. Call after
+    ``kernel_hops``, exactly over GammaHops), else ``None``. Call after
     the policy's ``reset``; roll out with ``venv.rollout(*compiled, ...)``.
 
     Examples:
@@ -140,11 +138,7 @@ def compiled_act(venv: Any, policy: VectorPolicy) -> CompiledAct | None:
         return None  # a step that reads the server's broadcast, or one that does not
     if bool(getattr(core, "gamma", 0)) != bool(getattr(policy, "kernel_hops", False)):
         return None  # a linear step that reads GammaHops' copies, or one that does not
-    compiled = policy.kernel()
-    floods = bool(core.message_dim) and core.router.kind == "flooding"
-    if floods and compiled is not None and compiled[1] and isinstance(compiled[1][-1], WireChanges):
-        return None  # a step that lists its writes: the flooding rollout reads whole rows
-    return compiled
+    return policy.kernel()
 
 
 def run_vector_trials(

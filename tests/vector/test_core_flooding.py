@@ -1,7 +1,8 @@
 """``MABCore.rollout`` over Li & Song's GIS flooding (``core.rounds.rollout_flooding``):
 the episode ``step`` plays with each env's ``Flooding`` object routing, round for round
 (overlapping rounds of different uploaders, on graphs whose rounds take several steps),
-with the rounds in flight handed back to the protocols so that ``step`` plays on."""
+with the rounds in flight handed back to the protocols so that ``step`` plays on; and
+the round rollouts' check of a step that lists what it writes."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from numba import njit
 
 import fedbandit_env.core.mab as mab
 from fedbandit_env.core import MABCore
+from fedbandit_env.core.kernels import WireChanges
 from fedbandit_env.core.mab import RolloutStopped
 from fedbandit_env.network import Network
 from fedbandit_env.problems import MABProblem
-from fedbandit_env.protocols import Flooding
+from fedbandit_env.protocols import Flooding, Hybrid, ServerRounds
 
 B, M, T = 3, 4, 30
 GRAPHS = {"path": Network.path(5), "star": Network.star(4), "ring": Network.ring(6)}
@@ -192,3 +194,43 @@ def test_a_rollout_over_flooding_refuses_what_the_env_refuses() -> None:
     with pytest.raises(ValueError, match="messages must be finite"):
         core.rollout(_bad_flood, (), np.array([T]), np.zeros((B, core.n_agents, 1)))
     assert core.t == 5
+
+
+@njit
+def _lists(last, seen, t, heard, mask, primed, changes, arms, sent):  # type: ignore[no-untyped-def]
+    """A step that lists what it writes: agent 1's entry 2 each step (its flag never
+    set), a NaN there at step 5, and at step 3 of env 0 an entry outside the messages
+    where ``primed[1]`` says so."""
+    arms[:] = 0
+    for b in range(arms.shape[0]):
+        if primed[0] == 0:  # a fresh `sent`: whole rows
+            sent[b] = 0.0
+            changes.listed[b] = -1
+            continue
+        sent[b, 1, 2] = np.nan if t == 5 else 0.25 * t
+        changes.changed[b, 0, 0], changes.changed[b, 1, 0] = 1, 2
+        changes.listed[b] = 1
+        if t == 3 and b == 0 and primed[1]:
+            changes.changed[b, 0, 0] = arms.shape[1]  # no such sender
+    primed[0] = 1
+
+
+@pytest.mark.parametrize("protocol", [Flooding, ServerRounds, Hybrid])
+@pytest.mark.parametrize("wrong", [0, 1])
+def test_a_listed_entry_is_checked_and_a_wrong_listing_refused(protocol: Any, wrong: int) -> None:
+    """The round rollouts check only what a listing step lists (``core.rounds.refused``):
+    a NaN it wrote and listed stops the rollout before that step with the env's message;
+    a listing outside the messages stops it with ``WireChanges``' own message."""
+    core = MABCore(MABProblem(np.full((5, M), 0.5)), Network.path(5),
+                   [protocol() for _ in range(B)], horizon=T, message_dim=1 + M,
+                   message_bounds=(-5.0, 5.0))  # fmt: skip
+    core.reset(list(range(B)))
+    state = (np.array([0, wrong]), WireChanges.of(B, 5, 1 + M))
+    if wrong:
+        with pytest.raises(ValueError, match=r"WireChanges lists entry \(5, 2\) of env 0"):
+            core.rollout(_lists, state, np.array([T]), np.zeros((B, 5, 1)))
+        assert core.t == 3
+    else:
+        with pytest.raises(ValueError, match="messages must be finite"):
+            core.rollout(_lists, state, np.array([T]), np.zeros((B, 5, 1)))
+        assert core.t == 5
