@@ -41,12 +41,7 @@ from numba import njit
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 from fedbandit_env.problems.kernels import draw_reward, draw_sets, reward_of
-from fedbandit_env.rng_kernels import (
-    bit_generator_at,
-    generator_at,
-    next_double_at,
-    standard_normal_of,
-)
+from fedbandit_env.rng_kernels import generator_at, next_double_at, standard_normal_at
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 UNCOUNTED: dict[str, Any] = {"_nrt": False}
@@ -785,10 +780,7 @@ def step_linear_envs(
         kind, scale = noise[b], sigma[b]
         for i in range(n):
             row = sets[b, i, arms[b, i]]
-            if kind == 0:
-                z = next_double_at(slot)
-            else:
-                z = standard_normal_of(bit_generator_at(rewards_table, b))
+            z = next_double_at(slot) if kind == 0 else standard_normal_at(slot)
             rewards[b, i] = reward_of(local_means[b, i, row], z, kind, scale)
         for i in range(n):
             best = -np.inf
