@@ -5,7 +5,8 @@ path), on the ``fedbandit speed`` grid.
 Both play the same trials (checked: the regret curves must be equal, or the script says
 so); they are timed in turn after a warm-up call each, best of ``--repeats``, and the
 printed ratio is the vector form's speed over the loop's (the gate: at least 0.8 before
-the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stands.
+the loop may go). Gossip_UCB, Fed_UCB and CDP-, DDP- and HDP-MAB are the families whose
+loop still stands.
 
     python examples/vector_gate.py
     python examples/vector_gate.py --policy fed_ucb --workers 2
@@ -13,6 +14,7 @@ the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stand
     python examples/vector_gate.py --policy ddp_mab --size big
     python examples/vector_gate.py --size big --horizon 20000
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
+    python examples/vector_gate.py --policy cdp_mab --core
     python examples/vector_gate.py --against old_vector:gossip_ucb --repeats 25 --horizon 10000
 
 ``--against module:factory`` also times another vector form of the same policy in the same
@@ -30,7 +32,9 @@ the trees, which then close with the fewest draws, as for a policy that has sett
 one that still explores draws more) and the family's step; its trials are not the
 family's. Where the family's step lists the entries it writes
 (``core.kernels.WireChanges``: Gossip_UCB's with long messages) its wire costs less than
-that, and the split overstates the core's part.
+that, and the split overstates the core's part. For CDP-, DDP- and HDP-MAB the step
+that does no algorithm never uploads (:func:`rounds_only`), so the core's part is its
+cost between rounds, where those policies spend nearly all of their steps.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from baselines.elimination.vector import EliminationVector
 from baselines.gossip.vector import GossipVector
 from fedbandit_env import registry
 from fedbandit_env.core.kernels import UNCOUNTED
@@ -93,6 +98,36 @@ class CoreAlone(GossipVector):
         return wire_only, (self.state[:, :, 0],)
 
 
+@njit(nogil=True, **UNCOUNTED)
+def rounds_only(last: Any, seen: Any, t: int, server: Any, server_mask: Any, counts: Any,
+                primed: Any, changes: Any, arms: Any,
+                sent: Any) -> None:  # pragma: no cover  # fmt: skip
+    """A round protocol's talking step with no algorithm: agent ``i`` pulls arm ``i mod
+    M`` every step and never uploads (its messages zeros, listed as unchanged after the
+    first step), so no round is played: what the core's rollout costs between rounds,
+    where an elimination policy spends nearly all of its steps."""
+    n_envs, n = last.shape
+    m = counts.shape[1]
+    for b in range(n_envs):
+        for i in range(n):
+            arms[b, i] = i % m
+            if primed[0] == 0:
+                for k in range(sent.shape[2]):
+                    sent[b, i, k] = 0.0
+        changes.listed[b] = 0 if primed[0] else -1
+    primed[0] = 1
+
+
+class RoundsAlone(EliminationVector):
+    """An elimination vector form with :func:`rounds_only` as its compiled step: the
+    core's rollout over the same env and the same round protocol."""
+
+    def kernel(self) -> Any:
+        """:func:`rounds_only`, a state array of the policy's shape and its listing."""
+        self._primed[0] = 0
+        return rounds_only, (self._counts, self._primed, self._changes)
+
+
 def timed(runner: Any, scenario: Scenario, trials: int, workers: int) -> tuple[float, Any]:
     """Seconds of one ``run_fast`` call of ``runner`` (a registry spec) and its curves."""
     start = time.perf_counter()
@@ -118,8 +153,6 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="also time the core's rollout with a step that does no algorithm",
     )
     args = parser.parse_args(argv)
-    if args.core and args.policy not in ("gossip_ucb", "fed_ucb"):
-        parser.error("--core times Gossip_UCB's and Fed_UCB's wire only")
     setting, horizon = SIZES[args.size]
     factory, information = VECTOR_FORMS[args.policy]
     private = {"epsilon": 1.0} if "private" in (information or "") else {}
@@ -132,7 +165,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         runners["against"] = replace(loop, fast_entry_point=CompiledTrials(args.against))
     if args.core:
         family = CompiledTrials(factory)
-        alone = CompiledTrials(lambda **params: CoreAlone(family.policy(params).template))
+        bare = CoreAlone if args.policy in ("gossip_ucb", "fed_ucb") else RoundsAlone
+        alone = CompiledTrials(lambda **params: bare(family.policy(params).template))
         runners["core"] = replace(loop, fast_entry_point=alone)
     best = {name: np.inf for name in runners}
     curves: dict[str, Any] = {}

@@ -269,7 +269,8 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
-    for policy in ("gossip_ucb", "fed_ucb"):  # fed_ucb's factory takes its epsilon
+    # fed_ucb's factory takes its epsilon; cdp_mab's bare step is a round protocol's
+    for policy in ("gossip_ucb", "fed_ucb", "cdp_mab"):
         out = mod["main"](["--policy", policy, "--horizon", "60", "--repeats", "1",
                            "--trials", "1", "--core"])  # fmt: skip
         assert out["same"] and out["ratio"] > 0 and out["core"] > 0
