@@ -452,7 +452,8 @@ def pcg64_next(words: int) -> int:  # pragma: no cover
 
 
 def _next32(source: Any) -> int:  # pragma: no cover
-    """``next_uint32`` of a Generator or of a :data:`GeneratorSlot` (compiled only)."""
+    """``next_uint32`` of a Generator, numba's bit generator or a :data:`GeneratorSlot`
+    (compiled only)."""
     raise NotImplementedError
 
 
@@ -468,71 +469,50 @@ def _next_double(source: Any) -> float:  # pragma: no cover
     raise NotImplementedError
 
 
-@overload(_next32)
-def _overload_next32(source: Any) -> Any:  # pragma: no cover
-    if isinstance(source, types.NumPyRandomGeneratorType):
+def _draw_overload(on_bits: Any, on_slot: Any) -> Any:
+    """The overload of a raw draw (:func:`_next32`, :func:`_next64`,
+    :func:`_next_double`): ``on_bits`` of a Generator's bit generator or of numba's bit
+    generator itself, ``on_slot`` of a :data:`GeneratorSlot`."""
 
-        def from_generator(source: Any) -> int:
-            return next_uint32(source.bit_generator)
+    def typed(source: Any) -> Any:
+        if isinstance(source, types.NumPyRandomGeneratorType):
 
-        return from_generator
-    if isinstance(source, types.UniTuple) and source.count == 5:
+            def from_generator(source: Any) -> Any:
+                return on_bits(source.bit_generator)
 
-        def from_slot(source: Any) -> int:
-            if source[4] != 0:  # PCG64 in its native layout: stepped here
-                return _pcg64_next32(source[0], source[4])
-            return _call_next_uint32(source[0], source[1])
+            return from_generator
+        if isinstance(source, types.NumPyRandomBitGeneratorType):
 
-        return from_slot
-    return None
+            def from_bits(source: Any) -> Any:
+                return on_bits(source)
 
+            return from_bits
+        if isinstance(source, types.UniTuple) and source.count == 5:
 
-@overload(_next64)
-def _overload_next64(source: Any) -> Any:  # pragma: no cover
-    if isinstance(source, types.NumPyRandomGeneratorType):
+            def from_slot(source: Any) -> Any:
+                return on_slot(source)
 
-        def from_generator(source: Any) -> int:
-            return next_uint64(source.bit_generator)
+            return from_slot
+        return None
 
-        return from_generator
-    if isinstance(source, types.NumPyRandomBitGeneratorType):
-
-        def from_bits(source: Any) -> int:
-            return next_uint64(source)
-
-        return from_bits
-    if isinstance(source, types.UniTuple) and source.count == 5:
-
-        def from_slot(source: Any) -> int:
-            if source[4] != 0:  # PCG64 in its native layout: stepped here
-                return _pcg64_step(source[4])
-            return _call_next_uint64(source[0], source[2])
-
-        return from_slot
-    return None
+    return typed
 
 
-@overload(_next_double)
-def _overload_next_double(source: Any) -> Any:  # pragma: no cover
-    if isinstance(source, types.NumPyRandomGeneratorType):
+@njit(cache=True, nogil=True, inline="always")
+def _slot_next32(slot: GeneratorSlot) -> int:  # pragma: no cover
+    """``next_uint32`` of a :data:`GeneratorSlot`: a PCG64 row in its native layout
+    stepped here, any other called."""
+    if slot[4] != 0:
+        return _pcg64_next32(slot[0], slot[4])
+    return _call_next_uint32(slot[0], slot[1])
 
-        def from_generator(source: Any) -> float:
-            return next_double(source.bit_generator)
 
-        return from_generator
-    if isinstance(source, types.NumPyRandomBitGeneratorType):
-
-        def from_bits(source: Any) -> float:
-            return next_double(source)
-
-        return from_bits
-    if isinstance(source, types.UniTuple) and source.count == 5:
-
-        def from_slot(source: Any) -> float:
-            return next_double_at(source)
-
-        return from_slot
-    return None
+@njit(cache=True, nogil=True, inline="always")
+def _slot_next64(slot: GeneratorSlot) -> int:  # pragma: no cover
+    """``next_uint64`` of a :data:`GeneratorSlot`, as :func:`_slot_next32`."""
+    if slot[4] != 0:
+        return _pcg64_step(slot[4])
+    return _call_next_uint64(slot[0], slot[2])
 
 
 @njit(cache=True, nogil=True)
@@ -552,6 +532,11 @@ def next_double_at(slot: GeneratorSlot) -> float:  # pragma: no cover
     if slot[4] != 0:
         return np.float64(_pcg64_step(slot[4]) >> np.uint64(11)) * _DOUBLE_UNIT
     return _call_next_double(slot[0], slot[3])
+
+
+overload(_next32)(_draw_overload(next_uint32, _slot_next32))
+overload(_next64)(_draw_overload(next_uint64, _slot_next64))
+overload(_next_double)(_draw_overload(next_double, next_double_at))
 
 
 @njit(cache=True, nogil=True)
@@ -574,6 +559,20 @@ def laplace_at(slot: GeneratorSlot) -> float:  # pragma: no cover
     return 0.0 - 1.0 * log if upper else 0.0 + 1.0 * log
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _ziggurat_word(source: Any) -> tuple[np.intp, np.uint64, float]:  # pragma: no cover
+    """One 64-bit word of the ziggurat (``random_standard_normal``'s first lines): its
+    layer ``idx`` (8 bits), then its sign (1 bit) and ``rabs`` (52 bits), and the draw
+    ``x = rabs wi[idx]`` with that sign, taken without a branch (a coin flip
+    mispredicts half the time; ``x (1 - 2 s)`` is ``-x`` exactly)."""
+    r = np.uint64(_next64(source))
+    idx = np.intp(r & np.uint64(0xFF))
+    r >>= np.uint64(8)
+    rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
+    x = np.float64(rabs) * _WI[idx] * (1.0 - 2.0 * np.float64(r & np.uint64(1)))
+    return idx, rabs, x
+
+
 @njit(cache=True, nogil=True)
 def _normal_rest(source: Any, idx: np.intp, rabs: np.uint64, x: float) -> float:  # pragma: no cover
     """The ziggurat's 0.7%: the tail (``idx`` 0) or the wedge test of draw ``x``, then
@@ -589,11 +588,7 @@ def _normal_rest(source: Any, idx: np.intp, rabs: np.uint64, x: float) -> float:
                     return _NOR_R + xx
         elif (_FI[idx - 1] - _FI[idx]) * _next_double(source) + _FI[idx] < np.exp(-0.5 * x * x):
             return x
-        r = np.uint64(_next64(source))
-        idx = np.intp(r & np.uint64(0xFF))
-        r >>= np.uint64(8)
-        rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-        x = np.float64(rabs) * _WI[idx] * (1.0 - 2.0 * np.float64(r & np.uint64(1)))
+        idx, rabs, x = _ziggurat_word(source)
         if rabs < _KI[idx]:
             return x
 
@@ -602,15 +597,10 @@ def _normal_rest(source: Any, idx: np.intp, rabs: np.uint64, x: float) -> float:
 def _standard_normal(source: Any) -> float:  # pragma: no cover
     """NumPy's ``random_standard_normal`` (numba's too: the same ziggurat, tables and
     draws) on a Generator, numba's bit generator or a :data:`GeneratorSlot`. The 99.3% of
-    draws that one 64-bit word settles are inlined into the caller and take their sign
-    without a branch (a coin flip mispredicts half the time; ``x (1 - 2 s)`` is ``-x``
-    exactly); the rest is :func:`_normal_rest`. Measured on 2 shared cores: 11.6 -> 6.5
+    draws that one 64-bit word settles (:func:`_ziggurat_word`) are inlined into the
+    caller; the rest is :func:`_normal_rest`. Measured on 2 shared cores: 11.6 -> 6.5
     ns a normal through a bit generator's pointers, 3.4 from a PCG64 slot."""
-    r = np.uint64(_next64(source))
-    idx = np.intp(r & np.uint64(0xFF))
-    r >>= np.uint64(8)
-    rabs = (r >> np.uint64(1)) & np.uint64(0x000FFFFFFFFFFFFF)
-    x = np.float64(rabs) * _WI[idx] * (1.0 - 2.0 * np.float64(r & np.uint64(1)))
+    idx, rabs, x = _ziggurat_word(source)
     if rabs < _KI[idx]:  # 99.3% of the draws end here
         return x
     return _normal_rest(source, idx, rabs, x)
