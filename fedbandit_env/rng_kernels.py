@@ -470,9 +470,9 @@ def _next_double(source: Any) -> float:  # pragma: no cover
 
 
 def _draw_overload(on_bits: Any, on_slot: Any) -> Any:
-    """The overload of a raw draw (:func:`_next32`, :func:`_next64`,
-    :func:`_next_double`): ``on_bits`` of a Generator's bit generator or of numba's bit
-    generator itself, ``on_slot`` of a :data:`GeneratorSlot`."""
+    """The overload of a draw (:func:`_next32`, :func:`_next64`, :func:`_next_double`,
+    :func:`standard_normal_of`): ``on_bits`` of a Generator's bit generator or of
+    numba's bit generator itself, ``on_slot`` of a :data:`GeneratorSlot`."""
 
     def typed(source: Any) -> Any:
         if isinstance(source, types.NumPyRandomGeneratorType):
@@ -624,9 +624,9 @@ def standard_normal_at(slot: GeneratorSlot) -> float:  # pragma: no cover
 
 
 def standard_normal_of(source: Any) -> Any:  # pragma: no cover
-    """``standard_normal()`` of a Generator or of a :func:`bit_generator_at` row
-    (compiled only): NumPy's ziggurat (:func:`_standard_normal`) on the generator's bit
-    generator, so both give the generator's numbers."""
+    """``standard_normal()`` of a Generator, of a :func:`bit_generator_at` row or of a
+    :data:`GeneratorSlot` (compiled only): NumPy's ziggurat (:func:`_standard_normal`)
+    on the generator's bit generator, so each gives the generator's numbers."""
     raise NotImplementedError
 
 
@@ -636,21 +636,7 @@ def beta_of(source: Any, a: Any, b: Any) -> Any:  # pragma: no cover
     raise NotImplementedError
 
 
-@overload(standard_normal_of)
-def _overload_standard_normal_of(source: Any) -> Any:  # pragma: no cover
-    if isinstance(source, types.NumPyRandomGeneratorType):
-
-        def from_generator(source: Any) -> Any:
-            return _standard_normal(source.bit_generator)
-
-        return from_generator
-    if isinstance(source, types.NumPyRandomBitGeneratorType):
-
-        def from_bits(source: Any) -> Any:
-            return _standard_normal(source)
-
-        return from_bits
-    return None
+overload(standard_normal_of)(_draw_overload(_standard_normal, standard_normal_at))
 
 
 @overload(beta_of)
