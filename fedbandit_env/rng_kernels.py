@@ -55,27 +55,16 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
-from numba.np.random._constants import (
-    fi_double as _FI,
-)
-from numba.np.random._constants import (
-    ki_double as _KI,
-)
-from numba.np.random._constants import (
-    wi_double as _WI,
-)
-from numba.np.random._constants import (
-    ziggurat_nor_inv_r as _NOR_INV_R,
-)
-from numba.np.random._constants import (
-    ziggurat_nor_r as _NOR_R,
-)
+from numba.np.random import _constants as _ziggurat
 from numba.np.random.distributions import random_beta
 from numba.np.random.generator_core import next_double, next_uint32, next_uint64
 
 _UINT32_MAX = 0xFFFFFFFF
 _DOUBLE_UNIT = 1.0 / 9007199254740992.0  # 2**-53: NumPy's next_double of a 64-bit draw
 _UINT64_MAX = 0xFFFFFFFFFFFFFFFF
+_KI, _WI, _FI = _ziggurat.ki_double, _ziggurat.wi_double, _ziggurat.fi_double
+_NOR_R, _NOR_INV_R = _ziggurat.ziggurat_nor_r, _ziggurat.ziggurat_nor_inv_r
+"""NumPy's standard-normal ziggurat tables and its tail's start (numba's copies)."""
 
 
 @njit(cache=True, nogil=True)
