@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from fedbandit_env.registry import make
     from fedbandit_env.rl import LearnerAmong
     from fedbandit_env.rl.arm_policy import ArmScoringPolicy, arm_policy_kwargs
-    from fedbandit_env.rl.common import set_torch_threads
+    from fedbandit_env.rl.common import quiet_logger, set_torch_threads
     from fedbandit_env.rl.single_agent import make_single_agent
     from fedbandit_env.runner import run_trials
     from fedbandit_env.runner.results import bootstrap_ci
@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         device="cpu",
         policy_kwargs=arm_policy_kwargs(env),
     )
+    quiet_logger(model)  # no SB3-<date> folder left in the temporary directory
     model.learn(args.timesteps, progress_bar=False)
     args.out.mkdir(parents=True, exist_ok=True)
     model.save(args.out / "model.zip")

@@ -6,10 +6,28 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import os
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 from fedbandit_env.privacy import mechanisms
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The logger folders SB3 makes for a model the tests train directly (``SB3_LOGDIR``),
+    in the session's temporary tree instead of one each in the system's temporary
+    directory (the package's own training sets a logger that makes none:
+    ``rl.common.quiet_logger``)."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3"))
+    yield
+    if before is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = before
 
 
 @pytest.fixture

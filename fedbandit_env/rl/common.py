@@ -234,3 +234,27 @@ def set_torch_threads(threads: int | None = 1) -> int:
             raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
         torch.set_num_threads(threads)
     return int(torch.get_num_threads())
+
+
+def quiet_logger(model: Any) -> Any:
+    """Give a stable-baselines3 ``model`` a logger that writes nothing and makes no
+    folder; returns the model.
+
+    With ``verbose=0`` and no ``tensorboard_log``, SB3's ``learn()`` configures a logger
+    whose folder is a fresh ``SB3-<date>`` under the system's temporary directory
+    (``stable_baselines3.common.logger.configure``), left there empty after every call:
+    hundreds of them after a test run or a sweep. A logger set on the model is used
+    instead (SB3's ``set_logger``); this one keeps the values ``learn()`` records (its
+    ``name_to_value``) and writes them nowhere.
+
+    Examples:
+        >>> from stable_baselines3 import PPO
+        >>> from gymnasium.envs.classic_control import CartPoleEnv
+        >>> model = quiet_logger(PPO("MlpPolicy", CartPoleEnv(), n_steps=64, batch_size=64))
+        >>> model.logger.dir is None, model.logger.output_formats
+        (True, [])
+    """
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from fedbandit_env.rl.common import set_torch_threads
+from fedbandit_env.rl.common import quiet_logger, set_torch_threads
 from fedbandit_env.rl.stack import LearnerStack
 from fedbandit_env.scenario.scenario import Scenario
 
@@ -89,7 +89,9 @@ def training_throughput(
     )
     rates = {}
     for name, env in (("federated", venv), ("plain", plain)):
-        model = sb3.PPO("MlpPolicy", env, n_steps=400, batch_size=500, seed=0, device="cpu")
+        model = quiet_logger(
+            sb3.PPO("MlpPolicy", env, n_steps=400, batch_size=500, seed=0, device="cpu")
+        )
         start = time.perf_counter()
         model.learn(total_timesteps=timesteps)
         rates[name] = timesteps / (time.perf_counter() - start)

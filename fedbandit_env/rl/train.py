@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fedbandit_env.files import package_versions, strict_json, write_text_atomic
-from fedbandit_env.rl.common import set_torch_threads
+from fedbandit_env.rl.common import quiet_logger, set_torch_threads
 from fedbandit_env.rl.stack import SB3_ALGOS, LearnerStack, algorithm
 from fedbandit_env.scenario.scenario import Scenario
 
@@ -199,7 +199,7 @@ def train_model(
     if net == "arms":
         policy = ArmScoringPolicy
         kwargs["policy_kwargs"] = arm_policy_kwargs(venv)
-    model: Any = algorithm(algo)(policy, monitored, **kwargs)
+    model: Any = quiet_logger(algorithm(algo)(policy, monitored, **kwargs))
     start = time.perf_counter()
     stats = episode_stats()
     model.learn(total_timesteps=timesteps, callback=[_progress(timesteps, algo, progress), stats])

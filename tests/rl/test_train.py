@@ -98,6 +98,27 @@ def test_a_privileged_reward_is_recorded_and_marked(
     assert "a2c:m*" in out and "a model trained on neg_regret" in out
 
 
+def test_training_leaves_no_logger_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SB3's ``learn()`` with ``verbose=0`` makes an empty ``SB3-<date>`` folder in the
+    temporary directory on every call unless the model has a logger of its own;
+    training (and its throughput probe) must not leave them behind."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    _train(tmp_path / "m", "--setting", "local")
+    made = lambda: [p for p in scratch.iterdir() if p.name.startswith("SB3-")]  # noqa: E731
+    assert made() == []
+    import stable_baselines3 as sb3  # power: a model learning without one leaves one
+
+    sb3.A2C("MlpPolicy", "CartPole-v1", n_steps=4, seed=0, device="cpu").learn(4)
+    assert len(made()) == 1
+
+
 @pytest.mark.slow
 def test_training_is_reproducible_from_its_seed(tmp_path: Path) -> None:
     import stable_baselines3 as sb3
