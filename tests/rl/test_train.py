@@ -103,7 +103,7 @@ def test_training_leaves_no_logger_folder_behind(
 ) -> None:
     """SB3's ``learn()`` with ``verbose=0`` makes an empty ``SB3-<date>`` folder in the
     temporary directory on every call unless the model has a logger of its own;
-    training (and its throughput probe) must not leave them behind."""
+    ``fedbandit train`` must not leave them behind."""
     import tempfile
 
     scratch = tmp_path / "tmp"
