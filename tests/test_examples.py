@@ -288,3 +288,19 @@ def test_vector_gate_times_another_vector_form_in_the_same_run(
     assert out["same"] and out["same_against"] and out["against"] > 0
     printed = capsys.readouterr().out
     assert "baselines.gossip.vector:gossip_ucb" in printed and "the loop's speed" in printed
+
+
+def test_kernel_profile_maps_the_step_and_the_rollout_for_perf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The map names the family's step and the core's rollout (compiled or loaded from
+    numba's disk cache), and the dump holds the step's machine code."""
+    mod = runpy.run_path(str(EXAMPLES / "kernel_profile.py"))
+    monkeypatch.chdir(tmp_path)
+    where = tmp_path / "perf.map"
+    mod["main"](["--horizon", "60", "--trials", "1", "--repeats", "1", "--map", str(where),
+                 "--dump", "gossip_step"])  # fmt: skip
+    names = [line.split(" ", 2)[2] for line in where.read_text().splitlines()]
+    assert any("11gossip_step" in name for name in names)
+    assert any("15rollout_talking" in name for name in names)
+    assert (tmp_path / "gossip_step.bin").stat().st_size > 0
