@@ -38,11 +38,10 @@ from numba.core.dispatcher import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vector_gate import SIZES, VECTOR_FORMS, timed
+from vector_gate import SIZES, VECTOR_FORMS, gate_scenario, timed
 
 from fedbandit_env import registry
 from fedbandit_env.runner.vector_trials import CompiledTrials
-from fedbandit_env.scenario import Scenario
 
 
 def compiled_functions() -> dict[int, str]:
@@ -135,11 +134,7 @@ def main(argv: list[str] | None = None) -> dict[int, tuple[int, str]]:
     parser.add_argument("--map", type=Path, default=None, help="default /tmp/perf-<pid>.map")
     parser.add_argument("--dump", default="", help="a function's name, or part of it")
     args = parser.parse_args(argv)
-    setting, horizon = SIZES[args.size]
-    factory, information = VECTOR_FORMS[args.policy]
-    private = {"epsilon": 1.0} if "private" in (information or "") else {}
-    scenario = Scenario(instance="zhu", noise="clipped_gaussian", setting=information,
-                        horizon=args.horizon or horizon, **private, **setting)  # fmt: skip
+    scenario, factory = gate_scenario(args.policy, args.size, args.horizon)
     runner = replace(registry.spec(args.policy), fast_entry_point=CompiledTrials(factory))
     timed(runner, scenario, args.trials, 1)  # compile or load the caches
     where = args.map or Path(f"/tmp/perf-{os.getpid()}.map")

@@ -136,6 +136,24 @@ def timed(runner: Any, scenario: Scenario, trials: int, workers: int) -> tuple[f
     return time.perf_counter() - start, curves
 
 
+def gate_scenario(policy: str, size: str, horizon: int = 0) -> tuple[Scenario, str]:
+    """The ``fedbandit speed`` grid's scenario for ``policy`` at ``size`` (its setting,
+    private rewards where the form reads them; ``horizon`` 0: the size's default) and
+    the policy's vector form (``module:factory``).
+
+    Examples:
+        >>> scenario, factory = gate_scenario("cdp_mab", "small")
+        >>> scenario.n_agents, scenario.setting, factory
+        (10, 'server', 'baselines.elimination.vector:cdp_mab')
+    """
+    setting, default = SIZES[size]
+    factory, information = VECTOR_FORMS[policy]
+    private = {"epsilon": 1.0} if "private" in (information or "") else {}
+    scenario = Scenario(instance="zhu", noise="clipped_gaussian", setting=information,
+                        horizon=horizon or default, **private, **setting)  # fmt: skip
+    return scenario, factory
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Measure and print; returns the loop's and the vector form's best seconds and the
     ratio."""
@@ -153,11 +171,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="also time the core's rollout with a step that does no algorithm",
     )
     args = parser.parse_args(argv)
-    setting, horizon = SIZES[args.size]
-    factory, information = VECTOR_FORMS[args.policy]
-    private = {"epsilon": 1.0} if "private" in (information or "") else {}
-    scenario = Scenario(instance="zhu", noise="clipped_gaussian", setting=information,
-                        horizon=args.horizon or horizon, **private, **setting)  # fmt: skip
+    scenario, factory = gate_scenario(args.policy, args.size, args.horizon)
+    information = VECTOR_FORMS[args.policy][1]
     loop = registry.spec(args.policy)
     vector = replace(loop, fast_entry_point=CompiledTrials(factory))
     runners = {"loop": loop, "vector": vector}
