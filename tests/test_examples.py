@@ -290,6 +290,7 @@ def test_vector_gate_times_another_vector_form_in_the_same_run(
     assert "baselines.gossip.vector:gossip_ucb" in printed and "the loop's speed" in printed
 
 
+@pytest.mark.slow  # compiles the vector form (10-30 s)
 def test_kernel_profile_maps_the_step_and_the_rollout_for_perf(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
