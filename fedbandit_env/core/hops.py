@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.caching import ArgumentFunctionCache
 from fedbandit_env.core.kernels import (
-    ArgumentFunctionCache,
     LinearEnvArrays,
     _linear_played,
     _step_linear,

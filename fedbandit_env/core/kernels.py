@@ -32,14 +32,13 @@ cost ``cdp_mab``'s loop (one of the cheapest) a fifth of its speed, measured.
 
 from __future__ import annotations
 
-import contextlib
 import types
 from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.core.caching import FunctionCache, IndexDataCacheFile
 
+from fedbandit_env.core.caching import ArgumentFunctionCache
 from fedbandit_env.problems.kernels import draw_reward, draw_sets, reward_of
 from fedbandit_env.rng_kernels import generator_at, next_double_at, standard_normal_at
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -574,55 +573,6 @@ def rollout_talking(
     return r, t
 
 
-class _ForgivingIndex(IndexDataCacheFile):
-    """numba's cache index file, read as empty where it cannot be unpickled in this
-    process: a key names a class of a module that is gone (a policy's state holds a
-    ``NamedTuple`` of the user's module; the module was renamed or deleted, or this
-    process runs where it cannot import it). The function compiles again, and its save
-    rewrites the index without the dead keys (``tests/vector/test_rollout_cache.py``)."""
-
-    def _load_index(self) -> dict[Any, Any]:
-        try:
-            return dict(super()._load_index())
-        except (ImportError, AttributeError):
-            return {}
-
-
-class ArgumentFunctionCache(FunctionCache):
-    """numba's disk cache for a function that takes a compiled function as an argument
-    (the rollouts take the policy's step), which keeps a signature it cannot save
-    compiled in memory instead of failing.
-
-    numba keys such a function's cache by the types of its arguments, a compiled
-    function's type included, and rewrites the whole index when it saves a new
-    signature. A process that loaded the index holds the functions named in its keys
-    only among the last ``NUMBA_FUNCTION_CACHE_SIZE`` (128) it unpickled; past that,
-    pickling the index again raises ``ReferenceError: underlying object has vanished``,
-    and the compile of the new signature (a new policy, after others were cached) failed
-    with it. Here that save is skipped: the rollout runs, and the next process compiles
-    that signature again (``tests/vector/test_rollout_cache.py``). And an index whose
-    keys name a class this process cannot import (a user's policy module, since gone)
-    reads as empty instead of failing every later rollout (:class:`_ForgivingIndex`).
-
-    Examples:
-        >>> isinstance(rollout_block._cache, ArgumentFunctionCache)
-        True
-    """
-
-    def __init__(self, py_func: Any) -> None:
-        super().__init__(py_func)
-        self._cache_file = _ForgivingIndex(
-            cache_path=self._cache_path,
-            filename_base=self._impl.filename_base,
-            source_stamp=self._impl.locator.get_source_stamp(),
-        )
-
-    def save_overload(self, sig: Any, data: Any) -> None:
-        """Save as numba does, unless the index names a function this process let go."""
-        with contextlib.suppress(ReferenceError):
-            super().save_overload(sig, data)
-
-
 def _counted_twin(kernel: Any) -> Any:
     """``kernel``'s Python function under another name (``<name>_counted``), so numba
     compiles and caches it apart from the uncounted one."""
@@ -1066,7 +1016,6 @@ _sync_rollout._cache = ArgumentFunctionCache(rollout_linear_sync.py_func)
 
 
 __all__ = [
-    "ArgumentFunctionCache",
     "LinearEnvArrays",
     "WireChanges",
     "arms_within",

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from fedbandit_env.core.caching import ArgumentFunctionCache
 from fedbandit_env.core.kernels import (
     UNCOUNTED,
-    ArgumentFunctionCache,
     _counted_twin,
     observe_raw,  # noqa: F401  (the docstring's example)
     step_envs,
