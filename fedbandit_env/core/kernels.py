@@ -738,7 +738,7 @@ def step_linear_envs(
                 best = max(best, global_means[b, sets[b, i, j]])
             regret[b, i] = 0.0 + (best - global_means[b, sets[b, i, arms[b, i]]])
         if draw_next:
-            draw_sets(draw_codes[b], n_pool, generator_at(sets_table, b), sets[b])  # type: ignore[arg-type]
+            draw_sets(draw_codes[b], n_pool, generator_at(sets_table, b), sets[b])
 
 
 @njit(cache=True, nogil=True)

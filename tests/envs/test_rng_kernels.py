@@ -8,12 +8,15 @@ from numba import njit
 
 from fedbandit_env.rng_kernels import (
     bit_generator_at,
+    close_stream,
     fill_noise,
     generator_at,
     generator_table,
     integer_below,
+    open_stream,
     pcg64_words,
     standard_normal_of,
+    stream_below,
 )
 
 
@@ -56,6 +59,36 @@ def test_integer_below_is_numpys_integers_draw_for_draw(seed: int) -> None:
     after = np.random.default_rng(seed)
     _draw_all(after, bounds, ours)
     assert after.random() == numpy_rng.random()
+
+
+@njit
+def _draw_by_streams(table: np.ndarray, bounds: np.ndarray, every: int, out: np.ndarray) -> None:
+    # a stream over row 0, closed and opened again every `every` draws, and between them
+    # one draw from the row itself (the stream's state and 32-bit buffer written back)
+    slot = generator_at(table, 0)
+    stream = open_stream(slot)
+    for j in range(bounds.size):
+        if j % every == every - 1:
+            close_stream(slot, stream)
+            out[j] = integer_below(slot, bounds[j])
+            stream = open_stream(slot)
+        else:
+            out[j], stream = stream_below(stream, bounds[j])
+    close_stream(slot, stream)
+
+
+@pytest.mark.parametrize(("seed", "every"), [(0, 5), (1, 2), (2024, 10**9)])
+def test_a_stream_draws_its_rows_numbers_and_leaves_its_state(seed: int, every: int) -> None:
+    bounds = _bounds(seed)
+    ours = np.empty_like(bounds)
+    rng = np.random.default_rng(seed)
+    _draw_by_streams(generator_table([rng]), bounds, every, ours)
+    numpy_rng = np.random.default_rng(seed)
+    expected = np.array([numpy_rng.integers(0, n) for n in bounds])
+    np.testing.assert_array_equal(ours, expected)
+    # the generator goes on where NumPy's does, its buffered 32-bit half included
+    assert rng.bit_generator.state == numpy_rng.bit_generator.state
+    assert rng.integers(0, 7, 5).tolist() == numpy_rng.integers(0, 7, 5).tolist()
 
 
 @pytest.mark.parametrize("seed", [0, 7])

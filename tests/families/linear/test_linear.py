@@ -35,6 +35,7 @@ from fedbandit_env.problems.kernels import draw_sets
 from fedbandit_env.problems.linear import LinearProblem, dubey_synthetic, from_features
 from fedbandit_env.protocols import Broadcast, Synchronize
 from fedbandit_env.registry import make as make_team
+from fedbandit_env.rng_kernels import generator_at, generator_table
 from fedbandit_env.runner.evaluate import evaluate
 from fedbandit_env.runner.fast import run_fast
 from fedbandit_env.runner.rollout import run_trials
@@ -73,6 +74,14 @@ def test_compiled_set_draws_match_numpy(n_best: int, seed: int) -> None:
     for _ in range(5):
         np.testing.assert_array_equal(draw_sets(n_best, 6, a, out), p.draw_sets(b))
     assert a.random() == b.random()  # the same amount of the stream consumed
+    # from a row of a generator table: a PCG64 row through a stream, another in place
+    for bits in (np.random.PCG64, np.random.MT19937):
+        a, b = np.random.Generator(bits(seed)), np.random.Generator(bits(seed))
+        table = generator_table([a])
+        for _ in range(5):
+            mine = draw_sets(n_best, 6, generator_at(table, 0), out)
+            np.testing.assert_array_equal(mine, p.draw_sets(b))
+        assert a.random() == b.random()
 
 
 @pytest.mark.parametrize(
