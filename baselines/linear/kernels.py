@@ -22,7 +22,9 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
+from llvmlite import ir
 from numba import cfunc, njit, types
+from numba.core.extending import intrinsic
 from numba.np.random.distributions import random_standard_normal
 
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
@@ -55,6 +57,68 @@ def rank_one_update(inv: FloatArray, x: FloatArray, work: FloatArray) -> float: 
     return math.log1p(q)
 
 
+def _transpose8_typing(typingctx: Any, features: Any, rows: Any, k: Any, col: Any,
+                       xt: Any) -> Any:  # fmt: skip
+    """``xt[col + a, k + j] = features[rows[k + j], col + a]`` for ``a, j < 8``: eight
+    vectors' components ``col .. col + 7`` gathered into the transposed buffer as eight
+    8-wide loads, an 8 x 8 transpose in three rounds of shuffles (pairs of floats,
+    pairs of pairs, 128-bit halves) and eight 8-wide stores, where the scalar gather
+    moves each float alone (64 loads and 64 stores; measured at ``d = 10, K = 100``: a
+    set scored in 615 ns instead of 840, the picks the same). The caller keeps ``k +
+    8 <= rows.shape[0]`` and ``col + 8 <= d``; both arrays C-contiguous."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        pool, picks, buffer = (context.make_array(signature.args[i])(context, builder, args[i])
+                               for i in (0, 1, 4))  # fmt: skip
+        word, lanes = ir.IntType(64), ir.VectorType(ir.FloatType(), 8)
+        pool_width = builder.extract_value(pool.shape, 1)
+        buffer_width = builder.extract_value(buffer.shape, 1)
+        first, column = args[2], args[3]
+
+        def at(data: Any, offset: Any) -> Any:
+            return builder.bitcast(builder.gep(data, [offset]), lanes.as_pointer())
+
+        def shuffle(a: Any, b: Any, mask: list[int]) -> Any:
+            return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(ir.IntType(32), 8), mask))
+
+        vectors = []
+        for j in range(8):
+            row = builder.load(builder.gep(picks.data, [builder.add(first, ir.Constant(word, j))]))
+            offset = builder.add(builder.mul(row, pool_width), column)
+            vectors.append(builder.load(at(pool.data, offset), align=4))
+        low, high = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
+        pairs = [
+            shuffle(vectors[p], vectors[p + 1], m) for p in range(0, 8, 2) for m in (low, high)
+        ]
+        even, odd = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+        quads = [shuffle(pairs[p], pairs[p + 2], m) for p in (0, 1, 4, 5) for m in (even, odd)]
+        halves = ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15])
+        for a in range(8):  # component a: quads a % 4 (vectors 0-3) and a % 4 + 4 (4-7)
+            value = shuffle(quads[a % 4], quads[a % 4 + 4], halves[a // 4])
+            offset = builder.add(builder.mul(builder.add(column, ir.Constant(word, a)),
+                                             buffer_width), first)  # fmt: skip
+            builder.store(value, at(buffer.data, offset), align=4)
+        return context.get_dummy_value()
+
+    return types.none(features, rows, types.int64, types.int64, xt), codegen
+
+
+transpose8: Any = intrinsic(_transpose8_typing)
+"""The intrinsic of :func:`_transpose8_typing` (compiled code only), which the generated
+choosers of ``d >= 8`` gather with (:func:`scorer_source`).
+
+Examples:
+    >>> @njit
+    ... def gather(features, rows, xt):
+    ...     transpose8(features, rows, 0, 0, xt)
+    >>> features = np.arange(80, dtype=np.float32).reshape(10, 8)
+    >>> xt = np.zeros((8, 8), np.float32)
+    >>> gather(features, np.arange(9, 1, -1), xt)
+    >>> bool((xt == features[np.arange(9, 1, -1)].T).all())
+    True
+"""
+
+
 #: The signature of a set chooser (:func:`set_scorer`): ``(features, rows, inv, theta,
 #: beta, xt, out) -> k``: the pool ``(P, d)`` (float32) and the set's rows ``(K,)``, the
 #: statistics (float64), a float32 ``(d, K')`` buffer for the set transposed and ``K'``
@@ -77,7 +141,9 @@ UNROLLED_MAX_DIM = 32
 def scorer_source(dim: int) -> str:
     """The Python source of the straight-line chooser for dimension ``dim`` (what
     :func:`set_scorer` compiles), with no loop over ``d``: the gather of each vector into
-    the transposed buffer ``xt`` (``d`` named copies a vector), the coefficients as
+    the transposed buffer ``xt`` (for ``d >= 8`` eight vectors at a time by
+    :data:`transpose8`, the set's last ``n % 8`` and any ``d < 8`` by ``d`` named copies
+    a vector), the coefficients as
     named float32 scalars (``c_ab`` the upper triangle of ``V^-1`` with the diagonal
     halved, ``t_a = theta_a``), a loop over the set computing ``y_a = sum_{b >= a} c_ab
     x_b``, ``q = sum_a x_a y_a`` (so ``2 q = x^T V^-1 x``), ``m = sum_a t_a x_a`` and the
@@ -116,10 +182,15 @@ def scorer_source(dim: int) -> str:
             return k_best
     """
     d = range(dim)
-    lines = [
-        "def choose(features, rows, inv, theta, beta, xt, out):",
-        "    n = rows.shape[0]",
-        "    for k in range(n):",
+    lines = ["def choose(features, rows, inv, theta, beta, xt, out):", "    n = rows.shape[0]"]
+    first = ""
+    if dim >= 8:  # eight vectors at a time by transpose8, blocks of 8 components
+        columns = sorted({*range(0, dim - 7, 8), dim - 8})  # the last block may overlap
+        lines += ["    first = n - n % 8", "    for k in range(0, first, 8):"]
+        lines += [f"        transpose8(features, rows, k, {c}, xt)" for c in columns]
+        first = "first, "
+    lines += [
+        f"    for k in range({first}n):",
         "        r = rows[k]",
         *(f"        xt[{a}, k] = features[r, {a}]" for a in d),
     ]
@@ -224,7 +295,7 @@ def set_scorer(dim: int) -> Any:
         raise ValueError(f"dim must be >= 1, got {dim!r}")
     if dim > UNROLLED_MAX_DIM:
         return generic_scorer()
-    namespace: dict[str, Any] = {"np": np}
+    namespace: dict[str, Any] = {"np": np, "transpose8": transpose8}
     exec(compile(scorer_source(dim), f"<set_scorer d={dim}>", "exec"), namespace)
     return cfunc(SCORER_SIGNATURE, nogil=True, fastmath={"contract"})(namespace["choose"])
 

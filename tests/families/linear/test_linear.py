@@ -220,6 +220,27 @@ def test_ucb_choice_is_the_oful_argmax(dim: int) -> None:
                 np.testing.assert_allclose(scratch.scores[:k], scores, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dim", [7, 8, 9, 16, 17, 32])
+def test_the_generated_chooser_gathers_each_set_exactly(dim: int) -> None:
+    # d >= 8 gathers eight vectors at a time by an 8 x 8 transpose (transpose8; blocks
+    # of 8 components, the last overlapping), the set's last n % 8 one by one: the
+    # buffer holds the set's vectors transposed, bit for bit, and the scores are the
+    # loops' to float32 rounding
+    rng = np.random.default_rng(dim)
+    pool = rng.normal(size=(500, dim)).astype(np.float32)
+    a = rng.normal(size=(dim, dim))
+    inv, theta = a @ a.T / dim + np.eye(dim), rng.normal(size=dim)
+    for k in (7, 8, 9, 23, 100):
+        rows = rng.integers(0, 500, size=k)
+        mine, loops = SetScratch.of(dim, k), SetScratch.of(dim, k)
+        got = ucb_choice(set_scorer(dim), pool, rows, inv, theta, 0.4, mine)
+        ucb_choice(generic_scorer(), pool, rows, inv, theta, 0.4, loops)
+        np.testing.assert_array_equal(mine.xt[:, :k], pool[rows].T)
+        tol = (dim + 1) ** 2 * float(np.finfo(np.float32).eps)
+        np.testing.assert_allclose(mine.scores[:k], loops.scores[:k], rtol=tol, atol=tol)
+        assert got == int(np.argmax(mine.scores[:k]))
+
+
 def test_ucb_choice_takes_the_first_of_tied_vectors() -> None:
     pool = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
     theta = np.array([1.0, 0.0])
