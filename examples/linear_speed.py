@@ -3,7 +3,7 @@ scale (d = 10, K = 100 vectors a set, M = 100 agents), measured in one run again
 NumPy implementations of the same policy: the batched one (``baselines.linear.batched``:
 every agent's ``V^-1`` in one stack, Sherman-Morrison, batched ``matmul``; the
 yardstick, tested to make the fast path's choices) and the per-agent loop of
-``baselines.linear.naive`` (``np.linalg.inv`` per step). Best of three alternating runs
+``baselines.linear.naive`` (``np.linalg.inv`` per step). Best of five alternating runs
 of each, single-threaded (numba's and BLAS's threads set to 1). Machines differ; the
 ratios are what to compare.
 
@@ -12,7 +12,7 @@ The share of the FMA peak counts the multiply-adds a step needs (scoring a set: 
 float32 peak *assumed* as two 256-bit FMA pipes (16 a cycle) at the clock
 ``/proc/cpuinfo`` reports (3 GHz where it says nothing): a yardstick, not a datasheet.
 
-    python examples/linear_speed.py            # about 40 s on 2 cores
+    python examples/linear_speed.py            # about a minute on 2 cores
     python examples/linear_speed.py --quick    # M = 20
 """
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         kwargs = {"batch": batch} if batch else {}
         run_fast(pid, scenario, 1, record_every=fast_t, progress=False, **kwargs)  # compile
         times: dict[str, list[float]] = {"fast": [], "batched": [], "naive": []}
-        for _ in range(3):  # best of three, alternating: the machine is shared and noisy
+        for _ in range(5):  # best of five, alternating: the machine is shared and noisy
             start = time.perf_counter()
             run_fast(pid, scenario, 1, seed=1, record_every=fast_t, progress=False, **kwargs)
             times["fast"].append(time.perf_counter() - start)
