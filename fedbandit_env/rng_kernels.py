@@ -561,14 +561,22 @@ _pcg64_advance: Any = intrinsic(_pcg64_advance_typing)
 def open_stream(slot: GeneratorSlot) -> Stream:  # pragma: no cover
     """The state of a PCG64 row in its native layout (``slot[4] != 0``) as a
     :class:`Stream`; draw from it with :func:`stream_below` and write it back with
-    :func:`close_stream` before the row is drawn from again.
+    :func:`close_stream` before the row is drawn from again. A stream lives in compiled
+    code: boxed to Python, its words become ints that numba types by their size.
 
     Examples:
-        >>> table = generator_table([np.random.default_rng(3)])
-        >>> s = open_stream(generator_at(table, 0))
-        >>> v, s = stream_below(s, 10)
-        >>> close_stream(generator_at(table, 0), s)
-        >>> int(v) == int(np.random.default_rng(3).integers(0, 10))
+        >>> from numba import njit
+        >>> @njit
+        ... def three(table, n):
+        ...     s = open_stream(generator_at(table, 0))
+        ...     a, s = stream_below(s, n)
+        ...     b, s = stream_below(s, n)
+        ...     c, s = stream_below(s, 2**40)
+        ...     close_stream(generator_at(table, 0), s)
+        ...     return a, b, c
+        >>> rng = np.random.default_rng(3)
+        >>> three(generator_table([np.random.default_rng(3)]), 10) == (
+        ...     rng.integers(0, 10), rng.integers(0, 10), rng.integers(0, 2**40))
         True
     """
     w = _pcg64_load(slot[4])
@@ -580,7 +588,20 @@ def open_stream(slot: GeneratorSlot) -> Stream:  # pragma: no cover
 @njit(cache=True, nogil=True, inline="always")
 def close_stream(slot: GeneratorSlot, stream: Stream) -> None:  # pragma: no cover
     """Write a :class:`Stream` opened from ``slot`` back into its generator (the state,
-    the 32-bit buffer): the generator then draws on from where the stream stopped."""
+    the 32-bit buffer): the generator then draws on from where the stream stopped.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def once(table):  # half a 64-bit word drawn, the other half kept
+        ...     slot = generator_at(table, 0)
+        ...     close_stream(slot, stream_below(open_stream(slot), 3)[1])
+        >>> rng, twin = np.random.default_rng(6), np.random.default_rng(6)
+        >>> once(generator_table([rng]))
+        >>> _ = twin.integers(0, 3)
+        >>> rng.bit_generator.state == twin.bit_generator.state
+        True
+    """
     _pcg64_keep(slot[4], stream.low, stream.high)
     base = np.uint64(slot[0])
     _keep_half(base + np.uint64(_HAS_UINT32_OFFSET), stream.has)
@@ -833,10 +854,10 @@ def _take_overload(on_stream: Any, draw: Any) -> Any:
 
             return from_stream
 
-        def in_place(source: Any) -> Any:
+        def drawn_in_place(source: Any) -> Any:
             return np.uint64(draw(source)), source
 
-        return in_place
+        return drawn_in_place
 
     return typed
 
@@ -845,12 +866,23 @@ def in_place(source: Any) -> Any:  # pragma: no cover
     """What :func:`stream_below` draws from in place for ``source`` (compiled only): a
     Generator's bit generator (a tuple holding the Generator itself is
     reference-counted on every draw: 2.4 -> 7.6 ns a bounded draw, measured), a row of
-    a :func:`generator_table` itself."""
+    a :func:`generator_table` itself.
+
+    Examples:
+        >>> from numba import njit
+        >>> @njit
+        ... def two(rng):
+        ...     v, source = stream_below(in_place(rng), 10)
+        ...     w, source = stream_below(source, 10)
+        ...     return v, w
+        >>> two(np.random.default_rng(4)) == tuple(np.random.default_rng(4).integers(0, 10, 2))
+        True
+    """
     raise NotImplementedError
 
 
 @overload(in_place)
-def _overloadin_place(source: Any) -> Any:
+def _overload_in_place(source: Any) -> Any:
     if isinstance(source, types.NumPyRandomGeneratorType):
 
         def bits(source: Any) -> Any:
@@ -929,37 +961,17 @@ def stream_below(stream: Any, n: int) -> tuple[np.int64, Any]:  # pragma: no cov
     bit generator), the number and the source itself, so one loop serves both.
 
     Examples:
-        >>> table = generator_table([np.random.default_rng(8)])
-        >>> s, mine = open_stream(generator_at(table, 0)), []
-        >>> for n in (5, 2**40, 7, 2**32):
-        ...     v, s = stream_below(s, n)
-        ...     mine.append(int(v))
-        >>> close_stream(generator_at(table, 0), s)
+        >>> from numba import njit
+        >>> @njit
+        ... def draws(table, bounds, out):
+        ...     s = open_stream(generator_at(table, 0))
+        ...     for j in range(bounds.size):
+        ...         out[j], s = stream_below(s, bounds[j])
+        ...     close_stream(generator_at(table, 0), s)
+        >>> bounds, out = np.array([5, 2**40, 7, 2**32]), np.zeros(4, np.int64)
+        >>> draws(generator_table([np.random.default_rng(8)]), bounds, out)
         >>> rng = np.random.default_rng(8)
-        >>> mine == [int(rng.integers(0, n)) for n in (5, 2**40, 7, 2**32)]
+        >>> out.tolist() == [int(rng.integers(0, n)) for n in bounds]
         True
     """
-    return _below(as_words(stream), n)
-
-
-def as_words(source: Any) -> Any:  # pragma: no cover
-    """A :class:`Stream` with every field ``uint64`` (one boxed from Python holds
-    ``int64`` where a value fits), any other source itself (compiled only)."""
-    raise NotImplementedError
-
-
-@overload(as_words)
-def _overload_as_words(source: Any) -> Any:
-    if _is_stream(source):
-
-        def words(source: Any) -> Any:
-            return Stream(np.uint64(source.low), np.uint64(source.high),
-                          np.uint64(source.inc_low), np.uint64(source.inc_high),
-                          np.uint64(source.has), np.uint64(source.kept))  # fmt: skip
-
-        return words
-
-    def itself(source: Any) -> Any:
-        return source
-
-    return itself
+    return _below(stream, n)
