@@ -220,7 +220,17 @@ def test_ucb_choice_is_the_oful_argmax(dim: int) -> None:
                 np.testing.assert_allclose(scratch.scores[:k], scores, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("dim", [7, 8, 9, 16, 17, 32])
+@pytest.mark.parametrize(
+    "dim",  # d = 17 and 32 compile for 5 s and 30 s: slow
+    [
+        7,
+        8,
+        9,
+        16,
+        pytest.param(17, marks=pytest.mark.slow),
+        pytest.param(32, marks=pytest.mark.slow),
+    ],
+)
 def test_the_generated_chooser_gathers_each_set_exactly(dim: int) -> None:
     # d >= 8 gathers eight vectors at a time by an 8 x 8 transpose (transpose8; blocks
     # of 8 components, the last overlapping), the set's last n % 8 one by one: the
