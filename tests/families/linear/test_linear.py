@@ -493,3 +493,56 @@ def test_linear_scenarios_run_in_the_local_and_sync_settings_only() -> None:
     alone = evaluate("lin_ucb", sync, trials=1, progress=False)
     assert fed.setting == alone.setting == "sync"
     assert fed.comm_cost[0, -1] > 0 and alone.comm_cost[0, -1] == 0
+
+
+LOAD_CHOOSER = """
+import sys
+from numba.core import event
+import baselines.linear.kernels as kernels
+if sys.argv[1] == "unfiled":  # the chooser exec'd from a string, as it was: no disk cache
+    kernels._scorer_file = lambda dim, source: None
+compiled = []
+
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev)
+
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Count())
+if sys.argv[2] == "chooser":
+    kernels.set_scorer(9)
+else:
+    from fedbandit_env.runner.fast import run_fast
+    from fedbandit_env.scenario import Scenario
+    run_fast(sys.argv[2], Scenario(instance="dubey", dim=3, n_agents=2, n_arms=4, horizon=30),
+             1, progress=False)
+print("compiled", len(compiled))
+"""
+
+
+def _compiles(cache: Path, mode: str, what: str) -> int:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", LOAD_CHOOSER, mode, what], env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1])
+
+
+@pytest.mark.parametrize(
+    "what", ["chooser", pytest.param("lin_ucb", marks=pytest.mark.slow)]
+)  # lin_ucb: the whole fast path compiles in the first process (about 20 s)
+def test_the_generated_chooser_is_cached_for_the_next_process(tmp_path: Path, what: str) -> None:
+    # the chooser for d is written to a file under numba's cache folder, so numba caches
+    # its compiled code: a second process compiles nothing (the fast path's rollouts
+    # load too: their key reads the chooser's file)
+    assert _compiles(tmp_path, "filed", what) >= 1
+    assert _compiles(tmp_path, "filed", what) == 0
+    assert list((tmp_path / "fedbandit_scorers").glob("set_scorer_d*.py"))
+    # power check: exec'd from a string, the chooser compiles in every process
+    assert _compiles(tmp_path, "unfiled", what) >= 1
