@@ -292,9 +292,7 @@ def set_scorer(dim: int) -> Any:
     :func:`scorer_source`'s straight-line code up to ``UNROLLED_MAX_DIM``,
     :func:`generic_scorer` above. Compiled once per ``dim`` (0.3 s at ``d = 10``, 30 s
     at 32) and cached on disk: the generated source is written to a file
-    (:func:`_scorer_file`) and imported as a module of its own, so numba can stamp it;
-    the fast path's rollouts, keyed by the modules their steps call into, then load
-    from disk too.
+    (:func:`_scorer_file`) and imported as a module of its own, so numba can stamp it.
 
     Examples:
         >>> set_scorer(3) is set_scorer(3), set_scorer(99) is generic_scorer()

@@ -539,8 +539,8 @@ def _compiles(cache: Path, mode: str, what: str) -> int:
 )  # lin_ucb: the whole fast path compiles in the first process (about 20 s)
 def test_the_generated_chooser_is_cached_for_the_next_process(tmp_path: Path, what: str) -> None:
     # the chooser for d is written to a file under numba's cache folder, so numba caches
-    # its compiled code: a second process compiles nothing (the fast path's rollouts
-    # load too: their key reads the chooser's file)
+    # its compiled code: a second process compiles nothing, neither the chooser nor
+    # (lin_ucb) anything of the fast path
     assert _compiles(tmp_path, "filed", what) >= 1
     assert _compiles(tmp_path, "filed", what) == 0
     assert list((tmp_path / "fedbandit_scorers").glob("set_scorer_d*.py"))
