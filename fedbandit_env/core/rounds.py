@@ -391,12 +391,16 @@ def rollout_flooding(
                     origins[b, now, i] = sent[b, i, 0] > 0.5
                     for k in range(d):
                         payload[b, now, i, k] = sent[b, i, k]
-            for e in range(used.size):
-                used[e] = False
-            for u in range(t - ring + 1, t + 1):  # oldest first
-                at = u % ring
+            links = 0
+            played = False  # a round in flight this step (between rounds, none: no edge
+            for u in range(t - ring + 1, t + 1):  # is used, and none is visited)
+                at = u % ring  # oldest first
                 if u < 1 or starts[b, at] != u:
                     continue
+                if not played:
+                    played = True
+                    for e in range(used.size):
+                        used[e] = False
                 k_hops = t - u  # the slots this round played before this one
                 far = 0
                 for i in range(n):
@@ -417,9 +421,9 @@ def rollout_flooding(
                                 mask[b, i, j] = i != j
                             for k in range(d):
                                 heard[b, j, k] = np.float32(payload[b, at, j, k])
-            links = 0
-            for e in range(used.size):
-                links += used[e]
+            if played:
+                for e in range(used.size):
+                    links += used[e]
             peer[b] = links
             cum_cost[b] += c1 * 0.0 + c2 * float(links)
         r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
