@@ -38,6 +38,7 @@ docs-numbers: $(BIN)/.installed
 	$(BIN)/fedbandit table results/bench --block default-bench \
 		$(foreach page,$(DEFAULT_BENCH_PAGES),--into $(page))
 	$(BIN)/python examples/robustness.py --replot --out docs/figures --into docs/guides/wrappers.md
+	$(BIN)/python examples/linear_speed.py --into docs/guides/linear.md
 	$(BIN)/python examples/learner_among_gossip.py --replot \
 		--from docs/figures/learner_among_gossip.json --into docs/guides/learned.md
 

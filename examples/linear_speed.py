@@ -14,6 +14,10 @@ float32 peak *assumed* as two 256-bit FMA pipes (16 a cycle) at the clock
 
     python examples/linear_speed.py            # about a minute on 2 cores
     python examples/linear_speed.py --quick    # M = 20
+    python examples/linear_speed.py --into docs/guides/linear.md   # the guide's table
+
+``--into PAGE`` also writes the run's table, with its conditions, into the page's
+generated block ``linear-speed`` (``make docs-numbers`` does, for the linear guide).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 
 from baselines.linear.batched import batched_trial  # noqa: E402
 from baselines.linear.naive import naive_trial  # noqa: E402
+from fedbandit_env.files import measured_line, replace_block, write_text_atomic  # noqa: E402
 from fedbandit_env.runner.fast import run_fast  # noqa: E402
 from fedbandit_env.scenario import Scenario  # noqa: E402
 
@@ -64,7 +69,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     """Print and return agent-steps per second of each path and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="M = 20 agents, shorter runs")
+    parser.add_argument(
+        "--into", type=Path, default=None, metavar="PAGE",
+        help="also write the table into PAGE's generated block 'linear-speed'",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.into is not None:  # before a minute of measuring: a page without the block
+        replace_block(args.into.read_text(encoding="utf-8"), "linear-speed", "")
     agents, dim, set_size = (20 if args.quick else 100), 10, 100
     fast_t, batched_t, naive_t = (2000, 200, 50) if args.quick else (3000, 300, 100)
     peak = FMA_PER_CYCLE * clock_ghz() * 1e9
@@ -103,7 +114,41 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"per-agent NumPy {rate['naive']:>7,.0f} ({rate['fast'] / rate['naive']:5.1f}x) | "
             f"{share:6.1%} of the FMA peak"
         )
+    if args.into is not None:
+        page = replace_block(args.into.read_text(encoding="utf-8"), "linear-speed",
+                             markdown(out, agents, dim, set_size))  # fmt: skip
+        write_text_atomic(args.into, page)
+        print(f"wrote the block 'linear-speed' of {args.into}")
     return out
+
+
+def markdown(out: dict[str, float], agents: int, dim: int, set_size: int) -> str:
+    """The measured rates and ratios as a Markdown table, with the run's conditions.
+
+    Examples:
+        >>> rates = {"fast": 8e5, "batched": 1e5, "naive": 1e4, "fma share": 0.25}
+        >>> out = {f"{p} {k}": v for p in ("lin_ucb", "fedlin_ucb_fixed")
+        ...        for k, v in rates.items()}
+        >>> markdown(out, 100, 10, 100).splitlines()[4]
+        '| `lin_ucb` | 800,000 | 100,000 | 8.0x | 10,000 | 80x | 25% |'
+    """
+    rows = [
+        f"`python examples/linear_speed.py`: d = {dim}, K = {set_size}, M = {agents}, one "
+        "thread, best of five alternating runs of each path, in one run. The batched "
+        "NumPy's own rate moves by much between runs on a shared machine: read the ratio "
+        "over several.",
+        "",
+        "| policy | fast path (agent-steps/s) | batched NumPy | ratio | per-agent NumPy "
+        "| ratio | FMA peak |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for pid in ("lin_ucb", "fedlin_ucb_fixed"):
+        fast, batched, naive = (out[f"{pid} {k}"] for k in ("fast", "batched", "naive"))
+        rows.append(
+            f"| `{pid}` | {fast:,.0f} | {batched:,.0f} | {fast / batched:.1f}x | "
+            f"{naive:,.0f} | {fast / naive:.0f}x | {out[f'{pid} fma share']:.0%} |"
+        )
+    return "\n".join([*rows, "", measured_line(), ""])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from fedbandit_env.files import block_markers, read_block
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -138,10 +140,19 @@ def test_learner_among_gossip_example_runs_small(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_linear_speed_example_prints_both_ratios_and_the_fma_share(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     mod = runpy.run_path(str(EXAMPLES / "linear_speed.py"))
-    out = mod["main"](["--quick"])
+    page = tmp_path / "linear.md"
+    start, end = block_markers("linear-speed")
+    page.write_text(f"before\n{start}\nold\n{end}\nafter\n", encoding="utf-8")
+    out = mod["main"](["--quick", "--into", str(page)])
+    block = read_block(page.read_text(encoding="utf-8"), "linear-speed")
+    assert "old" not in block and "M = 20" in block and "- measured: " in block
+    for pid in ("lin_ucb", "fedlin_ucb_fixed"):  # the table's ratio is the run's
+        ratio = out[f"{pid} fast"] / out[f"{pid} batched"]
+        assert f"| `{pid}` | {out[f'{pid} fast']:,.0f} |" in block
+        assert f"| {ratio:.1f}x |" in block
     for pid in ("lin_ucb", "fedlin_ucb_fixed"):
         assert all(out[f"{pid} {k}"] > 0 for k in ("fast", "batched", "naive"))
         assert 0 < out[f"{pid} fma share"] < 1  # a share of a peak, whatever the machine
