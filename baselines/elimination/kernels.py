@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from fedbandit_env.core.kernels import UNCOUNTED, WireChanges
+from fedbandit_env.core.packed import packs_state
 from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -623,3 +624,6 @@ def flooding_step(
     elimination_step(last, seen, t, server, server_mask, heard, mask, dropped, setup, counts,
                      sums, epoch_sums, ybar, kept, active, order, books, radius, table, work,
                      primed, changes, arms, sent)  # fmt: skip
+
+
+packs_state(flooding_step)  # rollout_flooding takes its state packed (core.packed)

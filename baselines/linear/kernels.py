@@ -18,12 +18,7 @@ trial loop alike (one source of truth, two speeds).
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
 import math
-import os
-import sys
-import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,6 +28,7 @@ from numba import cfunc, njit, types
 from numba.core.extending import intrinsic
 from numba.np.random.distributions import random_standard_normal
 
+from fedbandit_env.core.caching import generated_module
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
 
 
@@ -292,7 +288,8 @@ def set_scorer(dim: int) -> Any:
     :func:`scorer_source`'s straight-line code up to ``UNROLLED_MAX_DIM``,
     :func:`generic_scorer` above. Compiled once per ``dim`` (0.3 s at ``d = 10``, 30 s
     at 32) and cached on disk: the generated source is written to a file
-    (:func:`_scorer_file`) and imported as a module of its own, so numba can stamp it.
+    (:func:`~fedbandit_env.core.caching.generated_module`) and imported as a module of its
+    own, so numba can stamp it.
 
     Examples:
         >>> set_scorer(3) is set_scorer(3), set_scorer(99) is generic_scorer()
@@ -303,72 +300,20 @@ def set_scorer(dim: int) -> Any:
     if dim > UNROLLED_MAX_DIM:
         return generic_scorer()
     source = scorer_source(dim)
-    path = _scorer_file(dim, SCORER_PRELUDE + source)
-    if path is None:  # no folder to write in: compiled in each process
+    # A module of its own, from a file: numba caches only a function that has one (the
+    # salt: this module, where transpose8 lives)
+    module = generated_module(
+        "scorers", f"set_scorer_d{dim}", SCORER_PRELUDE + source, Path(__file__).read_bytes()
+    )
+    if module is None:  # no folder to write in: compiled in each process
         namespace: dict[str, Any] = {"np": np, "transpose8": transpose8}
         exec(compile(source, f"<set_scorer d={dim}>", "exec"), namespace)
         return cfunc(SCORER_SIGNATURE, nogil=True, fastmath={"contract"})(namespace["choose"])
-    # A module of its own, registered before numba reads its cache: a cached function's
-    # environment is rebuilt by importing the module it was compiled in.
-    # Under a lock: trials on several threads ask for it at once.
-    name = f"baselines.linear._{path.stem}"
-    with _SCORER_LOCK:
-        module = sys.modules.get(name)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-        return cfunc(SCORER_SIGNATURE, cache=True, nogil=True, fastmath={"contract"})(module.choose)
-
-
-_SCORER_LOCK = threading.Lock()
+    return cfunc(SCORER_SIGNATURE, cache=True, nogil=True, fastmath={"contract"})(module.choose)
 
 
 SCORER_PRELUDE = "import numpy as np\n\nfrom baselines.linear.kernels import transpose8\n\n\n"
 """What a generated chooser's file imports (:func:`set_scorer`)."""
-
-
-def _scorer_folder() -> Path:
-    """Where :func:`set_scorer` writes its generated sources: a folder under
-    ``NUMBA_CACHE_DIR`` when it is set, else under this package's ``__pycache__``."""
-    from numba.core import config
-
-    cache_dir = getattr(config, "CACHE_DIR", "")
-    root = Path(cache_dir) if cache_dir else Path(__file__).resolve().parent / "__pycache__"
-    return root / "fedbandit_scorers"
-
-
-def _scorer_file(dim: int, source: str) -> Path | None:
-    """The file holding the chooser generated for ``dim``, written on first use, so that
-    numba can cache its compiled code on disk (a function must come from a file for
-    that: ``exec``'d from a string it compiled anew in every process, 0.3 s at ``d = 10``,
-    and the first trial's compile notice showed on every run). The name carries a digest
-    of the source and of this module (where :func:`transpose8` lives), so an edit of
-    either writes a new file and numba, which stamps a cache by its file's time and
-    size, compiles again. ``None`` where no folder can be written: then it is compiled in
-    each process, as before.
-
-    Examples:
-        >>> path = _scorer_file(3, scorer_source(3))
-        >>> path is None or (path.name.startswith("set_scorer_d3_") and path.exists())
-        True
-    """
-    digest = hashlib.sha256(source.encode())
-    digest.update(Path(__file__).read_bytes())
-    folder = _scorer_folder()
-    path = folder / f"set_scorer_d{dim}_{digest.hexdigest()[:16]}.py"
-    if path.exists():
-        return path
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{path.name}.{os.getpid()}.tmp"
-        partial.write_text(source, encoding="utf-8")
-        os.replace(partial, path)  # whole or absent: another process may read it now
-    except OSError:
-        return None
-    return path
 
 
 class SetScratch(NamedTuple):

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import inspect
 import marshal
 import os
+import sys
+import threading
 import types
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from numba.core import sigutils
@@ -164,4 +169,64 @@ class ArgumentFunctionCache(FunctionCache):
             super().save_overload(sig, data)
 
 
-__all__ = ["ArgumentFunctionCache", "stable_key"]
+def generated_folder(kind: str) -> Path:
+    """Where the package writes compiled code it generates (``kind``: a folder per
+    generator): ``fedbandit_env/<kind>`` under ``NUMBA_CACHE_DIR`` when it is set, else
+    under the user's cache folder (``XDG_CACHE_HOME``, or ``~/.cache``). Never inside the
+    package, whose modules tools and the kernels' fingerprint scan.
+
+    Examples:
+        >>> generated_folder("scorers").parts[-2:]
+        ('fedbandit_env', 'scorers')
+    """
+    from numba.core import config
+
+    cache_dir = getattr(config, "CACHE_DIR", "")
+    root = Path(cache_dir) if cache_dir else Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    )  # fmt: skip
+    return root / "fedbandit_env" / kind
+
+
+_GENERATED_LOCK = threading.Lock()
+
+
+def generated_module(kind: str, name: str, source: str, salt: bytes = b"") -> ModuleType | None:
+    r"""``source`` as a module of its own, from a file in :func:`generated_folder`
+    (``kind``) named ``<name>_<digest>.py``, the digest of the source and ``salt`` (what
+    else the compiled code depends on), written on first use and imported once per
+    process. numba caches a function on disk only where it comes from a file, and stamps
+    the cache by the file's time and size: a new digest is a new file, so a change of
+    the source or the salt compiles again, and the same digest loads. ``None`` where the
+    folder cannot be written (the caller compiles in each process, as without it).
+
+    Examples:
+        >>> module = generated_module("examples", "twice", "def twice(x):\n    return 2 * x\n")
+        >>> module is None or module.twice(21) == 42
+        True
+    """
+    digest = hashlib.sha256(source.encode() + b"\0" + salt).hexdigest()[:16]
+    folder = generated_folder(kind)
+    path = folder / f"{name}_{digest}.py"
+    module_name = f"_fedbandit_{kind}_{path.stem}"
+    with _GENERATED_LOCK:  # trials on several threads may ask at once
+        module = sys.modules.get(module_name)
+        if module is not None:
+            return module
+        try:
+            if not path.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                partial = folder / f".{path.name}.{os.getpid()}.tmp"
+                partial.write_text(source, encoding="utf-8")
+                os.replace(partial, path)  # whole or absent: another process may read it
+        except OSError:
+            return None
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # before numba reads a cache: it imports it
+        spec.loader.exec_module(module)
+        return module
+
+
+__all__ = ["ArgumentFunctionCache", "generated_folder", "generated_module", "stable_key"]

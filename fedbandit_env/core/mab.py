@@ -51,6 +51,7 @@ from fedbandit_env.core.kernels import (
     runs_uncounted,
     step_envs,
 )
+from fedbandit_env.core.packed import packed_call
 from fedbandit_env.core.rounds import (
     rollout_flooding,
     rollout_flooding_counted,
@@ -452,10 +453,13 @@ class MABCore(ActionChecks):
         if rounds or floods or hybrid:
             talking = (rollout_rounds_counted if rounds else
                        rollout_flooding_counted if floods else rollout_hybrid_counted)  # fmt: skip
+        held = state  # alive while the rollout runs: a packed state points into it
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
             silent = rollout_block
             talking = (rollout_rounds if rounds else rollout_flooding if floods else
                        rollout_hybrid if hybrid else rollout_talking)  # fmt: skip
+            # the state as one buffer: the step's call pushes a few words, not every array's
+            act, state = packed_call(act, state, 5 if d else 3, 2 if d else 1)
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -518,6 +522,7 @@ class MABCore(ActionChecks):
             else:
                 links = router._one_link if router.kind == "random_edge" else router._edge_links
             self.last_routed = Routed(wire[0], wire[1], links, router._no_links, public)
+        del held
         if stopped:  # the core is left as after those steps: a rollout or step goes on
             raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
 

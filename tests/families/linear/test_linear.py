@@ -500,7 +500,7 @@ import sys
 from numba.core import event
 import baselines.linear.kernels as kernels
 if sys.argv[1] == "unfiled":  # the chooser exec'd from a string, as it was: no disk cache
-    kernels._scorer_file = lambda dim, source: None
+    kernels.generated_module = lambda *args: None
 compiled = []
 
 class Count(event.Listener):
@@ -543,6 +543,6 @@ def test_the_generated_chooser_is_cached_for_the_next_process(tmp_path: Path, wh
     # (lin_ucb) anything of the fast path
     assert _compiles(tmp_path, "filed", what) >= 1
     assert _compiles(tmp_path, "filed", what) == 0
-    assert list((tmp_path / "fedbandit_scorers").glob("set_scorer_d*.py"))
+    assert list((tmp_path / "fedbandit_env" / "scorers").glob("set_scorer_d*.py"))
     # power check: exec'd from a string, the chooser compiles in every process
     assert _compiles(tmp_path, "unfiled", what) >= 1
