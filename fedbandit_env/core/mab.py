@@ -458,7 +458,7 @@ class MABCore(ActionChecks):
             silent = rollout_block
             talking = (rollout_rounds if rounds else rollout_flooding if floods else
                        rollout_hybrid if hybrid else rollout_talking)  # fmt: skip
-            # the state as one buffer: the step's call pushes a few words, not every array's
+            # a step marked packs_state takes its state as one buffer (core.packed)
             act, state = packed_call(act, state, 5 if d else 3, 2 if d else 1)
         stopped = False
         while self.t < self.horizon:
