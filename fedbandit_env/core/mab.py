@@ -453,13 +453,13 @@ class MABCore(ActionChecks):
         if rounds or floods or hybrid:
             talking = (rollout_rounds_counted if rounds else
                        rollout_flooding_counted if floods else rollout_hybrid_counted)  # fmt: skip
-        held = state  # alive while the rollout runs: a packed state points into it
+        step, stepped = act, state  # what the rollout calls (packed: `state` stays alive)
         if runs_uncounted((act, hook), (state, watch)):  # numba's runtime off (faster)
             silent = rollout_block
             talking = (rollout_rounds if rounds else rollout_flooding if floods else
                        rollout_hybrid if hybrid else rollout_talking)  # fmt: skip
             # a step marked packs_state takes its state as one buffer (core.packed)
-            act, state = packed_call(act, state, 5 if d else 3, 2 if d else 1)
+            step, stepped = packed_call(act, state, 5 if d else 3, 2 if d else 1)
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():
@@ -471,7 +471,7 @@ class MABCore(ActionChecks):
             args = (self.means, self.gaps, self._kinds, self._scales, self._draws, start,
                     self.t, last, arms, seen, regret, self.cum_regret)  # fmt: skip
             if not d:
-                r = silent(act, state, *args, steps, r, out, t_arms, t_rewards, hook, watch,
+                r = silent(step, stepped, *args, steps, r, out, t_arms, t_rewards, hook, watch,
                            raw, traced)  # fmt: skip
                 end = self._draws.shape[1]
             else:
@@ -480,7 +480,7 @@ class MABCore(ActionChecks):
                     picks = self.router.take_draws(self._draws.shape[1] - start)
                     at = 11 if self.router.kind == "random_edge" else 14
                     wire = (*wire[:at], picks, *wire[at + 1 :])
-                r, t = talking(act, state, *args, wire, record, hook, watch, raw, traced)
+                r, t = talking(step, stepped, *args, wire, record, hook, watch, raw, traced)
                 end = start + t - self.t
                 if drawn and t - self.t < picks.shape[1]:  # the draws of steps not played
                     self.router.untake_draws(picks[:, t - self.t :])
@@ -522,7 +522,6 @@ class MABCore(ActionChecks):
             else:
                 links = router._one_link if router.kind == "random_edge" else router._edge_links
             self.last_routed = Routed(wire[0], wire[1], links, router._no_links, public)
-        del held
         if stopped:  # the core is left as after those steps: a rollout or step goes on
             raise RolloutStopped(f"stopped after {self.t} of {self.horizon} steps")
 

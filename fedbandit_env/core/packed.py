@@ -58,6 +58,7 @@ def packs_state(step: Any) -> Any:
         ...     arms[:] = 0
         >>> packs_state(step) is step and step in PACKED_STEPS
         True
+        >>> PACKED_STEPS.discard(step)  # the example's step leaves the set
     """
     PACKED_STEPS.add(step)
     return step
