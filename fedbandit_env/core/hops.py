@@ -164,7 +164,7 @@ def rollout_linear_hops(
         ...     np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> env = LinearEnvArrays(np.array([[[1.0, 0.0], [1.0, 0.0]]]),
         ...                       np.array([[0.5, 0.25]]), np.array([0]), np.array([1.0]),
-        ...                       tables[0], tables[1], np.array([-1]),
+        ...                       tables[0], tables[1], np.array([-1]), np.array([0]),
         ...                       np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64))
         >>> rollout_linear_hops(echo, (), env, sets, 0, 2, 2, arms.copy(), arms, seen,
         ...     np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2, 1)),

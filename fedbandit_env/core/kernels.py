@@ -698,6 +698,7 @@ def step_linear_envs(
     regret: FloatArray,
     sets_table: np.ndarray,
     draw_codes: IntArray,
+    top_rows: IntArray,
     draw_next: bool,
 ) -> None:  # pragma: no cover
     """:func:`pull_sets` for ``B`` envs at once, then (``draw_next``) every env's next
@@ -711,6 +712,13 @@ def step_linear_envs(
     The same numbers, in the same order per stream, as ``B`` calls of
     :func:`pull_sets` and ``draw_sets``.
 
+    ``top_rows[b]`` (``LinearProblem.top_rows``) above 0 says env ``b``'s rows below it
+    have the largest global means: a set holding exactly one of them has that one as
+    its best, the lowest row of the set. One integer pass over the set (its least row
+    and how many lie below ``top_rows[b]``, in SIMD) then stands for the ``K`` gathered
+    means; a set that does not hold exactly one is maxed over as before. The same bits
+    either way (a max returns one of its values).
+
     Examples:
         >>> from fedbandit_env.rng_kernels import generator_table
         >>> gens = [np.random.default_rng(0)], [np.random.default_rng(1)]
@@ -719,7 +727,7 @@ def step_linear_envs(
         >>> step_linear_envs(np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
         ...                  np.array([0]), np.array([1.0]), generator_table(gens[0]),
         ...                  np.array([[1]]), sets, rewards, regret,
-        ...                  generator_table(gens[1]), np.array([0]), False)
+        ...                  generator_table(gens[1]), np.array([0]), np.array([0]), False)
         >>> rewards.tolist(), regret.tolist()
         ([[0.0]], [[0.25]])
     """
@@ -732,10 +740,20 @@ def step_linear_envs(
             row = sets[b, i, arms[b, i]]
             z = next_double_at(slot) if kind == 0 else standard_normal_at(slot)
             rewards[b, i] = reward_of(local_means[b, i, row], z, kind, scale)
+        top = top_rows[b]
         for i in range(n):
-            best = -np.inf
-            for j in range(k):
-                best = max(best, global_means[b, sets[b, i, j]])
+            low, below = n_pool, 0
+            if top > 0:
+                for j in range(k):
+                    row = sets[b, i, j]
+                    low = min(low, row)
+                    below += row < top
+            if below == 1:  # the set's one top row: its best (top_rows)
+                best = global_means[b, low]
+            else:
+                best = -np.inf
+                for j in range(k):
+                    best = max(best, global_means[b, sets[b, i, j]])
             regret[b, i] = 0.0 + (best - global_means[b, sets[b, i, arms[b, i]]])
         if draw_next:
             draw_sets(draw_codes[b], n_pool, generator_at(sets_table, b), sets[b])
@@ -780,6 +798,7 @@ class LinearEnvArrays(NamedTuple):
     rewards_table: np.ndarray
     sets_table: np.ndarray
     draw_codes: IntArray
+    top_rows: IntArray
     pools: Float32Array
     pool_of: IntArray
 
@@ -796,7 +815,7 @@ def _step_linear(
     """:func:`step_linear_envs` on a :class:`LinearEnvArrays`."""
     step_linear_envs(env.local_means, env.global_means, env.noise, env.sigma,
                      env.rewards_table, arms, sets, raw, regret, env.sets_table,
-                     env.draw_codes, draw_next)  # fmt: skip
+                     env.draw_codes, env.top_rows, draw_next)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -875,8 +894,8 @@ def rollout_linear(
         >>> trace = np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32)
         >>> env = LinearEnvArrays(np.array([[[1.0, 0.0]]]), np.array([[0.5, 0.25]]),
         ...                       np.array([0]), np.array([1.0]), tables[0], tables[1],
-        ...                       np.array([-1]), np.zeros((1, 2, 1), np.float32),
-        ...                       np.zeros(1, np.int64))
+        ...                       np.array([-1]), np.array([0]),
+        ...                       np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64))
         >>> rollout_linear(first, (), env, sets, 0, 1, 1, arms.copy(), arms, seen,
         ...                np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)), np.array([1]),
         ...                0, out, *trace)
@@ -963,7 +982,7 @@ def rollout_linear_sync(
         ...                                  np.zeros((0, 0, 0), np.float32))
         >>> env = LinearEnvArrays(np.array([[[1.0, 0.0], [1.0, 0.0]]]),
         ...                       np.array([[0.5, 0.25]]), np.array([0]), np.array([1.0]),
-        ...                       tables[0], tables[1], np.array([-1]),
+        ...                       tables[0], tables[1], np.array([-1]), np.array([0]),
         ...                       np.zeros((1, 2, 1), np.float32), np.zeros(1, np.int64))
         >>> rollout_linear_sync(ask, (), env, sets, 0, 1, 1, arms.copy(), arms, seen,
         ...     np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 2, 2)),

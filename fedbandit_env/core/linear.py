@@ -276,6 +276,7 @@ class LinearCore(ActionChecks):
         self._noise = np.array([p.noise_code for p in problems], dtype=np.int64)
         self._sigma = np.array([float(p.sigma) for p in problems])
         self._codes = np.array([p.draw_code for p in problems], dtype=np.int64)
+        self._tops = np.array([p.top_rows for p in problems], dtype=np.int64)
         # the tables hold addresses, not references: keep the generators they were made
         # of alive with them (a reset replaces reward_rngs / set_rngs entry by entry)
         self._table_owners = (list(self.reward_rngs), list(self.set_rngs))
@@ -304,7 +305,8 @@ class LinearCore(ActionChecks):
         if self._stacked:  # every env at once, the next sets drawn in the same call
             step_linear_envs(self._local, self._global, self._noise, self._sigma,
                              self._reward_table, arms, self.sets, rewards, regret,
-                             self._set_table, self._codes, not done)  # fmt: skip
+                             self._set_table, self._codes, self._tops,
+                             not done)  # fmt: skip
         else:
             for k in range(b):
                 problem, sets = self.problems[k], self.sets[k]
@@ -418,8 +420,8 @@ class LinearCore(ActionChecks):
         """The stacked instances, generator tables and pools the rollouts step with."""
         pools, pool_of = self.rollout_arrays()
         return LinearEnvArrays(self._local, self._global, self._noise, self._sigma,
-                               self._reward_table, self._set_table, self._codes, pools,
-                               pool_of)  # fmt: skip
+                               self._reward_table, self._set_table, self._codes,
+                               self._tops, pools, pool_of)  # fmt: skip
 
     def rollout(
         self,

@@ -172,6 +172,25 @@ class LinearProblem:
         return -1 if self.grouped else self.n_best
 
     @property
+    def top_rows(self) -> int:
+        """``n_best`` where every best row's global mean exceeds every other row's (then a
+        drawn set's best vector is its one row below ``n_best``: the compiled step reads
+        a set's regret off its lowest row instead of the ``K`` means), else 0 (grouped or
+        uniform sets, or best rows that do not stand apart).
+
+        Examples:
+            >>> p = LinearProblem(np.eye(3), [1.0, 0.5, 0.0], set_size=2, n_best=1)
+            >>> p.top_rows, LinearProblem(np.eye(3), [0.0, 0.5, 1.0], set_size=2,
+            ...                           n_best=1).top_rows
+            (1, 0)
+        """
+        b = self.n_best
+        if self.grouped or b <= 0 or b >= self.n_features:
+            return 0
+        g = self.global_means
+        return b if bool(g[:b].min() > g[b:].max()) else 0
+
+    @property
     def noise_code(self) -> int:
         """The noise kind as compiled code uses it (``NOISE_CODES``)."""
         return NOISE_CODES[self.noise]

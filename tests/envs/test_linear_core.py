@@ -102,6 +102,9 @@ def _problem(kind: str, seed: int) -> LinearProblem:
     features, theta = rng.normal(size=(12, 3)) / 3.0, rng.normal(size=(4, 3)) / 3.0
     if kind == "best":
         return LinearProblem(features, theta, set_size=4, n_best=2, noise="gaussian")
+    if kind == "apart":  # the best rows' global means above every other's: top_rows > 0
+        return dubey_synthetic(4, set_size=4, dim=3, seed=seed, pool_size=12,
+                               noise="gaussian", sigma=0.5)  # fmt: skip
     if kind == "grouped":
         return LinearProblem(features, theta, set_size=4, grouped=True, noise="gaussian",
                              sigma=0.5)  # fmt: skip
@@ -109,7 +112,7 @@ def _problem(kind: str, seed: int) -> LinearProblem:
     return LinearProblem(bounded, np.abs(theta), set_size=4, noise="bernoulli")
 
 
-@pytest.mark.parametrize("kind", ["best", "grouped", "bernoulli"])
+@pytest.mark.parametrize("kind", ["best", "apart", "grouped", "bernoulli"])
 def test_the_compiled_step_of_all_envs_is_the_step_env_by_env(kind: str) -> None:
     """``step_linear_envs`` (every env in one compiled call, the next sets drawn in it)
     against the step env by env (``pull_sets`` and ``LinearProblem.draw_sets``, the path
@@ -134,6 +137,40 @@ def test_the_compiled_step_of_all_envs_is_the_step_env_by_env(kind: str) -> None
             assert np.array_equal(cores[0].all_contexts(), np.stack(
                 [cores[1].problems[k].features[cores[1].sets[k]].astype(np.float32)
                  for k in range(3)]))  # fmt: skip
+
+
+def test_top_rows_says_when_the_best_rows_stand_apart() -> None:
+    """``top_rows`` is ``n_best`` exactly where every best row's global mean exceeds every
+    other row's (strictly: a tie or a NaN could make another row a set's best), else 0."""
+    assert _problem("apart", 0).top_rows == 1
+    assert _problem("best", 0).top_rows == 0  # random rows: the two "best" are not
+    assert _problem("grouped", 0).top_rows == 0 and _problem("bernoulli", 0).top_rows == 0
+    features = np.array([[1.0], [0.5], [0.5], [0.0]])
+    assert LinearProblem(features, [1.0], set_size=2, n_best=1).top_rows == 1
+    assert LinearProblem(features, [1.0], set_size=2, n_best=2).top_rows == 0  # a tie
+    assert LinearProblem(features, [1.0], set_size=2, n_best=3).top_rows == 3
+
+
+@pytest.mark.parametrize("rows", [[2, 3, 4, 5], [0, 3, 4, 5], [5, 4, 1, 3], [0, 1, 4, 5],
+                                  [1, 0, 0, 2]])  # fmt: skip
+def test_a_set_without_exactly_one_top_row_is_maxed_over(rows: list[int]) -> None:
+    """The compiled step reads a set's best off its one row below ``top_rows``; a set
+    holding none of them, or several (written into the core's sets by hand: drawn sets
+    hold one), is maxed over (row 1 is better than row 0: the least row is not the
+    best): the regret of the env-by-env step and of the means, to the bit."""
+    features = np.array([[0.8], [0.9], [0.5], [0.4], [0.3], [0.2]])
+    problem = LinearProblem(features, [1.0], set_size=4, n_agents=4, n_best=2)
+    cores = [LinearCore(problem, Network.ring(4), [Broadcast()], 3) for _ in range(2)]
+    for core in cores:
+        core.reset([7])
+    cores[1]._stacked = False
+    assert cores[0]._stacked and cores[0]._tops.tolist() == [2]
+    for core in cores:
+        core.sets[0, :] = rows
+    a, b = (core.step(np.array([[0, 1, 2, 3]])) for core in cores)
+    assert a.regret.tobytes() == b.regret.tobytes()
+    g = problem.global_means[rows]
+    assert np.array_equal(a.regret[0], g.max() - g)
 
 
 def test_instances_of_different_pools_step_env_by_env() -> None:
