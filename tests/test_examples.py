@@ -290,6 +290,21 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
 
 
 @pytest.mark.slow
+def test_vector_gate_reads_the_gate_at_the_speed_lines_horizon(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--speed-line`` plays the horizon ``fedbandit speed`` gives the policy (its loop
+    probed: here a budget so small that the floor of 200 steps holds)."""
+    from fedbandit_env.runner import speed
+
+    monkeypatch.setattr(speed, "BUDGET_S", 1e-9)
+    mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
+    out = mod["main"](["--policy", "cdp_mab", "--speed-line", "--repeats", "1", "--trials", "1"])
+    assert out["same"] and out["horizon"] == 200
+    assert "T=200: the speed line" in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_vector_gate_times_another_vector_form_in_the_same_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

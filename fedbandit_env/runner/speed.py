@@ -78,6 +78,25 @@ def measure_fast(
     return trials * horizon * scenario.n_agents / (time.perf_counter() - start)
 
 
+def speed_horizon(policy: str, setting: dict[str, Any], quick: bool = False) -> int:
+    """The horizon ``fedbandit speed`` gives ``policy`` in ``setting``: what its fast path,
+    probed on 200 steps of one trial, plays in :data:`BUDGET_S` (a tenth with ``quick``),
+    at least 200 steps and at most the setting's cap (2,000,000 steps for ``N <= 10``,
+    100,000 above; a tenth with ``quick``, at least 1000). Issue 62's speed gate
+    (``examples/vector_gate.py --speed-line``) times a family there.
+
+    Examples:
+        >>> tiny = {"n_agents": 2, "n_arms": 2, "graph": "complete"}
+        >>> 200 <= speed_horizon("random", tiny, quick=True) <= 200_000
+        True
+    """
+    scale = 0.1 if quick else 1.0
+    n = int(setting["n_agents"])
+    cap = max(1000, int((2_000_000 if n <= 10 else 100_000) * scale))
+    probe = measure_fast(policy, setting, 200, 1, 1)  # agent-steps a second
+    return int(min(cap, max(200, probe * BUDGET_S * scale / n)))
+
+
 def measure_pettingzoo(policy: str, setting: dict[str, Any], horizon: int) -> float:
     """Agent-steps per second of one episode through the PettingZoo API.
 
@@ -229,16 +248,13 @@ def run(quick: bool = False, docs: str | Path | None = None) -> list[SpeedRow]:
     say(f"agent-steps per second on this machine ({workers} cores), measured in one run")
     for name, setting in SETTINGS:
         n = int(setting["n_agents"])
-        fast_t = max(1000, int((2_000_000 if n <= 10 else 100_000) * scale))
         slow_t = max(50, int((2000 if n <= 10 else 200) * scale))
         measured = tagged("speed")  # the registered policies tagged 'speed'
         for policy in measured:
             start = time.perf_counter()
             measure_fast(policy, setting, 200, 1, 1)  # first call: compile or load cache
             first = time.perf_counter() - start
-            # a horizon that takes about BUDGET_S a trial at this policy's rate
-            probe = measure_fast(policy, setting, 200, 1, 1)
-            horizon = int(min(fast_t, max(200, probe * BUDGET_S * scale / n)))
+            horizon = speed_horizon(policy, setting, quick)
             fast1 = measure_fast(policy, setting, horizon, 2, 1)
             fastw = measure_fast(policy, setting, horizon, 2 * workers, workers)
             pz = measure_pettingzoo(policy, setting, slow_t)
