@@ -61,7 +61,7 @@ from baselines.gossip.vector import GossipVector
 from fedbandit_env import registry
 from fedbandit_env.core.kernels import UNCOUNTED
 from fedbandit_env.runner.fast import run_fast
-from fedbandit_env.runner.speed import speed_horizon
+from fedbandit_env.runner.speed import measure_fast, speed_horizon
 from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario import Scenario
 
@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         help="also time the core's rollout with a step that does no algorithm",
     )
     args = parser.parse_args(argv)
-    if args.speed_line:
+    if args.speed_line:  # as `fedbandit speed`: a first call compiles, then the probe
+        measure_fast(args.policy, SIZES[args.size][0], 200, 1, 1)
         args.horizon = speed_horizon(args.policy, SIZES[args.size][0])
     scenario, factory = gate_scenario(args.policy, args.size, args.horizon)
     information = VECTOR_FORMS[args.policy][1]

@@ -82,7 +82,9 @@ def speed_horizon(policy: str, setting: dict[str, Any], quick: bool = False) -> 
     """The horizon ``fedbandit speed`` gives ``policy`` in ``setting``: what its fast path,
     probed on 200 steps of one trial, plays in :data:`BUDGET_S` (a tenth with ``quick``),
     at least 200 steps and at most the setting's cap (2,000,000 steps for ``N <= 10``,
-    100,000 above; a tenth with ``quick``, at least 1000). Issue 62's speed gate
+    100,000 above; a tenth with ``quick``, at least 1000). The probe's time includes the
+    run's set-up, so a policy's first call (which compiles or loads its cache) comes
+    before, as :func:`run` makes it. Issue 62's speed gate
     (``examples/vector_gate.py --speed-line``) times a family there.
 
     Examples:
