@@ -19,12 +19,13 @@ loop still stands.
     python examples/vector_gate.py --against old_vector:gossip_ucb --repeats 25 --horizon 10000
 
 The gate is read on the ``fedbandit speed`` line, which gives each policy the horizon
-its fast path plays in about three seconds a trial, up to 2,000,000 steps at the small
-size and 100,000 at the big one (:func:`~fedbandit_env.runner.speed.speed_horizon`):
-``--speed-line`` times the two there. The sizes' default horizons are quicker to run,
-but a fixed cost (setting up the envs, a Python call per block) and the first epochs
-weigh more in them, and the elimination forms' ratios come out higher there than on
-the line.
+its fast path would play in about three seconds a trial at the rate a 200-step probe
+measures, its set-up included (so horizons of some hundred thousand steps at the small
+size, up to 2,000,000, and up to 100,000 at the big one:
+:func:`~fedbandit_env.runner.speed.speed_horizon`): ``--speed-line`` times the two
+there. The sizes' default horizons are quicker to run, but a fixed cost (setting up the
+envs, a Python call per block) and the first epochs weigh more in them, and the
+elimination forms' ratios come out higher there than on the line.
 
 ``--against module:factory`` also times another vector form of the same policy in the same
 run (say, the family's modules as a commit had them, copied under other names onto
