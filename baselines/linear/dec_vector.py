@@ -33,13 +33,15 @@ from numba import njit
 
 from baselines.linear.decentralized import HEADER, DecFedLinUCB
 from baselines.linear.kernels import (
+    add_outer_fixed,
     clip_norm,
     confidence_width,
+    dimension_marker,
     draw_node_noise,
-    mat_vec,
+    mat_vec_fixed,
     new_scratch,
     noise_prior,
-    rank_one_update,
+    rank_one_fixed,
     rebuild,
     set_scorer,
     tree_commit,
@@ -148,6 +150,7 @@ def dec_fedlin_step(
     noise_next: FloatArray,
     last_x: FloatArray,
     table: np.ndarray,
+    marker: tuple[int, ...],
     scorer: Any,
     xt: Float32Array,
     scores: Float32Array,
@@ -189,7 +192,9 @@ def dec_fedlin_step(
     ``matrices`` ``(2, e, e)``, ``honest`` ``(B, S, N)`` bool with ``S`` at least
     ``heard.shape[1]`` (each message's :func:`honest_message`, judged once for all its
     receivers: in a rollout ``heard`` is the ring, whose ``gamma N`` messages every
-    receiver in reach reads).
+    receiver in reach reads). ``marker``: :func:`~baselines.linear.kernels.dimension_marker`
+    of ``d`` (the statistics written out for ``d``, :func:`~baselines.linear.kernels.
+    rank_one_fixed`).
     """
     n_envs, n = arms.shape
     gamma, d = invs.shape[2], invs.shape[3]
@@ -213,18 +218,14 @@ def dec_fedlin_step(
                 if fp.private:
                     x = clip_norm(last_x[b, i], fp.feature_bound, xc)
                     y = min(max(y, -1.0), 1.0)
-                log_dets[b, i, lg] += rank_one_update(invs[b, i, lg], x, work)
+                log_dets[b, i, lg] += rank_one_fixed(invs[b, i, lg], x, work, marker)
                 for a in range(d):
                     vecs[b, i, lg, a] += y * x[a]
                     z[a] = x[a]
                 z[d] = y
-                for a in range(e):
-                    for c in range(e):
-                        own[b, i, lg, a, c] += z[a] * z[c]
+                add_outer_fixed(own[b, i, lg], z, marker)
                 if fp.private:  # the tree's next leaf
-                    for a in range(e):
-                        for c in range(e):
-                            leaf[b, i, lg, a, c] += z[a] * z[c]
+                    add_outer_fixed(leaf[b, i, lg], z, marker)
                 bk[gamma + lg] += 1
                 for v in range(n):  # what arrived, in origin order
                     if not mask[b, i, v]:
@@ -258,7 +259,7 @@ def dec_fedlin_step(
                     terms[b, i, g, 2] = kappa
                     refs[b, i, g], bk[g] = log_det, 0
                 flags[b, i, g, 0] = False
-            mat_vec(invs[b, i, g], vecs[b, i, g], theta)
+            mat_vec_fixed(invs[b, i, g], vecs[b, i, g], theta, marker)
             beta = fp.fixed_beta
             if beta < 0.0:
                 beta = confidence_width(
@@ -402,7 +403,7 @@ class DecFedLinUCBVector(TreePrivateVector):
         _dec_start(self.constants.private, self.constants.noise_std, self._table, self.noise_next)
         self.last_x = np.zeros((b, n, d))
         self._sent = np.zeros((b, n, spec.message_dim))
-        self._scorer = set_scorer(d)
+        self._scorer, self._marker = set_scorer(d), dimension_marker(d)
         self._xt, self._scores = new_scratch(d, k)
         self._vectors, self._matrices = np.zeros((4, e)), np.zeros((2, e, e))
         self._honest = np.zeros((b, max(n, gamma), n), dtype=np.bool_)
@@ -439,7 +440,7 @@ class DecFedLinUCBVector(TreePrivateVector):
         state = (self.constants, self.own, self.others, self.got, self.invs, self.vecs,
                  self.log_dets, self.refs, self.terms, self.books, self.flags, self.leaf,
                  self.acc, self.node, self.noise_next, self.last_x, self._table,
-                 self._scorer, self._xt, self._scores, self._vectors, self._matrices,
+                 self._marker, self._scorer, self._xt, self._scores, self._vectors, self._matrices,
                  self._honest)  # fmt: skip
         return dec_fedlin_step, state
 

@@ -28,12 +28,14 @@ import numpy as np
 from numba import njit
 
 from baselines.linear.kernels import (
+    add_outer_fixed,
     clip_norm,
     confidence_width,
+    dimension_marker,
     draw_node_noise,
-    mat_vec,
+    mat_vec_fixed,
     new_scratch,
-    rank_one_update,
+    rank_one_fixed,
     set_scorer,
     spd_inverse,
     tree_commit,
@@ -74,6 +76,7 @@ def lin_ucb_step(
     last_x: FloatArray,
     work: FloatArray,
     theta: FloatArray,
+    marker: tuple[int, ...],
     scorer: Any,
     xt: Float32Array,
     scores: Float32Array,
@@ -92,9 +95,12 @@ def lin_ucb_step(
     (:class:`~baselines.linear.PooledLinUCB`), env ``b`` keeps one learner in slot 0:
     every agent's pair goes in, in agent order, before anyone chooses. Nothing is
     observed at ``t = 0``. ``last`` is not read (the chosen vectors are kept).
+    ``marker``: :func:`~baselines.linear.kernels.dimension_marker` of ``d``, so the
+    statistics (:func:`~baselines.linear.kernels.rank_one_fixed`,
+    :func:`~baselines.linear.kernels.mat_vec_fixed`) are written out for ``d``.
 
     Examples:
-        >>> from baselines.linear.kernels import new_scratch, set_scorer
+        >>> from baselines.linear.kernels import dimension_marker, new_scratch, set_scorer
         >>> pools = np.array([[[1.0, 0.0], [0.0, 1.0]]], np.float32)
         >>> inv, u = np.eye(2)[None, None].copy(), np.zeros((1, 1, 2))
         >>> xt, scores = new_scratch(2, 2)
@@ -102,7 +108,7 @@ def lin_ucb_step(
         >>> lin_ucb_step(arms, np.zeros((1, 1), np.float32), 0, pools, np.zeros(1, np.int64),
         ...              np.array([[[0, 1]]]), False, 1.0, 0.5, 0.1, 1.0, -1.0, inv,
         ...              np.zeros((1, 1)), u, np.zeros((1, 1, 2)), np.zeros(2), np.zeros(2),
-        ...              set_scorer(2), xt, scores, arms)
+        ...              dimension_marker(2), set_scorer(2), xt, scores, arms)
         >>> arms.tolist()  # equal widths: the first
         [[0]]
     """
@@ -112,18 +118,18 @@ def lin_ucb_step(
         pool = pools[pool_of[b]]
         if pooled and t > 0:  # every agent's pair into the one learner, in agent order
             for i in range(n):
-                log_det[b, 0] += rank_one_update(inv[b, 0], last_x[b, i], work)
+                log_det[b, 0] += rank_one_fixed(inv[b, 0], last_x[b, i], work, marker)
                 y = float(seen[b, i])
                 for a in range(d):
                     u[b, 0, a] += y * last_x[b, i, a]
         for i in range(n):
             j = 0 if pooled else i  # whose statistics agent i chooses with
             if t > 0 and not pooled:
-                log_det[b, i] += rank_one_update(inv[b, i], last_x[b, i], work)
+                log_det[b, i] += rank_one_fixed(inv[b, i], last_x[b, i], work, marker)
                 y = float(seen[b, i])
                 for a in range(d):
                     u[b, i, a] += y * last_x[b, i, a]
-            mat_vec(inv[b, j], u[b, j], theta)
+            mat_vec_fixed(inv[b, j], u[b, j], theta, marker)
             if fixed_beta >= 0.0:
                 beta = fixed_beta
             else:
@@ -207,7 +213,7 @@ class LinUCBVector(VectorPolicy):
         self.log_det = np.full((b, n), d * math.log(lam))
         self.u, self.last_x = np.zeros((b, n, d)), np.zeros((b, n, d))
         self._work, self._theta = np.zeros(d), np.zeros(d)
-        self._scorer = set_scorer(d)
+        self._scorer, self._marker = set_scorer(d), dimension_marker(d)
         self._xt, self._scores = new_scratch(d, k)
         # act's view of the observations: env b's pool is its agents' sets one after
         # the other, agent i's vectors at rows i K .. i K + K - 1
@@ -229,8 +235,8 @@ class LinUCBVector(VectorPolicy):
         o = self.options
         fixed = -1.0 if o.beta is None else float(o.beta)
         state = (self.pooled, o.regularizer, o.sigma, o.alpha, o.norm_bound, fixed, self.inv,
-                 self.log_det, self.u, self.last_x, self._work, self._theta, self._scorer,
-                 self._xt, self._scores)  # fmt: skip
+                 self.log_det, self.u, self.last_x, self._work, self._theta, self._marker,
+                 self._scorer, self._xt, self._scores)  # fmt: skip
         return lin_ucb_step, state
 
 
@@ -369,6 +375,7 @@ def fedlin_ucb_step(
     counters: IntArray,
     flagged: np.ndarray,
     table: np.ndarray,
+    marker: tuple[int, ...],
     scorer: Any,
     xt: Float32Array,
     scores: Float32Array,
@@ -402,7 +409,10 @@ def fedlin_ucb_step(
     e, e)``, the ``pending`` node noise, the last ``public`` release, ``counters``
     (round, observations since the last round, ignored rounds, rejected sums) and
     ``flagged``. Work space: ``vectors`` ``(6, e)`` and ``matrices`` ``(6, e, e)``
-    (allocated once: an allocation a call cost 10% of a step at ``M = 10``).
+    (allocated once: an allocation a call cost 10% of a step at ``M = 10``). ``marker``:
+    :func:`~baselines.linear.kernels.dimension_marker` of ``d`` (the rank-one updates
+    and ``V^-1 (s + u)`` written out for ``d``, :func:`~baselines.linear.kernels.
+    rank_one_fixed`).
     """
     n_envs, n = arms.shape
     d = inv.shape[3]
@@ -451,9 +461,9 @@ def fedlin_ucb_step(
                 else:
                     for a in range(d):
                         x[a] = last_x[b, i, a]
-                logs[b, i, 0] += rank_one_update(inv[b, i], x, vec)
+                logs[b, i, 0] += rank_one_fixed(inv[b, i], x, vec, marker)
                 if fp.extra > 0.0:
-                    logs[b, i, 1] += rank_one_update(winv[b, i], x, vec)
+                    logs[b, i, 1] += rank_one_fixed(winv[b, i], x, vec, marker)
                 else:  # W = V exactly
                     logs[b, i, 1] = logs[b, i, 0]
                 for a in range(d):
@@ -461,13 +471,11 @@ def fedlin_ucb_step(
                 for a in range(d):
                     z[a] = x[a]
                 z[d] = y
-                for a in range(e):
-                    for c in range(e):
-                        leaf[b, i, a, c] += z[a] * z[c]
+                add_outer_fixed(leaf[b, i], z, marker)
                 cnt[1] += 1
             for a in range(d):
                 vec[a] = s_vec[b, i, a] + u[b, i, a]
-            mat_vec(inv[b, i], vec, theta)
+            mat_vec_fixed(inv[b, i], vec, theta, marker)
             if fp.fixed_beta >= 0.0:
                 beta = fp.fixed_beta
             else:
@@ -646,7 +654,7 @@ class FedLinUCBVector(TreePrivateVector):
         _fedlin_start(init, probe.extra, self.switches.private, probe.noise_std, self._table,
                       self.inv, self.winv, self.logs, self.s, self.u, self.pending)  # fmt: skip
         self._sent = np.zeros((b, n, spec.message_dim))
-        self._scorer = set_scorer(d)
+        self._scorer, self._marker = set_scorer(d), dimension_marker(d)
         self._xt, self._scores = new_scratch(d, k)
         self._vectors, self._matrices = np.zeros((6, e)), np.zeros((6, e, e))
         self._rows = np.tile(np.arange(n * k, dtype=np.int64).reshape(1, n, k), (b, 1, 1))
@@ -681,7 +689,8 @@ class FedLinUCBVector(TreePrivateVector):
         state = (self.constants, self.switches, self.guarded, self.inv, self.winv, self.logs,
                  self.s, self.u, self.last_x, self.leaf, self.total, self.acc, self.node,
                  self.pending, self.public, self.counters, self.flagged, self._table,
-                 self._scorer, self._xt, self._scores, self._vectors, self._matrices)  # fmt: skip
+                 self._marker, self._scorer, self._xt, self._scores, self._vectors,
+                 self._matrices)  # fmt: skip
         return fedlin_ucb_step, state
 
 

@@ -10,11 +10,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numba import njit
 
 from baselines.linear import FedLinUCB, LinUCB, linear_env
 from baselines.linear.kernels import (
+    UNROLLED_STATISTICS_MAX_DIM,
     SetScratch,
+    add_outer_fixed,
+    dimension_marker,
     generic_scorer,
+    mat_vec,
+    mat_vec_fixed,
+    rank_one_fixed,
     rank_one_update,
     set_scorer,
     spd_inverse,
@@ -193,6 +200,48 @@ def test_rank_one_updates_track_the_inverse_and_log_det() -> None:
     assert spd_inverse(v, out) == pytest.approx(np.linalg.slogdet(v)[1], rel=1e-12)
     np.testing.assert_allclose(out, np.linalg.inv(v), rtol=1e-9, atol=1e-12)
     assert spd_inverse(-np.eye(2), np.empty((2, 2))) == -np.inf
+
+
+@njit
+def _written_out(inv: Any, x: Any, v: Any, work: Any, out: Any, leaf: Any, z: Any,
+                 marker: Any) -> float:  # fmt: skip
+    inc = rank_one_fixed(inv, x, work, marker)
+    mat_vec_fixed(inv, v, out, marker)
+    add_outer_fixed(leaf, z, marker)
+    return inc
+
+
+@njit
+def _loops(inv: Any, x: Any, v: Any, work: Any, out: Any, leaf: Any, z: Any) -> float:
+    inc = rank_one_update(inv, x, work)
+    mat_vec(inv, v, out)
+    for a in range(z.shape[0]):
+        for c in range(z.shape[0]):
+            leaf[a, c] += z[a] * z[c]
+    return inc
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 10, UNROLLED_STATISTICS_MAX_DIM, 17])
+def test_the_written_out_statistics_are_the_loops_to_the_bit(dim: int) -> None:
+    # the vector steps' statistics (unrolled up to d = 16, the loops above) against the
+    # loops the per-agent policies run: 40 rank-one updates of an inverse that is not
+    # exactly symmetric, each followed by a product and a leaf update, every bit equal
+    rng = np.random.default_rng(dim)
+    a = rng.normal(size=(dim, dim))
+    inv = np.linalg.inv(a @ a.T + np.eye(dim))
+    assert len(dimension_marker(dim)) == (dim if dim <= UNROLLED_STATISTICS_MAX_DIM else 0)
+    mine = [inv.copy(), np.zeros(dim), np.zeros(dim), rng.normal(size=(dim + 1, dim + 1))]
+    loops = [m.copy() for m in mine]
+    for _ in range(40):
+        x, v, z = rng.normal(size=dim), rng.normal(size=dim), rng.normal(size=dim + 1)
+        inv_m, work_m, out_m, leaf_m = mine
+        inv_l, work_l, out_l, leaf_l = loops
+        got = _written_out(inv_m, x, v, work_m, out_m, leaf_m, z, dimension_marker(dim))
+        assert got == _loops(inv_l, x, v, work_l, out_l, leaf_l, z)
+        for m, loop in zip(mine, loops, strict=True):
+            np.testing.assert_array_equal(m, loop)
+    if dim > 1:  # not symmetric to the bit: which product is which shows
+        assert not np.array_equal(mine[0], mine[0].T)
 
 
 @pytest.mark.parametrize("dim", [1, 3, 10, 33])
