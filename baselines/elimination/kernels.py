@@ -15,6 +15,7 @@ from numba import njit
 
 from fedbandit_env.core.kernels import UNCOUNTED, WireChanges
 from fedbandit_env.core.packed import packs_state
+from fedbandit_env.core.rounds import QuietSteps
 from fedbandit_env.rng_kernels import generator_at, laplace_at
 from fedbandit_env.type_aliases import BoolArray, Float32Array, FloatArray, IntArray
 
@@ -309,6 +310,117 @@ def explore_arm(order: IntArray, books: IntArray, c: int) -> int:
 
 
 @njit(cache=True, nogil=True, **UNCOUNTED)
+def plan_quiet(
+    quiet: QuietSteps, order: IntArray, books: IntArray, arms: IntArray, sent: FloatArray
+) -> None:  # pragma: no cover
+    """After :func:`elimination_step` chose this step's arms: how many steps from this one
+    every agent of every env is sure to play the short way (:func:`record_reward`, then
+    :func:`explore_arm` or its committed arm; no flag, no message), and their arms
+    (:class:`~fedbandit_env.core.rounds.QuietSteps`). An agent that flagged this step,
+    or waits for a round, plans none; one exploring plans its epoch's pulls left (the
+    pull that ends the epoch included: the step after it uploads); a committed one,
+    any number. At most ``room + 1`` steps (``quiet.counts[2]``, the rollout's) and the
+    plan's size.
+
+    Examples:
+        >>> from fedbandit_env.core.rounds import QuietSteps
+        >>> quiet = QuietSteps.of(8, 1, 2)
+        >>> quiet.counts[2] = 5
+        >>> order = np.array([[0, 1, 2], [2, 1, 0]])
+        >>> books = np.zeros((2, 11), np.int64)
+        >>> books[:, 0], books[:, 4], books[:, 6] = EXPLORE, 2, 3  # 6 pulls an epoch
+        >>> books[:, 5], books[:, 10] = 2, 2  # two pulled, the third next
+        >>> plan_quiet(quiet, order, books, np.array([[1, 1]]), np.zeros((1, 2, 4)))
+        >>> quiet.counts.tolist(), quiet.arms[:5, 0, 0].tolist(), quiet.arms[:5, 0, 1].tolist()
+        ([5, 0, 5], [1, 2, 0, 1, 2], [1, 0, 2, 1, 0])
+    """
+    n_envs, n = arms.shape
+    q = min(quiet.counts[2] + 1, quiet.arms.shape[0])
+    for b in range(n_envs):
+        for i in range(n):
+            c = b * n + i
+            phase = books[c, 0]
+            if sent[b, i, 0] != 0.0 or not ((phase == EXPLORE) | (phase == COMMIT)):
+                q = 1
+            elif phase == EXPLORE:  # the epoch's pulls left, after this step's
+                q = min(q, 1 + books[c, 6] * (books[c, 4] - books[c, 3]) - books[c, 5])
+    quiet.counts[0] = q
+    if q < 2:
+        return
+    for b in range(n_envs):
+        for i in range(n):
+            c = b * n + i
+            quiet.arms[0, b, i] = arms[b, i]
+            if books[c, 0] == COMMIT:
+                for j in range(1, q):
+                    quiet.arms[j, b, i] = books[c, 1]
+                continue
+            at, length = books[c, 10], books[c, 6]  # explore_arm's position, then in turn
+            for j in range(1, q):
+                quiet.arms[j, b, i] = order[c, at]
+                at = 0 if at + 1 == length else at + 1
+
+
+@njit(cache=True, nogil=True, **UNCOUNTED)
+def take_in_quiet(
+    setup: EliminationSetup,
+    quiet: QuietSteps,
+    counts: FloatArray,
+    sums: FloatArray,
+    epoch_sums: FloatArray,
+    books: IntArray,
+) -> None:  # pragma: no cover
+    """The ``p = quiet.counts[1]`` steps a rollout played from :func:`plan_quiet`'s plan,
+    taken in as :func:`elimination_step`'s short way would have, step by step: each
+    agent records the pulls of steps ``0 .. p - 1`` (``quiet.arms``, the observations
+    ``quiet.seen``; clipped, counted and summed in step order, into the epoch where it
+    explores, :func:`record_reward`'s arithmetic), and its books move past the ``p``
+    pulls after step 0 at once (:func:`explore_arm`'s position, count and the phase
+    ``UPLOAD`` where they end the epoch; a committed agent's pulls explore nothing), its
+    last pull step ``p``'s, whose observation the step records next as usual.
+
+    Examples:
+        >>> from fedbandit_env.core.rounds import QuietSteps
+        >>> setup = EliminationSetup(0, 1, np.inf, 0.0, 1.0, 1.0, 0, 0.0, 100)
+        >>> quiet = QuietSteps.of(4, 1, 1)
+        >>> quiet.arms[:3, 0, 0], quiet.seen[:3, 0, 0] = [0, 1, 0], [0.5, 2.0, 0.25]
+        >>> quiet.counts[1] = 2
+        >>> books = np.zeros((1, 11), np.int64)
+        >>> books[0, 0], books[0, 4], books[0, 6], books[0, 9] = EXPLORE, 2, 2, 1
+        >>> books[0, 5], books[0, 10] = 1, 1  # step 0 pulled arm 0, arm 1 next
+        >>> sums, counts = np.zeros((1, 2)), np.zeros((1, 2))
+        >>> take_in_quiet(setup, quiet, counts, sums, np.zeros((1, 2)), books)
+        >>> sums.tolist(), counts.tolist(), books[0, [5, 8, 10]].tolist(), int(quiet.counts[1])
+        ([[0.5, 1.0]], [[1.0, 1.0]], [3, 0, 1], 0)
+    """
+    played = quiet.counts[1]
+    n_envs, n = quiet.arms.shape[1], quiet.arms.shape[2]
+    lo, hi = setup.lo, setup.hi
+    for b in range(n_envs):
+        for i in range(n):
+            c = b * n + i
+            explored = books[c, 0] == EXPLORE
+            for j in range(played):
+                arm = quiet.arms[j, b, i]
+                rw = min(max(float(quiet.seen[j, b, i]), lo), hi)
+                counts[c, arm] += 1.0
+                sums[c, arm] += rw
+                if explored:
+                    epoch_sums[c, arm] += rw
+            if explored:  # explore_arm, played times
+                length = books[c, 6]
+                books[c, 5] += played
+                books[c, 10] = (books[c, 10] + played) % length
+                books[c, 9] = 1
+                if books[c, 5] == length * (books[c, 4] - books[c, 3]):
+                    books[c, 0] = UPLOAD
+            else:
+                books[c, 9] = 0
+            books[c, 8] = quiet.arms[played, b, i]
+    quiet.counts[1] = 0
+
+
+@njit(cache=True, nogil=True, **UNCOUNTED)
 def agent_step(
     b: int,
     i: int,
@@ -483,6 +595,7 @@ def elimination_step(
     radius: FloatArray,
     table: np.ndarray,
     work: FloatArray,
+    quiet: QuietSteps,
     primed: IntArray,
     changes: WireChanges,
     arms: IntArray,
@@ -514,7 +627,11 @@ def elimination_step(
     Nearly every agent-step explores or plays a committed arm with nothing to clear:
     that short way (:func:`record_reward`, :func:`explore_arm`) runs here, every other
     one through :func:`agent_step`, the agents in order either way, so the listed
-    entries keep their order.
+    entries keep their order. In a round rollout (``quiet.counts[2]``, the room it gives,
+    above 0) the step then plans the steps every agent is sure to take the short way
+    (:func:`plan_quiet`, :class:`~fedbandit_env.core.rounds.QuietSteps`), which the
+    rollout may play without calling it; its next call first takes in the steps played
+    so (:func:`take_in_quiet`), the same numbers as step by step.
 
     The upload (lines 8-10) draws one ``Lap(width / (n_up eps pulls))`` per active arm
     in arm order from the row's generator, as ``LaplaceMechanism.release`` does
@@ -538,7 +655,7 @@ def elimination_step(
         ...                  np.zeros((1, c), np.int8), setup, np.zeros((c, m)),
         ...                  np.zeros((c, m)), sums, np.zeros((c, m)), np.zeros((c, m)),
         ...                  active, order, books, radius, generator_table(rngs),
-        ...                  np.zeros((2, m)), np.zeros(1, np.int64),
+        ...                  np.zeros((2, m)), QuietSteps.of(1, 1, c), np.zeros(1, np.int64),
         ...                  WireChanges.of(1, c, 1 + m), arms, sent)
         >>> arms.tolist(), sent[0, 0].tolist()
         ([[0, 0]], [0.0, 0.0, 0.0, 0.0])
@@ -546,6 +663,8 @@ def elimination_step(
     n_rows = counts.shape[0]
     n = arms.shape[1]
     listing = primed[0] != 0
+    if quiet.counts[1] > 0:  # the quiet steps the rollout played since the last call
+        take_in_quiet(setup, quiet, counts, sums, epoch_sums, books)
     for b in range(n_rows // n):
         n_listed = 0
         for i in range(n):
@@ -567,6 +686,9 @@ def elimination_step(
                                       changes, arms, sent)  # fmt: skip
         changes.listed[b] = n_listed if listing else -1
     primed[0] = 1
+    quiet.counts[0] = 1
+    if quiet.counts[2] > 0:  # a rollout could play steps after this one unasked
+        plan_quiet(quiet, order, books, arms, sent)
 
 
 @njit(cache=True, nogil=True, **UNCOUNTED)
@@ -591,6 +713,7 @@ def flooding_step(
     radius: FloatArray,
     table: np.ndarray,
     work: FloatArray,
+    quiet: QuietSteps,
     primed: IntArray,
     changes: WireChanges,
     arms: IntArray,
@@ -616,14 +739,14 @@ def flooding_step(
         ...               np.zeros((1, 1, 1 + m), f32), np.zeros((1, 1, 1), np.int8),
         ...               np.zeros((1, 1), np.int8), setup, np.zeros((1, m)), np.zeros((1, m)),
         ...               sums, np.zeros((1, m)), np.zeros((1, m)), active, order, books,
-        ...               radius, generator_table(rngs), np.zeros((2, m)),
+        ...               radius, generator_table(rngs), np.zeros((2, m)), QuietSteps.of(1, 1, 1),
         ...               np.zeros(1, np.int64), WireChanges.of(1, 1, 1 + m), arms, sent)
         >>> arms.tolist()
         [[0]]
     """
     elimination_step(last, seen, t, server, server_mask, heard, mask, dropped, setup, counts,
                      sums, epoch_sums, ybar, kept, active, order, books, radius, table, work,
-                     primed, changes, arms, sent)  # fmt: skip
+                     quiet, primed, changes, arms, sent)  # fmt: skip
 
 
 packs_state(flooding_step)  # rollout_flooding takes its state packed (core.packed)

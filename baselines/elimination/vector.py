@@ -18,7 +18,11 @@ CDP-MAB's step also rolls out in compiled code over ``ServerRounds``
 (:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``), DDP-MAB's
 over GIS flooding (``core.rounds.rollout_flooding``) and HDP-MAB's over the hybrid
 structure (``core.rounds.rollout_hybrid``): the same trials
-(``tests/families/elimination/test_elimination_vector.py``). The registered fast path
+(``tests/families/elimination/test_elimination_vector.py``). In those rollouts the step
+plans the steps in which every agent explores its epoch's arms in turn or plays its
+committed arm (:class:`~fedbandit_env.core.rounds.QuietSteps`, at most
+:data:`QUIET_STEPS` ahead), which the core plays without calling it; it takes them in
+when next called, the same numbers. The registered fast path
 is still the family's loop: at the ``fedbandit speed`` line's two trials the loop, which
 draws each reward inline, is faster than the core's rollout (issue 62;
 ``examples/vector_gate.py --policy cdp_mab`` measures it).
@@ -41,6 +45,7 @@ from baselines.elimination.kernels import (
 )
 from baselines.elimination.policies import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
 from fedbandit_env.core.kernels import WireChanges
+from fedbandit_env.core.rounds import QuietSteps
 from fedbandit_env.policies import Requirements
 from fedbandit_env.privacy.mechanisms import clip_range, fresh_generator
 from fedbandit_env.rng_kernels import generator_table
@@ -52,6 +57,11 @@ from fedbandit_env.vector.policy import (
     VectorSpec,
     agent_generators,
 )
+
+QUIET_STEPS = 256
+"""The most steps :func:`~baselines.elimination.kernels.elimination_step` plans ahead
+for a round rollout to play without calling it (:class:`~fedbandit_env.core.rounds.
+QuietSteps`: an exploring agent's pulls are known to the end of its epoch)."""
 
 
 class EliminationVector(VectorPolicy):
@@ -144,6 +154,9 @@ class EliminationVector(VectorPolicy):
         self._radius = np.zeros(rows)
         self._work = np.zeros((2, m))
         self._primed = np.zeros(1, dtype=np.int64)  # 0: the step writes whole rows
+        # the steps a round rollout may play unasked after one (QuietSteps: at most
+        # 2**16 agent-steps of arms and float32 observations, under 1 MB at any B)
+        self._quiet = QuietSteps.of(max(2, min(QUIET_STEPS, (1 << 16) // rows)), b, n)
         d = spec.message_dim  # an upload and the zeros after it, for every agent at most
         self._changes = WireChanges(np.zeros((b, 2, 2 * n * d), np.int64), np.full(b, -1))
         if template.noise == "secure":  # fresh OS entropy, as noise_generator gives
@@ -161,7 +174,7 @@ class EliminationVector(VectorPolicy):
     def _state(self, heard: np.ndarray, mask: np.ndarray, dropped: np.ndarray) -> tuple:
         return (heard, mask, dropped, self.setup, self._counts, self._sums, self._epoch_sums,
                 self._ybar, self._kept, self._active, self._order, self._books, self._radius,
-                self._table, self._work, self._primed, self._changes)  # fmt: skip
+                self._table, self._work, self._quiet, self._primed, self._changes)  # fmt: skip
 
     def act(self, observations: VectorObs) -> tuple[IntArray, FloatArray]:
         """Record the last pull, take a round's result if it arrived, and play the epoch's

@@ -53,6 +53,7 @@ from fedbandit_env.core.kernels import (
 )
 from fedbandit_env.core.packed import packed_call
 from fedbandit_env.core.rounds import (
+    QuietSteps,
     rollout_flooding,
     rollout_flooding_counted,
     rollout_hybrid,
@@ -440,7 +441,10 @@ class MABCore(ActionChecks):
             if changes is not None:  # the step lists its writes: only those are checked
                 changes.check(b, n, d)
                 listing = changes.changed, changes.listed
-            wire = (*wire, *listing)
+            quiet = next((part for part in state if isinstance(part, QuietSteps)), None)
+            if quiet is None:  # a step that plans no quiet steps
+                quiet = QuietSteps.of(1, b, n)
+            wire = (*wire, *listing, quiet)
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         elif d:
             wire = self._wire()

@@ -10,7 +10,7 @@ same way), in a module of their own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -26,6 +26,53 @@ from fedbandit_env.core.kernels import (
 from fedbandit_env.network.graph import Network  # noqa: F401  (the docstring's example)
 from fedbandit_env.rng_kernels import generator_at, integer_below
 from fedbandit_env.type_aliases import Float32Array, FloatArray, IntArray
+
+
+class QuietSteps(NamedTuple):
+    """The steps after this one that a talking compiled step has planned to be quiet,
+    for the round rollouts (:func:`~fedbandit_env.core.rounds.rollout_rounds`,
+    :func:`~fedbandit_env.core.rounds.rollout_flooding`,
+    :func:`~fedbandit_env.core.rounds.rollout_hybrid`): steps in which it raises no
+    flag, writes no message and pulls arms it knows already (an elimination agent
+    exploring its active arms in turn, or committed to one). A policy whose step plans
+    puts one in its state (``MABCore.rollout`` finds it there); the rollout then plays
+    those steps without calling the step, and the step reads what they observed when it
+    is next called.
+
+    ``counts = [planned, played, room]``: before each call the rollout writes in
+    ``room`` how many steps after this one it could play so (0 outside a rollout: the
+    step plans nothing); the step writes in ``planned`` how many steps it planned,
+    this one included (1: none after it), and their arms in ``arms[0 .. planned - 1]``
+    ``(Q, B, N)``, ``arms[0]`` this step's; where the protocol is idle after this step
+    (no round started or in flight), the rollout plays ``played`` of them (at most
+    ``room``), writes each step's observation in ``seen[j]`` ``(Q, B, N)`` float32
+    (``seen[0]`` this step's) and the last one where the step reads its observation, and
+    leaves the last one's arms as the last arms. The step's next call must first take
+    in steps ``0 .. played - 1`` (their arms and observations), then the last as usual.
+    The rollout never ends on a step it played so, so nothing is left to take in when
+    it returns.
+
+    Examples:
+        >>> quiet = QuietSteps.of(16, n_envs=2, n_agents=3)
+        >>> quiet.arms.shape, quiet.counts.tolist()
+        ((16, 2, 3), [0, 0, 0])
+    """
+
+    arms: IntArray
+    seen: Float32Array
+    counts: IntArray
+
+    @classmethod
+    def of(cls, planned: int, n_envs: int, n_agents: int) -> QuietSteps:
+        """Room for ``planned`` steps' arms and observations (this one included), none
+        planned."""
+        if planned < 1:
+            raise ValueError(f"QuietSteps needs room for at least one step, got {planned!r}")
+        return cls(
+            np.zeros((planned, n_envs, n_agents), dtype=np.int64),
+            np.zeros((planned, n_envs, n_agents), dtype=np.float32),
+            np.zeros(3, dtype=np.int64),
+        )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -65,6 +112,86 @@ def close_step(
         for b in range(n_envs):
             cost_out[b, r] = cum_cost[b]
     return trace_and_record(t, arms, traced, cum, steps, r, out, t_arms, t_rewards)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def play_quiet(
+    quiet: QuietSteps,
+    s: int,
+    t: int,
+    r: int,
+    means: FloatArray,
+    gaps: FloatArray,
+    kinds: IntArray,
+    sigma: FloatArray,
+    draws: FloatArray,
+    raw: FloatArray,
+    regret: FloatArray,
+    cum: FloatArray,
+    observe: Any,
+    watch: Any,
+    seen: Float32Array,
+    traced: Float32Array,
+    last: IntArray,
+    arms: IntArray,
+    cum_cost: FloatArray,
+    nothing: float,
+    record: tuple[Any, ...],
+) -> tuple[int, int, int]:  # pragma: no cover
+    """After step ``s`` of the block (``t`` steps played, ``r`` the next record), the
+    steps the talking step planned quiet (:class:`QuietSteps`: ``min(planned - 1,
+    room)`` of them), played without calling it, each as the round rollouts play a step
+    whose protocol is idle: the env's step on the planned
+    arms, the observation (into ``quiet.seen``, ``seen[0]`` the step before them), the
+    cost of a step without a round (``nothing``: the protocol's ``c1 0 + c2 0``, as its
+    route adds it) and the records. The last step's arms become the last arms and its
+    observation what the step reads next; ``quiet.counts[1]`` says how many were
+    played. Returns ``(s, t, r)`` after them.
+
+    Examples:
+        >>> quiet = QuietSteps.of(3, 1, 1)
+        >>> quiet.arms[:, 0, 0] = [0, 1, 1]
+        >>> quiet.counts[:] = 3, 0, 1  # three planned, room for one after this step
+        >>> means, gaps = np.array([[[0.9, 0.1]]]), np.array([[0.0, 0.8]])
+        >>> last, arms = np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64)
+        >>> cum = np.zeros((1, 1))
+        >>> seen, cost = np.zeros((1, 1), np.float32), np.zeros(1)
+        >>> record = (np.array([5]), 0, np.zeros((1, 1, 1)), np.zeros((1, 1)),
+        ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
+        >>> play_quiet(quiet, 0, 1, 0, means, gaps, np.array([0]), np.array([1.0]),
+        ...            np.full((1, 3, 1), 0.5), np.zeros((1, 1)), np.empty((0, 0)), cum,
+        ...            observe_raw, (), seen, seen, last, arms, cost, 0.0, record)
+        (1, 2, 0)
+        >>> quiet.counts.tolist(), arms.tolist(), cum.tolist(), seen.tolist()
+        ([3, 1, 1], [[1]], [[0.8]], [[0.0]])
+    """
+    steps, _, out, cost_out, t_arms, t_rewards = record
+    n_envs, n = arms.shape
+    for b in range(n_envs):
+        for i in range(n):
+            quiet.seen[0, b, i] = seen[b, i]
+    ahead = min(quiet.counts[0] - 1, quiet.counts[2])
+    p = 0
+    while p < ahead:
+        p += 1
+        s += 1
+        planned = quiet.arms[p]
+        step_envs(means, gaps, kinds, sigma, planned, draws, s, raw, regret, cum)
+        t += 1
+        observe(planned, raw, t, *watch, quiet.seen[p], traced)
+        for b in range(n_envs):
+            cum_cost[b] += nothing
+        if r < steps.size and t == steps[r]:  # the network's cost beside the regret
+            for b in range(n_envs):
+                cost_out[b, r] = cum_cost[b]
+        r = trace_and_record(t, planned, traced, cum, steps, r, out, t_arms, t_rewards)
+    for b in range(n_envs):
+        for i in range(n):
+            arms[b, i] = quiet.arms[p, b, i]
+            last[b, i] = quiet.arms[p, b, i]
+            seen[b, i] = quiet.seen[p, b, i]
+    quiet.counts[1] = p
+    return s, t, r
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -166,7 +293,7 @@ def rollout_rounds(
     N, D)`` float32, ``server_mask`` ``(B, N, 1)`` int8) and writes its messages ``sent``
     ``(B, N, D)``, entry 0 the send flag. ``wire = (server, server_mask, sent, checked,
     low, high, rates, table, uploads, cum_cost, c1, pool, chosen, aggregate, changed,
-    listed)``: the
+    listed, quiet)``: the
     senders whose messages are checked, the bounds, each env's participation rate
     ``rates`` ``(B,)`` and protocol generator (row ``b`` of ``table``), the last step's
     uploads ``(B,)`` (0: no round; kept up to date), each env's cumulative cost, the
@@ -175,7 +302,11 @@ def rollout_rounds(
     that lists its writes listed (:class:`~fedbandit_env.core.kernels.WireChanges`; a
     step that writes whole rows leaves ``listed`` at -1), so only those entries are
     checked (:func:`refused`), and ``sent`` keeps from step to step what the step does not
-    write. ``record``: :func:`rollout_talking`'s.
+    write; ``quiet``: the step's :class:`QuietSteps` (one
+    with room for one step where it plans none): after a step in which no round was
+    played, the steps it planned quiet are played without calling it
+    (:func:`play_quiet`), up to the block's last step but one, so the last is always the
+    step's own. ``record``: :func:`rollout_talking`'s.
 
     After each step, as :func:`~fedbandit_env.core.routing.server_rounds` routes it: in
     env ``b``, ``k = ceil(rates[b] flagged - 1e-9)`` of the agents whose flag is above
@@ -203,7 +334,7 @@ def rollout_rounds(
         >>> wire = (server, smask, np.zeros((1, 2, 2)), np.ones(2, np.bool_), -9.0, 9.0,
         ...         np.ones(1), generator_table(rngs), np.zeros(1, np.int64), np.zeros(1),
         ...         2.0, np.zeros(2, np.int64), np.zeros(2, np.bool_), np.zeros(1),
-        ...         np.zeros((1, 2, 0), np.int64), np.full(1, -1))
+        ...         np.zeros((1, 2, 0), np.int64), np.full(1, -1), QuietSteps.of(1, 1, 2))
         >>> record = (np.array([3]), 0, np.zeros((1, 2, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_rounds(flag_on_2, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -216,15 +347,19 @@ def rollout_rounds(
         ([[2.0]], [0, 0], [0])
     """
     server, server_mask, sent, checked, low, high, rates, table = wire[:8]
-    uploads, cum_cost, c1, pool, chosen, aggregate, changed, listed = wire[8:]
+    uploads, cum_cost, c1, pool, chosen, aggregate, changed, listed, quiet = wire[8:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
     everyone = checked.all()
     flat = sent.reshape(-1)  # every sender checked: one flat pass (it vectorizes whole)
-    for s in range(first, draws.shape[1]):
+    s = first
+    while s < draws.shape[1]:
+        quiet.counts[2] = max(0, draws.shape[1] - s - 2)  # the block's last step: the step's
         act(last, seen, t, server, server_mask, *state, arms, sent)
+        quiet.counts[1] = 0
         if refused(sent, flat, everyone, checked, low, high, changed, listed, s == first):
+            quiet.counts[2] = 0
             return r, t  # the caller raises
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
@@ -271,10 +406,18 @@ def rollout_rounds(
                     server[b, i, 1 + k] = np.float32(aggregate[k])
                 server_mask[b, i, 0] = 1
             uploads[b] = k_up
+        idle = True  # no round this step: the next ones cost nothing unless one starts
         for b in range(n_envs):
             cum_cost[b] += c1 * float(uploads[b])
+            idle &= uploads[b] == 0
         r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
                        t_rewards)  # fmt: skip
+        if idle and quiet.counts[0] > 1 and quiet.counts[2] > 0:  # the step's quiet steps
+            s, t, r = play_quiet(quiet, s, t, r, means, gaps, kinds, sigma, draws, raw, regret,
+                                 cum, observe, watch, seen, traced, last, arms, cum_cost,
+                                 c1 * 0.0, record)  # fmt: skip
+        s += 1
+    quiet.counts[2] = 0
     return r, t
 
 
@@ -306,7 +449,7 @@ def rollout_flooding(
     payloads of the rounds completed last step) that writes its messages ``sent`` ``(B,
     N, D)``, entry 0 the send flag. ``wire = (heard, mask, sent, checked, low, high,
     hops, reach, edges, c1, c2, cum_cost, peer, starts, origins, payload, delivered,
-    advertise, used, changed, listed)``: the senders checked and the bounds, the hop
+    advertise, used, changed, listed, quiet)``: the senders checked and the bounds, the hop
     distances ``hops`` ``(N, N)`` and each origin's eccentricity ``reach`` ``(N,)``, the
     graph's ``edges`` ``(E, 2)``, the link costs, each env's cumulative cost and last
     step's peer links ``peer`` ``(B,)``; the rounds in flight as a ring of ``L`` slots
@@ -314,8 +457,9 @@ def rollout_flooding(
     slot ``s % L``): ``starts`` ``(B, L)`` (its upload step, ``-1``: free), ``origins``
     ``(B, L, N)`` bool (its uploaders) and ``payload`` ``(B, L, N, D)`` (the messages
     of its upload step); ``delivered`` ``(B,)`` int8 (last step delivered something) and work space
-    ``advertise`` ``(N,)`` bool, ``used`` ``(E,)`` bool; ``changed`` and ``listed``:
-    :func:`rollout_rounds`'. ``record``: :func:`rollout_talking`'s.
+    ``advertise`` ``(N,)`` bool, ``used`` ``(E,)`` bool; ``changed``, ``listed`` and
+    ``quiet``: :func:`rollout_rounds`' (a step is quiet-free when no round started, was
+    in flight or was delivered in it). ``record``: :func:`rollout_talking`'s.
 
     After each step ``t``, as ``Flooding.route`` routes it (GIS with the hop distances in
     place of the held sets: after ``k`` slots an agent holds origin ``j``'s payload iff
@@ -345,7 +489,8 @@ def rollout_flooding(
         ...         0.0, 1.0, np.zeros(1), np.zeros(1, np.int64),
         ...         np.full((1, 2), -1, np.int64), np.zeros((1, 2, 3), np.bool_),
         ...         np.zeros((1, 2, 3, 2)), np.zeros(1, np.int8), np.zeros(3, np.bool_),
-        ...         np.zeros(2, np.bool_), np.zeros((1, 2, 0), np.int64), np.full(1, -1))
+        ...         np.zeros(2, np.bool_), np.zeros((1, 2, 0), np.int64), np.full(1, -1),
+        ...         QuietSteps.of(1, 1, 3))
         >>> record = (np.array([2]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_flooding(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -359,20 +504,25 @@ def rollout_flooding(
     """
     heard, mask, sent, checked, low, high, hops, reach, edges = wire[:9]
     c1, c2, cum_cost, peer, starts, origins, payload, delivered, advertise, used = wire[9:19]
-    changed, listed = wire[19:]
+    changed, listed, quiet = wire[19:]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
     ring = starts.shape[1]
     everyone = checked.all()
     flat = sent.reshape(-1)
-    for s in range(first, draws.shape[1]):
+    s = first
+    while s < draws.shape[1]:
+        quiet.counts[2] = max(0, draws.shape[1] - s - 2)  # the block's last step: the step's
         act(last, seen, t, heard, mask, *state, arms, sent)
+        quiet.counts[1] = 0
         if refused(sent, flat, everyone, checked, low, high, changed, listed, s == first):
+            quiet.counts[2] = 0
             return r, t  # the caller raises
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
         observe(arms, raw, t, *watch, seen, traced)
+        idle = True  # no round started, in flight or delivered this step
         for b in range(n_envs):  # Flooding.route, env by env
             if delivered[b]:  # last step's delivery is over
                 delivered[b] = 0
@@ -426,8 +576,15 @@ def rollout_flooding(
                     links += used[e]
             peer[b] = links
             cum_cost[b] += c1 * 0.0 + c2 * float(links)
+            idle &= not played and not delivered[b]
         r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
                        t_rewards)  # fmt: skip
+        if idle and quiet.counts[0] > 1 and quiet.counts[2] > 0:  # the step's quiet steps
+            s, t, r = play_quiet(quiet, s, t, r, means, gaps, kinds, sigma, draws, raw, regret,
+                                 cum, observe, watch, seen, traced, last, arms, cum_cost,
+                                 c1 * 0.0 + c2 * 0.0, record)  # fmt: skip
+        s += 1
+    quiet.counts[2] = 0
     return r, t
 
 
@@ -458,7 +615,7 @@ def rollout_hybrid(
     broadcast (``server``, ``server_mask``). ``wire = (server, server_mask, sent,
     checked, low, high, parent, component, sinks, c1, c2, cum_cost, peer, up, live,
     payload, members, at, uploaded, sink_means, sink_counts, broadcast, mark,
-    aggregate, changed, listed)``: the senders checked and the bounds; each agent's next
+    aggregate, changed, listed, quiet)``: the senders checked and the bounds; each agent's next
     hop towards its component's sink ``parent`` ``(N,)`` (-1: a sink), its component
     ``(N,)`` and the sinks ``(Q,)``; the link costs, each env's cumulative cost and last
     step's links ``peer``, ``up`` ``(B,)``; the round in flight (``live`` ``(B,)`` int8), as
@@ -466,8 +623,9 @@ def rollout_hybrid(
     ``(B, Q, N)``, where each payload is ``(B, N)`` (-1: not sent), the components that
     uploaded ``(B, Q)``, their sinks' means ``(B, Q, D - 1)`` and counts ``(B, Q)``;
     ``broadcast`` ``(B,)`` int8 (the server answered last step), and work space ``mark``
-    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``; ``changed`` and ``listed``:
-    :func:`rollout_rounds`'. ``record``: :func:`rollout_talking`'s.
+    ``(N,)`` bool, ``aggregate`` ``(D - 1,)``; ``changed``, ``listed`` and ``quiet``:
+    :func:`rollout_rounds`' (a step is quiet-free when no round was in flight in it and
+    the server did not answer). ``record``: :func:`rollout_talking`'s.
 
     After each step, as ``Hybrid.route`` routes it: a step whose flags are set starts a
     round; every payload not at its sink moves one hop (SAC: ``c2`` per agent that
@@ -498,7 +656,7 @@ def rollout_hybrid(
         ...         np.zeros((1, 3), np.int64), np.zeros((1, 1), np.bool_),
         ...         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8),
         ...         np.zeros(3, np.bool_), np.zeros(1), np.zeros((1, 3, 0), np.int64),
-        ...         np.full(1, -1))
+        ...         np.full(1, -1), QuietSteps.of(1, 1, 3))
         >>> record = (np.array([1]), 0, np.zeros((1, 3, 1)), np.zeros((1, 1)),
         ...           np.zeros((0, 0, 0), np.int64), np.zeros((0, 0, 0), np.float32))
         >>> rollout_hybrid(flag_on_0, (), means, gaps, np.array([0]), np.array([1.0]),
@@ -512,15 +670,19 @@ def rollout_hybrid(
     """
     server, server_mask, sent, checked, low, high, parent, component, sinks = wire[:9]
     c1, c2, cum_cost, peer, up, live, payload, members, at = wire[9:18]
-    uploaded, sink_means, sink_counts, broadcast, mark, aggregate, changed, listed = wire[18:]
+    uploaded, sink_means, sink_counts, broadcast, mark, aggregate, changed, listed = wire[18:26]
+    quiet = wire[26]
     steps, r, out, cost_out, t_arms, t_rewards = record
     n_envs, n = arms.shape
     d = sent.shape[2]
     n_comp = sinks.size
     everyone = checked.all()
     flat = sent.reshape(-1)
-    for s in range(first, draws.shape[1]):
+    s = first
+    while s < draws.shape[1]:
+        quiet.counts[2] = max(0, draws.shape[1] - s - 2)  # the block's last step: the step's
         act(last, seen, t, server, server_mask, *state, arms, sent)
+        quiet.counts[1] = 0
         busy = False  # a round started while one is in flight: Hybrid.route refuses it
         for b in range(n_envs):
             if live[b]:
@@ -528,10 +690,12 @@ def rollout_hybrid(
                     busy |= sent[b, i, 0] > 0.5
         busy |= refused(sent, flat, everyone, checked, low, high, changed, listed, s == first)
         if busy:  # the caller raises
+            quiet.counts[2] = 0
             return r, t
         step_envs(means, gaps, kinds, sigma, arms, draws, s, raw, regret, cum)
         t += 1
         observe(arms, raw, t, *watch, seen, traced)
+        idle = True  # no round in flight or broadcast this step
         for b in range(n_envs):  # Hybrid.route, env by env
             if broadcast[b]:  # last step's broadcast is over
                 broadcast[b] = 0
@@ -561,7 +725,9 @@ def rollout_hybrid(
                         payload[b, i, k] = sent[b, i, 1 + k]
             if not live[b]:
                 cum_cost[b] += c1 * 0.0 + c2 * 0.0
+                idle &= not broadcast[b]
                 continue
+            idle = False
             links = 0  # SAC: every payload not at its sink moves a hop; one link per agent
             for i in range(n):  # that forwards
                 p = at[b, i]
@@ -622,6 +788,12 @@ def rollout_hybrid(
             cum_cost[b] += c1 * float(sinks_up) + c2 * float(links)
         r = close_step(t, arms, last, cum_cost, traced, cum, steps, r, out, cost_out, t_arms,
                        t_rewards)  # fmt: skip
+        if idle and quiet.counts[0] > 1 and quiet.counts[2] > 0:  # the step's quiet steps
+            s, t, r = play_quiet(quiet, s, t, r, means, gaps, kinds, sigma, draws, raw, regret,
+                                 cum, observe, watch, seen, traced, last, arms, cum_cost,
+                                 c1 * 0.0 + c2 * 0.0, record)  # fmt: skip
+        s += 1
+    quiet.counts[2] = 0
     return r, t
 
 
@@ -643,7 +815,9 @@ for _rollout in _ROLLOUTS:
     _rollout._cache = ArgumentFunctionCache(_rollout.py_func)
 
 __all__ = [
+    "QuietSteps",
     "close_step",
+    "play_quiet",
     "refused",
     "rollout_flooding",
     "rollout_flooding_counted",

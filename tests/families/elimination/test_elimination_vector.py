@@ -12,11 +12,20 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numba import njit
 
 import fedbandit_env.runner.vector_trials as vector_trials
 from baselines.elimination import CDPMAB, DDPMAB, HDPMAB, EliminationPolicy
-from baselines.elimination.kernels import KIND_SERVER
-from baselines.elimination.vector import EliminationVector, cdp_mab, ddp_mab, hdp_mab
+from baselines.elimination.kernels import KIND_SERVER, elimination_step, flooding_step
+from baselines.elimination.vector import (
+    QUIET_STEPS,
+    EliminationVector,
+    cdp_mab,
+    ddp_mab,
+    hdp_mab,
+)
+from fedbandit_env.core.kernels import UNCOUNTED
+from fedbandit_env.core.rounds import QuietSteps
 from fedbandit_env.policies import AgentSpec, IndependentTeam
 from fedbandit_env.rng_kernels import generator_table
 from fedbandit_env.runner.rollout import run_trials
@@ -315,3 +324,71 @@ def test_every_variant_is_rolled_out_by_the_core_as_it_steps(
         np.testing.assert_array_equal(regret, ends[0][0])
         np.testing.assert_array_equal(cost, ends[0][1])
     assert ends[0][1].min() > 0
+
+
+@njit(nogil=True, **UNCOUNTED)
+def _counting_server_step(last: Any, seen: Any, t: int, server: Any, server_mask: Any,
+                          calls: Any, *rest: Any) -> None:  # fmt: skip
+    calls[0] += 1
+    elimination_step(last, seen, t, server, server_mask, *rest)
+
+
+@njit(nogil=True, **UNCOUNTED)
+def _counting_flooding_step(last: Any, seen: Any, t: int, heard: Any, mask: Any, calls: Any,
+                            *rest: Any) -> None:  # fmt: skip
+    calls[0] += 1
+    flooding_step(last, seen, t, heard, mask, *rest)
+
+
+@pytest.mark.parametrize(
+    ("variant", "setting", "params"),
+    [("cdp", {"graph": "complete"}, {"epsilon": 1.0, "participation": 0.5}),
+     ("ddp", {"graph": "path"}, {"epsilon": 1.0}),
+     ("hdp", {"graph": "star", "components": (2, 1, 3)}, {"epsilon": None, "rounds": 3,
+                                                          "min_gap": 0.1})],
+)  # fmt: skip
+def test_the_round_rollouts_play_the_planned_quiet_steps_without_the_step(
+    variant: str, setting: dict[str, Any], params: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The core plays the steps the elimination step plans quiet (an exploring agent's
+    pulls to its epoch's end, a committed one's) without calling it
+    (``core.rounds.play_quiet``, ``core.rounds.QuietSteps``), and the step takes them
+    in when next called: the step is called on a small share of the steps, and every
+    trial is still the per-agent team's, regret and the network's cost to the bit, and
+    every agent's statistics and books those of the policy with no room to plan (a plan
+    of one step), whose step is called on every step."""
+    scenario = _scenario(setting)
+    factory = {"cdp": cdp_mab, "ddp": ddp_mab, "hdp": hdp_mab}[variant]
+    counting = _counting_flooding_step if variant == "ddp" else _counting_server_step
+    want, _ = _per_agent(variant, setting, params)
+    kernel, reset = EliminationVector.kernel, EliminationVector.reset
+    books = []
+    for room, most in ((QUIET_STEPS, 0.2), (1, 1.0)):
+        calls = np.zeros(1, np.int64)
+
+        def counted(self: EliminationVector, calls: Any = calls) -> Any:
+            _, state = kernel(self)
+            return counting, (calls, *state)
+
+        def planning(
+            self: EliminationVector, spec: VectorSpec, rngs: Any, room: int = room
+        ) -> None:
+            reset(self, spec, rngs)
+            self._quiet = QuietSteps.of(room, spec.num_envs, spec.n_agents)
+
+        monkeypatch.setattr(EliminationVector, "kernel", counted)
+        monkeypatch.setattr(EliminationVector, "reset", planning)
+        policy = factory(**params)
+        curves = _vector(policy, setting)
+        monkeypatch.undo()
+        books.append([policy._counts, policy._sums, policy._epoch_sums, policy._ybar,
+                      policy._books])  # fmt: skip
+        np.testing.assert_array_equal(curves.regret, want.regret)
+        np.testing.assert_array_equal(curves.comm_cost, want.comm_cost)
+        steps = scenario.horizon  # the trials' envs in one batch: one call a step
+        assert 0 < calls[0] <= most * steps, (room, int(calls[0]))
+        if room == 1:  # every step through the step, none played unasked
+            assert calls[0] == steps
+    for planned, stepped in zip(*books, strict=True):  # every agent's statistics, to the bit
+        np.testing.assert_array_equal(planned, stepped)
