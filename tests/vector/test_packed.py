@@ -5,7 +5,7 @@ plays, and only the steps marked as measured are packed."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numba
 import numpy as np
@@ -16,6 +16,7 @@ import fedbandit_env.core.mab as mab
 import fedbandit_env.core.packed as packed
 from baselines.elimination.kernels import elimination_step, flooding_step
 from baselines.gossip.kernels import gossip_step
+from baselines.linear.vector import LinearSwitches
 from fedbandit_env import registry
 from fedbandit_env.core.kernels import UNCOUNTED, WireChanges
 from fedbandit_env.core.packed import (
@@ -31,20 +32,13 @@ from fedbandit_env.runner.vector_trials import CompiledTrials
 from fedbandit_env.scenario import Scenario
 
 
-class Options(NamedTuple):  # bools beside numbers: a struct with narrow fields
-    on: bool
-    count: int
-    rate: float
-    off: bool
-
-
 @njit(**UNCOUNTED)
 def _read(buf: Any, kind: Any) -> Any:  # pragma: no cover
     s = load_state(buf, kind)
     a, b, c, options, changes, x, k = s
-    return (a[1, 2, 0], a.shape[2], b[2, 1], c[3], options.on, options.count, options.rate,
-            options.off, changes.listed[1], changes.changed.shape[2], x, k,
-            a.ctypes.data, b.ctypes.data)  # fmt: skip
+    return (a[1, 2, 0], a.shape[2], b[2, 1], c[3], options.private, options.batch,
+            options.levels, options.adaptive, changes.listed[1], changes.changed.shape[2], x,
+            k, a.ctypes.data, b.ctypes.data)  # fmt: skip
 
 
 def test_a_packed_state_reads_back_every_value_and_points_at_the_same_arrays() -> None:
@@ -53,11 +47,15 @@ def test_a_packed_state_reads_back_every_value_and_points_at_the_same_arrays() -
     c = np.array([False, False, False, True])
     changes = WireChanges.of(2, 3, 5)
     changes.listed[1] = 4
-    state = (a, b, c, Options(True, -3, 0.25, False), changes, 1.5, 7)
+    # bools beside numbers: a struct with narrow fields, of a module every process can
+    # import (the packing functions' disk cache records the types they were called with;
+    # a type of this test module would break that cache for any process that cannot
+    # import it)
+    state = (a, b, c, LinearSwitches(True, False, -3, 2, 9), changes, 1.5, 7)
     buf = packed_buffer(state)
     pack_state(buf, state)
     got = _read(buf, numba.typeof(state))
-    assert got[:12] == (a[1, 2, 0], 4, b[2, 1], True, True, -3, 0.25, False, 4,
+    assert got[:12] == (a[1, 2, 0], 4, b[2, 1], True, True, -3, 9, False, 4,
                         changes.changed.shape[2], 1.5, 7)  # fmt: skip
     assert got[12:] == (a.ctypes.data, b.ctypes.data)  # the arrays, not copies
     a[1, 2, 0] = -1.0  # written after packing: read through the buffer
