@@ -23,9 +23,9 @@ plans the steps in which every agent explores its epoch's arms in turn or plays 
 committed arm (:class:`~fedbandit_env.core.rounds.QuietSteps`, at most
 :data:`QUIET_STEPS` ahead), which the core plays without calling it; it takes them in
 when next called, the same numbers. The registered fast path
-is still the family's loop: at the ``fedbandit speed`` line's two trials the loop, which
-draws each reward inline, is faster than the core's rollout (issue 62;
-``examples/vector_gate.py --policy cdp_mab`` measures it).
+is still the family's loop, which runs every agent on one epoch schedule and draws each
+reward inline; ``examples/vector_gate.py --policy cdp_mab --speed-line`` times the two at
+the ``fedbandit speed`` line (issue 62's gate, read there before the loop may go).
 """
 
 from __future__ import annotations
