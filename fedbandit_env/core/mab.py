@@ -383,7 +383,11 @@ class MABCore(ActionChecks):
         the wire only the listed entries when they are few
         (:func:`~fedbandit_env.core.kernels.rollout_talking`; the round rollouts check
         only the listed entries, :func:`~fedbandit_env.core.rounds.refused`); the episode
-        is the same.
+        is the same. A talking step over ``ServerRounds``, ``Flooding`` or ``Hybrid`` may
+        also plan the steps after it in which it sends nothing and knows its arms: a
+        :class:`~fedbandit_env.core.rounds.QuietSteps` in its state (checked to fit the
+        envs, ``ValueError`` else), whose steps the round rollouts play without calling
+        it after a step with no round (:func:`~fedbandit_env.core.rounds.play_quiet`).
 
         ``observe = (hook, watch, seen)``: what the agents read of each step's rewards, for
         a layer over the env that changes it (``VecPrivateRewards.rollout``): after each
@@ -444,6 +448,7 @@ class MABCore(ActionChecks):
             quiet = next((part for part in state if isinstance(part, QuietSteps)), None)
             if quiet is None:  # a step that plans no quiet steps
                 quiet = QuietSteps.of(1, b, n)
+            quiet.check(b, n)
             wire = (*wire, *listing, quiet)
             kept = np.zeros((b, steps.size)) if cost_out is None else cost_out
         elif d:

@@ -62,6 +62,32 @@ class QuietSteps(NamedTuple):
     seen: Float32Array
     counts: IntArray
 
+    def check(self, n_envs: int, n_agents: int) -> None:
+        """Raise ``ValueError`` unless the arrays fit ``n_envs`` envs of ``n_agents``
+        agents: ``arms`` int64 and ``seen`` float32 ``(Q, B, N)`` with ``Q >= 1``,
+        ``counts`` int64 ``(3,)`` (the rollout writes and reads them unchecked).
+
+        Examples:
+            >>> QuietSteps.of(4, 2, 3).check(2, 3)
+            >>> QuietSteps.of(4, 2, 3).check(1, 3)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            ValueError: QuietSteps needs int64 arms and float32 seen (Q, 1, 3) ...(4, 2, 3)...
+        """
+        arms, seen, counts = self.arms, self.seen, self.counts
+        arrays = all(isinstance(x, np.ndarray) for x in (arms, seen, counts))
+        if (
+            not arrays
+            or arms.dtype != np.int64 or seen.dtype != np.float32 or counts.dtype != np.int64
+            or arms.ndim != 3 or arms.shape[0] < 1 or arms.shape[1:] != (n_envs, n_agents)
+            or seen.shape != arms.shape or counts.shape != (3,)
+        ):  # fmt: skip
+            raise ValueError(
+                f"QuietSteps needs int64 arms and float32 seen (Q, {n_envs}, {n_agents}) and "
+                f"int64 counts (3,), got {getattr(arms, 'shape', arms)}, "
+                f"{getattr(seen, 'shape', seen)} and {getattr(counts, 'shape', counts)}"
+            )
+
     @classmethod
     def of(cls, planned: int, n_envs: int, n_agents: int) -> QuietSteps:
         """Room for ``planned`` steps' arms and observations (this one included), none

@@ -392,3 +392,17 @@ def test_the_round_rollouts_play_the_planned_quiet_steps_without_the_step(
             assert calls[0] == steps
     for planned, stepped in zip(*books, strict=True):  # every agent's statistics, to the bit
         np.testing.assert_array_equal(planned, stepped)
+
+
+def test_a_plan_that_does_not_fit_the_envs_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A QuietSteps of other envs than the rollout's is refused before any step (the
+    compiled rollout reads and writes it unchecked)."""
+    reset = EliminationVector.reset
+
+    def misfit(self: EliminationVector, spec: VectorSpec, rngs: Any) -> None:
+        reset(self, spec, rngs)
+        self._quiet = QuietSteps.of(4, spec.num_envs + 1, spec.n_agents)
+
+    monkeypatch.setattr(EliminationVector, "reset", misfit)
+    with pytest.raises(ValueError, match=r"QuietSteps needs .* \(Q, 2, 6\)"):
+        _vector(cdp_mab(epsilon=1.0), {"graph": "complete"})
