@@ -154,8 +154,8 @@ class EliminationVector(VectorPolicy):
         self._radius = np.zeros(rows)
         self._work = np.zeros((2, m))
         self._primed = np.zeros(1, dtype=np.int64)  # 0: the step writes whole rows
-        # the steps a round rollout may play unasked after one (QuietSteps: at most
-        # 2**16 agent-steps of arms and float32 observations, under 1 MB at any B)
+        # the steps a round rollout may play unasked after one (QuietSteps: two steps
+        # at least, else at most 2**16 agent-steps of arms and float32 observations)
         self._quiet = QuietSteps.of(max(2, min(QUIET_STEPS, (1 << 16) // rows)), b, n)
         d = spec.message_dim  # an upload and the zeros after it, for every agent at most
         self._changes = WireChanges(np.zeros((b, 2, 2 * n * d), np.int64), np.full(b, -1))
