@@ -343,9 +343,9 @@ def _counting_flooding_step(last: Any, seen: Any, t: int, heard: Any, mask: Any,
 @pytest.mark.parametrize(
     ("variant", "setting", "params"),
     [("cdp", {"graph": "complete"}, {"epsilon": 1.0, "participation": 0.5}),
-     ("ddp", {"graph": "path"}, {"epsilon": 1.0}),
-     ("hdp", {"graph": "star", "components": (2, 1, 3)}, {"epsilon": None, "rounds": 3,
-                                                          "min_gap": 0.1})],
+     pytest.param("ddp", {"graph": "path"}, {"epsilon": 1.0}, marks=pytest.mark.slow),
+     pytest.param("hdp", {"graph": "star", "components": (2, 1, 3)},
+                  {"epsilon": None, "rounds": 3, "min_gap": 0.1}, marks=pytest.mark.slow)],
 )  # fmt: skip
 def test_the_round_rollouts_play_the_planned_quiet_steps_without_the_step(
     variant: str, setting: dict[str, Any], params: dict[str, Any],

@@ -221,7 +221,17 @@ def _loops(inv: Any, x: Any, v: Any, work: Any, out: Any, leaf: Any, z: Any) -> 
     return inc
 
 
-@pytest.mark.parametrize("dim", [1, 2, 3, 10, UNROLLED_STATISTICS_MAX_DIM, 17])
+@pytest.mark.parametrize(
+    "dim",  # each d compiles its own straight-line code: the quick subset keeps two
+    [
+        3,
+        10,
+        pytest.param(1, marks=pytest.mark.slow),
+        pytest.param(2, marks=pytest.mark.slow),
+        pytest.param(UNROLLED_STATISTICS_MAX_DIM, marks=pytest.mark.slow),
+        pytest.param(17, marks=pytest.mark.slow),
+    ],
+)
 def test_the_written_out_statistics_are_the_loops_to_the_bit(dim: int) -> None:
     # the vector steps' statistics (unrolled up to d = 16, the loops above) against the
     # loops the per-agent policies run: 40 rank-one updates of an inverse that is not
