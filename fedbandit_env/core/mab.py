@@ -41,6 +41,7 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import Backend, DeviceStream, backend, seed_of
 from fedbandit_env.core.actions import ActionChecks
+from fedbandit_env.core.dispatch import SameTypes
 from fedbandit_env.core.kernels import (
     WireChanges,
     observe_raw,
@@ -469,6 +470,8 @@ class MABCore(ActionChecks):
                        rollout_hybrid if hybrid else rollout_talking)  # fmt: skip
             # a step marked packs_state takes its state as one buffer (core.packed)
             step, stepped = packed_call(act, state, 5 if d else 3, 2 if d else 1)
+        # every block's arguments have the first block's types: numba types them once
+        silent, talking = SameTypes(silent), SameTypes(talking)
         stopped = False
         while self.t < self.horizon:
             if stop is not None and stop():

@@ -180,6 +180,40 @@ def test_the_flooding_comparison_can_fail(monkeypatch: pytest.MonkeyPatch) -> No
     assert not np.array_equal(core.cum_cost, stepped.cum_cost)
 
 
+class _Typed:
+    """A compiled rollout whose calls through numba's dispatcher (each typing every
+    argument) are counted; its overloads are the dispatcher's."""
+
+    def __init__(self, dispatcher: Any) -> None:
+        self.dispatcher, self.calls = dispatcher, 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.dispatcher(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.dispatcher, name)
+
+
+def test_a_rollout_types_its_arguments_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rollout of many blocks goes through numba's dispatcher (which types every
+    argument: about 150 us a block for DDP-MAB's packed state) on its first block only,
+    and through the compiled entry it found after (``core.dispatch.SameTypes``): the
+    same episode."""
+    stepped = _core("path")
+    theirs = _state(stepped.n_agents)
+    _steps(stepped, theirs, T)
+    monkeypatch.setattr(mab, "ROLLOUT_NUMBERS", 1)  # blocks of `block` = 4 steps: 8 blocks
+    spies = [_Typed(mab.rollout_flooding), _Typed(mab.rollout_flooding_counted)]
+    monkeypatch.setattr(mab, "rollout_flooding", spies[0])
+    monkeypatch.setattr(mab, "rollout_flooding_counted", spies[1])
+    core = _core("path")
+    mine = _state(core.n_agents)
+    core.rollout(_flooder, mine, np.array([T]), np.zeros((B, core.n_agents, 1)))
+    _same(core, stepped, mine, theirs)
+    assert sum(spy.calls for spy in spies) == 1
+
+
 @njit
 def _bad_flood(last, seen, t, heard, mask, arms, sent):  # type: ignore[no-untyped-def]
     arms[:] = 0
