@@ -44,6 +44,7 @@ from gymnasium.utils import seeding
 
 from fedbandit_env.backend import backend
 from fedbandit_env.core.actions import ActionChecks
+from fedbandit_env.core.dispatch import SameTypes
 from fedbandit_env.core.hops import hop_table, rollout_linear_hops
 from fedbandit_env.core.kernels import (
     LinearEnvArrays,
@@ -507,10 +508,11 @@ class LinearCore(ActionChecks):
                  regret)  # fmt: skip
             return
 
+        roll = SameTypes(rollout_linear)  # every block's arguments of the first's types
+
         def block(r: int, until: int) -> tuple[int, int]:
-            return rollout_linear(act, state, env, self.sets, self.t, until, self.horizon, last,
-                                  arms, seen, raw, regret, self.cum_regret, steps, r, out,
-                                  *trace)  # fmt: skip
+            return roll(act, state, env, self.sets, self.t, until, self.horizon, last, arms,
+                        seen, raw, regret, self.cum_regret, steps, r, out, *trace)  # fmt: skip
 
         try:
             self._play(block, r, ahead, stop, arms, None)
@@ -573,12 +575,13 @@ class LinearCore(ActionChecks):
         c1, c2 = (float(c) for c in self.link_costs)
         total = np.zeros(d - 1)
 
+        roll = SameTypes(rollout_linear_sync)
+
         def block(r: int, until: int) -> tuple[int, int]:
-            return rollout_linear_sync(act, state, self._env_arrays(), self.sets, self.t, until,
-                                       self.horizon, last, arms, seen, raw, regret,
-                                       self.cum_regret, sent, server, synced, bounds, c1, c2,
-                                       self.cum_cost, total, steps, r, out, cost_out,
-                                       *trace)  # fmt: skip
+            return roll(act, state, self._env_arrays(), self.sets, self.t, until,
+                        self.horizon, last, arms, seen, raw, regret, self.cum_regret, sent,
+                        server, synced, bounds, c1, c2, self.cum_cost, total, steps, r, out,
+                        cost_out, *trace)  # fmt: skip
 
         try:
             self._play(block, r, ahead, stop, arms, sent)
@@ -612,8 +615,10 @@ class LinearCore(ActionChecks):
         bounds = np.array(self.message_bounds, dtype=np.float64)
         c1, c2 = (float(c) for c in self.link_costs)
 
+        roll = SameTypes(rollout_linear_hops)
+
         def block(r: int, until: int) -> tuple[int, int]:
-            return rollout_linear_hops(
+            return roll(
                 act, state, self._env_arrays(), self.sets, self.t, until, self.horizon, last,
                 arms, seen, raw, regret, self.cum_regret, sent, self._ring, slot, mask,
                 hops, bounds, c1, c2, self.network.n_edges, self.cum_cost, steps, r, out,
