@@ -21,13 +21,13 @@ from typing import Any
 
 class SameTypes:
     """``function`` (a numba dispatcher, or any callable) called through the compiled
-    entry of its first call's argument types from its second call on.
+    entry of its arguments' types from its second call on.
 
     Only for a caller whose every call passes arguments of the same numba types, as one
     rollout's blocks do (the same arrays, a fresh block of noise of the same dtype and
     dimensions, Python ints): a later call with other types would be unboxed as the
-    first call's types, unchecked. So an instance lives for one rollout and is not
-    shared. Where the first call's types are not found among the dispatcher's overloads
+    second call's types, unchecked. So an instance lives for one rollout and is not
+    shared. Where the second call's types are not found among the dispatcher's overloads
     (a literal or a conversion the dispatcher chose), or ``function`` is not a numba
     dispatcher (``NUMBA_DISABLE_JIT``), every call goes through ``function`` as it is.
 
@@ -43,7 +43,9 @@ class SameTypes:
         >>> call = SameTypes(total)
         >>> call(np.ones(3), (1.0, np.int8))  # through the dispatcher: compiles, types
         4.0
-        >>> call(np.arange(3.0), (0.5, np.int8))  # the entry found by the first call
+        >>> call.entry is None  # one call: no lookup
+        True
+        >>> call(np.arange(3.0), (0.5, np.int8))  # the entry of these types
         3.5
         >>> call.entry is not None
         True
@@ -52,17 +54,18 @@ class SameTypes:
     def __init__(self, function: Any) -> None:
         self.function = function
         self.entry: Any = None
-        self._looked = False
+        self._calls = 0
 
     def __call__(self, *args: Any) -> Any:
-        """Call the compiled entry (after the first call) or ``function``."""
+        """Call ``function`` (the first call) or the compiled entry, looked up at the
+        second call (a rollout of one block does not pay the lookup: about a millisecond
+        of typing through Python)."""
+        if self._calls == 1:
+            self.entry = entry_for(self.function, args)
+        self._calls += 1
         if self.entry is not None:
             return self.entry(*args)
-        out = self.function(*args)
-        if not self._looked:
-            self._looked = True
-            self.entry = entry_for(self.function, args)
-        return out
+        return self.function(*args)
 
 
 def entry_for(function: Any, args: tuple[Any, ...]) -> Any:
