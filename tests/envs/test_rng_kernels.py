@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from fedbandit_env import rng_kernels
 from fedbandit_env.rng_kernels import (
     bit_generator_at,
     close_stream,
@@ -127,6 +128,25 @@ def test_pcg64_rows_are_stepped_in_the_kernel_and_other_bit_generators_called() 
     expected = [numpy_rngs[j % 6].integers(0, n) for j, n in enumerate(bounds)]
     np.testing.assert_array_equal(ours, expected)
     assert [r.random() for r in rngs] == [r.random() for r in numpy_rngs]
+
+
+def test_a_table_read_from_the_capsules_is_the_ctypes_interfaces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table reads each generator's ``bitgen_t`` from its capsule (NumPy's layout,
+    checked once a process): the addresses its ``ctypes`` interface reports, for every
+    bit generator, and the table built through ``ctypes`` where the check fails."""
+    kinds = [np.random.PCG64, np.random.Philox, np.random.SFC64, np.random.MT19937,
+             np.random.PCG64DXSM]  # fmt: skip
+    rngs = [np.random.Generator(kind(7 + k)) for k, kind in enumerate(kinds)]
+    assert rng_kernels._bitgen_readable()
+    want = np.array([rng_kernels._ctypes_words(rng.bit_generator) for rng in rngs], np.uint64)
+    read = generator_table(rngs)
+    np.testing.assert_array_equal(read[:, :4], want)
+    monkeypatch.setattr(rng_kernels, "_bitgen_readable", lambda: False)
+    np.testing.assert_array_equal(generator_table(rngs), read)
+    # power: the two function pointers swapped (bitgen_t keeps next_uint64 first) differ
+    assert not np.array_equal(want[:, [0, 2, 1, 3]], want)
 
 
 def test_integer_below_returns_minus_one_for_an_empty_range_without_drawing() -> None:
