@@ -5,17 +5,16 @@ path), on the ``fedbandit speed`` grid.
 Both play the same trials (checked: the regret curves must be equal, or the script says
 so); they are timed in turn after a warm-up call each, best of ``--repeats``, and the
 printed ratio is the vector form's speed over the loop's (the gate: at least 0.8 before
-the loop may go). Gossip_UCB, Fed_UCB and CDP-, DDP- and HDP-MAB are the families whose
-loop still stands.
+the loop may go). Gossip_UCB and Fed_UCB are the families whose loop still stands (CDP-,
+DDP- and HDP-MAB's went once their gate was read: ``baselines/elimination/fast.py``
+says what it read).
 
     python examples/vector_gate.py
-    python examples/vector_gate.py --policy ddp_mab --speed-line   # where the gate is read
+    python examples/vector_gate.py --policy fed_ucb --speed-line   # where the gate is read
     python examples/vector_gate.py --policy fed_ucb --workers 2
-    python examples/vector_gate.py --policy cdp_mab --trials 32
-    python examples/vector_gate.py --policy ddp_mab --size big
+    python examples/vector_gate.py --trials 32
     python examples/vector_gate.py --size big --horizon 20000
     python examples/vector_gate.py --size big --core   # what the core's rollout costs alone
-    python examples/vector_gate.py --policy cdp_mab --core
     python examples/vector_gate.py --against old_vector:gossip_ucb --repeats 25 --horizon 10000
 
 The gate is read on the ``fedbandit speed`` line, which gives each policy the horizon
@@ -24,8 +23,7 @@ measures, its set-up included (so horizons of some hundred thousand steps at the
 size, up to 2,000,000, and up to 100,000 at the big one:
 :func:`~fedbandit_env.runner.speed.speed_horizon`): ``--speed-line`` times the two
 there. The sizes' default horizons are quicker to run, but a fixed cost (setting up the
-envs, a Python call per block) and the first epochs weigh more in them, and the
-elimination forms' ratios come out higher there than on the line.
+envs, a Python call per block) and the first steps weigh more in them.
 
 ``--against module:factory`` also times another vector form of the same policy in the same
 run (say, the family's modules as a commit had them, copied under other names onto
@@ -42,9 +40,7 @@ the trees, which then close with the fewest draws, as for a policy that has sett
 one that still explores draws more) and the family's step; its trials are not the
 family's. Where the family's step lists the entries it writes
 (``core.kernels.WireChanges``: Gossip_UCB's with long messages) its wire costs less than
-that, and the split overstates the core's part. For CDP-, DDP- and HDP-MAB the step
-that does no algorithm never uploads (:func:`rounds_only`), so the core's part is its
-cost between rounds, where those policies spend nearly all of their steps.
+that, and the split overstates the core's part.
 """
 
 from __future__ import annotations
@@ -57,7 +53,6 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from baselines.elimination.vector import EliminationVector
 from baselines.gossip.vector import GossipVector
 from fedbandit_env import registry
 from fedbandit_env.core.kernels import UNCOUNTED
@@ -69,13 +64,9 @@ from fedbandit_env.scenario import Scenario
 VECTOR_FORMS = {
     "gossip_ucb": ("baselines.gossip.vector:gossip_ucb", "gossip"),
     "fed_ucb": ("baselines.gossip.vector:fed_ucb", "gossip+private"),
-    "cdp_mab": ("baselines.elimination.vector:cdp_mab", "server"),
-    "ddp_mab": ("baselines.elimination.vector:ddp_mab", None),
-    "hdp_mab": ("baselines.elimination.vector:hdp_mab", None),
 }
 """Each policy whose loop stands beside its vector form: the form's factory and the
-setting it is measured in (``None``: the policy's own protocol, DDP-MAB's GIS
-flooding, HDP-MAB's hybrid structure over the graph's components)."""
+setting it is measured in (``None``: the policy's own protocol)."""
 
 SIZES = {
     "small": ({"n_agents": 10, "n_arms": 10, "graph": "complete"}, 40_000),
@@ -109,36 +100,6 @@ class CoreAlone(GossipVector):
         return wire_only, (self.state[:, :, 0],)
 
 
-@njit(nogil=True, **UNCOUNTED)
-def rounds_only(last: Any, seen: Any, t: int, server: Any, server_mask: Any, counts: Any,
-                primed: Any, changes: Any, arms: Any,
-                sent: Any) -> None:  # pragma: no cover  # fmt: skip
-    """A round protocol's talking step with no algorithm: agent ``i`` pulls arm ``i mod
-    M`` every step and never uploads (its messages zeros, listed as unchanged after the
-    first step), so no round is played: what the core's rollout costs between rounds,
-    where an elimination policy spends nearly all of its steps."""
-    n_envs, n = last.shape
-    m = counts.shape[1]
-    for b in range(n_envs):
-        for i in range(n):
-            arms[b, i] = i % m
-            if primed[0] == 0:
-                for k in range(sent.shape[2]):
-                    sent[b, i, k] = 0.0
-        changes.listed[b] = 0 if primed[0] else -1
-    primed[0] = 1
-
-
-class RoundsAlone(EliminationVector):
-    """An elimination vector form with :func:`rounds_only` as its compiled step: the
-    core's rollout over the same env and the same round protocol."""
-
-    def kernel(self) -> Any:
-        """:func:`rounds_only`, a state array of the policy's shape and its listing."""
-        self._primed[0] = 0
-        return rounds_only, (self._counts, self._primed, self._changes)
-
-
 def timed(runner: Any, scenario: Scenario, trials: int, workers: int) -> tuple[float, Any]:
     """Seconds of one ``run_fast`` call of ``runner`` (a registry spec) and its curves."""
     start = time.perf_counter()
@@ -153,9 +114,9 @@ def gate_scenario(policy: str, size: str, horizon: int = 0) -> tuple[Scenario, s
     the policy's vector form (``module:factory``).
 
     Examples:
-        >>> scenario, factory = gate_scenario("cdp_mab", "small")
+        >>> scenario, factory = gate_scenario("fed_ucb", "small")
         >>> scenario.n_agents, scenario.setting, factory
-        (10, 'server', 'baselines.elimination.vector:cdp_mab')
+        (10, 'gossip+private', 'baselines.gossip.vector:fed_ucb')
     """
     setting, default = SIZES[size]
     factory, information = VECTOR_FORMS[policy]
@@ -201,8 +162,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         runners["against"] = replace(loop, fast_entry_point=CompiledTrials(args.against))
     if args.core:
         family = CompiledTrials(factory)
-        bare = CoreAlone if args.policy in ("gossip_ucb", "fed_ucb") else RoundsAlone
-        alone = CompiledTrials(lambda **params: bare(family.policy(params).template))
+        alone = CompiledTrials(lambda **params: CoreAlone(family.policy(params).template))
         runners["core"] = replace(loop, fast_entry_point=alone)
     best = {name: np.inf for name in runners}
     curves: dict[str, Any] = {}

@@ -280,8 +280,8 @@ def test_vector_gate_prints_the_ratio_of_the_same_trials(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
-    # fed_ucb's factory takes its epsilon; cdp_mab's bare step is a round protocol's
-    for policy in ("gossip_ucb", "fed_ucb", "cdp_mab"):
+    # fed_ucb's factory takes its epsilon
+    for policy in ("gossip_ucb", "fed_ucb"):
         out = mod["main"](["--policy", policy, "--horizon", "60", "--repeats", "1",
                            "--trials", "1", "--core"])  # fmt: skip
         assert out["same"] and out["ratio"] > 0 and out["core"] > 0
@@ -299,7 +299,7 @@ def test_vector_gate_reads_the_gate_at_the_speed_lines_horizon(
 
     monkeypatch.setattr(speed, "BUDGET_S", 1e-9)
     mod = runpy.run_path(str(EXAMPLES / "vector_gate.py"))
-    out = mod["main"](["--policy", "cdp_mab", "--speed-line", "--repeats", "1", "--trials", "1"])
+    out = mod["main"](["--policy", "fed_ucb", "--speed-line", "--repeats", "1", "--trials", "1"])
     assert out["same"] and out["horizon"] == 200
     assert "T=200: the speed line" in capsys.readouterr().out
 

@@ -2,7 +2,8 @@
 HDP-MAB (hybrid), with partial participation and limited rounds.
 
 ``policies.py`` holds the per-agent policies, ``kernels.py`` their mathematics,
-``fast.py`` the batched trial loop; ``baselines.registration`` registers them as
+``vector.py`` their vector form and ``fast.py`` its rollouts, the fast path;
+``baselines.registration`` registers them as
 ``cdp_mab``, ``ddp_mab`` and ``hdp_mab``.
 
 Examples:

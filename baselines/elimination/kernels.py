@@ -1,8 +1,9 @@
 """Li & Song's elimination: epoch sizes, confidence radii, private means, elimination.
 
 Called by :class:`~baselines.elimination.EliminationPolicy` (CDP/DDP/HDP-MAB), by its
-vector form's step (:func:`elimination_step`, :mod:`baselines.elimination.vector`) and by
-the batched loop of :mod:`baselines.elimination.fast`: one source of truth for every path.
+vector form's step (:func:`elimination_step`, :mod:`baselines.elimination.vector`), which
+the fast path rolls out (:mod:`baselines.elimination.fast`): one source of truth for every
+path.
 Line numbers are Algorithm 1's (``ALGORITHMS.md`` section 2).
 """
 

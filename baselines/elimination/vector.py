@@ -11,8 +11,7 @@ and each agent's Laplace draws from the generator
 (``tests/families/elimination/test_elimination_vector.py``). Each agent keeps its own
 epoch books, so it plays through the vector env's layers (message loss and delays
 included: agents may then finish rounds at different steps) and reads a screened
-inbox's ``server_dropped`` where an observation has it, not only in the lockstep the
-family's trial loop (:mod:`baselines.elimination.fast`) assumes.
+inbox's ``server_dropped`` where an observation has it, not only in lockstep.
 
 CDP-MAB's step also rolls out in compiled code over ``ServerRounds``
 (:attr:`~EliminationVector.kernel_rounds`, ``core.rounds.rollout_rounds``), DDP-MAB's
@@ -22,10 +21,8 @@ structure (``core.rounds.rollout_hybrid``): the same trials
 plans the steps in which every agent explores its epoch's arms in turn or plays its
 committed arm (:class:`~fedbandit_env.core.rounds.QuietSteps`, at most
 :data:`QUIET_STEPS` ahead), which the core plays without calling it; it takes them in
-when next called, the same numbers. The registered fast path
-is still the family's loop, which runs every agent on one epoch schedule and draws each
-reward inline; ``examples/vector_gate.py --policy cdp_mab --speed-line`` times the two at
-the ``fedbandit speed`` line (issue 62's gate, read there before the loop may go).
+when next called, the same numbers. These rollouts are the family's registered fast path
+(:mod:`baselines.elimination.fast`: the whole-trial loop they replaced is gone).
 """
 
 from __future__ import annotations
