@@ -21,7 +21,7 @@ from fedbandit_env.runner.vector_trials import _start_split, agent_specs, compil
 from fedbandit_env.scenario import Scenario
 from fedbandit_env.seeding import trial_seeds
 from fedbandit_env.vector import make_vec
-from fedbandit_env.vector.wrappers import VecClipRewards
+from fedbandit_env.vector.wrappers import VecClipRewards, VecPrivateRewards
 
 B, T = 2, 300
 LOW, HIGH = 0.2, 0.8  # inside the rewards' spread: most pulls are clipped
@@ -102,7 +102,8 @@ def test_a_hook_that_does_not_clip_is_caught(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_clip_over_another_layer_is_stepped() -> None:
     """Only directly over the bare env does the clip roll out; a layer between them
-    (here a second clip) is stepped, and its rollout says so."""
+    (here a second clip) is stepped, and its rollout says so; so is private rewards'
+    layer over a clip (each takes the rollout's one observation hook)."""
     scenario = _scenario("complete")
     policy = cdp_mab()
     needs = policy.requirements(scenario.n_agents, scenario.n_arms)
@@ -112,3 +113,4 @@ def test_a_clip_over_another_layer_is_stepped() -> None:
     assert not stacked.rolls_out
     with pytest.raises(ValueError, match="rolls out directly over"):
         stacked.rollout(None, (), np.array([T]), np.zeros((B, scenario.n_agents, 1)))
+    assert venv.rolls_out and not VecPrivateRewards(venv, 1.0).rolls_out

@@ -169,7 +169,10 @@ class VecPrivateRewards(VecWrapper):
 
     @property
     def rolls_out(self) -> bool:
-        """Whether :meth:`rollout` plays this layer: over an env that rolls out, on NumPy.
+        """Whether :meth:`rollout` plays this layer: directly over a NumPy env of the
+        multi-armed core that rolls out (its trees are the rollout's observation hook; a
+        layer between them, even one that rolls out with a hook of its own, such as
+        ``VecClipRewards``, is stepped).
 
         Examples:
             >>> from fedbandit_env.problems import conflicting
@@ -178,7 +181,11 @@ class VecPrivateRewards(VecWrapper):
             >>> VecPrivateRewards(venv, 1.0, estimator="honaker").rolls_out
             True
         """
-        return bool(getattr(self.env, "rolls_out", False)) and self.backend.is_numpy
+        from fedbandit_env.vector.env import FederatedMABVecEnv
+
+        env = self.env
+        return (isinstance(env, FederatedMABVecEnv) and bool(env.rolls_out)
+                and self.backend.is_numpy)  # fmt: skip
 
     def rollout(
         self,
