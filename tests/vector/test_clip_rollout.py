@@ -62,7 +62,9 @@ def _same(got: dict[str, Any], want: dict[str, Any]) -> bool:
     return all(np.array_equal(got[k], want[k]) for k in want)
 
 
-@pytest.mark.parametrize(("factory", "graph"), [(cdp_mab, "complete"), (ddp_mab, "ring")])
+@pytest.mark.parametrize(("factory", "graph"),
+                         [(cdp_mab, "complete"),
+                          pytest.param(ddp_mab, "ring", marks=pytest.mark.slow)])  # fmt: skip
 @pytest.mark.parametrize("python_steps", [0, 7])
 def test_a_rollout_under_clipped_rewards_is_the_stepped_layers(
     factory: Any, graph: str, python_steps: int
@@ -89,6 +91,7 @@ def _unclipped(arms, rewards, t, low, high, seen, traced):  # type: ignore[no-un
             traced[b, i] = seen[b, i]
 
 
+@pytest.mark.slow  # compiles the rollout with a hook of its own (not cached)
 def test_a_hook_that_does_not_clip_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Power: the rollout's hook reading the raw rewards gives another trace and other
     statistics than the stepped layer."""

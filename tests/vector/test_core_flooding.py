@@ -195,6 +195,7 @@ class _Typed:
         return getattr(self.dispatcher, name)
 
 
+@pytest.mark.slow  # compiles the counted rollout over flooding (about 6 s)
 def test_a_rollout_types_its_arguments_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A rollout of many blocks goes through numba's dispatcher (which types every
     argument: about 150 us a block for DDP-MAB's packed state) on its first block only,

@@ -107,8 +107,18 @@ class VecWrapper(VectorWrapper):
     def rolls_out(self) -> bool:
         """Whether a compiled rollout (``FederatedMABVecEnv.rollout``) plays this stack:
         not through a layer, unless the layer plays its part inside it (it defines
-        ``rollout`` and says so here; ``VecPrivateRewards``)."""
+        ``rollout`` and says so here; ``VecPrivateRewards``, ``VecClipRewards``)."""
         return False
+
+    def _over_rolling_core(self) -> bool:
+        """Whether this layer sits directly over a NumPy env of the multi-armed core that
+        rolls out: where a layer whose part is the rollout's observation hook may roll
+        out (the rollout takes one hook, so a layer between them is stepped)."""
+        from fedbandit_env.vector.env import FederatedMABVecEnv
+
+        env = self.env
+        return (isinstance(env, FederatedMABVecEnv) and bool(env.rolls_out)
+                and self.backend.is_numpy)  # fmt: skip
 
     @property
     def t(self) -> int:

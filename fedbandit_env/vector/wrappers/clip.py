@@ -112,11 +112,7 @@ class VecClipRewards(VecWrapper):
             >>> VecClipRewards(venv, 0.0, 1.0).rolls_out
             True
         """
-        from fedbandit_env.vector.env import FederatedMABVecEnv
-
-        env = self.env
-        return (isinstance(env, FederatedMABVecEnv) and bool(env.rolls_out)
-                and self.backend.is_numpy)  # fmt: skip
+        return self._over_rolling_core()
 
     def rollout(
         self,

@@ -181,11 +181,7 @@ class VecPrivateRewards(VecWrapper):
             >>> VecPrivateRewards(venv, 1.0, estimator="honaker").rolls_out
             True
         """
-        from fedbandit_env.vector.env import FederatedMABVecEnv
-
-        env = self.env
-        return (isinstance(env, FederatedMABVecEnv) and bool(env.rolls_out)
-                and self.backend.is_numpy)  # fmt: skip
+        return self._over_rolling_core()
 
     def rollout(
         self,
