@@ -53,7 +53,17 @@ import functools
 import sys
 import weakref
 from collections.abc import Sequence
-from ctypes import c_char_p, c_int, c_uint32, c_uint64, c_void_p, cast, py_object, pythonapi
+from ctypes import (
+    PYFUNCTYPE,
+    c_char_p,
+    c_int,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+    cast,
+    py_object,
+    pythonapi,
+)
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -189,9 +199,9 @@ def _ctypes_words(bit_generator: np.random.BitGenerator) -> tuple[int, int, int,
             _address(interface.next_uint64), _address(interface.next_double))  # fmt: skip
 
 
-_capsule_pointer = pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = c_void_p
-_capsule_pointer.argtypes = [py_object, c_char_p]
+_capsule_pointer = PYFUNCTYPE(c_void_p, py_object, c_char_p)(("PyCapsule_GetPointer", pythonapi))
+"""``PyCapsule_GetPointer`` with its own prototype (not set on ``ctypes.pythonapi``'s
+shared function object, which other libraries call with theirs)."""
 
 
 def _bitgen_words(bit_generator: np.random.BitGenerator) -> tuple[int, int, int, int]:
